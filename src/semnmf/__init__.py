@@ -1,0 +1,26 @@
+"""semnmf: document clustering with non-negative matrix factorization.
+
+Semantic-NMF (NMF of the document-term matrix jointly with a word-context PPMI matrix),
+plain NMF and spherical k-means, a text pipeline that builds both matrices, the papers'
+metrics, and the ``semnmf`` command line.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from .datasets import list_datasets, load_dataset
+from .metrics import accuracy, ari, clustering_scores, nmi, top_terms
+from .models import NMF, SemanticNMF, SphericalKMeans
+from .text.corpus import Corpus
+from .text.context import word_context
+
+try:
+    __version__ = version("semnmf")
+except PackageNotFoundError:  # running from a source tree
+    __version__ = "0.0.0+local"
+
+__all__ = [
+    "Corpus", "load_dataset", "list_datasets", "word_context",
+    "NMF", "SemanticNMF", "SphericalKMeans",
+    "nmi", "ari", "accuracy", "clustering_scores", "top_terms",
+    "__version__",
+]

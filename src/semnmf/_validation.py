@@ -1,0 +1,102 @@
+"""Input checks shared by the whole package.
+
+Every public entry point funnels user data through these functions so that bad input
+fails early with a message that says what is wrong and how to fix it, instead of a
+traceback from deep inside numpy or a NaN in the results.
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+FLOAT_DTYPES = (np.float64, np.float32)
+
+
+def check_matrix(X, name="X", *, nonnegative=True, allow_empty_rows=True, dtype=None,
+                 sparse_format="csr"):
+    """Validate a data matrix and return it as CSR (sparse input) or C-ordered ndarray.
+
+    Parameters
+    ----------
+    X : array-like or scipy.sparse matrix of shape (n_rows, n_cols)
+    name : str
+        How the matrix is called in error messages.
+    nonnegative : bool, default=True
+        Refuse negative entries.
+    dtype : numpy dtype or None
+        Target float dtype; None keeps float32 / float64 and casts anything else to float64.
+    sparse_format : {"csr", "csc"}
+        Format for sparse input.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix (or csc) or numpy.ndarray of float dtype
+    """
+    if X is None:
+        raise ValueError(f"{name} is None: pass a matrix of shape (n_documents, n_terms).")
+    if sp.issparse(X):
+        X = X.asformat(sparse_format)
+        values = X.data
+    else:
+        try:
+            X = np.asarray(X)
+        except Exception as exc:  # ragged lists and the like
+            raise ValueError(f"{name} could not be read as a 2-D numeric array: {exc}") from None
+        if X.dtype == object or not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
+            raise ValueError(
+                f"{name} must hold numbers, got dtype {X.dtype}. If these are texts, "
+                "vectorize them first (semnmf.Corpus(texts).tfidf())."
+            )
+        values = X
+    if X.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-D (n_documents, n_terms); got an array with {X.ndim} dimension(s). "
+            "Reshape a single sample with X.reshape(1, -1)."
+        )
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {X.shape}); it needs at least one row and one column.")
+    if dtype is None:
+        dtype = X.dtype if X.dtype in FLOAT_DTYPES else np.float64
+    if X.dtype != dtype:
+        X = X.astype(dtype)
+        values = X.data if sp.issparse(X) else X
+    if not np.all(np.isfinite(values)):
+        n_bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))
+        raise ValueError(
+            f"{name} contains {n_bad} NaN or infinite value(s); remove or impute them "
+            "(e.g. replace with 0) before fitting."
+        )
+    if nonnegative and values.size and values.min() < 0:
+        n_neg = int(np.count_nonzero(values < 0))
+        raise ValueError(
+            f"{name} contains {n_neg} negative value(s) (min {values.min():.3g}); NMF needs "
+            "non-negative data. Use counts or TF-IDF weights, or clip with np.maximum(X, 0)."
+        )
+    if sp.issparse(X):
+        X.sum_duplicates()
+        X.eliminate_zeros()
+    else:
+        X = np.ascontiguousarray(X)
+    return X
+
+
+def check_n_components(n_components, n_samples, name="n_components"):
+    """Check that the number of clusters is an integer in [1, n_samples]."""
+    if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):
+        raise ValueError(f"{name} must be a positive integer, got {n_components!r}.")
+    if n_components < 1:
+        raise ValueError(f"{name} must be at least 1, got {n_components}.")
+    if n_components > n_samples:
+        raise ValueError(
+            f"{name}={n_components} is larger than the number of documents ({n_samples}); "
+            f"ask for at most {n_samples} clusters."
+        )
+    return int(n_components)
+
+
+def empty_rows(X):
+    """Boolean mask of the all-zero rows of a CSR matrix or ndarray."""
+    if sp.issparse(X):
+        return np.diff(X.tocsr().indptr) == 0
+    return ~np.any(X != 0, axis=1)

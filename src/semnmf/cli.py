@@ -1,0 +1,307 @@
+"""The ``semnmf`` command line.
+
+    semnmf cluster SOURCE -k K [options]   cluster a corpus, print and save the results
+    semnmf datasets                        list the corpora that can be opened by name
+"""
+
+import argparse
+import csv
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+from . import __version__
+from ._progress import _console, log
+from .datasets import BUILTIN, DatasetError, list_datasets, load_dataset
+from .metrics import clustering_scores, top_terms
+from .models import NMF, SemanticNMF, SphericalKMeans
+from .models.semantic import DEFAULT_LAM
+
+METHODS = ("snmf", "nmf", "skmeans")
+
+CLUSTER_EPILOG = """\
+examples:
+  semnmf cluster bbc -k 5                       Semantic-NMF on the built-in BBC News corpus
+  semnmf cluster bbc -k 5 --method nmf          plain NMF for comparison
+  semnmf cluster docs.csv -k 10 --text-column body --out results/
+  semnmf cluster my_folder/ -k 4 --context window --window 10
+
+SOURCE is "bbc", a dataset name found in $SEMNMF_DATA, a dataset folder (counts.mtx,
+vocab.txt, labels.txt, docs.jsonl), a folder of .txt files (one sub-folder per label, or
+flat), or a .csv / .tsv / .jsonl file with a text column (and optional label column).
+Results go to --out: assignments.csv, topics.csv, run.json.
+"""
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="semnmf", description="Cluster text documents with (Semantic-)NMF.")
+    parser.add_argument("--version", action="version", version=f"semnmf {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    c = commands.add_parser(
+        "cluster", help="cluster a corpus and write assignments, topics and run record",
+        description="Cluster a corpus into K groups and show the top words of each.",
+        epilog=CLUSTER_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("source", metavar="SOURCE", help="corpus to cluster (see below)")
+    c.add_argument("-k", "--n-clusters", type=int, required=True, dest="k",
+                   help="number of clusters")
+    c.add_argument("--method", choices=METHODS, default="snmf",
+                   help="snmf: Semantic-NMF (default); nmf: plain NMF; skmeans: spherical k-means")
+    model = c.add_argument_group("Semantic-NMF")
+    model.add_argument("--lam", type=float, default=DEFAULT_LAM,
+                       help=f"weight of the word-context term (default {DEFAULT_LAM}; relative "
+                            "to the document term unless --lam-scale absolute)")
+    model.add_argument("--lam-scale", choices=("relative", "absolute"), default="relative",
+                       help="relative: lam weighs the relative errors of both terms (same "
+                            "meaning on every corpus); absolute: the paper's raw lambda")
+    model.add_argument("--context", choices=("auto", "document", "sentence", "window"),
+                       default="auto", help="which words co-occur: same document, same "
+                       "sentence, or within --window words; auto = window when raw text "
+                       "exists, else document")
+    model.add_argument("--window", type=int, default=10, metavar="L",
+                       help="words on each side for --context window (default 10)")
+    model.add_argument("--association", choices=("ppmi", "sppmi"), default="ppmi",
+                       help="PPMI (default) or shifted PPMI, shift log 2")
+    model.add_argument("--min-count", type=int, default=1,
+                       help="drop word pairs seen fewer times (prunes M)")
+    model.add_argument("--top-k", type=int, default=None,
+                       help="keep the K strongest contexts per word (prunes M)")
+    fit = c.add_argument_group("fitting")
+    fit.add_argument("--init", choices=("skmeans", "random", "nndsvda"), default="skmeans",
+                     help="starting point (default: spherical k-means, as in the papers)")
+    fit.add_argument("--n-init", type=int, default=1, help="restarts; the best objective is kept")
+    fit.add_argument("--max-iter", type=int, default=200)
+    fit.add_argument("--tol", type=float, default=1e-4)
+    fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    text = c.add_argument_group("input")
+    text.add_argument("--text-column", default=None, help="text column of a CSV/TSV/JSONL (default 'text')")
+    text.add_argument("--label-column", default=None, help="label column (default 'label' if present)")
+    text.add_argument("--encoding", default="utf-8", help="encoding of text files (default utf-8)")
+    text.add_argument("--min-df", type=int, default=None,
+                      help="drop terms in fewer documents (default 2 for texts)")
+    text.add_argument("--max-df", type=float, default=1.0,
+                      help="drop terms in more than this fraction of documents")
+    text.add_argument("--stem", choices=("none", "porter", "english"), default=None,
+                      help="stemming of raw texts (default none)")
+    text.add_argument("--weighting", choices=("tfidf", "ncut", "counts"), default="tfidf",
+                      help="document-term weighting (default TF-IDF with L2 rows)")
+    out = c.add_argument_group("output")
+    out.add_argument("--out", default=None, metavar="DIR",
+                     help="output folder (default semnmf_results/<source>_<method>_k<K>)")
+    out.add_argument("--top", type=int, default=10, help="top words shown per cluster")
+    out.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+
+    commands.add_parser("datasets", help="list the corpora that can be opened by name")
+    return parser
+
+
+def main(argv=None):
+    """Entry point; returns the exit status (0 success, 2 bad input)."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "datasets":
+            return _datasets()
+        return _cluster(args)
+    except (ValueError, DatasetError, OSError, MemoryError) as exc:
+        print(f"semnmf: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("semnmf: interrupted", file=sys.stderr)
+        return 130
+
+
+def _datasets():
+    found = list_datasets()
+    for name, description in found.items():
+        kind = "built-in" if name in BUILTIN else "found"
+        print(f"{name:12s} [{kind}] {description}")
+    if len(found) == len(BUILTIN):
+        print("(set SEMNMF_DATA to folders of dataset folders to open them by name)")
+    return 0
+
+
+def _atomic_write(path, write):
+    folder = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            write(f)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _cluster(args):
+    verbose = not args.quiet
+    timings = {}
+    t0 = time.perf_counter()
+    if args.k < 1:
+        raise ValueError(f"-k must be at least 1, got {args.k}.")
+    options = {}
+    if args.min_df is not None:
+        options["min_df"] = args.min_df
+    if args.max_df != 1.0:
+        options["max_df"] = args.max_df
+    if args.stem is not None:
+        options["stem"] = None if args.stem == "none" else args.stem
+    log(f"loading {args.source} ...", verbose)
+    corpus = load_dataset(args.source, text_column=args.text_column,
+                          label_column=args.label_column, encoding=args.encoding, **options)
+    timings["load"] = time.perf_counter() - t0
+    log(f"{corpus}", verbose)
+
+    t = time.perf_counter()
+    X = corpus.vectorize(args.weighting)
+    timings["vectorize"] = time.perf_counter() - t
+    if args.k > X.shape[0]:
+        raise ValueError(f"-k {args.k} is larger than the number of documents ({X.shape[0]}).")
+
+    M, context = None, None
+    if args.method == "snmf":
+        context = args.context
+        if context == "auto":
+            context = "window" if corpus.texts is not None else "document"
+        t = time.perf_counter()
+        log(f"building the word-context matrix ({context} context, {args.association}) ...", verbose)
+        M = corpus.word_context(context=context, window=args.window, association=args.association,
+                                min_count=args.min_count, top_k=args.top_k)
+        timings["context"] = time.perf_counter() - t
+        log(f"M: {M.shape[0]} x {M.shape[1]}, {M.nnz:,} non-zeros", verbose)
+
+    common = dict(n_init=args.n_init, max_iter=args.max_iter, tol=args.tol,
+                  random_state=args.seed, verbose=int(verbose))
+    if args.method == "skmeans":
+        model = SphericalKMeans(args.k, **common)
+    elif args.method == "nmf":
+        model = NMF(args.k, init=args.init, **common)
+    else:
+        model = SemanticNMF(args.k, lam=args.lam, lam_scale=args.lam_scale, init=args.init, **common)
+    t = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if M is not None:
+            model.fit(X, M=M)
+        else:
+            model.fit(X)
+    for w in caught:
+        log(f"[yellow]warning:[/] {w.message}", True)
+    timings["fit"] = time.perf_counter() - t
+    labels = model.labels_
+
+    components = (model.cluster_centers_ if args.method == "skmeans" else model.components_)
+    topics = top_terms(components, corpus.vocabulary, args.top)
+    scores = clustering_scores(corpus.labels, labels) if corpus.labels is not None else None
+    timings["total"] = time.perf_counter() - t0
+
+    out = args.out or os.path.join(
+        "semnmf_results", f"{corpus.name}_{args.method}_k{args.k}")
+    os.makedirs(out, exist_ok=True)
+    _write_results(out, args, corpus, model, labels, components, scores, timings, X, M, context)
+    _print_summary(corpus, labels, topics, scores, args, out)
+    return 0
+
+
+def _write_results(out, args, corpus, model, labels, components, scores, timings, X, M, context):
+    def assignments(f):
+        writer = csv.writer(f)
+        header = ["doc", "cluster"] + (["label"] if corpus.labels is not None else [])
+        writer.writerow(header)
+        for i, cluster in enumerate(labels):
+            row = [corpus.ids[i], int(cluster)]
+            if corpus.labels is not None:
+                row.append(corpus.labels[i])
+            writer.writerow(row)
+
+    n_top = max(args.top, 20)
+
+    def topics_file(f):
+        writer = csv.writer(f)
+        writer.writerow(["cluster", "rank", "term", "weight"])
+        for cluster, terms in enumerate(top_terms(components, corpus.vocabulary, n_top)):
+            for rank, (term, weight) in enumerate(terms, 1):
+                writer.writerow([cluster, rank, term, f"{weight:.6g}"])
+
+    params = {k: v for k, v in model.get_params().items() if k not in ("Z_init", "W_init")}
+    record = {
+        "method": args.method,
+        "estimator": type(model).__name__,
+        "source": args.source,
+        "corpus": corpus.name,
+        "parameters": params,
+        "cli_arguments": vars(args),
+        "context": None if M is None else {
+            "context": context, "window": args.window if context == "window" else None,
+            "association": args.association, "min_count": args.min_count, "top_k": args.top_k,
+            "shape": list(M.shape), "nnz": int(M.nnz)},
+        "data": {"n_documents": int(X.shape[0]), "n_terms": int(X.shape[1]), "nnz": int(X.nnz),
+                 "weighting": args.weighting, "labelled": corpus.labels is not None},
+        "cluster_sizes": {str(c): int(n) for c, n in zip(*np.unique(labels, return_counts=True))},
+        "scores": scores,
+        "objective": float(getattr(model, "objective_", np.nan)),
+        "effective_lambda": getattr(model, "lambda_", None),
+        "n_iter": int(model.n_iter_),
+        "timings_seconds": {k: round(v, 4) for k, v in timings.items()},
+        "versions": {"semnmf": __version__, "python": platform.python_version(),
+                     "numpy": np.__version__},
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    _atomic_write(os.path.join(out, "assignments.csv"), assignments)
+    _atomic_write(os.path.join(out, "topics.csv"), topics_file)
+    _atomic_write(os.path.join(out, "run.json"),
+                  lambda f: json.dump(record, f, indent=2, default=_json_default))
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return str(value)
+
+
+def _print_summary(corpus, labels, topics, scores, args, out):
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    clusters, sizes = np.unique(labels, return_counts=True)
+    size = dict(zip(clusters.tolist(), sizes.tolist()))
+    table = Table(title=f"{args.method} on {corpus.name}: {len(corpus)} documents, k={args.k}")
+    table.add_column("cluster", justify="right")
+    table.add_column("size", justify="right")
+    if corpus.labels is not None:
+        table.add_column("main label")
+    table.add_column(f"top {args.top} words")
+    for c, terms in enumerate(topics):
+        row = [str(c), str(size.get(c, 0))]
+        if corpus.labels is not None:
+            members = corpus.labels[labels == c]
+            if len(members):
+                values, counts = np.unique(members.astype(str), return_counts=True)
+                row.append(f"{values[counts.argmax()]} ({counts.max() / len(members):.0%})")
+            else:
+                row.append("-")
+        row.append(" ".join(term for term, _ in terms))
+        table.add_row(*row)
+    if -1 in size:
+        table.add_row("-1", str(size[-1]), *([""] if corpus.labels is not None else []),
+                      "(documents without any term)")
+    console.print(table)
+    if scores:
+        console.print(f"NMI {scores['nmi']:.4f}   ARI {scores['ari']:.4f}   "
+                      f"accuracy {scores['accuracy']:.4f}")
+    console.print(f"results written to {out}/ (assignments.csv, topics.csv, run.json)")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,252 @@
+"""Clustering quality measures and topic inspection helpers.
+
+The document-clustering papers that ``semnmf`` reproduces report three external
+measures, comparing the predicted clusters with the known classes of a labelled corpus:
+
+* normalized mutual information (:func:`nmi`),
+* the adjusted Rand index (:func:`ari`),
+* clustering accuracy (:func:`accuracy`): the fraction of documents whose cluster is
+  mapped to their class under the best one-to-one matching of clusters to classes.
+
+:func:`clustering_scores` computes the three at once. :func:`top_terms` lists the
+heaviest terms of each topic (row) of a factor matrix such as ``NMF.components_`` or
+``SphericalKMeans.cluster_centers_``.
+"""
+
+import numbers
+from collections.abc import Mapping
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+from sklearn.metrics.cluster import contingency_matrix
+
+__all__ = ["nmi", "ari", "accuracy", "clustering_scores", "top_terms"]
+
+_AVERAGE_METHODS = ("min", "geometric", "arithmetic", "max")
+
+
+def _check_labelings(labels_true, labels_pred):
+    """Return both labelings as 1-D arrays of equal, non-zero length."""
+    out = []
+    for name, labels in (("labels_true", labels_true), ("labels_pred", labels_pred)):
+        if labels is None:
+            raise ValueError(f"{name} is None: pass one label per document.")
+        arr = np.asarray(labels)
+        if arr.ndim == 2 and 1 in arr.shape:
+            arr = arr.ravel()
+        if arr.ndim != 1:
+            raise ValueError(
+                f"{name} must be a 1-D sequence with one label per document; "
+                f"got an array of shape {arr.shape}."
+            )
+        if arr.size == 0:
+            raise ValueError(f"{name} is empty: at least one labelled document is needed.")
+        out.append(arr)
+    labels_true, labels_pred = out
+    if labels_true.shape[0] != labels_pred.shape[0]:
+        raise ValueError(
+            "labels_true and labels_pred must have the same length (one label per "
+            f"document); got {labels_true.shape[0]} and {labels_pred.shape[0]}."
+        )
+    return labels_true, labels_pred
+
+
+def nmi(labels_true, labels_pred, average_method="arithmetic"):
+    """Normalized mutual information between two labelings.
+
+    A thin wrapper around :func:`sklearn.metrics.normalized_mutual_info_score`:
+    ``NMI = I(Y; C) / mean(H(Y), H(C))``, 1 for identical partitions (up to a renaming
+    of the labels), close to 0 for independent ones.
+
+    Parameters
+    ----------
+    labels_true : array-like of shape (n_documents,)
+        Reference classes.
+    labels_pred : array-like of shape (n_documents,)
+        Predicted clusters.
+    average_method : {"arithmetic", "geometric", "min", "max"}, default="arithmetic"
+        How the two entropies are averaged in the denominator. The default is
+        scikit-learn's. Strehl & Ghosh (2002), the definition cited by the NMF
+        document-clustering papers, use the geometric mean,
+        ``I(Y; C) / sqrt(H(Y) H(C))``: pass ``average_method="geometric"`` to
+        reproduce their numbers. The two agree when both labelings have the same
+        entropy and differ little in practice.
+
+    Returns
+    -------
+    score : float
+        Between 0 and 1, higher is better.
+
+    See Also
+    --------
+    ari, accuracy, clustering_scores
+    """
+    labels_true, labels_pred = _check_labelings(labels_true, labels_pred)
+    if average_method not in _AVERAGE_METHODS:
+        raise ValueError(
+            f"average_method must be one of {_AVERAGE_METHODS}, got {average_method!r}."
+        )
+    return float(
+        normalized_mutual_info_score(labels_true, labels_pred, average_method=average_method)
+    )
+
+
+def ari(labels_true, labels_pred):
+    """Adjusted Rand index between two labelings.
+
+    A thin wrapper around :func:`sklearn.metrics.adjusted_rand_score`: the Rand index
+    (fraction of document pairs on which both labelings agree, same group or not)
+    corrected for chance.
+
+    Parameters
+    ----------
+    labels_true : array-like of shape (n_documents,)
+        Reference classes.
+    labels_pred : array-like of shape (n_documents,)
+        Predicted clusters.
+
+    Returns
+    -------
+    score : float
+        1 for identical partitions, about 0 for random ones, can be negative.
+    """
+    labels_true, labels_pred = _check_labelings(labels_true, labels_pred)
+    return float(adjusted_rand_score(labels_true, labels_pred))
+
+
+def accuracy(labels_true, labels_pred):
+    """Clustering accuracy under the best one-to-one matching of clusters to classes.
+
+    Each cluster is mapped to at most one class and each class to at most one cluster
+    so that the number of correctly mapped documents is the largest possible (the
+    Hungarian algorithm, :func:`scipy.optimize.linear_sum_assignment`, on the
+    contingency matrix). Documents of clusters left without a class (when there are more
+    clusters than classes) count as errors, and so do the documents of classes left
+    without a cluster.
+
+    Labels can be any hashable values of one type (ints, strings...). Every distinct
+    value is a label of its own: in particular ``-1`` (the label that
+    :class:`~semnmf.models.SphericalKMeans` gives to all-zero documents) is treated as
+    an ordinary cluster.
+
+    Parameters
+    ----------
+    labels_true : array-like of shape (n_documents,)
+        Reference classes.
+    labels_pred : array-like of shape (n_documents,)
+        Predicted clusters.
+
+    Returns
+    -------
+    score : float
+        Fraction of documents in ``[0, 1]``, higher is better. Invariant to a renaming
+        of the clusters or of the classes.
+    """
+    labels_true, labels_pred = _check_labelings(labels_true, labels_pred)
+    # rows = classes, columns = clusters
+    table = contingency_matrix(labels_true, labels_pred)
+    rows, cols = linear_sum_assignment(table, maximize=True)
+    return float(table[rows, cols].sum() / labels_true.shape[0])
+
+
+def clustering_scores(labels_true, labels_pred):
+    """NMI, ARI and accuracy of a clustering at once.
+
+    Parameters
+    ----------
+    labels_true : array-like of shape (n_documents,)
+        Reference classes.
+    labels_pred : array-like of shape (n_documents,)
+        Predicted clusters.
+
+    Returns
+    -------
+    scores : dict
+        ``{"nmi": float, "ari": float, "accuracy": float}``, with NMI in scikit-learn's
+        default (arithmetic) normalization; call :func:`nmi` with
+        ``average_method="geometric"`` for Strehl & Ghosh's.
+    """
+    labels_true, labels_pred = _check_labelings(labels_true, labels_pred)
+    return {
+        "nmi": nmi(labels_true, labels_pred),
+        "ari": ari(labels_true, labels_pred),
+        "accuracy": accuracy(labels_true, labels_pred),
+    }
+
+
+def top_terms(components, vocabulary, n_terms=10):
+    """The heaviest terms of each topic.
+
+    Parameters
+    ----------
+    components : array-like or sparse matrix of shape (n_topics, n_features)
+        One row per topic (``NMF.components_``, ``SphericalKMeans.cluster_centers_``...).
+    vocabulary : sequence of str of length n_features, mapping, or None
+        The term of each column: a list or array (``vectorizer.get_feature_names_out()``)
+        or a ``{term: column}`` mapping (``vectorizer.vocabulary_``). None names
+        column ``j`` ``"t{j}"``.
+    n_terms : int, default=10
+        How many terms per topic; capped at ``n_features``.
+
+    Returns
+    -------
+    terms : list of n_topics lists of (str, float) tuples
+        For each topic, its ``n_terms`` heaviest terms with their weights, by decreasing
+        weight (ties by column order).
+    """
+    if components is None:
+        raise ValueError("components is None: pass an array of shape (n_topics, n_terms).")
+    if sp.issparse(components):
+        components = components.toarray()
+    components = np.asarray(components)
+    if components.ndim != 2:
+        raise ValueError(
+            "components must be 2-D with one row per topic (n_topics, n_terms); got an "
+            f"array of shape {components.shape}."
+        )
+    if components.shape[0] == 0 or components.shape[1] == 0:
+        raise ValueError(f"components is empty (shape {components.shape}).")
+    if not np.issubdtype(components.dtype, np.number) or np.iscomplexobj(components):
+        raise ValueError(f"components must hold real numbers, got dtype {components.dtype}.")
+    if isinstance(n_terms, bool) or not isinstance(n_terms, numbers.Integral):
+        raise ValueError(f"n_terms must be a positive integer, got {n_terms!r}.")
+    if n_terms < 1:
+        raise ValueError(f"n_terms must be at least 1, got {n_terms}.")
+    n_features = components.shape[1]
+
+    if vocabulary is None:
+        names = [f"t{j}" for j in range(n_features)]
+    elif isinstance(vocabulary, Mapping):
+        names = [None] * n_features
+        for term, j in vocabulary.items():
+            if not (0 <= j < n_features):
+                raise ValueError(
+                    f"vocabulary maps {term!r} to column {j}, outside the {n_features} "
+                    "columns of components."
+                )
+            names[j] = str(term)
+        missing = [j for j, name in enumerate(names) if name is None]
+        if missing:
+            raise ValueError(
+                f"vocabulary names {n_features - len(missing)} of the {n_features} columns "
+                f"of components; column(s) {missing[:5]} have no term."
+            )
+    else:
+        if isinstance(vocabulary, str):
+            raise ValueError("vocabulary must be a sequence of terms, not a single string.")
+        names = [str(term) for term in vocabulary]
+        if len(names) != n_features:
+            raise ValueError(
+                f"vocabulary has {len(names)} terms but components has {n_features} "
+                "columns; they must match (one term per column)."
+            )
+
+    n = min(int(n_terms), n_features)
+    weights = components.astype(np.float64, copy=False)
+    order = np.argsort(-weights, axis=1, kind="stable")[:, :n]
+    return [
+        [(names[j], float(weights[i, j])) for j in order[i]]
+        for i in range(weights.shape[0])
+    ]

@@ -1,0 +1,5 @@
+from .nmf import NMF
+from .semantic import SemanticNMF
+from .skmeans import SphericalKMeans
+
+__all__ = ["NMF", "SemanticNMF", "SphericalKMeans"]

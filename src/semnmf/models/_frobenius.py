@@ -1,0 +1,108 @@
+"""The Frobenius-loss problem shared by NMF (λ = 0, no M) and Semantic-NMF.
+
+Objective (Neurocomputing paper, eq. 5)::
+
+    F(Z, W, Q) = ½‖X − Z Wᵀ‖²_F + (λ/2)‖M − W Qᵀ‖²_F
+
+evaluated with trace identities so that Z Wᵀ and W Qᵀ are never formed::
+
+    ½‖X − Z Wᵀ‖² = ½(‖X‖² − 2 tr(Wᵀ (XᵀZ)) + tr((WᵀW)(ZᵀZ)))
+
+Updates (eq. 7a-7c), one sweep in the order of Algorithm 1::
+
+    Z ← Z ⊙ XW / (Z WᵀW)                               (7a)
+    W ← W ⊙ (XᵀZ + λ M Q) / (W (ZᵀZ + λ QᵀQ))          (7b)
+    Q ← Q ⊙ MᵀW / (Q WᵀW)                               (7c)
+
+Cost per sweep O(k (nnz X + nnz M) + k² (n + d)) (Proposition 1): four sparse x dense
+products (X W, Xᵀ Z, M Q, Mᵀ W) and k x k Gram matrices. After the sweep, XᵀZ and MᵀW
+hold the current Z and W, so the objective at the new iterate costs only O(k² d).
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._mu import EPSILON, RowBlocked, squared_norm
+
+
+def _transpose_csr(A):
+    """Aᵀ in CSR, computed once (never per iteration)."""
+    return A.T.tocsr() if sp.issparse(A) else np.ascontiguousarray(A.T)
+
+
+class FrobeniusProblem:
+    """One Semantic-NMF (or NMF when ``M is None``) problem, updated in place.
+
+    Parameters
+    ----------
+    X : CSR or ndarray (n, d)
+    Z, W : ndarray (n, k), (d, k), modified in place
+    M : CSR or ndarray (d, d') or None
+    Q : ndarray (d', k) or None
+    lam : float
+        Effective (absolute) weight λ of the word-context term in eq. (5).
+    update_W : bool
+        False freezes W (used by ``transform``).
+    """
+
+    def __init__(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None):
+        self.X = RowBlocked(X)
+        self.Xt = RowBlocked(_transpose_csr(X) if Xt is None else Xt)
+        self.Z, self.W = Z, W
+        self.sqX = squared_norm(X)
+        self.update_W = update_W
+        self.lam = float(lam)
+        self.M = None
+        if M is not None:
+            self.M, self.Mt = RowBlocked(M), RowBlocked(_transpose_csr(M))
+            self.Q = Q
+            self.sqM = squared_norm(M)
+            self.MtW = self.Mt @ W
+        self.XtZ = self.Xt @ Z
+
+    # -- objective -------------------------------------------------------------------
+    def _data_term(self, WtW, ZtZ):
+        value = self.sqX - 2.0 * float(np.sum(self.W * self.XtZ)) + float(np.sum(WtW * ZtZ))
+        return 0.5 * max(value, 0.0)
+
+    def _context_term(self, WtW):
+        QtQ = self.Q.T @ self.Q
+        value = self.sqM - 2.0 * float(np.sum(self.Q * self.MtW)) + float(np.sum(WtW * QtQ))
+        return 0.5 * max(value, 0.0)
+
+    def objective(self):
+        """F(Z, W, Q) of eq. (5); requires ``XtZ`` and ``MtW`` to match the current factors."""
+        WtW = self.W.T @ self.W
+        value = self._data_term(WtW, self.Z.T @ self.Z)
+        if self.M is not None and self.lam > 0:
+            value += self.lam * self._context_term(WtW)
+        return value
+
+    def terms(self):
+        """The two terms of eq. (5) separately: (½‖X − ZWᵀ‖², ½‖M − WQᵀ‖²)."""
+        WtW = self.W.T @ self.W
+        data = self._data_term(WtW, self.Z.T @ self.Z)
+        context = self._context_term(WtW) if self.M is not None else 0.0
+        return data, context
+
+    # -- one sweep of (7a)-(7c) ------------------------------------------------------
+    def step(self):
+        Z, W = self.Z, self.W
+        WtW = W.T @ W
+        XW = self.X @ W
+        Z *= XW / (Z @ WtW + EPSILON)                                     # (7a)
+        self.XtZ = self.Xt @ Z
+        ZtZ = Z.T @ Z
+        if self.update_W:
+            use_context = self.M is not None and self.lam > 0
+            if use_context:
+                QtQ = self.Q.T @ self.Q
+                numerator = self.XtZ + self.lam * (self.M @ self.Q)
+                W *= numerator / (W @ (ZtZ + self.lam * QtQ) + EPSILON)   # (7b)
+            else:
+                W *= self.XtZ / (W @ ZtZ + EPSILON)                       # (7b), λ = 0
+            if self.M is not None:
+                WtW = W.T @ W
+                self.MtW = self.Mt @ W
+                self.Q *= self.MtW / (self.Q @ WtW + EPSILON)             # (7c)
+        return self.objective()

@@ -1,0 +1,88 @@
+"""Initializations of the factors Z (documents x k) and W (terms x k).
+
+The papers start every NMF-like method from the same spherical k-means solution
+(Neurocomputing paper §5.4); random and NNDSVDa starts and user arrays are also offered.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.decomposition._nmf import _initialize_nmf
+from sklearn.utils import check_random_state
+
+from .skmeans import SphericalKMeans
+
+INITS = ("skmeans", "random", "nndsvda", "custom")
+
+# Offset added to the one-hot membership of the k-means start: a zero entry never moves
+# under multiplicative updates, so a hard 0/1 start would freeze the partition. 0.2 is
+# the value of Ding et al. (2006), used by the papers' lineage.
+SKMEANS_OFFSET = 0.2
+
+
+def initialize(X, n_components, init="skmeans", random_state=None, Z=None, W=None):
+    """Return starting factors ``(Z, W)`` of shapes (n, k) and (d, k), in X's dtype.
+
+    Parameters
+    ----------
+    X : sparse or dense matrix of shape (n_documents, n_terms), non-negative
+    n_components : int
+    init : {"skmeans", "random", "nndsvda", "custom"}
+        "skmeans": one spherical k-means run; Z = one-hot labels + 0.2, W = centroids.
+        "random": scaled absolute Gaussian entries (as scikit-learn's "random").
+        "nndsvda": NNDSVD with zeros filled by the mean (Boutsidis & Gallopoulos 2008).
+        "custom": use the arrays ``Z`` and ``W``.
+    random_state : int, RandomState or None
+    """
+    n, d = X.shape
+    k = n_components
+    dtype = X.dtype
+    rng = check_random_state(random_state)
+    if init == "custom":
+        if Z is None or W is None:
+            raise ValueError("init='custom' needs both Z (n_documents, k) and W (n_terms, k).")
+        Z = np.array(Z, dtype=dtype, copy=True)
+        W = np.array(W, dtype=dtype, copy=True)
+        if Z.shape != (n, k) or W.shape != (d, k):
+            raise ValueError(
+                f"custom init arrays have shapes Z {Z.shape} and W {W.shape}; expected "
+                f"Z {(n, k)} and W {(d, k)}."
+            )
+        if (Z < 0).any() or (W < 0).any() or not (np.isfinite(Z).all() and np.isfinite(W).all()):
+            raise ValueError("custom init arrays must be finite and non-negative.")
+        return Z, W
+    if init == "skmeans":
+        km = SphericalKMeans(n_clusters=k, n_init=1, random_state=rng).fit(X)
+        labels = km.labels_
+        Z = np.full((n, k), SKMEANS_OFFSET, dtype=dtype)
+        assigned = labels >= 0
+        Z[np.flatnonzero(assigned), labels[assigned]] += 1.0
+        W = np.maximum(np.asarray(km.cluster_centers_, dtype=dtype).T, 0)
+        # Terms absent from every centroid would stay at exactly zero: give them a floor.
+        W += dtype.type(1e-3) * W.mean()
+        return Z, np.ascontiguousarray(W)
+    if init == "random":
+        mean = X.sum() / (n * d)
+        scale = np.sqrt(max(mean, 1e-12) / k)
+        Z = (scale * np.abs(rng.standard_normal((n, k)))).astype(dtype)
+        W = (scale * np.abs(rng.standard_normal((d, k)))).astype(dtype)
+        return Z, W
+    if init == "nndsvda":
+        if k > min(n, d):
+            raise ValueError(f"init='nndsvda' needs n_components <= min(n_documents, n_terms) = {min(n, d)}.")
+        Z, H = _initialize_nmf(X, k, init="nndsvda", random_state=rng)
+        return np.ascontiguousarray(Z, dtype=dtype), np.ascontiguousarray(H.T, dtype=dtype)
+    raise ValueError(f"init must be one of {INITS}, got {init!r}.")
+
+
+def initialize_context_factor(M_dot_W, W):
+    """Start Q (d' x k) for M ~ W Qᵀ given W: Q = s·MᵀW with the least-squares scalar s.
+
+    ``M_dot_W`` is MᵀW (non-negative since M and W are). The scalar s minimizes
+    ‖M - s W (MᵀW)ᵀ‖²_F: s = ‖MᵀW‖²_F / tr(WᵀW (MᵀW)ᵀ(MᵀW)).
+    """
+    Q = np.asarray(M_dot_W)
+    denominator = float(np.sum((W.T @ W) * (Q.T @ Q)))
+    scale = float(np.sum(Q * Q)) / denominator if denominator > 0 else 1.0
+    Q = Q * Q.dtype.type(scale)
+    floor = Q.mean() * 1e-3 if Q.size and Q.mean() > 0 else 1e-6
+    return np.ascontiguousarray(Q + Q.dtype.type(floor))

@@ -1,0 +1,224 @@
+"""NMF for document clustering (Lee & Seung 2001), Frobenius loss, multiplicative updates.
+
+:class:`NMF` and :class:`~semnmf.SemanticNMF` share :class:`_BaseNMF` (parameters,
+initialization, restarts, final normalization, labels, ``transform``) and one problem
+class (:mod:`semnmf.models._frobenius`): NMF is Semantic-NMF without the word-context
+term (λ = 0), exactly as the Neurocomputing paper's §5.2 says.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_matrix, check_n_components, empty_rows
+from ..metrics import top_terms as _top_terms
+from . import _mu
+from ._frobenius import FrobeniusProblem
+from .init import INITS, initialize
+
+
+def _check_positive_int(value, name, minimum=1):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+
+
+def _check_nonneg_float(value, name):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
+
+
+def normalize_columns(Z, W, Q=None):
+    """Scale Z to unit-length columns (Algorithm 1, step 5) keeping Z Wᵀ and W Qᵀ unchanged.
+
+    Z ← Z D⁻¹, W ← W D, Q ← Q D⁻¹ with D = diag(‖z_k‖). Columns of Z that are all zero
+    are left alone.
+    """
+    norms = np.linalg.norm(Z, axis=0)
+    norms[norms == 0] = 1.0
+    Z /= norms
+    W *= norms
+    if Q is not None:
+        Q /= norms
+    return norms
+
+
+def labels_from_memberships(Z, empty):
+    """argmax of each row of Z; documents without any term get -1."""
+    labels = np.argmax(Z, axis=1).astype(np.int64)
+    labels[empty] = -1
+    return labels
+
+
+class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
+    """Shared code of the multiplicative-update clustering estimators."""
+
+    def __init__(self, n_components=8, *, init="skmeans", n_init=1, max_iter=200, tol=1e-4,
+                 random_state=None, verbose=0, Z_init=None, W_init=None):
+        self.n_components = n_components
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.verbose = verbose
+        self.Z_init = Z_init
+        self.W_init = W_init
+
+    # subclasses: build the context part of the problem ----------------------------------
+    def _prepare_context(self, X):
+        """Return (M, lam_effective) for the fit; (None, 0.0) for plain NMF."""
+        return None, 0.0
+
+    def _check_params(self, X):
+        check_n_components(self.n_components, X.shape[0])
+        _check_positive_int(self.n_init, "n_init")
+        _check_positive_int(self.max_iter, "max_iter", minimum=0)
+        _check_nonneg_float(self.tol, "tol")
+        if self.init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {self.init!r}.")
+
+    def fit(self, X, y=None, **fit_params):
+        """Fit the model to the document-term matrix X and set ``labels_``."""
+        self.fit_transform(X, y, **fit_params)
+        return self
+
+    def fit_predict(self, X, y=None, **fit_params):
+        return self.fit(X, y, **fit_params).labels_
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit and return the document factors Z (n_documents, n_components), unit-norm columns."""
+        X = check_matrix(X, "X")
+        self._check_params(X)
+        M, lam = self._prepare_context(X, **fit_params)
+        empty = empty_rows(X)
+        if empty.all():
+            raise ValueError("every row of X is zero: there is nothing to cluster.")
+        if empty.any():
+            warnings.warn(
+                f"{int(empty.sum())} document(s) have no term (all-zero rows); they get "
+                "label -1. Remove them or lower min_df to give them terms.", UserWarning)
+
+        rng = check_random_state(self.random_state)
+        Xt = X.T.tocsr() if hasattr(X, "tocsr") else np.ascontiguousarray(X.T)
+        best = None
+        for run in range(self.n_init):
+            Z, W = initialize(X, self.n_components, self.init, rng, Z=self.Z_init, W=self.W_init)
+            Q = None
+            if M is not None:
+                Q = self._initial_context_factor(M, W)
+            problem = FrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, Xt=Xt)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                n_iter, history, converged = _mu.run(
+                    problem, max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
+                    description=f"{type(self).__name__} run {run + 1}/{self.n_init}")
+            if best is None or history[-1] < best[0][-1]:
+                best = (history, n_iter, problem, caught)
+        history, n_iter, problem, caught = best
+        for warning in caught:
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+
+        self.reconstruction_err_, self.context_err_ = (np.sqrt(2 * t) for t in problem.terms())
+        Z, W, Q = problem.Z, problem.W, (problem.Q if M is not None else None)
+        normalize_columns(Z, W, Q)
+        self.components_ = W.T.copy()
+        if Q is not None:
+            self.context_components_ = Q.T.copy()
+        self.n_components_ = self.n_components
+        self.n_iter_ = n_iter
+        self.objective_ = history[-1]
+        self.objective_history_ = np.asarray(history)
+        self.lambda_ = lam
+        self.labels_ = labels_from_memberships(Z, empty)
+        self.n_features_in_ = X.shape[1]
+        return Z
+
+    def _initial_context_factor(self, M, W):
+        raise NotImplementedError
+
+    def transform(self, X):
+        """Document factors of new documents, with W fixed (updates 7a only).
+
+        Returns Z_new of shape (n_documents, n_components) in the scale of the fitted
+        (column-normalized) Z, so ``argmax`` rows give the clusters.
+        """
+        check_is_fitted(self, "components_")
+        X = check_matrix(X, "X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X.shape[1]} terms but the model was fitted with {self.n_features_in_}; "
+                "vectorize new documents with the same vocabulary (Corpus.transform).")
+        W = np.ascontiguousarray(self.components_.T, dtype=X.dtype)
+        Z = np.full((X.shape[0], self.n_components_), 1.0 / self.n_components_, dtype=X.dtype)
+        problem = FrobeniusProblem(X, Z, W, update_W=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _mu.run(problem, max_iter=max(self.max_iter, 1), tol=self.tol, verbose=0)
+        return problem.Z
+
+    def predict(self, X):
+        """Cluster of each new document: argmax of its row of ``transform(X)``."""
+        X = check_matrix(X, "X")
+        return labels_from_memberships(self.transform(X), empty_rows(X))
+
+    def top_terms(self, n_terms=10, vocabulary=None):
+        """The ``n_terms`` heaviest terms of each cluster (columns of W), with weights."""
+        check_is_fitted(self, "components_")
+        if vocabulary is None:
+            vocabulary = getattr(self, "vocabulary_", None)
+        return _top_terms(self.components_, vocabulary, n_terms)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+
+class NMF(_BaseNMF):
+    """Non-negative matrix factorization X ≈ Z Wᵀ for clustering (Lee & Seung 2001).
+
+    Frobenius loss ½‖X − ZWᵀ‖²_F minimized by the multiplicative updates (7a)-(7b) of the
+    Neurocomputing paper with λ = 0; Z is normalized to unit-length columns at the end
+    (Algorithm 1, step 5) and each document goes to the argmax of its row of Z.
+
+    Parameters
+    ----------
+    n_components : int, default=8
+        Number of clusters k (the paper's g).
+    init : {"skmeans", "random", "nndsvda", "custom"}, default="skmeans"
+        Starting point. "skmeans" runs spherical k-means once, as the papers do.
+    n_init : int, default=1
+        Number of restarts; the run with the lowest objective is kept.
+    max_iter : int, default=200
+    tol : float, default=1e-4
+        Stop when the relative decrease of the objective over one iteration is below tol.
+    random_state : int, RandomState instance or None
+    verbose : int, default=0
+        Show a progress bar per run.
+    Z_init, W_init : ndarray, optional
+        Starting factors for ``init="custom"``: (n_documents, k) and (n_terms, k).
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_documents,)
+    components_ : ndarray of shape (n_components, n_terms)
+        Wᵀ: the term weights of each cluster.
+    objective_history_ : ndarray
+        Objective at the start and after each iteration of the kept run.
+    objective_, n_iter_, reconstruction_err_
+
+    Examples
+    --------
+    >>> from semnmf import NMF, load_dataset
+    >>> X = load_dataset("bbc").tfidf()          # doctest: +SKIP
+    >>> NMF(5, random_state=0).fit(X).labels_    # doctest: +SKIP
+    """
+
+    def _initial_context_factor(self, M, W):  # pragma: no cover - NMF has no context
+        return None

@@ -1,0 +1,121 @@
+"""Semantic-NMF (Febrissy, Salah, Ailem & Nadif, Neurocomputing 2022; Ailem et al. SIGIR 2017).
+
+Jointly factorizes the document-term matrix X ≈ Z Wᵀ and a word-context matrix
+M ≈ W Qᵀ (PPMI by default) with the word factors W shared, so that words used in the same
+contexts get close factors and documents about one topic cluster together.
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_matrix
+from ..text.context import word_context
+from ._mu import squared_norm
+from .init import initialize_context_factor
+from .nmf import _BaseNMF
+
+# Default relative weight of the word-context term (see SemanticNMF's docstring).
+# Chosen from the sweep in benchmarks/results/lambda_sweep.md.
+DEFAULT_LAM = 1.0
+
+
+def effective_lambda(lam, X, M, scale="relative"):
+    """The paper's λ of eq. (5) for a user-facing ``lam``.
+
+    With ``scale="relative"`` the two terms of eq. (5) are first divided by the squared
+    norms of the matrices they approximate, ‖X‖²_F and ‖M‖²_F, so that ``lam`` weighs
+    *relative* errors and means the same on every corpus::
+
+        F / ‖X‖² = ½‖X − ZWᵀ‖²/‖X‖² + (lam/2)‖M − WQᵀ‖²/‖M‖²
+        ⇒ λ = lam · ‖X‖²_F / ‖M‖²_F
+
+    The minimizers are those of eq. (5) with that λ, so Theorem 1 and the updates hold
+    unchanged. ``scale="absolute"`` passes ``lam`` through as the paper's raw λ (whose
+    meaning depends on the corpus: on BBC with document-level PPMI, ‖M‖²/‖X‖² ≈ 2·10⁴).
+    """
+    if scale == "absolute":
+        return float(lam)
+    sqM = squared_norm(M)
+    if sqM == 0:
+        return 0.0
+    return float(lam) * squared_norm(X) / sqM
+
+
+class SemanticNMF(_BaseNMF):
+    """Semantic-NMF: NMF of X regularized by a factorization of a word-context matrix M.
+
+    Minimizes (Neurocomputing paper, eq. 5)::
+
+        F(Z, W, Q) = ½‖X − Z Wᵀ‖²_F + (λ/2)‖M − W Qᵀ‖²_F,   Z, W, Q ≥ 0
+
+    by the multiplicative updates (7a)-(7c) of Algorithm 1 (objective non-increasing,
+    Theorem 1), then normalizes Z to unit-length columns (step 5; W and Q are rescaled so
+    that Z Wᵀ and W Qᵀ are unchanged) and assigns each document to the argmax of its row.
+    With ``lam=0`` it is exactly :class:`~semnmf.NMF` (§5.2).
+
+    Parameters
+    ----------
+    n_components : int, default=8
+        Number of clusters k (the paper's g).
+    lam : float, default=1.0
+        Weight of the word-context term. With ``lam_scale="relative"`` (default) it is the
+        weight of the *relative* error ‖M − WQᵀ‖²/‖M‖² against ‖X − ZWᵀ‖²/‖X‖², i.e. the
+        paper's λ = lam·‖X‖²/‖M‖² (see :func:`effective_lambda`); this makes the value mean
+        the same on every corpus. The default comes from a sweep over the benchmark
+        corpora (``benchmarks/results/lambda_sweep.md``).
+    lam_scale : {"relative", "absolute"}, default="relative"
+        "absolute" uses ``lam`` as the paper's raw λ.
+    init, n_init, max_iter, tol, random_state, verbose, Z_init, W_init
+        As in :class:`~semnmf.NMF`.
+
+    Attributes
+    ----------
+    labels_, components_, objective_history_, objective_, n_iter_ : as in NMF
+    context_components_ : ndarray of shape (n_components, d')
+        Qᵀ, the context factors.
+    lambda_ : float
+        The effective (paper's) λ used in eq. (5).
+    reconstruction_err_, context_err_ : float
+        ‖X − ZWᵀ‖_F and ‖M − WQᵀ‖_F at the end of the fit.
+
+    Notes
+    -----
+    ``fit(X, M=M)`` takes the word-context matrix; without it a document-level PPMI is
+    built from X itself (co-occurrence = number of documents containing both words),
+    so the estimator drops into a plain scikit-learn pipeline. Build richer contexts
+    (sentence, L-word window, shifted PPMI) with :meth:`semnmf.Corpus.word_context`.
+    """
+
+    def __init__(self, n_components=8, *, lam=DEFAULT_LAM, lam_scale="relative",
+                 init="skmeans", n_init=1, max_iter=200, tol=1e-4, random_state=None,
+                 verbose=0, Z_init=None, W_init=None):
+        super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
+                         random_state=random_state, verbose=verbose, Z_init=Z_init,
+                         W_init=W_init)
+        self.lam = lam
+        self.lam_scale = lam_scale
+
+    def _prepare_context(self, X, M=None):
+        if (isinstance(self.lam, bool) or not isinstance(self.lam, numbers.Real)
+                or not np.isfinite(self.lam) or self.lam < 0):
+            raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}.")
+        if self.lam_scale not in ("relative", "absolute"):
+            raise ValueError(f"lam_scale must be 'relative' or 'absolute', got {self.lam_scale!r}.")
+        if M is None:
+            occurrence = X.copy() if sp.issparse(X) else sp.csr_matrix(X)
+            occurrence.data[:] = 1
+            M = word_context(counts=occurrence, context="document", association="ppmi",
+                             dtype=X.dtype)
+        else:
+            M = check_matrix(M, "M", dtype=X.dtype)
+            if M.shape[0] != X.shape[1]:
+                raise ValueError(
+                    f"M has {M.shape[0]} rows but X has {X.shape[1]} terms: M must be "
+                    "(n_terms, n_contexts) over the same vocabulary as X's columns.")
+        return M, effective_lambda(self.lam, X, M, self.lam_scale)
+
+    def _initial_context_factor(self, M, W):
+        Mt = M.T.tocsr() if sp.issparse(M) else M.T
+        return initialize_context_factor(Mt @ W, W)

@@ -1,0 +1,503 @@
+"""Spherical k-means (Dhillon & Modha, 2001).
+
+K-means on the unit sphere: documents are L2-normalized term vectors, centroids are unit
+"concept vectors", and documents go to the centroid of largest cosine similarity. It is
+the classical baseline of the NMF document-clustering papers.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin, _fit_context
+from sklearn.cluster import kmeans_plusplus
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import normalize
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import FLOAT_DTYPES, check_matrix, check_n_components, empty_rows
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _sk_validate_data
+except ImportError:  # pragma: no cover - older scikit-learn
+    def _sk_validate_data(estimator, X, *, reset, ensure_all_finite, **kwargs):
+        return estimator._validate_data(
+            X, reset=reset, force_all_finite=ensure_all_finite, **kwargs
+        )
+
+__all__ = ["SphericalKMeans"]
+
+
+class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
+    """Spherical k-means clustering of documents (Dhillon & Modha, 2001).
+
+    The rows of ``X`` (documents) are scaled to unit L2 norm, so that their dot product
+    is their cosine similarity. Lloyd iterations alternate between assigning every
+    document to the centroid of largest cosine similarity and replacing every centroid
+    by the normalized sum (the "concept vector") of its documents. This maximizes the
+    objective
+
+    .. math:: Q = \\sum_i \\max_j \\; x_i^\\top c_j, \\quad \\|x_i\\| = \\|c_j\\| = 1,
+
+    the sum over the documents of the cosine similarity to their centroid; each
+    iteration can only increase it.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        Number of clusters.
+    init : {"k-means++", "random"} or array-like of shape (n_clusters, n_features), \
+            default="k-means++"
+        How the centroids start:
+
+        - ``"k-means++"``: :func:`sklearn.cluster.kmeans_plusplus` on the normalized
+          documents (on the unit sphere the Euclidean distance
+          ``sqrt(2 - 2 cos)`` is a decreasing function of the cosine similarity, so
+          this is k-means++ seeding for cosine);
+        - ``"random"``: ``n_clusters`` distinct documents drawn at random;
+        - an array: these centroids (normalized to unit length); ``n_init`` is then 1.
+    n_init : int, default=10
+        Number of runs from different starting centroids; the run with the best
+        objective is kept.
+    max_iter : int, default=100
+        Maximum number of Lloyd iterations of a run.
+    tol : float, default=1e-4
+        A run stops when the relative change of the objective between two iterations
+        falls below ``tol``, or when the assignment no longer changes.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initializations (one generator shared by the ``n_init`` runs). Pass an
+        int for reproducible results.
+    verbose : int, default=0
+        Print the objective at every iteration when > 0.
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+        Unit-norm centroids (concept vectors), in the dtype of ``X``.
+    labels_ : ndarray of shape (n_samples,)
+        Cluster of each training document; ``-1`` for all-zero documents, which have
+        no direction and are assigned nowhere.
+    objective_ : float
+        Sum over the training documents of the cosine similarity to their centroid
+        (to maximize; all-zero documents contribute 0).
+    inertia_ : float
+        ``n_nonzero_documents - objective_``: a cost, as for
+        :class:`sklearn.cluster.KMeans` (half the sum of squared Euclidean distances
+        between the normalized documents and their centroid).
+    n_iter_ : int
+        Number of Lloyd iterations of the best run.
+    objective_history_ : ndarray of shape (n_iter_ + 1,)
+        Objective of the best run after the initial assignment and after every
+        iteration; non-decreasing (up to rounding).
+    n_features_in_ : int
+        Number of features (terms) seen during :meth:`fit`.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when ``X`` has string column names.
+
+    See Also
+    --------
+    sklearn.cluster.KMeans : Euclidean k-means.
+
+    Notes
+    -----
+    Sparse input (CSR is used internally) is never densified: the similarities are
+    sparse-times-dense products ``X @ cluster_centers_.T``. A cluster that becomes
+    empty is re-seeded with the document least similar to its own centroid (taken
+    from a cluster with at least two documents), which keeps the objective
+    non-decreasing and the algorithm deterministic given the initialization.
+
+    References
+    ----------
+    I. S. Dhillon and D. S. Modha, "Concept decompositions for large sparse text data
+    using clustering", Machine Learning 42(1), 143-175, 2001.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semnmf.models.skmeans import SphericalKMeans
+    >>> X = np.array([[3., 1., 0., 0.], [2., 1., 0., 0.], [0., 0., 1., 4.], [0., 0., 1., 2.]])
+    >>> model = SphericalKMeans(n_clusters=2, random_state=0).fit(X)
+    >>> bool(model.labels_[0] == model.labels_[1] != model.labels_[2] == model.labels_[3])
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "init": [StrOptions({"k-means++", "random"}), "array-like"],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        n_clusters=8,
+        *,
+        init="k-means++",
+        n_init=10,
+        max_iter=100,
+        tol=1e-4,
+        random_state=None,
+        verbose=0,
+    ):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
+    # ------------------------------------------------------------------ input
+    def _check_X(self, X, *, reset):
+        """Validate X, record/check n_features_in_, return it L2-normalized.
+
+        Returns the normalized matrix (CSR or C-ordered ndarray, float32 or float64)
+        and the boolean mask of its all-zero rows.
+        """
+        X = _sk_validate_data(
+            self,
+            X,
+            reset=reset,
+            accept_sparse="csr",
+            dtype=list(FLOAT_DTYPES),
+            ensure_all_finite=False,  # check_matrix says it better
+        )
+        X = check_matrix(X, nonnegative=False)
+        values = X.data if sp.issparse(X) else X
+        if values.size and values.min() < 0:
+            # same check as check_matrix(nonnegative=True), worded as scikit-learn's
+            # check_non_negative so that generic tooling recognises it
+            n_neg = int(np.count_nonzero(values < 0))
+            raise ValueError(
+                f"Negative values in data passed to {type(self).__name__}: X contains "
+                f"{n_neg} negative value(s) (min {values.min():.3g}). Spherical k-means "
+                "in semnmf expects non-negative document-term weights (counts, TF-IDF); "
+                "clip with np.maximum(X, 0)."
+            )
+        zero = empty_rows(X)
+        return _normalize_rows(X, zero), zero
+
+    @staticmethod
+    def _warn_zero_rows(zero, where):
+        n_zero = int(zero.sum())
+        if n_zero:
+            warnings.warn(
+                f"{n_zero} document(s) of X {where} are all-zero (no term): they have no "
+                "direction, get label -1 and count 0 in the objective. Remove them "
+                "(e.g. X[X.getnnz(axis=1) > 0]) to silence this warning.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Compute the spherical k-means clustering.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative document-term matrix (counts or TF-IDF); rows need not be
+            normalized.
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        self : SphericalKMeans
+            The fitted estimator.
+        """
+        Xn, zero = self._check_X(X, reset=True)
+        n_samples, n_features = Xn.shape
+        k = check_n_components(self.n_clusters, n_samples, name="n_clusters")
+        nonzero_idx = np.flatnonzero(~zero)
+        if nonzero_idx.size == 0:
+            raise ValueError(
+                "All documents of X are all-zero (no term): there is nothing to cluster."
+            )
+        if nonzero_idx.size < k:
+            raise ValueError(
+                f"n_clusters={k} is larger than the number of non-empty documents "
+                f"({nonzero_idx.size} of {n_samples}; the others are all-zero); ask for "
+                f"at most {nonzero_idx.size} clusters."
+            )
+        self._warn_zero_rows(zero, "passed to fit")
+
+        rng = check_random_state(self.random_state)
+        n_init = self.n_init
+        init = self.init
+        if not isinstance(init, str):
+            init = _check_init_array(init, k, n_features, Xn.dtype)
+            if n_init != 1:
+                warnings.warn(
+                    "Explicit initial centroids were passed (init is an array): "
+                    f"performing only one init instead of n_init={n_init}.",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                n_init = 1
+
+        best = None
+        for run in range(n_init):
+            centers = self._init_centers(Xn, nonzero_idx, k, init, rng)
+            result = _lloyd(
+                Xn, zero, centers, self.max_iter, self.tol, self.verbose, run
+            )
+            if best is None or result[2] > best[2]:
+                best = result
+        labels, centers, objective, n_iter, history = best
+
+        n_distinct = np.unique(labels[labels >= 0]).size
+        if n_distinct < k:
+            warnings.warn(
+                f"Number of distinct clusters ({n_distinct}) found smaller than "
+                f"n_clusters ({k}). Possibly due to duplicate documents in X.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+
+        self.labels_ = labels
+        self.cluster_centers_ = centers
+        self.objective_ = float(objective)
+        self.inertia_ = float(nonzero_idx.size - objective)
+        self.n_iter_ = int(n_iter)
+        self.objective_history_ = np.asarray(history, dtype=np.float64)
+        return self
+
+    def _init_centers(self, Xn, nonzero_idx, k, init, rng):
+        if not isinstance(init, str):
+            return init.copy()
+        if init == "random":
+            seeds = rng.choice(nonzero_idx, size=k, replace=False)
+            centers = Xn[seeds]
+            centers = centers.toarray() if sp.issparse(centers) else np.array(centers)
+        else:  # k-means++ on the unit-norm (non-zero) documents
+            Xnz = Xn[nonzero_idx]
+            centers, _ = kmeans_plusplus(
+                Xnz,
+                k,
+                x_squared_norms=np.ones(nonzero_idx.size, dtype=Xn.dtype),
+                random_state=rng,
+            )
+        centers = np.ascontiguousarray(centers, dtype=Xn.dtype)
+        return _normalize_rows(centers, ~np.any(centers != 0, axis=1))
+
+    # ------------------------------------------------------------------ inference
+    def transform(self, X):
+        """Cosine similarity of each document to each centroid.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative document-term matrix.
+
+        Returns
+        -------
+        similarities : ndarray of shape (n_samples, n_clusters)
+            In ``[0, 1]`` for non-negative data; rows of all-zero documents are 0.
+        """
+        check_is_fitted(self)
+        Xn, _ = self._check_X(X, reset=False)
+        return _similarities(Xn, self.cluster_centers_)
+
+    def predict(self, X):
+        """Index of the most cosine-similar centroid of each document.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative document-term matrix.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Cluster of each document; ``-1`` (with a warning) for all-zero documents.
+        """
+        check_is_fitted(self)
+        Xn, zero = self._check_X(X, reset=False)
+        self._warn_zero_rows(zero, "passed to predict")
+        labels, _ = _assign(Xn, zero, self.cluster_centers_)
+        return labels
+
+    def fit_predict(self, X, y=None):
+        """Fit the model and return the cluster of each training document.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative document-term matrix.
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Same as ``labels_``.
+        """
+        return self.fit(X).labels_
+
+    def score(self, X, y=None):
+        """Objective on X: sum of the cosine similarities to the closest centroid.
+
+        Higher is better (unlike ``inertia_``), following scikit-learn's convention
+        for ``score``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Non-negative document-term matrix.
+        y : Ignored
+            Not used, present for API consistency.
+
+        Returns
+        -------
+        score : float
+            Between 0 and the number of non-empty documents of X.
+        """
+        check_is_fitted(self)
+        Xn, zero = self._check_X(X, reset=False)
+        _, sims = _assign(Xn, zero, self.cluster_centers_)
+        return float(sims.sum(dtype=np.float64))
+
+
+# ---------------------------------------------------------------------- helpers
+def _row_sq_norms(X):
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _normalize_rows(X, zero):
+    """Return X with unit-L2 rows (zero rows stay zero); X itself if already so."""
+    norms = np.sqrt(_row_sq_norms(X).astype(np.float64))
+    atol = 1e-5 if X.dtype == np.float32 else 1e-12
+    if np.all(np.abs(norms[~zero] - 1.0) <= atol):
+        return X
+    return normalize(X, norm="l2", copy=True)
+
+
+def _check_init_array(init, k, n_features, dtype):
+    if sp.issparse(init):
+        init = init.toarray()
+    try:
+        init = np.asarray(init, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"init could not be read as a numeric array: {exc}") from None
+    if init.shape != (k, n_features):
+        raise ValueError(
+            f"init has shape {init.shape}; an explicit init must be an array of shape "
+            f"(n_clusters, n_features) = ({k}, {n_features})."
+        )
+    if not np.all(np.isfinite(init)):
+        raise ValueError("init contains NaN or infinite values.")
+    zero = ~np.any(init != 0, axis=1)
+    if zero.any():
+        raise ValueError(
+            f"init row(s) {np.flatnonzero(zero).tolist()} are all-zero; centroids need a "
+            "direction."
+        )
+    return np.ascontiguousarray(normalize(init, norm="l2"), dtype=dtype)
+
+
+def _similarities(Xn, centers):
+    """Dense (n, k) matrix of dot products; X stays sparse if it is."""
+    S = Xn @ centers.T
+    return np.asarray(S)
+
+
+def _assign(Xn, zero, centers):
+    """Labels (argmax similarity, -1 for zero rows) and each row's best similarity."""
+    S = _similarities(Xn, centers)
+    labels = np.argmax(S, axis=1).astype(np.intp)
+    sims = S[np.arange(S.shape[0]), labels]
+    labels[zero] = -1
+    sims = np.where(zero, 0, sims)
+    return labels, sims
+
+
+def _update_centers(Xn, labels, sims, centers_old):
+    """Concept vectors of the clusters; empty clusters are re-seeded.
+
+    ``labels`` is modified in place when documents move to re-seeded clusters.
+    """
+    k, n_features = centers_old.shape
+    n = Xn.shape[0]
+    valid = labels >= 0
+    counts = np.bincount(labels[valid], minlength=k)
+    empty = np.flatnonzero(counts == 0)
+    if empty.size:
+        # candidates: non-zero documents by increasing similarity to their centroid
+        # (stable sort, so ties go to the lowest index: deterministic)
+        order = np.flatnonzero(valid)[np.argsort(sims[valid], kind="stable")]
+        pos = 0
+        for j in empty:
+            while pos < order.size and counts[labels[order[pos]]] < 2:
+                pos += 1
+            if pos == order.size:  # fewer movable documents than empty clusters
+                break
+            doc = order[pos]
+            counts[labels[doc]] -= 1
+            labels[doc] = j
+            counts[j] += 1
+            pos += 1
+        valid = labels >= 0
+
+    idx = np.flatnonzero(valid)
+    member = sp.csr_matrix(
+        (np.ones(idx.size, dtype=Xn.dtype), (labels[idx], idx)), shape=(k, n)
+    )
+    sums = member @ Xn
+    sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
+    sums = np.ascontiguousarray(sums, dtype=Xn.dtype)
+    norms = np.sqrt(np.einsum("ij,ij->i", sums, sums))
+    keep = norms == 0  # still-empty cluster: keep the old centroid
+    norms[keep] = 1
+    centers = sums / norms[:, None]
+    centers[keep] = centers_old[keep]
+    return centers
+
+
+def _lloyd(Xn, zero, centers, max_iter, tol, verbose, run):
+    """One spherical k-means run from ``centers``.
+
+    Returns (labels, centers, objective, n_iter, objective_history).
+    """
+    labels, sims = _assign(Xn, zero, centers)
+    objective = float(sims.sum(dtype=np.float64))
+    history = [objective]
+    n_iter = 0
+    if verbose:
+        print(f"[SphericalKMeans] init {run}: objective {objective:.6f}")
+    for it in range(1, max_iter + 1):
+        centers = _update_centers(Xn, labels, sims, centers)
+        new_labels, sims = _assign(Xn, zero, centers)
+        new_objective = float(sims.sum(dtype=np.float64))
+        history.append(new_objective)
+        n_iter = it
+        if verbose:
+            print(f"[SphericalKMeans] init {run}, iteration {it}: objective {new_objective:.6f}")
+        stable = np.array_equal(new_labels, labels)
+        change = abs(new_objective - objective) / max(abs(objective), np.finfo(np.float64).tiny)
+        labels, objective = new_labels, new_objective
+        if stable:
+            if verbose:
+                print(f"[SphericalKMeans] init {run}: converged (assignment stable) at iteration {it}")
+            break
+        if change < tol:
+            if verbose:
+                print(f"[SphericalKMeans] init {run}: converged (relative change {change:.2e} < tol) at iteration {it}")
+            break
+    return labels, centers, objective, n_iter, history

@@ -1,0 +1,575 @@
+"""Word-context co-occurrence counts and their PMI-family association matrices.
+
+Semantic-NMF factorizes, next to the document-word matrix X, a word-context matrix M that
+tells which words tend to occur in the same contexts. This module builds it in three steps,
+each available on its own:
+
+1. :func:`cooccurrence` counts how often two words occur in the same context: a document, a
+   sentence, or an L-word window (``C``, NSF section 3.1, "the number of times the word-context
+   pair (w_j, w_j') occurred in the same context").
+2. :func:`association` turns the counts into pointwise mutual information (NSF eq. (2)-(3)),
+   its positive part PPMI, or the shifted PPMI of the SIGIR paper
+   (``m_jj' = max(PMI(w_j, w_j') - log N, 0)``).
+3. :func:`prune` keeps the strongest associations per word, so that M stays sparse.
+
+:func:`word_context` chains the three and is what users usually call.
+
+All functions work on scipy.sparse matrices and never densify a d x d matrix.
+
+References
+----------
+.. [NSF] M. Ailem, A. Salah, M. Nadif, ... "Semantic-NMF" (Neurocomputing 2022),
+   ``papers/semantic-nmf-neurocomputing-2022.txt``, eq. (2)-(3).
+.. [SIGIR] M. Ailem, A. Salah, M. Nadif, "Non-negative Matrix Factorization Meets Word
+   Embedding" (SIGIR 2017), ``papers/senmf-sigir-2017.txt``, section 2 (shifted PPMI).
+"""
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_matrix
+
+__all__ = ["TokenSequences", "cooccurrence", "association", "prune", "word_context"]
+
+CONTEXTS = ("document", "sentence", "window")
+ASSOCIATIONS = ("pmi", "ppmi", "sppmi")
+
+# Number of word pairs buffered before they are folded into a sparse matrix (window and
+# sentence contexts), and number of stored entries sorted at once by `prune`.
+_PAIR_CHUNK = 1 << 22
+_PRUNE_CHUNK = 1 << 23
+
+
+@dataclass
+class TokenSequences:
+    """Corpus as a flat stream of in-vocabulary token ids.
+
+    Parameters
+    ----------
+    tokens : ndarray of shape (n_tokens,), int32 or int64
+        Token ids in ``[0, n_terms)``, the documents concatenated in order.
+    doc_ptr : ndarray of shape (n_docs + 1,), int64
+        Document boundaries: document ``i`` is ``tokens[doc_ptr[i]:doc_ptr[i + 1]]``. Starts at
+        0 and ends at ``n_tokens``.
+    sent_ptr : ndarray of shape (n_sentences + 1,), int64
+        Sentence boundaries, offsets into ``tokens`` from 0 to ``n_tokens``. Every document
+        boundary is also a sentence boundary (a sentence never spans two documents).
+    n_terms : int
+        Vocabulary size d.
+
+    Examples
+    --------
+    >>> seqs = TokenSequences.from_documents([[[0, 1], [2]], [[1, 2, 2]]], n_terms=3)
+    >>> seqs.tokens
+    array([0, 1, 2, 1, 2, 2])
+    >>> seqs.doc_ptr, seqs.sent_ptr
+    (array([0, 3, 6]), array([0, 2, 3, 6]))
+    """
+
+    tokens: np.ndarray
+    doc_ptr: np.ndarray
+    sent_ptr: np.ndarray
+    n_terms: int
+
+    @property
+    def n_docs(self):
+        """Number of documents."""
+        return len(self.doc_ptr) - 1
+
+    @classmethod
+    def from_documents(cls, documents, n_terms):
+        """Build from nested lists: documents -> sentences -> token ids.
+
+        Parameters
+        ----------
+        documents : iterable of iterables of sequences of int
+            ``documents[i][s]`` is the list of token ids of sentence ``s`` of document ``i``.
+        n_terms : int
+            Vocabulary size.
+
+        Returns
+        -------
+        TokenSequences
+        """
+        tokens, doc_ptr, sent_ptr = [], [0], [0]
+        for document in documents:
+            for sentence in document:
+                tokens.extend(sentence)
+                sent_ptr.append(len(tokens))
+            doc_ptr.append(len(tokens))
+        return cls(
+            tokens=np.asarray(tokens, dtype=np.int64),
+            doc_ptr=np.asarray(doc_ptr, dtype=np.int64),
+            sent_ptr=np.asarray(sent_ptr, dtype=np.int64),
+            n_terms=int(n_terms),
+        )
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _check_pointer(ptr, n_tokens, name):
+    ptr = np.asarray(ptr)
+    if ptr.ndim != 1 or ptr.size < 1 or not np.issubdtype(ptr.dtype, np.integer):
+        raise ValueError(f"{name} must be a 1-D integer array of boundaries, got {ptr!r:.80}.")
+    ptr = ptr.astype(np.int64, copy=False)
+    if ptr[0] != 0 or ptr[-1] != n_tokens:
+        raise ValueError(
+            f"{name} must start at 0 and end at len(tokens) = {n_tokens}; "
+            f"got {ptr[0]} ... {ptr[-1]}."
+        )
+    if np.any(np.diff(ptr) < 0):
+        raise ValueError(f"{name} must be non-decreasing.")
+    return ptr
+
+
+def _check_sequences(sequences):
+    """Validate a TokenSequences; return (tokens, doc_ptr, sent_ptr, n_terms)."""
+    if not isinstance(sequences, TokenSequences):
+        raise ValueError(
+            f"sequences must be a TokenSequences, got {type(sequences).__name__}. "
+            "Build one with TokenSequences.from_documents(documents, n_terms)."
+        )
+    n_terms = sequences.n_terms
+    if isinstance(n_terms, bool) or not isinstance(n_terms, numbers.Integral) or n_terms < 1:
+        raise ValueError(f"sequences.n_terms must be a positive integer, got {n_terms!r}.")
+    n_terms = int(n_terms)
+    tokens = np.asarray(sequences.tokens)
+    if tokens.ndim != 1 or not (np.issubdtype(tokens.dtype, np.integer) or tokens.size == 0):
+        raise ValueError(
+            f"sequences.tokens must be a 1-D array of integer token ids, got dtype "
+            f"{tokens.dtype} with {tokens.ndim} dimension(s)."
+        )
+    if tokens.size and (tokens.min() < 0 or tokens.max() >= n_terms):
+        bad = tokens[(tokens < 0) | (tokens >= n_terms)]
+        raise ValueError(
+            f"sequences.tokens holds {bad.size} token id(s) out of range [0, n_terms={n_terms}), "
+            f"e.g. {bad[0]}; map tokens to vocabulary ids and drop out-of-vocabulary ones."
+        )
+    index_dtype = np.int32 if n_terms <= np.iinfo(np.int32).max else np.int64
+    tokens = tokens.astype(index_dtype, copy=False)
+    doc_ptr = _check_pointer(sequences.doc_ptr, tokens.size, "sequences.doc_ptr")
+    sent_ptr = _check_pointer(sequences.sent_ptr, tokens.size, "sequences.sent_ptr")
+    if not np.all(np.isin(doc_ptr, sent_ptr)):
+        raise ValueError(
+            "Every document boundary in sequences.doc_ptr must also be a sentence boundary "
+            "in sequences.sent_ptr (a sentence cannot span two documents)."
+        )
+    return tokens, doc_ptr, sent_ptr, n_terms
+
+
+def _check_positive_int(value, name, minimum=1):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+    return int(value)
+
+
+def _check_option(value, name, options):
+    if value not in options:
+        raise ValueError(f"Unknown {name} {value!r}; choose one of {', '.join(map(repr, options))}.")
+    return value
+
+
+def _row_ids(X):
+    """Row index of every stored entry of a CSR matrix."""
+    return np.repeat(np.arange(X.shape[0], dtype=X.indices.dtype), np.diff(X.indptr))
+
+
+def _keep_entries(X, mask):
+    """CSR matrix with only the stored entries of X where mask is True (rows stay sorted)."""
+    per_row = np.bincount(_row_ids(X)[mask], minlength=X.shape[0])
+    indptr = np.concatenate([[0], np.cumsum(per_row)]).astype(X.indptr.dtype, copy=False)
+    return sp.csr_matrix((X.data[mask], X.indices[mask], indptr), shape=X.shape)
+
+
+# ------------------------------------------------------------------------ co-occurrence
+
+
+def _sequences_to_counts(tokens, doc_ptr, n_terms, dtype):
+    """Document-term count matrix (n_docs x n_terms) from a token stream."""
+    n_docs = len(doc_ptr) - 1
+    rows = np.repeat(np.arange(n_docs), np.diff(doc_ptr))
+    counts = sp.csr_matrix(
+        (np.ones(tokens.size, dtype=dtype), (rows, tokens)), shape=(n_docs, n_terms)
+    )
+    counts.sum_duplicates()
+    return counts
+
+
+def _gram_cooccurrence(counts, min_count, block_size):
+    """Off-diagonal AᵀA computed ``block_size`` rows (words) at a time."""
+    n_terms = counts.shape[1]
+    counts_t = counts.T.tocsr()
+    blocks = []
+    for start in range(0, n_terms, block_size):
+        block = (counts_t[start:start + block_size] @ counts).tocsr()
+        keep = block.indices != _row_ids(block) + start  # drop self pairs (the diagonal)
+        if min_count > 1:
+            keep &= block.data >= min_count
+        blocks.append(_keep_entries(block, keep))
+    return sp.csr_matrix(sp.vstack(blocks, format="csr"))
+
+
+class _PairCounter:
+    """Accumulate unordered word pairs (a, b), a != b, into a symmetric count matrix.
+
+    Pairs are buffered, then folded into upper-triangular CSR matrices (sparse addition sums
+    duplicates). Partial matrices are merged like a binary counter, so the total work stays
+    close to linear even when there are many chunks.
+    """
+
+    def __init__(self, n_terms, dtype):
+        self.n_terms = n_terms
+        self.dtype = dtype
+        self._left, self._right, self._n_buffered = [], [], 0
+        self._parts = []
+
+    def add(self, left, right):
+        distinct = left != right
+        self._left.append(left[distinct])
+        self._right.append(right[distinct])
+        self._n_buffered += int(np.count_nonzero(distinct))
+        if self._n_buffered >= _PAIR_CHUNK:
+            self._flush()
+
+    def _flush(self):
+        if not self._n_buffered:
+            return
+        left, right = np.concatenate(self._left), np.concatenate(self._right)
+        self._left, self._right, self._n_buffered = [], [], 0
+        # count each unordered pair once, in the upper triangle
+        upper = sp.csr_matrix(
+            (np.ones(left.size, dtype=self.dtype), (np.minimum(left, right), np.maximum(left, right))),
+            shape=(self.n_terms, self.n_terms),
+        )
+        self._parts.append(upper)
+        while len(self._parts) > 1 and self._parts[-2].nnz <= 2 * self._parts[-1].nnz:
+            last = self._parts.pop()
+            self._parts[-1] = self._parts[-1] + last
+
+    def result(self):
+        """Symmetric count matrix C = U + Uᵀ."""
+        self._flush()
+        upper = sp.csr_matrix((self.n_terms, self.n_terms), dtype=self.dtype)
+        for part in self._parts:
+            upper = upper + part
+        return sp.csr_matrix(upper + upper.T)
+
+
+def _offset_cooccurrence(tokens, ptr, max_offset, n_terms, dtype):
+    """Count pairs of positions p < q <= p + max_offset inside the same segment of ``ptr``.
+
+    One vectorized pass per offset o = 1..max_offset. ``positions`` holds the positions that
+    still have a partner o tokens further in their segment; it shrinks every round, so the
+    total work equals the number of pairs.
+    """
+    counter = _PairCounter(n_terms, dtype)
+    positions = np.arange(tokens.size)
+    segment_end = np.repeat(ptr[1:], np.diff(ptr))
+    for offset in range(1, max_offset + 1):
+        alive = positions + offset < segment_end
+        positions, segment_end = positions[alive], segment_end[alive]
+        if positions.size == 0:
+            break
+        counter.add(tokens[positions], tokens[positions + offset])
+    return counter.result()
+
+
+def cooccurrence(*, counts=None, sequences=None, context="document", window=10, min_count=1,
+                 dtype=np.float64, block_size=2048):
+    """Word-word co-occurrence counts C (NSF section 3.1, the input of eq. (3)).
+
+    ``C[j, j']`` is the number of times words ``j`` and ``j'`` occurred in the same context:
+    the number of ordered pairs of token positions (p, q), p != q, in one context with word
+    ``j`` at p and word ``j'`` at q. Self pairs (``j == j'``) are excluded, so the diagonal
+    is zero: a word repeated in a context says nothing about its association with others, and
+    a large diagonal would dominate the PMI marginals.
+
+    Parameters
+    ----------
+    counts : sparse matrix or array-like of shape (n_docs, n_terms), default=None
+        Document-term counts A; only for ``context="document"``. Then ``C = AᵀA`` without
+        its diagonal (weights other than counts, e.g. tf-idf, are accepted and give a
+        weighted co-occurrence).
+    sequences : TokenSequences, default=None
+        Token stream; required for the "sentence" and "window" contexts, and an alternative
+        to ``counts`` for "document".
+    context : {"document", "sentence", "window"}, default="document"
+        Which positions co-occur: any two in the same document, any two in the same sentence,
+        or any two of the same document at distance at most ``window``.
+    window : int, default=10
+        Number of words on EACH side of a token that count as its context (as in word2vec and
+        GloVe), so the SIGIR paper's L-word window is ``window = L // 2``. Only used with
+        ``context="window"``.
+    min_count : int, default=1
+        Co-occurrence counts below ``min_count`` are dropped.
+    dtype : {np.float64, np.float32}, default=np.float64
+        Dtype of the result.
+    block_size : int, default=2048
+        For ``context="document"``: number of rows (words) of AᵀA computed at a time, which
+        bounds the peak memory; it does not change the result.
+
+    Returns
+    -------
+    C : scipy.sparse.csr_matrix of shape (n_terms, n_terms)
+        Symmetric, zero diagonal, non-negative.
+
+    Examples
+    --------
+    >>> seqs = TokenSequences.from_documents([[[0, 1, 2]], [[1, 2]]], n_terms=3)
+    >>> cooccurrence(sequences=seqs, context="window", window=1).toarray()
+    array([[0., 1., 0.],
+           [1., 0., 2.],
+           [0., 2., 0.]])
+    """
+    _check_option(context, "context", CONTEXTS)
+    min_count = _check_positive_int(min_count, "min_count")
+    block_size = _check_positive_int(block_size, "block_size")
+    if counts is not None and sequences is not None:
+        raise ValueError("Pass either counts or sequences, not both.")
+    if context != "document" and sequences is None:
+        raise ValueError(
+            f'context="{context}" needs the token order: pass sequences=TokenSequences(...) '
+            '(counts only support context="document").'
+        )
+    if counts is None and sequences is None:
+        raise ValueError(
+            'Pass counts (a document-term matrix, for context="document") or sequences '
+            "(a TokenSequences)."
+        )
+
+    if context == "document":
+        if counts is None:
+            tokens, doc_ptr, _, n_terms = _check_sequences(sequences)
+            counts = _sequences_to_counts(tokens, doc_ptr, n_terms, dtype)
+        else:
+            counts = check_matrix(counts, "counts", dtype=dtype)
+            if not sp.issparse(counts):
+                counts = sp.csr_matrix(counts)
+        return _gram_cooccurrence(counts, min_count, block_size)
+
+    tokens, doc_ptr, sent_ptr, n_terms = _check_sequences(sequences)
+    if context == "window":
+        window = _check_positive_int(window, "window")
+        C = _offset_cooccurrence(tokens, doc_ptr, window, n_terms, dtype)
+    else:  # sentence: every pair, up to the longest sentence
+        longest = int(np.diff(sent_ptr).max()) if sent_ptr.size > 1 else 0
+        C = _offset_cooccurrence(tokens, sent_ptr, longest - 1, n_terms, dtype)
+    if min_count > 1:
+        C = _keep_entries(C, C.data >= min_count)
+    return C
+
+
+# -------------------------------------------------------------------------- association
+
+
+def association(C, kind="ppmi", shift=2, dtype=None):
+    """PMI, positive PMI or shifted positive PMI of a co-occurrence matrix.
+
+    With the marginals of C itself, ``c_j. = sum_j' c_jj'``, ``c_.j' = sum_j c_jj'`` and
+    ``c.. = sum_jj' c_jj'``, the empirical PMI is (NSF eq. (2)-(3))::
+
+        PMI(j, j') = log(c_jj' * c.. / (c_j. * c_.j'))
+
+    - ``"pmi"``: PMI itself. The PMI of a zero count is -inf, so only the entries with a
+      non-zero count are stored; a missing entry means "never co-occurred", not PMI = 0.
+    - ``"ppmi"``: ``max(PMI, 0)`` (NSF section 3.2), the matrix M of Semantic-NMF.
+    - ``"sppmi"``: ``max(PMI - log(shift), 0)`` (SIGIR section 2, with N = ``shift``, the
+      number of negative samples of the skip-gram model it mirrors).
+
+    Entries equal to zero are not stored in the result (for ``"pmi"`` this also drops the
+    pairs whose PMI is exactly 0).
+
+    Parameters
+    ----------
+    C : sparse matrix or array-like of shape (n_terms, n_contexts)
+        Non-negative co-occurrence counts, e.g. from :func:`cooccurrence`; rectangular
+        word-context matrices are accepted.
+    kind : {"pmi", "ppmi", "sppmi"}, default="ppmi"
+        Association measure.
+    shift : float, default=2
+        N in the shifted PPMI (only used with ``kind="sppmi"``); ``shift=1`` gives the PPMI.
+    dtype : {np.float64, np.float32} or None, default=None
+        Dtype of the result; None keeps the float dtype of C (float64 for integer C).
+
+    Returns
+    -------
+    M : scipy.sparse.csr_matrix of shape (n_terms, n_contexts)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> association(np.array([[0, 2], [2, 0]])).toarray().round(3)
+    array([[0.   , 0.693],
+           [0.693, 0.   ]])
+    """
+    _check_option(kind, "association", ASSOCIATIONS)
+    if kind == "sppmi" and (isinstance(shift, bool) or not isinstance(shift, numbers.Real)
+                            or not shift > 0):
+        raise ValueError(f"shift must be a positive number (N in log N), got {shift!r}.")
+    C = check_matrix(C, "C", nonnegative=True)
+    if not sp.issparse(C):
+        C = sp.csr_matrix(C)
+    if dtype is None:
+        dtype = C.dtype
+    row_sums = np.asarray(C.sum(axis=1), dtype=np.float64).ravel()
+    col_sums = np.asarray(C.sum(axis=0), dtype=np.float64).ravel()
+    total = row_sums.sum()
+    pmi = (np.log(C.data.astype(np.float64)) + np.log(total)
+           - np.log(row_sums[_row_ids(C)]) - np.log(col_sums[C.indices]))
+    if kind == "sppmi":
+        pmi -= np.log(shift)
+    if kind != "pmi":
+        np.maximum(pmi, 0.0, out=pmi)
+    M = sp.csr_matrix((pmi.astype(dtype), C.indices.copy(), C.indptr.copy()), shape=C.shape)
+    M.eliminate_zeros()
+    return M
+
+
+# -------------------------------------------------------------------------------- prune
+
+
+def _top_k_mask(M, top_k):
+    """Boolean mask over M.data: True for the top_k largest entries of each row.
+
+    Entries are sorted by (row, -value) with a stable sort, in blocks of whole rows; ties
+    keep the lower column index.
+    """
+    keep = np.zeros(M.nnz, dtype=bool)
+    indptr, n_rows = M.indptr, M.shape[0]
+    start = 0
+    while start < n_rows:
+        stop = np.searchsorted(indptr, indptr[start] + _PRUNE_CHUNK, side="right") - 1
+        stop = min(max(stop, start + 1), n_rows)
+        lo, hi = indptr[start], indptr[stop]
+        rows = np.repeat(np.arange(start, stop), np.diff(indptr[start:stop + 1]))
+        order = np.lexsort((-M.data[lo:hi], rows))
+        rank = np.arange(hi - lo) - (indptr[rows[order]] - lo)
+        keep[lo + order[rank < top_k]] = True
+        start = stop
+    return keep
+
+
+def prune(M, *, top_k=None, threshold=None, symmetric=True):
+    """Keep the strongest entries of a word-context matrix.
+
+    An entry is kept when it is among the ``top_k`` largest of its row AND (when given) at
+    least ``threshold``. With ``symmetric=True`` the kept pattern is then symmetrized by
+    union: ``(j, j')`` is kept if it was kept in row ``j`` or in row ``j'``; values always come
+    from M.
+
+    Parameters
+    ----------
+    M : sparse matrix or array-like of shape (n_terms, n_contexts)
+        E.g. the output of :func:`association`.
+    top_k : int or None, default=None
+        Number of largest entries kept per row (before symmetrization); None keeps all.
+    threshold : float or None, default=None
+        Entries below ``threshold`` are dropped; None keeps all.
+    symmetric : bool, default=True
+        Symmetrize the kept pattern (M must be square).
+
+    Returns
+    -------
+    M_pruned : scipy.sparse.csr_matrix of the shape of M
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> M = np.array([[0., 3., 1.], [3., 0., 2.], [1., 2., 0.]])
+    >>> prune(M, top_k=1).toarray()
+    array([[0., 3., 0.],
+           [3., 0., 2.],
+           [0., 2., 0.]])
+    """
+    if top_k is not None:
+        top_k = _check_positive_int(top_k, "top_k")
+    if threshold is not None and (isinstance(threshold, bool)
+                                  or not isinstance(threshold, numbers.Real)
+                                  or not np.isfinite(threshold)):
+        raise ValueError(f"threshold must be a finite number or None, got {threshold!r}.")
+    M = check_matrix(M, "M", nonnegative=False)
+    if not sp.issparse(M):
+        M = sp.csr_matrix(M)
+    if symmetric and M.shape[0] != M.shape[1]:
+        raise ValueError(
+            f"symmetric=True needs a square matrix, got shape {M.shape}; pass symmetric=False."
+        )
+    M = sp.csr_matrix(M, copy=True)
+    M.sort_indices()
+    keep = np.ones(M.nnz, dtype=bool)
+    if threshold is not None:
+        keep &= M.data >= threshold
+    if top_k is not None:
+        # the top_k of the row that pass the threshold are the top_k of those passing it
+        keep &= _top_k_mask(M, top_k)
+    kept = _keep_entries(M, keep)
+    if not symmetric:
+        return kept
+    kept.data = np.ones_like(kept.data)
+    pattern = kept + kept.T  # union of the kept pattern and its transpose
+    pattern.data = np.ones_like(pattern.data)
+    result = sp.csr_matrix(M.multiply(pattern))
+    result.eliminate_zeros()
+    return result
+
+
+# ------------------------------------------------------------------------- word_context
+
+
+def word_context(*, counts=None, sequences=None, context="document", window=10,
+                 association="ppmi", shift=2, min_count=1, top_k=None, threshold=None,
+                 dtype=np.float64):
+    """Word-context matrix M for Semantic-NMF: co-occurrence -> association -> pruning.
+
+    Chains :func:`cooccurrence`, :func:`association` (NSF eq. (2)-(3); SIGIR shifted PPMI)
+    and, when ``top_k`` or ``threshold`` is given, :func:`prune` (symmetric).
+
+    Parameters
+    ----------
+    counts : sparse matrix or array-like of shape (n_docs, n_terms), default=None
+        Document-term counts (only for ``context="document"``).
+    sequences : TokenSequences, default=None
+        Token stream (needed for "sentence" and "window").
+    context : {"document", "sentence", "window"}, default="document"
+        See :func:`cooccurrence`.
+    window : int, default=10
+        Words on each side of a token, for ``context="window"``.
+    association : {"pmi", "ppmi", "sppmi"}, default="ppmi"
+        See :func:`association`.
+    shift : float, default=2
+        N of the shifted PPMI (``association="sppmi"``).
+    min_count : int, default=1
+        Co-occurrence counts below it are dropped before the association is computed (the
+        marginals are then those of the kept counts).
+    top_k : int or None, default=None
+        Keep the ``top_k`` strongest associations per word (pattern symmetrized by union).
+    threshold : float or None, default=None
+        Drop associations below it.
+    dtype : {np.float64, np.float32}, default=np.float64
+        Dtype of the result.
+
+    Returns
+    -------
+    M : scipy.sparse.csr_matrix of shape (n_terms, n_terms)
+        Symmetric when no pruning is asked, or with pruning (pattern union).
+
+    Examples
+    --------
+    >>> seqs = TokenSequences.from_documents([[[0, 1, 2]], [[1, 2, 3]]], n_terms=4)
+    >>> M = word_context(sequences=seqs, context="window", window=1)
+    >>> M.shape, M.nnz
+    ((4, 4), 6)
+    """
+    C = cooccurrence(counts=counts, sequences=sequences, context=context, window=window,
+                     min_count=min_count, dtype=dtype)
+    M = _association(C, kind=association, shift=shift, dtype=dtype)
+    if top_k is not None or threshold is not None:
+        M = prune(M, top_k=top_k, threshold=threshold, symmetric=True)
+    return M
+
+
+_association = association  # word_context's `association` argument shadows the function

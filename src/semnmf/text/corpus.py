@@ -1,0 +1,257 @@
+"""The Corpus: documents (texts and/or a count matrix), labels, vocabulary, and the
+matrices built from them (weighted X, token streams, word-context M)."""
+
+import json
+import os
+import warnings
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+
+from .context import TokenSequences, word_context
+from .vectorize import (STEMMERS, TOKEN_PATTERN, count_matrix, make_analyzer, prune_columns,
+                        split_sentences, weight)
+
+CONTEXTS = ("document", "sentence", "window")
+
+
+class Corpus:
+    """A collection of documents ready for clustering.
+
+    A corpus is built from raw texts (vectorized with the options below), from a count
+    matrix with its vocabulary (a dataset folder's ``counts.mtx``), or both: then the
+    count matrix is the document-term matrix and the texts are used only for what needs
+    word order (sentence and window contexts).
+
+    Parameters
+    ----------
+    texts : list of str, optional
+    labels : sequence, optional
+        One label per document (any hashable values), used for evaluation only.
+    ids : sequence of str, optional
+        Document identifiers (default: "0", "1", ...).
+    counts : sparse matrix (n_documents, n_terms), optional
+        Term counts; when given, the texts are not re-vectorized.
+    vocabulary : sequence of str, optional
+        Terms of the columns of ``counts``.
+    name : str, optional
+    lowercase, stop_words, token_pattern : as scikit-learn's CountVectorizer
+    stem : {None, "porter", "english", "auto"}, default=None
+        Stemming (PyStemmer). "auto" is for texts attached to a fixed vocabulary: the
+        stemmer that covers most of the vocabulary is picked.
+    min_df, max_df, max_features : as CountVectorizer
+        Applied to the vocabulary in both modes. ``min_df=None`` (default) means 2 when
+        vectorizing texts (a word in one document cannot link documents) and 1 for a
+        given count matrix (kept as distributed).
+    """
+
+    def __init__(self, texts=None, labels=None, ids=None, *, counts=None, vocabulary=None,
+                 name=None, lowercase=True, stop_words="english", token_pattern=TOKEN_PATTERN,
+                 stem=None, min_df=None, max_df=1.0, max_features=None):
+        if texts is None and counts is None:
+            raise ValueError("a Corpus needs texts or a count matrix.")
+        if texts is not None:
+            if isinstance(texts, str):
+                raise ValueError("texts must be a list of strings, not a single string.")
+            texts = list(texts)
+            bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
+            if bad:
+                raise ValueError(
+                    f"texts must all be strings; document {bad[0]} is {type(texts[bad[0]]).__name__}"
+                    f" ({len(bad)} non-string document(s) in all).")
+            if not texts:
+                raise ValueError("the corpus is empty: no documents were given.")
+        if stem not in STEMMERS + ("auto",):
+            raise ValueError(f"stem must be one of {STEMMERS + ('auto',)}, got {stem!r}.")
+        self.texts = texts
+        self.name = name or "corpus"
+        self._options = dict(lowercase=lowercase, stop_words=stop_words,
+                             token_pattern=token_pattern)
+        self.stem = stem
+        if min_df is None:
+            min_df = 1 if counts is not None else 2
+        self.min_df, self.max_df, self.max_features = min_df, max_df, max_features
+        self._idf = None
+        self._sequences = None
+
+        if counts is not None:
+            counts = sp.csr_matrix(counts, dtype=np.float64)
+            if texts is not None and len(texts) != counts.shape[0]:
+                raise ValueError(
+                    f"{len(texts)} texts but the count matrix has {counts.shape[0]} rows.")
+            if counts.nnz and counts.data.min() < 0:
+                raise ValueError("the count matrix has negative entries; counts must be >= 0.")
+            if vocabulary is None:
+                vocabulary = [f"t{j}" for j in range(counts.shape[1])]
+            vocabulary = np.asarray(vocabulary, dtype=object)
+            if len(vocabulary) != counts.shape[1]:
+                raise ValueError(
+                    f"the vocabulary has {len(vocabulary)} terms but the count matrix has "
+                    f"{counts.shape[1]} columns.")
+            keep = prune_columns(counts, min_df=min_df, max_df=max_df, max_features=max_features)
+            self._counts, self.vocabulary = counts[:, keep].tocsr(), vocabulary[keep]
+        else:
+            if stem == "auto":
+                stem = None
+            self.stem = stem
+            self._counts, self.vocabulary = count_matrix(
+                texts, self._analyzer(stem), min_df=min_df, max_df=max_df,
+                max_features=max_features)
+        n = self._counts.shape[0]
+        self.ids = np.asarray([str(i) for i in range(n)] if ids is None else [str(i) for i in ids],
+                              dtype=object)
+        if len(self.ids) != n:
+            raise ValueError(f"{len(self.ids)} ids for {n} documents.")
+        if labels is not None:
+            labels = np.asarray(list(labels), dtype=object)
+            if len(labels) != n:
+                raise ValueError(f"{len(labels)} labels for {n} documents: give one label per document.")
+        self.labels = labels
+
+    # -- basic facts -------------------------------------------------------------------
+    def __len__(self):
+        return self._counts.shape[0]
+
+    @property
+    def n_documents(self):
+        return self._counts.shape[0]
+
+    @property
+    def n_terms(self):
+        return self._counts.shape[1]
+
+    @property
+    def n_classes(self):
+        """Number of distinct labels, or None without labels."""
+        return None if self.labels is None else len(set(self.labels.tolist()))
+
+    def __repr__(self):
+        labelled = f", {self.n_classes} classes" if self.labels is not None else ""
+        text = ", with texts" if self.texts is not None else ""
+        return (f"Corpus({self.name!r}: {self.n_documents} documents x {self.n_terms} terms"
+                f"{labelled}{text})")
+
+    def _analyzer(self, stem=None):
+        return make_analyzer(stem=stem, **self._options)
+
+    # -- matrices ----------------------------------------------------------------------
+    def counts(self):
+        """Raw term counts, CSR of shape (n_documents, n_terms)."""
+        return self._counts.copy()
+
+    def vectorize(self, weighting="tfidf", dtype=np.float64):
+        """Weighted document-term matrix: "tfidf" (L2 rows, default), "counts" or "ncut"."""
+        X, idf = weight(self._counts, weighting)
+        if idf is not None:
+            self._idf = idf
+        return X.astype(dtype)
+
+    def tfidf(self, dtype=np.float64):
+        """TF-IDF matrix with unit-L2 rows, CSR (n_documents, n_terms): the papers' input."""
+        return self.vectorize("tfidf", dtype=dtype)
+
+    def transform(self, texts, weighting="tfidf"):
+        """Vectorize new texts on this corpus's vocabulary (and idf) for ``model.transform``."""
+        if isinstance(texts, str):
+            texts = [texts]
+        analyze = self._analyzer(self._resolved_stem())
+        index = {t: j for j, t in enumerate(self.vocabulary)}
+        rows, cols = [], []
+        for i, text in enumerate(texts):
+            ids = [index[t] for t in analyze(text) if t in index]
+            rows.extend([i] * len(ids))
+            cols.extend(ids)
+        counts = sp.csr_matrix((np.ones(len(rows)), (rows, cols)),
+                               shape=(len(texts), self.n_terms))
+        if weighting == "tfidf" and self._idf is None:
+            self.vectorize("tfidf")
+        X, _ = weight(counts, weighting, idf=self._idf if weighting != "counts" else None)
+        return X
+
+    # -- word order ------------------------------------------------------------------
+    def _resolved_stem(self):
+        if self.stem != "auto":
+            return self.stem
+        # Pick the stemmer whose output covers most of the fixed vocabulary.
+        sample = self.texts[: min(len(self.texts), 300)]
+        vocab = set(self.vocabulary.tolist())
+        coverage = {}
+        for stem in STEMMERS:
+            analyze = self._analyzer(stem)
+            seen = set()
+            for text in sample:
+                seen.update(analyze(text))
+            coverage[stem] = len(seen & vocab)
+        self.stem = max(STEMMERS, key=lambda s: coverage[s])
+        return self.stem
+
+    def sequences(self):
+        """The corpus as a flat stream of in-vocabulary token ids, with document and
+        sentence boundaries (:class:`~semnmf.text.context.TokenSequences`)."""
+        if self._sequences is not None:
+            return self._sequences
+        if self.texts is None:
+            raise ValueError(
+                f"corpus {self.name!r} has no raw text (only a count matrix), so sentence and "
+                "window contexts are not available; use context='document', which works "
+                "from the counts.")
+        analyze = self._analyzer(self._resolved_stem())
+        index = {t: j for j, t in enumerate(self.vocabulary)}
+        tokens, doc_ptr, sent_ptr = [], [0], [0]
+        for text in self.texts:
+            for sentence in split_sentences(text):
+                ids = [index[t] for t in analyze(sentence) if t in index]
+                if ids:
+                    tokens.extend(ids)
+                    sent_ptr.append(len(tokens))
+            doc_ptr.append(len(tokens))
+        self._sequences = TokenSequences(
+            tokens=np.asarray(tokens, dtype=np.int32), doc_ptr=np.asarray(doc_ptr, dtype=np.int64),
+            sent_ptr=np.asarray(sent_ptr, dtype=np.int64), n_terms=self.n_terms)
+        return self._sequences
+
+    def word_context(self, context="window", window=10, association="ppmi", shift=2,
+                     min_count=1, top_k=None, threshold=None, dtype=np.float64):
+        """Word-context matrix M (n_terms x n_terms, sparse) for :class:`SemanticNMF`.
+
+        Parameters
+        ----------
+        context : {"document", "sentence", "window"}
+            Which words co-occur: same document (works from counts alone), same sentence,
+            or at most ``window`` words apart (``window`` words on each side; the SIGIR
+            paper uses L = 10).
+        association : {"ppmi", "pmi", "sppmi"}
+            PPMI (Neurocomputing paper eq. 3, negatives set to 0) or shifted PPMI
+            max(PMI − log shift, 0) (SIGIR paper, shift N = 2).
+        min_count, top_k, threshold : pruning (see :func:`semnmf.text.context.word_context`).
+        """
+        if context not in CONTEXTS:
+            raise ValueError(f"context must be one of {CONTEXTS}, got {context!r}.")
+        if context == "document":
+            return word_context(counts=self._counts, context="document", association=association,
+                                shift=shift, min_count=min_count, top_k=top_k,
+                                threshold=threshold, dtype=dtype)
+        return word_context(sequences=self.sequences(), context=context, window=window,
+                            association=association, shift=shift, min_count=min_count,
+                            top_k=top_k, threshold=threshold, dtype=dtype)
+
+    # -- output ------------------------------------------------------------------------
+    def to_folder(self, path):
+        """Write the corpus as a dataset folder (counts.mtx, vocab.txt, labels.txt, docs.jsonl)."""
+        os.makedirs(path, exist_ok=True)
+        scipy.io.mmwrite(os.path.join(path, "counts.mtx"), self._counts.astype(np.int64)
+                         if np.all(np.mod(self._counts.data, 1) == 0) else self._counts)
+        with open(os.path.join(path, "vocab.txt"), "w", encoding="utf-8") as f:
+            f.writelines(f"{t}\n" for t in self.vocabulary)
+        if self.labels is not None:
+            with open(os.path.join(path, "labels.txt"), "w", encoding="utf-8") as f:
+                f.writelines(f"{label}\n" for label in self.labels)
+        if self.texts is not None:
+            with open(os.path.join(path, "docs.jsonl"), "w", encoding="utf-8") as f:
+                for i, text in enumerate(self.texts):
+                    record = {"text": text, "id": self.ids[i]}
+                    if self.labels is not None:
+                        record["label"] = self.labels[i]
+                    f.write(json.dumps(record) + "\n")
+

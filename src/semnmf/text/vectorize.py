@@ -1,0 +1,137 @@
+"""Tokenizing and weighting, built on scikit-learn's CountVectorizer / TfidfTransformer.
+
+Weightings of the document-term matrix:
+
+- ``"tfidf"``: TF-IDF with rows normalized to unit L2 norm (the papers' default:
+  Neurocomputing paper §5.1, SIGIR paper §4);
+- ``"counts"``: raw term counts;
+- ``"ncut"``: normalized-cut weighting of Xu, Liu & Gong (SIGIR 2003), used by the rank-2
+  paper (§6.1): X̃ = D^{-1/2} X with D = diag(X Xᵀ 1), applied to the TF-IDF rows. It is
+  computed as X (Xᵀ 1), never forming X Xᵀ.
+"""
+
+import re
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
+
+# Alphabetic tokens of at least two letters: digits and punctuation dropped (the
+# preprocessing of the shared benchmark matrices, see datasets/*/SOURCE.md).
+TOKEN_PATTERN = r"(?u)\b[a-zA-Z][a-zA-Z]+\b"
+WEIGHTINGS = ("tfidf", "counts", "ncut")
+STEMMERS = (None, "porter", "english")
+
+# Sentence boundaries: end punctuation followed by white space, or a blank line.
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
+
+
+def split_sentences(text):
+    """Split a text into sentences (end punctuation + space, or blank lines)."""
+    return [s for s in _SENTENCE_SPLIT.split(text) if s and not s.isspace()]
+
+
+def make_analyzer(*, lowercase=True, stop_words="english", token_pattern=TOKEN_PATTERN,
+                  stem=None):
+    """Return ``analyze(text) -> list of terms``: scikit-learn's word analyzer + stemming.
+
+    Parameters
+    ----------
+    stem : {None, "porter", "english"}
+        None: no stemming; "porter": the original Porter stemmer (as in CLASSIC4's
+        vocabulary); "english": Snowball's Porter2. Uses PyStemmer.
+    """
+    if stem not in STEMMERS:
+        raise ValueError(f"stem must be one of {STEMMERS}, got {stem!r}.")
+    base = CountVectorizer(lowercase=lowercase, stop_words=stop_words,
+                           token_pattern=token_pattern).build_analyzer()
+    if stem is None:
+        return base
+    import Stemmer
+
+    stemmer = Stemmer.Stemmer(stem)
+
+    def analyze(text):
+        return stemmer.stemWords(base(text))
+
+    return analyze
+
+
+def count_matrix(texts, analyzer, *, min_df=2, max_df=1.0, max_features=None):
+    """Vectorize ``texts`` into (counts CSR, vocabulary array) with CountVectorizer.
+
+    Raises a clear ValueError when nothing is left (empty corpus, only stop words, or a
+    pruning that removes every term).
+    """
+    vectorizer = CountVectorizer(analyzer=analyzer, min_df=min_df, max_df=max_df,
+                                 max_features=max_features, dtype=np.float64)
+    try:
+        counts = vectorizer.fit_transform(texts)
+    except ValueError as exc:
+        message = str(exc)
+        if "empty vocabulary" in message:
+            raise ValueError(
+                "empty vocabulary: the documents contain only stop words, numbers or "
+                "punctuation, or are empty. Check the text column / files.") from None
+        if "no terms remain" in message or "max_df corresponds" in message:
+            raise ValueError(
+                f"no term is left after pruning with min_df={min_df}, max_df={max_df}: "
+                "lower min_df (e.g. min_df=1) or raise max_df.") from None
+        raise
+    return counts.tocsr(), vectorizer.get_feature_names_out()
+
+
+def prune_columns(counts, *, min_df=1, max_df=1.0, max_features=None):
+    """Column mask keeping terms by document frequency and total count (as CountVectorizer)."""
+    n = counts.shape[0]
+    df = np.bincount(counts.indices, minlength=counts.shape[1])
+    low = min_df if isinstance(min_df, (int, np.integer)) else int(np.ceil(min_df * n))
+    high = max_df if isinstance(max_df, (int, np.integer)) else int(np.floor(max_df * n))
+    keep = (df >= low) & (df <= high)
+    if max_features is not None and keep.sum() > max_features:
+        totals = np.asarray(counts.sum(axis=0)).ravel()
+        totals[~keep] = -1
+        order = np.argsort(-totals, kind="stable")[:max_features]
+        keep = np.zeros_like(keep)
+        keep[order] = True
+    if not keep.any():
+        raise ValueError(
+            f"no term is left after pruning with min_df={min_df}, max_df={max_df}: lower "
+            "min_df or raise max_df.")
+    return keep
+
+
+def weight(counts, weighting="tfidf", idf=None):
+    """Apply a weighting to a count matrix; returns (X, idf) where idf may be reused.
+
+    TF-IDF uses scikit-learn's smoothed idf, log((1 + n) / (1 + df)) + 1, and L2 rows.
+    """
+    if weighting not in WEIGHTINGS:
+        raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {weighting!r}.")
+    counts = sp.csr_matrix(counts, dtype=np.float64)
+    if weighting == "counts":
+        return counts, None
+    transformer = TfidfTransformer(norm="l2", smooth_idf=True)
+    if idf is None:
+        transformer.fit(counts)
+        idf = transformer.idf_
+    else:
+        transformer.idf_ = idf
+    X = transformer.transform(counts).tocsr()
+    if weighting == "ncut":
+        X = ncut_weight(X)
+    return X, idf
+
+
+def ncut_weight(X):
+    """Normalized-cut weighting D^{-1/2} X with D = diag(X Xᵀ 1) (Xu et al. 2003).
+
+    X Xᵀ 1 = X (Xᵀ 1) costs two sparse matrix-vector products; rows with d_i = 0 (empty
+    documents) stay zero.
+    """
+    X = sp.csr_matrix(X)
+    degree = X @ np.asarray(X.sum(axis=0)).ravel()
+    scale = np.zeros_like(degree)
+    positive = degree > 0
+    scale[positive] = 1.0 / np.sqrt(degree[positive])
+    return sp.diags(scale) @ X
