@@ -70,12 +70,14 @@ def check_matrix(X, name="X", *, nonnegative=True, allow_empty_rows=True, dtype=
     if nonnegative and values.size and values.min() < 0:
         n_neg = int(np.count_nonzero(values < 0))
         raise ValueError(
-            f"{name} contains {n_neg} negative value(s) (min {values.min():.3g}); NMF needs "
-            "non-negative data. Use counts or TF-IDF weights, or clip with np.maximum(X, 0)."
+            f"Negative values in data passed to {name}: {n_neg} negative value(s) (min "
+            f"{values.min():.3g}); NMF needs non-negative data. Use counts or TF-IDF weights, or clip with np.maximum(X, 0)."
         )
     if sp.issparse(X):
-        X.sum_duplicates()
-        X.eliminate_zeros()
+        if not X.has_canonical_format or np.any(X.data == 0):
+            X = X.copy()  # never modify the caller's matrix
+            X.sum_duplicates()
+            X.eliminate_zeros()
     else:
         X = np.ascontiguousarray(X)
     return X
@@ -100,3 +102,14 @@ def empty_rows(X):
     if sp.issparse(X):
         return np.diff(X.tocsr().indptr) == 0
     return ~np.any(X != 0, axis=1)
+
+
+def validate_estimator_input(estimator, X, *, reset):
+    """scikit-learn's ``validate_data`` (n_features_in_ bookkeeping, its standard
+    messages for complex / 1-D / empty / non-finite input), then our non-negativity
+    check. Returns CSR or a C-ordered float ndarray."""
+    from sklearn.utils.validation import validate_data
+
+    X = validate_data(estimator, X, reset=reset, accept_sparse=("csr", "csc"),
+                      dtype=[np.float64, np.float32], ensure_min_samples=1)
+    return check_matrix(X, "X")

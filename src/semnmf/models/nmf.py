@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_matrix, check_n_components, empty_rows
+from .._validation import check_matrix, check_n_components, empty_rows, validate_estimator_input
 from ..metrics import top_terms as _top_terms
 from . import _mu
 from ._frobenius import FrobeniusProblem
@@ -91,7 +91,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
 
     def fit_transform(self, X, y=None, **fit_params):
         """Fit and return the document factors Z (n_documents, n_components), unit-norm columns."""
-        X = check_matrix(X, "X")
+        X = validate_estimator_input(self, X, reset=True)
         self._check_params(X)
         M, lam = self._prepare_context(X, **fit_params)
         empty = empty_rows(X)
@@ -134,7 +134,6 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         self.objective_history_ = np.asarray(history)
         self.lambda_ = lam
         self.labels_ = labels_from_memberships(Z, empty)
-        self.n_features_in_ = X.shape[1]
         return Z
 
     def _initial_context_factor(self, M, W):
@@ -147,11 +146,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         (column-normalized) Z, so ``argmax`` rows give the clusters.
         """
         check_is_fitted(self, "components_")
-        X = check_matrix(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X.shape[1]} terms but the model was fitted with {self.n_features_in_}; "
-                "vectorize new documents with the same vocabulary (Corpus.transform).")
+        X = validate_estimator_input(self, X, reset=False)
         W = np.ascontiguousarray(self.components_.T, dtype=X.dtype)
         Z = np.full((X.shape[0], self.n_components_), 1.0 / self.n_components_, dtype=X.dtype)
         problem = FrobeniusProblem(X, Z, W, update_W=False)
@@ -162,7 +157,8 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
 
     def predict(self, X):
         """Cluster of each new document: argmax of its row of ``transform(X)``."""
-        X = check_matrix(X, "X")
+        check_is_fitted(self, "components_")
+        X = validate_estimator_input(self, X, reset=False)
         return labels_from_memberships(self.transform(X), empty_rows(X))
 
     def top_terms(self, n_terms=10, vocabulary=None):

@@ -1,0 +1,348 @@
+"""NMF and Semantic-NMF: the paper's properties, a naive reference, and the estimator API."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from semnmf import NMF, SemanticNMF, nmi
+from semnmf.models._frobenius import FrobeniusProblem
+from semnmf.models.init import initialize, initialize_context_factor
+from semnmf.models.semantic import effective_lambda
+
+EPS = np.finfo(np.float32).eps
+
+
+# -- naive dense reference of Algorithm 1 (eq. 5, 7a-7c) --------------------------------
+def reference_objective(X, Z, W, M=None, Q=None, lam=0.0):
+    value = 0.5 * np.sum((X - Z @ W.T) ** 2)
+    if M is not None:
+        value += lam / 2 * np.sum((M - W @ Q.T) ** 2)
+    return value
+
+
+def reference_step(X, Z, W, M=None, Q=None, lam=0.0):
+    Z = Z * (X @ W) / (Z @ W.T @ W + EPS)
+    if M is None:
+        W = W * (X.T @ Z) / (W @ (Z.T @ Z) + EPS)
+        return Z, W, None
+    W = W * (X.T @ Z + lam * M @ Q) / (W @ (Z.T @ Z + lam * Q.T @ Q) + EPS)
+    Q = Q * (M.T @ W) / (Q @ W.T @ W + EPS)
+    return Z, W, Q
+
+
+def random_problem(n=40, d=30, k=3, density=0.3, seed=0, sparse=True):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, random_state=rng, format="csr")
+    C = sp.random(d, d, density=density, random_state=rng, format="csr")
+    M = (C + C.T).tocsr()
+    Z = rng.random((n, k)) + 0.1
+    W = rng.random((d, k)) + 0.1
+    Q = rng.random((d, k)) + 0.1
+    if not sparse:
+        X, M = X.toarray(), M.toarray()
+    return X, M, Z, W, Q
+
+
+def planted_corpus(n_per=30, k=3, d_per=15, noise=0.02, seed=0):
+    """Documents drawn from k disjoint topics of d_per words, plus a little noise."""
+    rng = np.random.default_rng(seed)
+    d = k * d_per
+    rows = []
+    for c in range(k):
+        block = np.zeros((n_per, d))
+        block[:, c * d_per:(c + 1) * d_per] = rng.poisson(2.0, (n_per, d_per))
+        block += rng.random((n_per, d)) < noise
+        rows.append(block)
+    X = np.vstack(rows)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.repeat(np.arange(k), n_per)
+    return sp.csr_matrix(X), y
+
+
+@pytest.mark.parametrize("with_context", [False, True])
+def test_fast_step_matches_reference(with_context):
+    X, M, Z, W, Q = random_problem()
+    lam = 0.7 if with_context else 0.0
+    problem = FrobeniusProblem(X, Z.copy(), W.copy(), M=M if with_context else None,
+                               Q=Q.copy() if with_context else None, lam=lam)
+    Xd, Md = X.toarray(), M.toarray()
+    Zr, Wr, Qr = Z.copy(), W.copy(), (Q.copy() if with_context else None)
+    for _ in range(5):
+        objective = problem.step()
+        Zr, Wr, Qr = reference_step(Xd, Zr, Wr, Md if with_context else None, Qr, lam)
+        np.testing.assert_allclose(problem.Z, Zr, rtol=1e-10)
+        np.testing.assert_allclose(problem.W, Wr, rtol=1e-10)
+        expected = reference_objective(Xd, Zr, Wr, Md if with_context else None, Qr, lam)
+        assert objective == pytest.approx(expected, rel=1e-9)
+        if with_context:
+            np.testing.assert_allclose(problem.Q, Qr, rtol=1e-10)
+
+
+@pytest.mark.parametrize("Estimator,kwargs", [(NMF, {}), (SemanticNMF, {"lam": 1.0}),
+                                              (SemanticNMF, {"lam": 50.0})])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_objective_non_increasing_every_iteration(Estimator, kwargs, seed):
+    """Theorem 1: the objective never increases under (7a)-(7c)."""
+    X, M, *_ = random_problem(n=60, d=40, k=4, seed=seed)
+    fit_kwargs = {"M": M} if Estimator is SemanticNMF else {}
+    model = Estimator(4, init="random", max_iter=150, tol=0, random_state=seed, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, **fit_kwargs)
+    history = model.objective_history_
+    assert len(history) == 151
+    increases = np.diff(history)
+    assert np.all(increases <= 1e-10 * history[:-1]), increases.max()
+    assert history[-1] < history[0]
+
+
+def _kkt_residuals(X, Z, W, M=None, Q=None, lam=0.0):
+    """Complementarity Z ⊙ ∇_Z F and W ⊙ ∇_W F, relative to the scale of the terms (eq. 6)."""
+    grad_Z = Z @ (W.T @ W) - X @ W
+    if M is None:
+        grad_W = W @ (Z.T @ Z) - X.T @ Z
+    else:
+        grad_W = W @ (Z.T @ Z + lam * Q.T @ Q) - (X.T @ Z + lam * M @ Q)
+    rel_Z = np.abs(Z * grad_Z).max() / np.abs(Z * (X @ W)).max()
+    rel_W = np.abs(W * grad_W).max() / np.abs(W * (X.T @ Z)).max()
+    min_grad_Z = grad_Z.min() / np.abs(X @ W).max()
+    min_grad_W = grad_W.min() / np.abs(X.T @ Z).max()
+    return rel_Z, rel_W, min_grad_Z, min_grad_W
+
+
+@pytest.mark.parametrize("with_context", [False, True])
+def test_kkt_conditions_at_convergence(with_context):
+    """At convergence Z ⊙ ∇F ≈ 0 and ∇F ≳ 0 (the KKT conditions behind eq. 7)."""
+    X, y = planted_corpus(n_per=15, k=3, d_per=8, seed=3)
+    Xd = X.toarray()
+    rng = np.random.default_rng(0)
+    C = sp.random(X.shape[1], X.shape[1], density=0.3, random_state=rng)
+    M = (C + C.T).toarray()
+    lam = 0.5 if with_context else 0.0
+    Z, W = initialize(X, 3, "random", 0)
+    Q = initialize_context_factor(M.T @ W, W) if with_context else None
+    problem = FrobeniusProblem(Xd, Z, W, M=M if with_context else None, Q=Q, lam=lam)
+    for _ in range(3000):
+        problem.step()
+    rel_Z, rel_W, min_Z, min_W = _kkt_residuals(Xd, problem.Z, problem.W,
+                                                M if with_context else None, problem.Q if with_context else None, lam)
+    assert rel_Z < 1e-3 and rel_W < 1e-3
+    assert min_Z > -1e-3 and min_W > -1e-3
+
+
+def test_lambda_zero_gives_nmf():
+    """λ = 0 reduces Semantic-NMF to NMF (§5.2): same start, same factors."""
+    X, M, Z, W, _ = random_problem(n=50, d=35, k=3, seed=4)
+    common = dict(init="custom", Z_init=Z, W_init=W, max_iter=80, tol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        nmf = NMF(3, **common).fit(X)
+        snmf = SemanticNMF(3, lam=0.0, **common).fit(X, M=M)
+    np.testing.assert_allclose(snmf.components_, nmf.components_, rtol=1e-12)
+    np.testing.assert_allclose(snmf.objective_history_, nmf.objective_history_, rtol=1e-12)
+    np.testing.assert_array_equal(snmf.labels_, nmf.labels_)
+
+
+def test_dense_and_sparse_give_same_factors():
+    X, M, Z, W, _ = random_problem(n=45, d=30, k=3, seed=5)
+    common = dict(lam=2.0, init="custom", Z_init=Z, W_init=W, max_iter=40, tol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sparse = SemanticNMF(3, **common).fit(X, M=M)
+        dense = SemanticNMF(3, **common).fit(X.toarray(), M=M.toarray())
+    np.testing.assert_allclose(sparse.components_, dense.components_, rtol=1e-9)
+    np.testing.assert_array_equal(sparse.labels_, dense.labels_)
+
+
+def test_relative_lambda_is_scale_free():
+    """With lam_scale='relative', multiplying M by a constant changes nothing."""
+    X, M, Z, W, _ = random_problem(n=45, d=30, k=3, seed=6)
+    common = dict(lam=1.0, init="custom", Z_init=Z, W_init=W, max_iter=30, tol=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        a = SemanticNMF(3, **common).fit(X, M=M)
+        b = SemanticNMF(3, **common).fit(X, M=1000.0 * M)
+    # equal up to the ε guard of the update denominators, which is not scale-free
+    np.testing.assert_allclose(a.components_, b.components_, rtol=1e-5)
+    assert b.lambda_ == pytest.approx(a.lambda_ / 1e6)
+    assert effective_lambda(3.0, X, M, "absolute") == 3.0
+
+
+def test_column_normalization_and_labels():
+    X, y = planted_corpus(seed=1)
+    model = SemanticNMF(3, random_state=0)
+    Z = model.fit_transform(X)
+    np.testing.assert_allclose(np.linalg.norm(Z, axis=0), 1.0)
+    np.testing.assert_array_equal(model.labels_, Z.argmax(axis=1))
+    assert (Z >= 0).all() and (model.components_ >= 0).all()
+
+
+@pytest.mark.parametrize("Estimator", [NMF, SemanticNMF])
+@pytest.mark.parametrize("init", ["skmeans", "random", "nndsvda"])
+def test_recovers_planted_clusters(Estimator, init):
+    X, y = planted_corpus(seed=2)
+    labels = Estimator(3, init=init, n_init=3, random_state=0).fit_predict(X)
+    assert nmi(y, labels) > 0.95
+
+
+def test_semantic_term_helps_when_documents_share_no_words():
+    """Documents of one topic that share no word are linked only through M."""
+    rng = np.random.default_rng(0)
+    k, words_per_topic, n_per = 2, 20, 20
+    d = k * words_per_topic
+    rows, y = [], []
+    for c in range(k):
+        for i in range(n_per):
+            # each document uses 2 words of its topic, nearly disjoint from its neighbours
+            words = c * words_per_topic + rng.choice(words_per_topic, 2, replace=False)
+            row = np.zeros(d)
+            row[words] = 1.0
+            rows.append(row)
+            y.append(c)
+    X = sp.csr_matrix(np.array(rows) / np.sqrt(2))
+    M = np.zeros((d, d))
+    for c in range(k):
+        block = slice(c * words_per_topic, (c + 1) * words_per_topic)
+        M[block, block] = 1.0
+    np.fill_diagonal(M, 0)
+    scores_nmf, scores_snmf = [], []
+    for seed in range(3):
+        scores_nmf.append(nmi(y, NMF(k, init="random", random_state=seed).fit_predict(X)))
+        scores_snmf.append(nmi(y, SemanticNMF(k, lam=1.0, init="random", random_state=seed)
+                               .fit_predict(X, M=sp.csr_matrix(M))))
+    assert np.mean(scores_snmf) > 0.9
+    assert np.mean(scores_snmf) > np.mean(scores_nmf) + 0.3
+
+
+def test_default_context_is_built_from_X():
+    X, y = planted_corpus(seed=3)
+    model = SemanticNMF(3, random_state=0).fit(X)
+    assert model.context_components_.shape == (3, X.shape[1])
+    assert model.lambda_ > 0
+    assert nmi(y, model.labels_) > 0.95
+
+
+def test_determinism_and_float32():
+    X, y = planted_corpus(seed=4)
+    a = SemanticNMF(3, init="random", random_state=7).fit(X)
+    b = SemanticNMF(3, init="random", random_state=7).fit(X)
+    np.testing.assert_array_equal(a.components_, b.components_)
+    X32 = X.astype(np.float32)
+    model = SemanticNMF(3, random_state=0)
+    Z = model.fit_transform(X32)
+    assert Z.dtype == np.float32 and model.components_.dtype == np.float32
+    model64 = SemanticNMF(3, random_state=0).fit(X)
+    assert nmi(model64.labels_, model.labels_) == pytest.approx(1.0)
+    np.testing.assert_allclose(model.components_, model64.components_, rtol=1e-3, atol=1e-4)
+
+
+def test_n_init_keeps_best_objective():
+    X, M, *_ = random_problem(n=60, d=40, k=4, seed=8)
+    objectives = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for seed in range(3):
+            objectives.append(NMF(4, init="random", random_state=np.random.RandomState(seed),
+                                  max_iter=30).fit(X).objective_)
+        best = NMF(4, init="random", n_init=5, random_state=0, max_iter=30).fit(X)
+    assert best.objective_ <= np.median(objectives) * (1 + 1e-9) or best.objective_ <= min(objectives)
+
+
+def test_transform_with_fixed_components():
+    X, y = planted_corpus(seed=5)
+    model = SemanticNMF(3, random_state=0).fit(X)
+    Z_new = model.transform(X)
+    assert Z_new.shape == (X.shape[0], 3) and (Z_new >= 0).all()
+    agreement = np.mean(Z_new.argmax(axis=1) == model.labels_)
+    assert agreement > 0.95
+    np.testing.assert_array_equal(model.predict(X[:5]), Z_new[:5].argmax(axis=1))
+    with pytest.raises(ValueError, match="features, but SemanticNMF is expecting"):
+        model.transform(X[:, :10])
+
+
+def test_empty_documents_get_minus_one():
+    X, y = planted_corpus(seed=6)
+    X = sp.vstack([X, sp.csr_matrix((2, X.shape[1]))]).tocsr()
+    with pytest.warns(UserWarning, match="no term"):
+        labels = NMF(3, random_state=0).fit_predict(X)
+    assert (labels[-2:] == -1).all() and (labels[:-2] >= 0).all()
+
+
+def test_top_terms_from_components():
+    X, y = planted_corpus(seed=7)
+    vocabulary = np.array([f"w{j}" for j in range(X.shape[1])])
+    model = NMF(3, random_state=0).fit(X)
+    topics = model.top_terms(5, vocabulary)
+    for c, terms in enumerate(topics):
+        weights = [w for _, w in terms]
+        assert weights == sorted(weights, reverse=True)
+        # the top words of a cluster come from one planted topic block of 15 words
+        blocks = {int(t[1:]) // 15 for t, _ in terms}
+        assert len(blocks) == 1
+
+
+@pytest.mark.parametrize("bad,match", [
+    (dict(n_components=0), "at least 1"),
+    (dict(n_components=1000), "larger than the number of documents"),
+    (dict(n_components=2.5), "positive integer"),
+    (dict(n_components=3, max_iter=-1), "max_iter"),
+    (dict(n_components=3, init="svd"), "init must be one of"),
+    (dict(n_components=3, n_init=0), "n_init"),
+    (dict(n_components=3, tol=-1.0), "tol"),
+])
+def test_bad_parameters(bad, match):
+    X, _ = planted_corpus()
+    with pytest.raises(ValueError, match=match):
+        SemanticNMF(**bad).fit(X)
+
+
+def test_bad_input_matrices():
+    X, _ = planted_corpus()
+    negative = X.copy()
+    negative.data[0] = -1.0
+    with pytest.raises(ValueError, match="negative"):
+        NMF(3).fit(negative)
+    nan = X.copy()
+    nan.data[0] = np.nan
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        NMF(3).fit(nan)
+    inf = X.toarray()
+    inf[0, 0] = np.inf
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        NMF(3).fit(inf)
+    with pytest.raises(ValueError, match="every row of X is zero"):
+        NMF(2).fit(sp.csr_matrix((5, 4)))
+    with pytest.raises(ValueError, match="M has 3 rows"):
+        SemanticNMF(3).fit(X, M=sp.eye(3))
+    with pytest.raises(ValueError, match="lam must be"):
+        SemanticNMF(3, lam=-1).fit(X)
+    with pytest.raises(ValueError, match="lam_scale"):
+        SemanticNMF(3, lam_scale="raw").fit(X)
+    with pytest.raises(ValueError, match="could not convert|dtype"):
+        NMF(2).fit([["a", "b"], ["c", "d"]])
+    with pytest.raises(ValueError, match="custom"):
+        NMF(3, init="custom").fit(X)
+
+
+EXPECTED_FAILED_CHECKS = {
+    "check_clustering": "fits standardized Gaussian blobs, which have negative values; the "
+                        "NMF family only accepts non-negative data",
+    "check_transformer_general": "transform solves Z anew by multiplicative updates with W "
+                                 "fixed, from a flat start: it equals fit_transform's Z only "
+                                 "up to the convergence tolerance (checked in "
+                                 "test_transform_with_fixed_components)",
+    "check_transformer_data_not_an_array": "same reason as check_transformer_general",
+}
+
+
+@parametrize_with_checks([NMF(3, random_state=0, max_iter=50),
+                          SemanticNMF(3, random_state=0, max_iter=50)],
+                         expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        check(estimator)
