@@ -39,9 +39,20 @@ Results go to --out: assignments.csv, topics.csv, run.json.
 """
 
 
+MAIN_EPILOG = """\
+examples:
+  semnmf cluster bbc -k 5                       Semantic-NMF on the built-in BBC News corpus
+  semnmf cluster docs.csv -k 10 --out results/  cluster the "text" column of a CSV
+  semnmf datasets                               corpora that can be opened by name
+
+Run "semnmf cluster --help" for all options of a command.
+"""
+
+
 def _parser():
     parser = argparse.ArgumentParser(
-        prog="semnmf", description="Cluster text documents with (Semantic-)NMF.")
+        prog="semnmf", description="Cluster text documents with (Semantic-)NMF.",
+        epilog=MAIN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"semnmf {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
@@ -111,7 +122,8 @@ def main(argv=None):
             return _datasets()
         return _cluster(args)
     except (ValueError, DatasetError, OSError, MemoryError) as exc:
-        print(f"semnmf: error: {exc}", file=sys.stderr)
+        message = " ".join(str(exc).split()) or type(exc).__name__  # one line, never empty
+        print(f"semnmf: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("semnmf: interrupted", file=sys.stderr)
@@ -247,7 +259,7 @@ def _write_results(out, args, corpus, model, labels, components, scores, timings
                  "weighting": args.weighting, "labelled": corpus.labels is not None},
         "cluster_sizes": {str(c): int(n) for c, n in zip(*np.unique(labels, return_counts=True))},
         "scores": scores,
-        "objective": float(getattr(model, "objective_", np.nan)),
+        "objective": _finite_or_none(getattr(model, "objective_", None)),
         "effective_lambda": getattr(model, "lambda_", None),
         "n_iter": int(model.n_iter_),
         "timings_seconds": {k: round(v, 4) for k, v in timings.items()},
@@ -259,6 +271,14 @@ def _write_results(out, args, corpus, model, labels, components, scores, timings
     _atomic_write(os.path.join(out, "topics.csv"), topics_file)
     _atomic_write(os.path.join(out, "run.json"),
                   lambda f: json.dump(record, f, indent=2, default=_json_default))
+
+
+def _finite_or_none(value):
+    """A float for JSON, or None (null) when missing or not finite: NaN is not JSON."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if np.isfinite(value) else None
 
 
 def _json_default(value):

@@ -13,6 +13,7 @@ Named datasets other than the built-in ones are looked up in the folders listed 
 
 import csv
 import importlib.util
+import io
 import json
 import os
 import sys
@@ -34,19 +35,38 @@ class DatasetError(ValueError):
 
 
 def _read_text(path, encoding="utf-8", fallback=None):
+    # Text mode: universal newlines, so the content only holds "\n" line ends. A leading
+    # byte-order mark (Excel's "UTF-8 CSV", Notepad) is dropped: it would otherwise stick
+    # to the first column name, the first JSON line or the first label.
     try:
         with open(path, encoding=encoding) as f:
-            return f.read()
+            content = f.read()
     except UnicodeDecodeError as exc:
-        if fallback:
-            with open(path, encoding=fallback) as f:
-                return f.read()
-        raise DatasetError(
-            f"{path} is not valid {encoding} (byte {exc.object[exc.start]:#x} at position "
-            f"{exc.start}); pass encoding='latin-1' (CLI: --encoding latin-1) or convert the file."
-        ) from None
+        if not fallback:
+            raise DatasetError(
+                f"{path} is not valid {encoding} (byte {exc.object[exc.start]:#x} at position "
+                f"{exc.start}); pass encoding='latin-1' (CLI: --encoding latin-1) or convert "
+                "the file.") from None
+        with open(path, encoding=fallback) as f:
+            content = f.read()
+    except LookupError:
+        raise DatasetError(f"unknown encoding {encoding!r}: use a Python codec name such as "
+                           "'utf-8' or 'latin-1'.") from None
     except OSError as exc:
         raise DatasetError(f"cannot read {path}: {exc.strerror or exc}.") from None
+    return content[1:] if content.startswith("\ufeff") else content
+
+
+def _split_lines(content):
+    """Lines of a text read by :func:`_read_text`, split at "\\n" only.
+
+    ``str.splitlines`` also splits at U+2028, U+0085, form feeds, ... which are legal
+    inside a JSON string or a CSV field and would cut a record in two.
+    """
+    lines = content.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 def data_paths():
@@ -147,7 +167,7 @@ def _load_bbc(**corpus_options):
 
 
 def _read_lines(path, encoding):
-    return _read_text(path, encoding).splitlines()
+    return _split_lines(_read_text(path, encoding))
 
 
 def _load_folder(path, name, *, use_counts, encoding, **corpus_options):
@@ -165,7 +185,8 @@ def _load_folder(path, name, *, use_counts, encoding, **corpus_options):
             raise DatasetError(f"cannot read {files['counts.mtx']} as Matrix Market: {exc}") from None
         vocabulary = _read_lines(files["vocab.txt"], encoding) if has["vocab.txt"] else None
         if labels is not None and len(labels) != counts.shape[0]:
-            raise DatasetError(f"{files['labels.txt']} has {len(labels)} lines but counts.mtx has "
+            source = files["labels.txt"] if has["labels.txt"] else files["docs.jsonl"]
+            raise DatasetError(f"{source} has {len(labels)} lines but counts.mtx has "
                                f"{counts.shape[0]} rows: one label per document is needed.")
         corpus_options.setdefault("stem", "auto")
         return Corpus(texts, labels, ids, counts=counts, vocabulary=vocabulary, name=name,
@@ -204,10 +225,12 @@ def _read_table(path, text_column, label_column, encoding):
     delimiter = "\t" if path.lower().endswith(".tsv") else ","
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     content = _read_text(path, encoding)
-    rows = list(csv.DictReader(content.splitlines(keepends=True), delimiter=delimiter))
+    # io.StringIO splits at "\n" only (see _split_lines); csv joins quoted multi-line fields.
+    reader = csv.DictReader(io.StringIO(content), delimiter=delimiter)
+    rows = list(reader)
     if not rows:
         raise DatasetError(f"{path} has no data rows.")
-    columns = list(rows[0].keys())
+    columns = list(reader.fieldnames)
     text_column = text_column or "text"
     if text_column not in columns:
         raise DatasetError(f"{path} has no column {text_column!r}; its columns are {columns}. "
@@ -232,7 +255,7 @@ def _read_jsonl(path, text_column, label_column, encoding):
             raise DatasetError(f"{path} is not valid JSON: {exc}") from None
     else:
         records = []
-        for number, line in enumerate(content.splitlines(), 1):
+        for number, line in enumerate(_split_lines(content), 1):
             if line.strip():
                 try:
                     records.append(json.loads(line))

@@ -188,7 +188,8 @@ class NMF(_BaseNMF):
     n_components : int, default=8
         Number of clusters k (the paper's g).
     init : {"skmeans", "random", "nndsvda", "custom"}, default="skmeans"
-        Starting point. "skmeans" runs spherical k-means once, as the papers do.
+        Starting point. "skmeans" starts from spherical k-means (best of 10 restarts), as
+        the papers do (Neurocomputing §5.4).
     n_init : int, default=1
         Number of restarts; the run with the lowest objective is kept.
     max_iter : int, default=200

@@ -18,7 +18,7 @@ from .nmf import _BaseNMF
 
 # Default relative weight of the word-context term (see SemanticNMF's docstring).
 # Chosen from the sweep in benchmarks/results/lambda_sweep.md.
-DEFAULT_LAM = 1.0
+DEFAULT_LAM = 10.0
 
 
 def effective_lambda(lam, X, M, scale="relative"):
@@ -59,7 +59,7 @@ class SemanticNMF(_BaseNMF):
     ----------
     n_components : int, default=8
         Number of clusters k (the paper's g).
-    lam : float, default=1.0
+    lam : float, default=10.0
         Weight of the word-context term. With ``lam_scale="relative"`` (default) it is the
         weight of the *relative* error ‖M − WQᵀ‖²/‖M‖² against ‖X − ZWᵀ‖²/‖X‖², i.e. the
         paper's λ = lam·‖X‖²/‖M‖² (see :func:`effective_lambda`); this makes the value mean

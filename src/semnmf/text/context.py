@@ -180,8 +180,8 @@ def _row_ids(X):
 
 def _keep_entries(X, mask):
     """CSR matrix with only the stored entries of X where mask is True (rows stay sorted)."""
-    per_row = np.bincount(_row_ids(X)[mask], minlength=X.shape[0])
-    indptr = np.concatenate([[0], np.cumsum(per_row)]).astype(X.indptr.dtype, copy=False)
+    kept_before = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
+    indptr = kept_before[X.indptr]
     return sp.csr_matrix((X.data[mask], X.indices[mask], indptr), shape=X.shape)
 
 
@@ -206,6 +206,7 @@ def _gram_cooccurrence(counts, min_count, block_size):
     blocks = []
     for start in range(0, n_terms, block_size):
         block = (counts_t[start:start + block_size] @ counts).tocsr()
+        block.sort_indices()
         keep = block.indices != _row_ids(block) + start  # drop self pairs (the diagonal)
         if min_count > 1:
             keep &= block.data >= min_count
@@ -301,9 +302,10 @@ def cooccurrence(*, counts=None, sequences=None, context="document", window=10, 
         Which positions co-occur: any two in the same document, any two in the same sentence,
         or any two of the same document at distance at most ``window``.
     window : int, default=10
-        Number of words on EACH side of a token that count as its context (as in word2vec and
-        GloVe), so the SIGIR paper's L-word window is ``window = L // 2``. Only used with
-        ``context="window"``.
+        Number of words on EACH side of a token that count as its context (as ``window`` in
+        word2vec and GloVe). The SIGIR paper uses "a 10-word window" without saying whether
+        it spans one side or both; ``window=5`` gives a 10-word span centred on the word.
+        Only used with ``context="window"``.
     min_count : int, default=1
         Co-occurrence counts below ``min_count`` are dropped.
     dtype : {np.float64, np.float32}, default=np.float64
@@ -316,6 +318,14 @@ def cooccurrence(*, counts=None, sequences=None, context="document", window=10, 
     -------
     C : scipy.sparse.csr_matrix of shape (n_terms, n_terms)
         Symmetric, zero diagonal, non-negative.
+
+    Notes
+    -----
+    The "window" and "sentence" contexts take one vectorized pass over the token stream per
+    offset o (pairs of positions o apart in the same document, resp. sentence), so their cost
+    is the number of pairs counted: about ``2 * window * n_tokens`` for a window, and the sum
+    of squared sentence lengths for sentences (avoid it when "sentences" are whole long
+    documents: use ``context="document"`` instead, which gives the same counts from AᵀA).
 
     Examples
     --------
@@ -415,16 +425,19 @@ def association(C, kind="ppmi", shift=2, dtype=None):
         C = sp.csr_matrix(C)
     if dtype is None:
         dtype = C.dtype
-    row_sums = np.asarray(C.sum(axis=1), dtype=np.float64).ravel()
-    col_sums = np.asarray(C.sum(axis=0), dtype=np.float64).ravel()
-    total = row_sums.sum()
-    pmi = (np.log(C.data.astype(np.float64)) + np.log(total)
-           - np.log(row_sums[_row_ids(C)]) - np.log(col_sums[C.indices]))
-    if kind == "sppmi":
-        pmi -= np.log(shift)
+    row_sums = np.asarray(C.sum(axis=1, dtype=np.float64)).ravel()
+    col_sums = np.asarray(C.sum(axis=0, dtype=np.float64)).ravel()
+    # log c_jj' + log c.. - log c_j. - log c_.j' on the stored entries, in place
+    with np.errstate(divide="ignore"):  # empty rows/columns have no stored entries
+        log_rows, log_cols = np.log(row_sums), np.log(col_sums)
+    pmi = np.log(C.data, dtype=np.float64)
+    pmi += np.log(row_sums.sum()) - (np.log(shift) if kind == "sppmi" else 0.0)
+    pmi -= np.repeat(log_rows, np.diff(C.indptr))
+    pmi -= log_cols[C.indices]
     if kind != "pmi":
         np.maximum(pmi, 0.0, out=pmi)
-    M = sp.csr_matrix((pmi.astype(dtype), C.indices.copy(), C.indptr.copy()), shape=C.shape)
+    M = sp.csr_matrix((pmi.astype(dtype, copy=False), C.indices.copy(), C.indptr.copy()),
+                      shape=C.shape)
     M.eliminate_zeros()
     return M
 

@@ -155,7 +155,8 @@ class Corpus:
         """Vectorize new texts on this corpus's vocabulary (and idf) for ``model.transform``."""
         if isinstance(texts, str):
             texts = [texts]
-        analyze = self._analyzer(self._resolved_stem())
+        texts = list(texts)
+        analyze = self._analyzer(self._resolved_stem(texts))
         index = {t: j for j, t in enumerate(self.vocabulary)}
         rows, cols = [], []
         for i, text in enumerate(texts):
@@ -164,17 +165,20 @@ class Corpus:
             cols.extend(ids)
         counts = sp.csr_matrix((np.ones(len(rows)), (rows, cols)),
                                shape=(len(texts), self.n_terms))
-        if weighting == "tfidf" and self._idf is None:
+        if weighting != "counts" and self._idf is None:  # tfidf and ncut use the corpus idf
             self.vectorize("tfidf")
         X, _ = weight(counts, weighting, idf=self._idf if weighting != "counts" else None)
         return X
 
     # -- word order ------------------------------------------------------------------
-    def _resolved_stem(self):
+    def _resolved_stem(self, texts=None):
         if self.stem != "auto":
             return self.stem
-        # Pick the stemmer whose output covers most of the fixed vocabulary.
-        sample = self.texts[: min(len(self.texts), 300)]
+        # Pick the stemmer whose output covers most of the fixed vocabulary, judged on the
+        # corpus texts; a corpus with only counts judges on the texts being transformed
+        # (without remembering the choice, which depends on them).
+        own = self.texts is not None
+        sample = (self.texts if own else list(texts or []))[:300]
         vocab = set(self.vocabulary.tolist())
         coverage = {}
         for stem in STEMMERS:
@@ -183,8 +187,10 @@ class Corpus:
             for text in sample:
                 seen.update(analyze(text))
             coverage[stem] = len(seen & vocab)
-        self.stem = max(STEMMERS, key=lambda s: coverage[s])
-        return self.stem
+        best = max(STEMMERS, key=lambda s: coverage[s])
+        if own:
+            self.stem = best
+        return best
 
     def sequences(self):
         """The corpus as a flat stream of in-vocabulary token ids, with document and
@@ -253,5 +259,10 @@ class Corpus:
                     record = {"text": text, "id": self.ids[i]}
                     if self.labels is not None:
                         record["label"] = self.labels[i]
-                    f.write(json.dumps(record) + "\n")
+                    f.write(json.dumps(record, default=_json_scalar) + "\n")
+
+
+def _json_scalar(value):
+    """JSON for numpy scalars (labels given as a numpy array); anything else as text."""
+    return value.item() if isinstance(value, np.generic) else str(value)
 

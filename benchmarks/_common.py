@@ -1,0 +1,65 @@
+"""Shared helpers of the benchmark scripts: locating the shared datasets, loading them
+once, and writing markdown tables."""
+
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results")
+DEFAULT_DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "datasets"))
+DATASETS = ["cstr", "classic3", "classic4", "bbc", "ng5", "ng20", "ng20_cai"]
+
+
+def data_root():
+    root = os.environ.get("SEMNMF_BENCH_DATA", DEFAULT_DATA)
+    if not os.path.isdir(root):
+        print(f"shared datasets not found at {root}: set SEMNMF_BENCH_DATA; skipping.")
+        sys.exit(0)
+    return root
+
+
+def load(name):
+    """(corpus, X tf-idf, k) for a shared dataset folder."""
+    from semnmf import load_dataset
+
+    corpus = load_dataset(os.path.join(data_root(), name))
+    return corpus, corpus.tfidf(), corpus.n_classes
+
+
+def default_context(corpus):
+    """What `semnmf cluster` uses: a 10-word window when raw text exists, else documents."""
+    return "window" if corpus.texts is not None else "document"
+
+
+def mean_sd(values):
+    values = np.asarray(values, dtype=float)
+    return f"{values.mean():.3f} ± {values.std():.3f}"
+
+
+def machine_line():
+    return (f"{platform.platform()}, Python {platform.python_version()}, {os.cpu_count()} cores, "
+            f"{time.strftime('%Y-%m-%d')}")
+
+
+def write_markdown(filename, title, sections):
+    """sections: list of (heading or None, text)."""
+    os.makedirs(RESULTS, exist_ok=True)
+    path = os.path.join(RESULTS, filename)
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write(f"# {title}\n\n")
+        for heading, text in sections:
+            if heading:
+                f.write(f"## {heading}\n\n")
+            f.write(text.rstrip() + "\n\n")
+    os.replace(path + ".tmp", path)
+    print(f"wrote {path}")
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)

@@ -1,0 +1,113 @@
+"""Shared fixtures: a tiny planted corpus with three clear topics, and the shared datasets.
+
+The planted corpus is generated with a fixed seed: each document is three sentences of
+words drawn from its topic's ten words, plus one word ("report") that occurs in every
+document and one ("people") in every second document, so document-frequency pruning
+has something to remove.
+"""
+
+import csv
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATASETS = (REPO_ROOT / ".." / "shared" / "datasets").resolve()
+
+TOPICS = {
+    "sport": "football match goal team player coach league score season stadium".split(),
+    "food": "recipe cook kitchen flavor sauce garlic oven bake dinner spice".split(),
+    "space": "planet orbit rocket telescope galaxy astronaut launch moon star nasa".split(),
+}
+COMMON_WORD = "report"     # in every document
+HALF_WORD = "people"       # in every second document
+DOCS_PER_TOPIC = 10
+
+
+def make_planted(docs_per_topic=DOCS_PER_TOPIC, seed=0):
+    """(texts, labels): ``docs_per_topic`` documents per topic, topics in blocks."""
+    rng = random.Random(seed)
+    texts, labels = [], []
+    for label, words in TOPICS.items():
+        for i in range(docs_per_topic):
+            sentences = [" ".join(rng.choices(words, k=6)) for _ in range(3)]
+            sentences[0] = f"{COMMON_WORD.capitalize()} {sentences[0]}"
+            if (len(texts)) % 2 == 0:
+                sentences[-1] += f" {HALF_WORD}"
+            texts.append(". ".join(sentences) + ".")
+            labels.append(label)
+    return texts, labels
+
+
+@pytest.fixture(scope="session")
+def planted():
+    """(texts, labels) of the planted corpus: 30 documents, 3 topics of 10."""
+    texts, labels = make_planted()
+    return list(texts), list(labels)
+
+
+@pytest.fixture
+def planted_texts(planted):
+    return list(planted[0])
+
+
+@pytest.fixture
+def planted_labels(planted):
+    return list(planted[1])
+
+
+def write_csv(path, rows, header, delimiter=","):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, delimiter=delimiter)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def write_jsonl(path, records, ensure_ascii=True):
+    with open(path, "w", encoding="utf-8") as f:
+        for record in records:
+            f.write(json.dumps(record, ensure_ascii=ensure_ascii) + "\n")
+    return path
+
+
+@pytest.fixture
+def planted_csv(tmp_path, planted):
+    """The planted corpus as ``tmp_path/planted.csv`` with columns text, label."""
+    texts, labels = planted
+    return write_csv(tmp_path / "planted.csv", zip(texts, labels), ["text", "label"])
+
+
+@pytest.fixture
+def planted_tree(tmp_path, planted):
+    """The planted corpus as a folder of .txt files, one sub-folder per label."""
+    texts, labels = planted
+    root = tmp_path / "tree"
+    for i, (text, label) in enumerate(zip(texts, labels)):
+        (root / label).mkdir(parents=True, exist_ok=True)
+        (root / label / f"{i:03d}.txt").write_text(text, encoding="utf-8")
+    return root
+
+
+def shared_dataset_path(name=None):
+    """Path of ``../shared/datasets`` (or of one dataset in it); skips the test if absent."""
+    path = SHARED_DATASETS if name is None else SHARED_DATASETS / name
+    if not path.is_dir():
+        pytest.skip(f"shared datasets not found at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_datasets():
+    """Path of the shared benchmark datasets folder; the test is skipped when absent."""
+    return shared_dataset_path()
+
+
+@pytest.fixture
+def no_semnmf_data(monkeypatch):
+    """Run with $SEMNMF_DATA unset, whatever the caller's environment holds."""
+    monkeypatch.delenv("SEMNMF_DATA", raising=False)
+    return os.environ

@@ -1,0 +1,327 @@
+"""Tests of the ``semnmf`` command line, called in-process as ``main([...])`` on the tiny
+planted corpus: the three output files and their contract (DESIGN.md), every method and
+context, quiet mode, the datasets command, help, and exit code 2 with one error line for
+bad input (and no output written)."""
+
+import csv
+import json
+import math
+import os
+import re
+
+import numpy as np
+import pytest
+import scipy.io
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+
+import semnmf
+from semnmf import Corpus
+from semnmf.cli import main
+
+from conftest import make_planted, write_csv
+
+FAST = ["--max-iter", "50", "-q"]
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        return reader.fieldnames, list(reader)
+
+
+def read_run(out):
+    with open(os.path.join(out, "run.json"), encoding="utf-8") as f:
+        return json.load(f, parse_constant=lambda c: pytest.fail(f"run.json holds {c}"))
+
+
+@pytest.fixture(scope="module")
+def corpus_files(tmp_path_factory):
+    """The planted corpus as a labelled CSV, a CSV without labels and a label-folder tree."""
+    root = tmp_path_factory.mktemp("cli_data")
+    texts, labels = make_planted()
+    labelled = write_csv(root / "planted.csv", zip(texts, labels), ["text", "label"])
+    unlabelled = write_csv(root / "nolabels.csv", [[t] for t in texts], ["text"])
+    tree = root / "tree"
+    for i, (text, label) in enumerate(zip(texts, labels)):
+        (tree / label).mkdir(parents=True, exist_ok=True)
+        (tree / label / f"{i:03d}.txt").write_text(text, encoding="utf-8")
+    counts_only = root / "countsonly"
+    counts_only.mkdir()
+    scipy.io.mmwrite(counts_only / "counts.mtx", Corpus(texts).counts())
+    (counts_only / "labels.txt").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
+    return dict(texts=texts, labels=labels, csv=str(labelled), nolabels=str(unlabelled),
+                tree=str(tree), counts_only=str(counts_only))
+
+
+@pytest.fixture(scope="module")
+def default_run(corpus_files, tmp_path_factory):
+    """One default (Semantic-NMF) run on the labelled CSV; several tests read its output."""
+    out = str(tmp_path_factory.mktemp("cli_out") / "run")
+    code = main(["cluster", corpus_files["csv"], "-k", "3", "--out", out, *FAST])
+    return code, out
+
+
+# -- the output contract ---------------------------------------------------------------
+
+def test_default_run_succeeds(default_run):
+    code, out = default_run
+    assert code == 0
+    assert sorted(os.listdir(out)) == ["assignments.csv", "run.json", "topics.csv"]
+
+
+def test_assignments_csv(default_run, corpus_files):
+    _, out = default_run
+    columns, rows = read_csv(os.path.join(out, "assignments.csv"))
+    assert columns == ["doc", "cluster", "label"]
+    assert len(rows) == len(corpus_files["texts"])
+    assert [r["doc"] for r in rows] == [str(i) for i in range(len(rows))]
+    assert [r["label"] for r in rows] == corpus_files["labels"]
+    assert {int(r["cluster"]) for r in rows} <= {0, 1, 2}
+
+
+def test_topics_csv(default_run, corpus_files):
+    _, out = default_run
+    columns, rows = read_csv(os.path.join(out, "topics.csv"))
+    assert columns == ["cluster", "rank", "term", "weight"]
+    vocabulary = set(Corpus(corpus_files["texts"]).vocabulary)
+    clusters = sorted({int(r["cluster"]) for r in rows})
+    assert clusters == [0, 1, 2]
+    for c in clusters:
+        mine = [r for r in rows if int(r["cluster"]) == c]
+        assert [int(r["rank"]) for r in mine] == list(range(1, len(mine) + 1))
+        assert len(mine) >= 10  # at least --top terms
+        assert {r["term"] for r in mine} <= vocabulary
+        weights = [float(r["weight"]) for r in mine]
+        assert all(w >= 0 for w in weights)
+        assert weights == sorted(weights, reverse=True)
+
+
+def test_run_json(default_run, corpus_files):
+    _, out = default_run
+    run = read_run(out)
+    reference = Corpus(corpus_files["texts"])
+    assert run["method"] == "snmf"
+    params = run["parameters"]
+    assert params["n_components"] == 3 and params["max_iter"] == 50
+    assert params["random_state"] == 0
+    assert run["data"]["n_documents"] == len(corpus_files["texts"])
+    assert run["data"]["n_terms"] == reference.n_terms
+    assert run["data"]["nnz"] == reference.counts().nnz
+    assert run["data"]["labelled"] is True
+    assert run["context"]["context"] == "window"  # auto: raw text exists
+    assert run["context"]["shape"] == [reference.n_terms, reference.n_terms]
+    assert isinstance(run["objective"], float) and math.isfinite(run["objective"])
+    assert isinstance(run["n_iter"], int) and 1 <= run["n_iter"] <= 50
+    timings = run["timings_seconds"]
+    assert {"load", "vectorize", "context", "fit", "total"} <= set(timings)
+    assert all(t >= 0 for t in timings.values())
+    assert timings["total"] >= timings["fit"]
+    assert run["versions"]["semnmf"] == semnmf.__version__
+    assert {"python", "numpy"} <= set(run["versions"])
+
+
+def test_run_json_scores_match_assignments(default_run):
+    _, out = default_run
+    run = read_run(out)
+    _, rows = read_csv(os.path.join(out, "assignments.csv"))
+    true = [r["label"] for r in rows]
+    pred = [int(r["cluster"]) for r in rows]
+    scores = run["scores"]
+    assert set(scores) >= {"nmi", "ari", "accuracy"}
+    assert all(0 <= scores[s] <= 1 for s in ("nmi", "ari", "accuracy"))
+    assert scores["nmi"] == pytest.approx(normalized_mutual_info_score(true, pred))
+    assert scores["ari"] == pytest.approx(adjusted_rand_score(true, pred))
+    sizes = {str(c): pred.count(c) for c in set(pred)}
+    assert run["cluster_sizes"] == sizes
+    # three planted topics with disjoint words: the clusters must find them
+    assert scores["accuracy"] >= 0.9
+
+
+@pytest.mark.parametrize("method, context", [("snmf", "document"), ("snmf", "window"),
+                                             ("snmf", "sentence"), ("nmf", None),
+                                             ("skmeans", None)])
+def test_methods_and_contexts(corpus_files, tmp_path, method, context):
+    out = tmp_path / "out"
+    args = ["cluster", corpus_files["csv"], "-k", "3", "--method", method, "--out", str(out),
+            *FAST]
+    if context:
+        args += ["--context", context, "--window", "3"]
+    assert main(args) == 0
+    run = read_run(out)
+    assert run["method"] == method
+    assert run["estimator"] == {"snmf": "SemanticNMF", "nmf": "NMF",
+                                "skmeans": "SphericalKMeans"}[method]
+    if context is None:
+        assert run["context"] is None
+    else:
+        assert run["context"]["context"] == context
+        assert run["context"]["window"] == (3 if context == "window" else None)
+    _, rows = read_csv(out / "assignments.csv")
+    assert len(rows) == len(corpus_files["texts"])
+    assert 0 <= run["scores"]["nmi"] <= 1 and 0 <= run["scores"]["accuracy"] <= 1
+    assert run["scores"]["accuracy"] >= 0.9
+    _, topics = read_csv(out / "topics.csv")
+    assert {int(r["cluster"]) for r in topics} == {0, 1, 2}
+
+
+def test_same_seed_same_result(corpus_files, tmp_path):
+    outputs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        assert main(["cluster", corpus_files["csv"], "-k", "3", "--seed", "7", "--init",
+                     "random", "--out", str(out), *FAST]) == 0
+        outputs.append((out / "assignments.csv").read_text(encoding="utf-8"))
+    assert outputs[0] == outputs[1]
+
+
+def test_folder_source_and_options(corpus_files, tmp_path):
+    out = tmp_path / "tree"
+    assert main(["cluster", corpus_files["tree"], "-k", "3", "--method", "nmf", "--weighting",
+                 "ncut", "--stem", "porter", "--min-df", "1", "--out", str(out), *FAST]) == 0
+    run = read_run(out)
+    assert run["corpus"] == "tree"
+    assert run["data"]["weighting"] == "ncut"
+    assert run["data"]["n_terms"] == Corpus(corpus_files["texts"], min_df=1, stem="porter").n_terms
+    _, rows = read_csv(out / "assignments.csv")
+    assert [r["doc"].split("/")[0] for r in rows] == [r["label"] for r in rows]
+
+
+def test_counts_only_folder_uses_document_context(corpus_files, tmp_path):
+    out = tmp_path / "counts"
+    assert main(["cluster", corpus_files["counts_only"], "-k", "3", "--out", str(out),
+                 *FAST]) == 0
+    run = read_run(out)
+    assert run["context"]["context"] == "document"
+    assert run["data"]["n_documents"] == len(corpus_files["texts"])
+    _, topics = read_csv(out / "topics.csv")
+    assert all(r["term"].startswith("t") for r in topics)  # no vocab.txt: t0, t1, ...
+
+
+def test_unlabelled_source(corpus_files, tmp_path):
+    out = tmp_path / "nolabels"
+    assert main(["cluster", corpus_files["nolabels"], "-k", "3", "--method", "skmeans",
+                 "--out", str(out), *FAST]) == 0
+    columns, rows = read_csv(out / "assignments.csv")
+    assert columns == ["doc", "cluster"] and len(rows) == len(corpus_files["texts"])
+    run = read_run(out)
+    assert run["scores"] is None and run["data"]["labelled"] is False
+
+
+def test_documents_without_terms_get_label_minus_one(corpus_files, tmp_path):
+    texts = corpus_files["texts"] + ["the and of it", "1234 5678"]
+    labels = corpus_files["labels"] + ["sport", "food"]
+    source = write_csv(tmp_path / "with_empty.csv", zip(texts, labels), ["text", "label"])
+    out = tmp_path / "out"
+    assert main(["cluster", str(source), "-k", "3", "--method", "nmf", "--out", str(out),
+                 *FAST]) == 0
+    _, rows = read_csv(out / "assignments.csv")
+    assert len(rows) == len(texts)
+    assert [int(r["cluster"]) for r in rows[-2:]] == [-1, -1]
+    run = read_run(out)
+    assert run["cluster_sizes"]["-1"] == 2
+    assert sum(run["cluster_sizes"].values()) == len(texts)
+    assert 0 <= run["scores"]["accuracy"] <= 1
+
+
+def test_default_output_folder(corpus_files, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["cluster", corpus_files["csv"], "-k", "2", "--method", "skmeans", *FAST]) == 0
+    out = tmp_path / "semnmf_results" / "planted_skmeans_k2"
+    assert sorted(os.listdir(out)) == ["assignments.csv", "run.json", "topics.csv"]
+
+
+# -- console output ----------------------------------------------------------------------
+
+def test_quiet_and_verbose(corpus_files, tmp_path, capsys):
+    assert main(["cluster", corpus_files["csv"], "-k", "3", "--method", "skmeans", "--out",
+                 str(tmp_path / "q"), "--max-iter", "50", "-q"]) == 0
+    quiet = capsys.readouterr()
+    assert "loading" not in quiet.err
+    assert "NMI" in quiet.out and "results written to" in quiet.out
+    assert main(["cluster", corpus_files["csv"], "-k", "3", "--method", "skmeans", "--out",
+                 str(tmp_path / "v"), "--max-iter", "50"]) == 0
+    verbose = capsys.readouterr()
+    assert "loading" in verbose.err
+    assert "results written to" in verbose.out
+
+
+def test_datasets_command(capsys, monkeypatch, tmp_path, planted):
+    monkeypatch.delenv("SEMNMF_DATA", raising=False)
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert "bbc" in out and "[built-in]" in out and "SEMNMF_DATA" in out
+    Corpus(*planted).to_folder(tmp_path / "mini")
+    monkeypatch.setenv("SEMNMF_DATA", str(tmp_path))
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert any(line.startswith("mini") and "[found]" in line for line in out.splitlines())
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["cluster", "--help"]])
+def test_help(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: semnmf" in out
+    assert "examples:" in out and "semnmf cluster bbc -k 5" in out
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert semnmf.__version__ in capsys.readouterr().out
+
+
+# -- bad input ------------------------------------------------------------------------------
+
+BAD_RUNS = {
+    "missing file": (["{missing}", "-k", "3"], r"no dataset named or found at"),
+    "k larger than n": (["{csv}", "-k", "31"], r"-k 31 is larger than the number of documents \(30\)"),
+    "k zero": (["{csv}", "-k", "0"], r"-k must be at least 1, got 0"),
+    "missing text column": (["{csv}", "-k", "3", "--text-column", "body"],
+                            r"no column 'body'; its columns are \['text', 'label'\]"),
+    "missing label column": (["{csv}", "-k", "3", "--label-column", "topic"],
+                             r"no label column 'topic'"),
+    "window without text": (["{counts_only}", "-k", "3", "--context", "window"], r"no raw text"),
+    "unknown encoding": (["{csv}", "-k", "3", "--encoding", "klingon"], r"unknown encoding"),
+    "latin-1 file": (["{latin}", "-k", "3"], r"not valid utf-8 .*--encoding latin-1"),
+}
+
+
+@pytest.fixture
+def bad_sources(corpus_files, tmp_path):
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("text,label\ncafé crème,x\n".encode("latin-1"))
+    return dict(corpus_files, missing=str(tmp_path / "nope.csv"), latin=str(latin))
+
+
+@pytest.mark.parametrize("quiet", [True, False], ids=["quiet", "verbose"])
+@pytest.mark.parametrize("case", sorted(BAD_RUNS))
+def test_bad_input_exit_code_2(case, quiet, bad_sources, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    template, pattern = BAD_RUNS[case]
+    args = [a.format(**bad_sources) for a in template]
+    out = tmp_path / "should_not_exist"
+    argv = ["cluster", *args, "--out", str(out), "--max-iter", "50"] + (["-q"] if quiet else [])
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    errors = [line for line in lines if line.startswith("semnmf: error: ")]
+    assert len(errors) == 1 and lines[-1] == errors[0]
+    if quiet:
+        assert len(lines) == 1
+    assert re.search(pattern, errors[0]), errors[0]
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        ["latin.csv"])  # nothing written: no --out folder, no semnmf_results/
+
+
+@pytest.mark.parametrize("argv", [["cluster", "x.csv"],                       # no -k
+                                  ["cluster", "x.csv", "-k", "2", "--method", "lda"],
+                                  ["cluster", "x.csv", "-k", "two"], []])
+def test_argument_errors_exit_2(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert "semnmf" in capsys.readouterr().err

@@ -1,0 +1,510 @@
+"""Tests of semnmf.datasets: every source type of load_dataset, dataset folders, named
+datasets ($SEMNMF_DATA), the built-in BBC corpus, the shared benchmark folders, and a
+clear error for every kind of bad input."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+
+from semnmf import Corpus, list_datasets, load_dataset
+from semnmf.datasets import BUILTIN, DatasetError
+
+from conftest import shared_dataset_path, write_csv, write_jsonl
+
+
+def assert_same_matrix(A, B):
+    A, B = sp.csr_matrix(A), sp.csr_matrix(B)
+    assert A.shape == B.shape
+    assert (A != B).nnz == 0
+
+
+def assert_same_corpus(corpus, texts, labels):
+    """``corpus`` holds ``texts`` / ``labels`` in order and vectorizes them like Corpus does."""
+    reference = Corpus(texts, labels)
+    assert len(corpus) == len(texts)
+    assert corpus.texts == list(texts)
+    if labels is None:
+        assert corpus.labels is None
+    else:
+        assert list(corpus.labels) == list(labels)
+    assert list(corpus.vocabulary) == list(reference.vocabulary)
+    assert_same_matrix(corpus.counts(), reference.counts())
+
+
+# -- sources ----------------------------------------------------------------------------
+
+def test_list_of_strings(planted):
+    texts, _ = planted
+    corpus = load_dataset(texts)
+    assert isinstance(corpus, Corpus)
+    assert_same_corpus(corpus, texts, None)
+    assert list(corpus.ids) == [str(i) for i in range(len(texts))]
+    # a tuple works the same, and vectorizing options are passed through
+    small = load_dataset(tuple(texts), min_df=1, max_features=5)
+    assert len(small) == len(texts) and small.n_terms == 5
+
+
+def test_text_tree_with_label_folders(planted_tree, planted):
+    texts, labels = planted
+    (planted_tree / "sport" / ".DS_Store").write_bytes(b"\x00\x01 not text")  # hidden: skipped
+    corpus = load_dataset(planted_tree)
+    assert corpus.name == "tree"
+    # documents come label folder by label folder (sorted), files sorted within a folder
+    order = sorted(range(len(texts)), key=lambda i: (labels[i], i))
+    assert_same_corpus(corpus, [texts[i] for i in order], [labels[i] for i in order])
+    assert corpus.n_classes == 3
+    assert list(corpus.ids) == [f"{labels[i]}/{i:03d}.txt" for i in order]
+
+
+def test_flat_text_folder_has_no_labels(tmp_path, planted):
+    texts, _ = planted
+    folder = tmp_path / "flat"
+    folder.mkdir()
+    for i, text in enumerate(texts):
+        (folder / f"doc{i:02d}.txt").write_text(text, encoding="utf-8")
+    (folder / "README.md").write_text("not a document", encoding="utf-8")
+    corpus = load_dataset(folder)
+    assert_same_corpus(corpus, texts, None)
+    assert corpus.labels is None and corpus.n_classes is None
+    assert list(corpus.ids) == [f"doc{i:02d}.txt" for i in range(len(texts))]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".jsonl", ".json"])
+def test_tables(tmp_path, planted, suffix):
+    texts, labels = planted
+    path = tmp_path / f"table{suffix}"
+    if suffix in (".csv", ".tsv"):
+        write_csv(path, zip(texts, labels), ["text", "label"],
+                  delimiter="\t" if suffix == ".tsv" else ",")
+    elif suffix == ".jsonl":
+        write_jsonl(path, [{"text": t, "label": y} for t, y in zip(texts, labels)])
+    else:  # a JSON array of records
+        path.write_text(json.dumps([{"text": t, "label": y} for t, y in zip(texts, labels)]),
+                        encoding="utf-8")
+    corpus = load_dataset(path)
+    assert corpus.name == "table"
+    assert_same_corpus(corpus, texts, labels)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_custom_columns_and_ids(tmp_path, planted, suffix):
+    texts, labels = planted
+    ids = [f"d{i}" for i in range(len(texts))]
+    path = tmp_path / f"custom{suffix}"
+    if suffix == ".csv":
+        write_csv(path, zip(ids, labels, texts, labels[::-1]), ["id", "topic", "body", "label"])
+    else:
+        write_jsonl(path, [{"id": i, "topic": y, "body": t, "label": z}
+                           for i, y, t, z in zip(ids, labels, texts, labels[::-1])])
+    corpus = load_dataset(path, text_column="body", label_column="topic")
+    assert_same_corpus(corpus, texts, labels)
+    assert list(corpus.ids) == ids
+    # without label_column, the "label" column is the default
+    assert list(load_dataset(path, text_column="body").labels) == labels[::-1]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_table_without_label_column(tmp_path, planted, suffix):
+    texts, _ = planted
+    path = tmp_path / f"nolabel{suffix}"
+    if suffix == ".csv":
+        write_csv(path, [[t] for t in texts], ["text"])
+    else:
+        write_jsonl(path, [{"text": t} for t in texts])
+    assert_same_corpus(load_dataset(path), texts, None)
+
+
+def test_csv_fields_with_separators_quotes_and_line_breaks(tmp_path, planted):
+    texts, labels = planted
+    tricky = list(texts)
+    tricky[0] = tricky[0] + ', "quoted", and\na second line'
+    # form feed, U+2028 and NEL are not quoted by csv.writer: they must not split a row
+    tricky[1] = tricky[1].replace(". ", ".\x0c", 1)
+    tricky[2] = tricky[2].replace(". ", ".\u2028", 1)
+    tricky[3] = tricky[3].replace(". ", ".\x85", 1)
+    path = write_csv(tmp_path / "tricky.csv", zip(tricky, labels), ["text", "label"])
+    corpus = load_dataset(path)
+    assert len(corpus) == len(texts)
+    assert corpus.texts == tricky
+    assert list(corpus.labels) == labels
+
+
+def test_jsonl_with_raw_unicode_line_separators(tmp_path, planted):
+    texts, labels = planted
+    tricky = list(texts)
+    tricky[0] = tricky[0].replace(". ", ".\u2028", 1)
+    tricky[1] = tricky[1].replace(". ", ".\u2029\x85", 1)
+    path = write_jsonl(tmp_path / "raw.jsonl", [{"text": t, "label": y}
+                                                for t, y in zip(tricky, labels)],
+                       ensure_ascii=False)
+    corpus = load_dataset(path)
+    assert corpus.texts == tricky
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_utf8_byte_order_mark_is_ignored(tmp_path, planted, suffix):
+    texts, labels = planted
+    path = tmp_path / f"bom{suffix}"
+    if suffix == ".csv":
+        write_csv(path, zip(texts, labels), ["text", "label"])
+    else:
+        write_jsonl(path, [{"text": t, "label": y} for t, y in zip(texts, labels)])
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert_same_corpus(load_dataset(path), texts, labels)
+
+
+# -- dataset folders ----------------------------------------------------------------------
+
+def test_to_folder_round_trip(tmp_path, planted):
+    texts, labels = planted
+    original = Corpus(texts, labels, ids=[f"doc-{i}" for i in range(len(texts))],
+                      stem="porter")
+    folder = tmp_path / "planted"
+    original.to_folder(folder)
+    assert sorted(os.listdir(folder)) == ["counts.mtx", "docs.jsonl", "labels.txt", "vocab.txt"]
+    loaded = load_dataset(folder)
+    assert loaded.name == "planted"
+    assert_same_matrix(loaded.counts(), original.counts())
+    assert list(loaded.vocabulary) == list(original.vocabulary)
+    assert list(loaded.labels) == list(original.labels)
+    assert loaded.texts == original.texts
+    assert list(loaded.ids) == list(original.ids)
+    np.testing.assert_allclose(loaded.tfidf().toarray(), original.tfidf().toarray(), rtol=1e-12)
+    # the token stream is rebuilt with the stemmer that matches the stored vocabulary
+    seq_loaded, seq_original = loaded.sequences(), original.sequences()
+    assert loaded.stem == "porter"
+    np.testing.assert_array_equal(seq_loaded.tokens, seq_original.tokens)
+    np.testing.assert_array_equal(seq_loaded.sent_ptr, seq_original.sent_ptr)
+    # use_counts=False re-vectorizes the raw text (unstemmed by default)
+    raw = load_dataset(folder, use_counts=False)
+    assert list(raw.vocabulary) == list(Corpus(texts).vocabulary)
+
+
+def test_to_folder_numeric_labels(tmp_path, planted):
+    texts, labels = planted
+    numeric = np.array([sorted(set(labels)).index(y) for y in labels])  # numpy int64
+    Corpus(texts, numeric).to_folder(tmp_path / "numeric")
+    loaded = load_dataset(tmp_path / "numeric")
+    assert list(loaded.labels) == [str(y) for y in numeric]  # labels.txt holds text
+    with open(tmp_path / "numeric" / "docs.jsonl", encoding="utf-8") as f:
+        assert [json.loads(line)["label"] for line in f] == numeric.tolist()
+
+
+@pytest.fixture
+def counts_only_folder(tmp_path, planted):
+    """A dataset folder with only counts.mtx (and labels.txt), from the planted corpus."""
+    texts, labels = planted
+    corpus = Corpus(texts, labels)
+    folder = tmp_path / "countsonly"
+    folder.mkdir()
+    scipy.io.mmwrite(folder / "counts.mtx", corpus.counts())
+    return folder, corpus
+
+
+def test_counts_only_folder(counts_only_folder):
+    folder, original = counts_only_folder
+    corpus = load_dataset(folder)
+    assert corpus.texts is None and corpus.labels is None
+    assert corpus.n_terms == original.n_terms  # min_df=1: kept as distributed
+    assert list(corpus.vocabulary) == [f"t{j}" for j in range(original.n_terms)]
+    assert_same_matrix(corpus.counts(), original.counts())
+    X = corpus.tfidf()
+    np.testing.assert_allclose(X.toarray(), original.tfidf().toarray(), rtol=1e-12, atol=1e-15)
+    M = corpus.word_context(context="document")
+    M_ref = original.word_context(context="document")
+    assert M.shape == (original.n_terms, original.n_terms)
+    np.testing.assert_allclose(M.toarray(), M_ref.toarray(), rtol=1e-12, atol=1e-15)
+    for context in ("window", "sentence"):
+        with pytest.raises(ValueError, match=r"no raw text.*context='document'"):
+            corpus.word_context(context=context)
+
+
+def test_counts_only_folder_with_labels(counts_only_folder, planted):
+    folder, _ = counts_only_folder
+    _, labels = planted
+    (folder / "labels.txt").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
+    corpus = load_dataset(folder)
+    assert list(corpus.labels) == labels and corpus.n_classes == 3
+
+
+def test_labels_length_mismatch(counts_only_folder, planted):
+    folder, _ = counts_only_folder
+    _, labels = planted
+    (folder / "labels.txt").write_text("\n".join(labels[:-2]) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=rf"labels\.txt has {len(labels) - 2} lines but "
+                                           rf"counts\.mtx has {len(labels)} rows"):
+        load_dataset(folder)
+
+
+def test_vocab_length_mismatch(counts_only_folder):
+    folder, original = counts_only_folder
+    (folder / "vocab.txt").write_text("alpha\nbeta\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"vocabulary has 2 terms .* {original.n_terms} columns"):
+        load_dataset(folder)
+
+
+def test_docs_jsonl_row_mismatch(counts_only_folder, planted):
+    folder, _ = counts_only_folder
+    texts, labels = planted
+    write_jsonl(folder / "docs.jsonl", [{"text": t} for t in texts[:5]])
+    with pytest.raises(ValueError, match=rf"5 texts but the count matrix has {len(texts)} rows"):
+        load_dataset(folder)
+    # labelled records: the message names the file the labels came from
+    write_jsonl(folder / "docs.jsonl", [{"text": t, "label": y} for t, y in zip(texts, labels)][:5])
+    with pytest.raises(DatasetError, match=rf"docs\.jsonl has 5 lines but counts\.mtx has "
+                                           rf"{len(texts)} rows"):
+        load_dataset(folder)
+
+
+def test_broken_matrix_market(tmp_path):
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    (folder / "counts.mtx").write_text("this is not matrix market\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match="Matrix Market"):
+        load_dataset(folder)
+
+
+# -- named datasets -------------------------------------------------------------------------
+
+def test_named_datasets_from_semnmf_data(tmp_path, monkeypatch, planted):
+    texts, labels = planted
+    root_a, root_b = tmp_path / "a", tmp_path / "b"
+    Corpus(texts, labels).to_folder(root_a / "mini")
+    Corpus(texts[:12]).to_folder(root_b / "other")
+    (root_a / "not_a_dataset").mkdir()
+    monkeypatch.setenv("SEMNMF_DATA", os.pathsep.join([str(root_a), str(tmp_path / "missing"),
+                                                        str(root_b)]))
+    monkeypatch.chdir(tmp_path)
+    corpus = load_dataset("mini")
+    assert corpus.name == "mini" and len(corpus) == len(texts)
+    assert list(corpus.labels) == labels
+    assert len(load_dataset("other")) == 12
+    found = list_datasets()
+    assert set(found) == set(BUILTIN) | {"mini", "other"}
+    assert str(root_a / "mini") in found["mini"]
+    with pytest.raises(DatasetError, match=r"no dataset named or found at 'not_a_dataset'"):
+        load_dataset("not_a_dataset")
+
+
+def test_list_datasets_without_semnmf_data(no_semnmf_data):
+    found = list_datasets()
+    assert set(found) == set(BUILTIN)
+    assert "bbc" in found and "2225" in found["bbc"]
+
+
+def test_shared_datasets_by_name(monkeypatch, shared_datasets):
+    monkeypatch.setenv("SEMNMF_DATA", str(shared_datasets))
+    names = set(list_datasets())
+    expected = {d for d in os.listdir(shared_datasets)
+                if os.path.exists(os.path.join(shared_datasets, d, "counts.mtx"))}
+    assert expected <= names
+    if "cstr" in names:
+        assert load_dataset("cstr").n_documents == 475
+
+
+# -- built-in and shared corpora --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def bbc():
+    return load_dataset("bbc")
+
+
+def test_builtin_bbc(bbc):
+    assert bbc.name == "bbc"
+    assert len(bbc) == 2225
+    assert sorted(set(bbc.labels)) == ["business", "entertainment", "politics", "sports", "tech"]
+    assert bbc.n_classes == 5
+    assert len(set(bbc.ids)) == 2225
+    assert all(text.strip() for text in bbc.texts)
+    X = bbc.tfidf()
+    assert X.shape == (2225, bbc.n_terms) and bbc.n_terms > 10000
+    assert load_dataset("BBC", min_df=100).n_terms < bbc.n_terms  # case and options
+
+
+def test_builtin_bbc_matches_shared_folder(bbc):
+    """The shared bbc folder was built from the same files with the same preprocessing."""
+    shared = load_dataset(shared_dataset_path("bbc"))
+    assert list(shared.vocabulary) == list(bbc.vocabulary)
+    assert_same_matrix(shared.counts(), bbc.counts())
+    assert list(shared.labels) == list(bbc.labels)
+    assert list(shared.ids) == list(bbc.ids)
+    assert [t.strip() for t in shared.texts] == [t.strip() for t in bbc.texts]
+
+
+def test_shared_cstr():
+    corpus = load_dataset(shared_dataset_path("cstr"))
+    assert (corpus.n_documents, corpus.n_terms) == (475, 1000)  # kept as distributed
+    raw = scipy.io.mmread(shared_dataset_path("cstr") / "counts.mtx")
+    assert_same_matrix(corpus.counts(), raw)
+    assert corpus.texts is None and corpus.n_classes == 4
+    X = corpus.tfidf()
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    np.testing.assert_allclose(norms[norms > 0], 1.0)
+    assert corpus.word_context(context="document").shape == (1000, 1000)
+    with pytest.raises(ValueError, match="no raw text"):
+        corpus.word_context(context="window")
+
+
+def test_shared_classic4_porter_stream():
+    corpus = load_dataset(shared_dataset_path("classic4"))
+    assert corpus.n_documents == 7095 and corpus.n_classes == 4
+    assert corpus.texts is not None and corpus.stem == "auto"
+    seq = corpus.sequences()
+    assert corpus.stem == "porter"  # the vocabulary is made of Porter stems
+    counts = corpus.counts()
+    total = counts.sum()
+    # the stream rebuilt from the raw text covers (almost) all counted tokens
+    assert 0.9 * total <= len(seq.tokens) <= 1.1 * total
+    per_doc = np.diff(seq.doc_ptr)
+    row_sums = np.asarray(counts.sum(axis=1)).ravel()
+    assert len(per_doc) == 7095
+    assert np.mean(np.abs(per_doc - row_sums) <= 0.1 * row_sums + 1) > 0.95
+
+
+# -- bad input ---------------------------------------------------------------------------------
+
+def test_empty_list():
+    with pytest.raises(ValueError, match="empty: no documents"):
+        load_dataset([])
+
+
+@pytest.mark.parametrize("texts", [["", "  ", "\n"], ["the and of", "is it was", "of the"],
+                                   ["123 456", "!!! ...", "42"]])
+def test_empty_vocabulary(texts):
+    with pytest.raises(ValueError, match="empty vocabulary"):
+        load_dataset(texts)
+
+
+def test_min_df_prunes_everything(planted):
+    texts, _ = planted
+    with pytest.raises(ValueError, match=r"no term is left after pruning with min_df=31"):
+        load_dataset(texts, min_df=31)
+    # every word in one document only: the default min_df=2 removes them all
+    with pytest.raises(ValueError, match="no term is left after pruning"):
+        load_dataset(["alpha beta", "gamma delta", "epsilon zeta"])
+
+
+def test_min_df_prunes_everything_in_a_count_folder(counts_only_folder, planted):
+    folder, _ = counts_only_folder
+    with pytest.raises(ValueError, match="no term is left after pruning"):
+        load_dataset(folder, min_df=len(planted[0]) + 1)
+
+
+def test_missing_text_column_csv(planted_csv):
+    with pytest.raises(DatasetError, match=r"no column 'body'; its columns are \['text', 'label'\]"):
+        load_dataset(planted_csv, text_column="body")
+
+
+def test_missing_text_column_jsonl(tmp_path, planted):
+    texts, labels = planted
+    path = write_jsonl(tmp_path / "t.jsonl", [{"content": t, "label": y}
+                                              for t, y in zip(texts, labels)])
+    with pytest.raises(DatasetError, match=r"record 1 has no field 'text' \(it has \['content', "
+                                           r"'label'\]\)"):
+        load_dataset(path)
+    assert len(load_dataset(path, text_column="content")) == len(texts)
+
+
+def test_missing_label_column(planted_csv, tmp_path, planted):
+    with pytest.raises(DatasetError, match=r"no label column 'topic'; its columns are "
+                                           r"\['text', 'label'\]"):
+        load_dataset(planted_csv, label_column="topic")
+    texts, labels = planted
+    path = write_jsonl(tmp_path / "t.jsonl", [{"text": t, "label": y}
+                                              for t, y in zip(texts, labels)])
+    with pytest.raises(DatasetError, match="no label field 'topic'"):
+        load_dataset(path, label_column="topic")
+
+
+def test_invalid_json_line(tmp_path, planted):
+    texts, _ = planted
+    path = tmp_path / "bad.jsonl"
+    lines = [json.dumps({"text": t}) for t in texts[:5]]
+    lines[2] = lines[2][:-1]  # drop the closing brace of the third record
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"bad\.jsonl, line 3: not valid JSON"):
+        load_dataset(path)
+
+
+def test_non_utf8_file(tmp_path, planted):
+    texts, labels = planted
+    path = tmp_path / "latin.csv"
+    rows = [[t + " café", y] for t, y in zip(texts, labels)]
+    with open(path, "w", newline="", encoding="latin-1") as f:
+        f.write("text,label\n" + "".join(f"{t},{y}\n" for t, y in rows))
+    with pytest.raises(DatasetError, match=r"not valid utf-8 \(byte 0xe9.*encoding='latin-1'"):
+        load_dataset(path)
+    corpus = load_dataset(path, encoding="latin-1")
+    assert corpus.texts == [t for t, _ in rows] and "café" in corpus.texts[0]
+    with pytest.raises(DatasetError, match="unknown encoding 'no-such-codec'"):
+        load_dataset(path, encoding="no-such-codec")
+
+
+def test_non_utf8_text_tree(planted_tree):
+    (planted_tree / "food" / "999.txt").write_bytes("crème brûlée recipe".encode("latin-1"))
+    with pytest.raises(DatasetError, match=r"999\.txt is not valid utf-8.*latin-1"):
+        load_dataset(planted_tree)
+    assert "crème brûlée recipe" in load_dataset(planted_tree, encoding="latin-1").texts
+
+
+def test_nonexistent_path_or_name(tmp_path, no_semnmf_data):
+    with pytest.raises(DatasetError, match=r"no dataset named or found at 'no-such-corpus'.*"
+                                           r"Built-in: bbc"):
+        load_dataset("no-such-corpus")
+    with pytest.raises(DatasetError, match="no dataset named or found"):
+        load_dataset(tmp_path / "missing.csv")
+
+
+def test_unknown_file_type_and_empty_folder(tmp_path):
+    (tmp_path / "data.xlsx").write_bytes(b"PK\x03\x04")
+    with pytest.raises(DatasetError, match=r"don't know how to read .*data\.xlsx"):
+        load_dataset(tmp_path / "data.xlsx")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DatasetError, match="holds no text files"):
+        load_dataset(tmp_path / "empty")
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="file permissions do not stop root")
+def test_unreadable_file(planted_csv):
+    os.chmod(planted_csv, 0)
+    try:
+        with pytest.raises(DatasetError, match="cannot read .*planted.csv: Permission denied"):
+            load_dataset(planted_csv)
+    finally:
+        os.chmod(planted_csv, 0o644)
+
+
+def test_unreadable_file_message(planted_csv, monkeypatch):
+    import semnmf.datasets
+
+    def denied(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(semnmf.datasets, "open", denied, raising=False)
+    with pytest.raises(DatasetError, match=r"cannot read .*planted\.csv: Permission denied"):
+        load_dataset(planted_csv)
+
+
+def test_empty_tables(tmp_path):
+    (tmp_path / "header.csv").write_text("text,label\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match="has no data rows"):
+        load_dataset(tmp_path / "header.csv")
+    (tmp_path / "empty.jsonl").write_text("\n\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match="holds no records"):
+        load_dataset(tmp_path / "empty.jsonl")
+
+
+def test_non_string_texts(tmp_path):
+    with pytest.raises(ValueError, match=r"texts must all be strings; document 1 is int"):
+        load_dataset(["apple banana", 3, "banana apple"])
+    with pytest.raises(ValueError, match="not a single string"):
+        Corpus("apple banana apple banana")
+    path = write_jsonl(tmp_path / "numbers.jsonl",
+                       [{"text": "apple banana"}, {"text": "banana apple"}, {"text": 7.5}])
+    with pytest.raises(ValueError, match="document 2 is float"):
+        load_dataset(path)
