@@ -5,7 +5,7 @@ tells which words tend to occur in the same contexts. This module builds it in t
 each available on its own:
 
 1. :func:`cooccurrence` counts how often two words occur in the same context: a document, a
-   sentence, or an L-word window (``C``, NSF section 3.1, "the number of times the word-context
+   sentence, or an L-word window (``C``, NSF section 3, "the number of times the word-context
    pair (w_j, w_j') occurred in the same context").
 2. :func:`association` turns the counts into pointwise mutual information (NSF eq. (2)-(3)),
    its positive part PPMI, or the shifted PPMI of the SIGIR paper
@@ -18,10 +18,11 @@ All functions work on scipy.sparse matrices and never densify a d x d matrix.
 
 References
 ----------
-.. [NSF] M. Ailem, A. Salah, M. Nadif, ... "Semantic-NMF" (Neurocomputing 2022),
-   ``papers/semantic-nmf-neurocomputing-2022.txt``, eq. (2)-(3).
+.. [NSF] M. Febrissy, A. Salah, M. Ailem, M. Nadif, "Improving NMF clustering by leveraging
+   contextual relationships among words", Neurocomputing 495 (2022) 105-117
+   (``papers/semantic-nmf-neurocomputing-2022.txt``), eq. (2)-(3).
 .. [SIGIR] M. Ailem, A. Salah, M. Nadif, "Non-negative Matrix Factorization Meets Word
-   Embedding" (SIGIR 2017), ``papers/senmf-sigir-2017.txt``, section 2 (shifted PPMI).
+   Embedding", SIGIR 2017 (``papers/senmf-sigir-2017.txt``), definition of the SPPMI matrix M.
 """
 
 import numbers
@@ -169,7 +170,8 @@ def _check_positive_int(value, name, minimum=1):
 
 def _check_option(value, name, options):
     if value not in options:
-        raise ValueError(f"Unknown {name} {value!r}; choose one of {', '.join(map(repr, options))}.")
+        choices = ", ".join(map(repr, options))
+        raise ValueError(f"Unknown {name} {value!r}; choose one of {choices}.")
     return value
 
 
@@ -180,9 +182,9 @@ def _row_ids(X):
 
 def _keep_entries(X, mask):
     """CSR matrix with only the stored entries of X where mask is True (rows stay sorted)."""
-    kept_before = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
-    indptr = kept_before[X.indptr]
-    return sp.csr_matrix((X.data[mask], X.indices[mask], indptr), shape=X.shape)
+    kept = np.flatnonzero(mask)
+    indptr = np.searchsorted(kept, X.indptr)  # number of kept entries before each row
+    return sp.csr_matrix((X.data[kept], X.indices[kept], indptr), shape=X.shape)
 
 
 # ------------------------------------------------------------------------ co-occurrence
@@ -202,11 +204,12 @@ def _sequences_to_counts(tokens, doc_ptr, n_terms, dtype):
 def _gram_cooccurrence(counts, min_count, block_size):
     """Off-diagonal AᵀA computed ``block_size`` rows (words) at a time."""
     n_terms = counts.shape[1]
-    counts_t = counts.T.tocsr()
+    counts_t = sp.csr_matrix(counts.T)
     blocks = []
     for start in range(0, n_terms, block_size):
-        block = (counts_t[start:start + block_size] @ counts).tocsr()
-        block.sort_indices()
+        # rows start:stop of AᵀA, computed as the columns of Aᵀ A[:, start:stop]: converting
+        # that product to CSC sorts its indices in linear time
+        block = sp.csr_matrix((counts_t @ counts_t[start:start + block_size].T).tocsc().T)
         keep = block.indices != _row_ids(block) + start  # drop self pairs (the diagonal)
         if min_count > 1:
             keep &= block.data >= min_count
@@ -242,10 +245,9 @@ class _PairCounter:
         left, right = np.concatenate(self._left), np.concatenate(self._right)
         self._left, self._right, self._n_buffered = [], [], 0
         # count each unordered pair once, in the upper triangle
-        upper = sp.csr_matrix(
-            (np.ones(left.size, dtype=self.dtype), (np.minimum(left, right), np.maximum(left, right))),
-            shape=(self.n_terms, self.n_terms),
-        )
+        rows, cols = np.minimum(left, right), np.maximum(left, right)
+        upper = sp.csr_matrix((np.ones(left.size, dtype=self.dtype), (rows, cols)),
+                              shape=(self.n_terms, self.n_terms))
         self._parts.append(upper)
         while len(self._parts) > 1 and self._parts[-2].nnz <= 2 * self._parts[-1].nnz:
             last = self._parts.pop()
@@ -281,7 +283,7 @@ def _offset_cooccurrence(tokens, ptr, max_offset, n_terms, dtype):
 
 def cooccurrence(*, counts=None, sequences=None, context="document", window=10, min_count=1,
                  dtype=np.float64, block_size=2048):
-    """Word-word co-occurrence counts C (NSF section 3.1, the input of eq. (3)).
+    """Word-word co-occurrence counts C (NSF section 3, the input of eq. (3)).
 
     ``C[j, j']`` is the number of times words ``j`` and ``j'`` occurred in the same context:
     the number of ordered pairs of token positions (p, q), p != q, in one context with word
@@ -386,9 +388,10 @@ def association(C, kind="ppmi", shift=2, dtype=None):
 
     - ``"pmi"``: PMI itself. The PMI of a zero count is -inf, so only the entries with a
       non-zero count are stored; a missing entry means "never co-occurred", not PMI = 0.
-    - ``"ppmi"``: ``max(PMI, 0)`` (NSF section 3.2), the matrix M of Semantic-NMF.
-    - ``"sppmi"``: ``max(PMI - log(shift), 0)`` (SIGIR section 2, with N = ``shift``, the
-      number of negative samples of the skip-gram model it mirrors).
+    - ``"ppmi"``: ``max(PMI, 0)`` (NSF section 3), the matrix M of Semantic-NMF.
+    - ``"sppmi"``: ``max(PMI - log(shift), 0)``, the shifted PPMI matrix M of the SIGIR
+      paper, with N = ``shift`` (the number of negative samples of the skip-gram model it
+      mirrors).
 
     Entries equal to zero are not stored in the result (for ``"pmi"`` this also drops the
     pairs whose PMI is exactly 0).
@@ -449,7 +452,9 @@ def _top_k_mask(M, top_k):
     """Boolean mask over M.data: True for the top_k largest entries of each row.
 
     Entries are sorted by (row, -value) with a stable sort, in blocks of whole rows; ties
-    keep the lower column index.
+    keep the lower column index. The sort key is the complex number ``row - 1j * value``:
+    numpy orders complex numbers lexicographically (real part, then imaginary part), exactly
+    like ``np.lexsort((-value, row))`` but several times faster.
     """
     keep = np.zeros(M.nnz, dtype=bool)
     indptr, n_rows = M.indptr, M.shape[0]
@@ -459,7 +464,7 @@ def _top_k_mask(M, top_k):
         stop = min(max(stop, start + 1), n_rows)
         lo, hi = indptr[start], indptr[stop]
         rows = np.repeat(np.arange(start, stop), np.diff(indptr[start:stop + 1]))
-        order = np.lexsort((-M.data[lo:hi], rows))
+        order = np.argsort(rows - 1j * M.data[lo:hi], kind="stable")
         rank = np.arange(hi - lo) - (indptr[rows[order]] - lo)
         keep[lo + order[rank < top_k]] = True
         start = stop
