@@ -97,6 +97,13 @@ def check_n_components(n_components, n_samples, name="n_components"):
     return int(n_components)
 
 
+def check_positive_int(value, name, minimum=1):
+    """An integer >= minimum (bools refused), as a plain int; clear ValueError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
+    return int(value)
+
+
 def empty_rows(X):
     """Boolean mask of the all-zero rows of a CSR matrix or ndarray."""
     if sp.issparse(X):

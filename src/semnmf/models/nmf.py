@@ -14,16 +14,12 @@ from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_matrix, check_n_components, empty_rows, validate_estimator_input
+from .._validation import (check_matrix, check_n_components, check_positive_int, empty_rows,
+                           validate_estimator_input)
 from ..metrics import top_terms as _top_terms
 from . import _mu
 from ._frobenius import FrobeniusProblem
 from .init import INITS, initialize
-
-
-def _check_positive_int(value, name, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
 
 
 def _check_nonneg_float(value, name):
@@ -75,8 +71,8 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
 
     def _check_params(self, X):
         check_n_components(self.n_components, X.shape[0])
-        _check_positive_int(self.n_init, "n_init")
-        _check_positive_int(self.max_iter, "max_iter", minimum=0)
+        check_positive_int(self.n_init, "n_init")
+        check_positive_int(self.max_iter, "max_iter", minimum=0)
         _check_nonneg_float(self.tol, "tol")
         if self.init not in INITS:
             raise ValueError(f"init must be one of {INITS}, got {self.init!r}.")

@@ -20,13 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import FLOAT_DTYPES, check_matrix, check_n_components, empty_rows
 
-try:  # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _sk_validate_data
-except ImportError:  # pragma: no cover - older scikit-learn
-    def _sk_validate_data(estimator, X, *, reset, ensure_all_finite, **kwargs):
-        return estimator._validate_data(
-            X, reset=reset, force_all_finite=ensure_all_finite, **kwargs
-        )
+from sklearn.utils.validation import validate_data as _sk_validate_data
 
 __all__ = ["SphericalKMeans"]
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_matrix
+from .._validation import check_matrix, check_positive_int
 
 __all__ = ["TokenSequences", "cooccurrence", "association", "prune", "word_context"]
 
@@ -160,12 +160,6 @@ def _check_sequences(sequences):
             "in sequences.sent_ptr (a sentence cannot span two documents)."
         )
     return tokens, doc_ptr, sent_ptr, n_terms
-
-
-def _check_positive_int(value, name, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
-    return int(value)
 
 
 def _check_option(value, name, options):
@@ -338,8 +332,8 @@ def cooccurrence(*, counts=None, sequences=None, context="document", window=10, 
            [0., 2., 0.]])
     """
     _check_option(context, "context", CONTEXTS)
-    min_count = _check_positive_int(min_count, "min_count")
-    block_size = _check_positive_int(block_size, "block_size")
+    min_count = check_positive_int(min_count, "min_count")
+    block_size = check_positive_int(block_size, "block_size")
     if counts is not None and sequences is not None:
         raise ValueError("Pass either counts or sequences, not both.")
     if context != "document" and sequences is None:
@@ -365,7 +359,7 @@ def cooccurrence(*, counts=None, sequences=None, context="document", window=10, 
 
     tokens, doc_ptr, sent_ptr, n_terms = _check_sequences(sequences)
     if context == "window":
-        window = _check_positive_int(window, "window")
+        window = check_positive_int(window, "window")
         C = _offset_cooccurrence(tokens, doc_ptr, window, n_terms, dtype)
     else:  # sentence: every pair, up to the longest sentence
         longest = int(np.diff(sent_ptr).max()) if sent_ptr.size > 1 else 0
@@ -504,7 +498,7 @@ def prune(M, *, top_k=None, threshold=None, symmetric=True):
            [0., 2., 0.]])
     """
     if top_k is not None:
-        top_k = _check_positive_int(top_k, "top_k")
+        top_k = check_positive_int(top_k, "top_k")
     if threshold is not None and (isinstance(threshold, bool)
                                   or not isinstance(threshold, numbers.Real)
                                   or not np.isfinite(threshold)):
