@@ -30,7 +30,7 @@ from sklearn.decomposition import NMF as SkNMF
 from _common import (DATASETS, HERE, default_context, load, machine_line, mean_sd, table,
                      write_markdown)
 from semnmf import NMF, SemanticNMF, SphericalKMeans, clustering_scores
-from semnmf.models.init import SKMEANS_OFFSET
+from semnmf.models.init import factors_from_skmeans
 
 CACHE = os.path.join(HERE, "cache", "quality.json")
 METHODS = ["skmeans", "nmf", "snmf", "sklearn-mu", "sklearn-cd"]
@@ -82,14 +82,9 @@ def fit(method, X, M, k, seed, start=None):
 
 
 def skmeans_start(X, k, seed):
-    """The papers' common start: spherical k-means labels -> (Z0, W0), as init='skmeans'."""
+    """The papers' common start: one spherical k-means run -> (Z0, W0), as init='skmeans'."""
     km = SphericalKMeans(k, n_init=1, random_state=seed).fit(X)
-    Z = np.full((X.shape[0], k), SKMEANS_OFFSET)
-    ok = km.labels_ >= 0
-    Z[np.flatnonzero(ok), km.labels_[ok]] += 1.0
-    W = np.maximum(km.cluster_centers_.T, 0)
-    W += 1e-3 * W.mean()
-    return Z, np.ascontiguousarray(W), km
+    return (*factors_from_skmeans(km, X.dtype), km)
 
 
 def run_dataset(name, seeds, runs, cache):

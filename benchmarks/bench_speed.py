@@ -14,7 +14,6 @@ import time
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.decomposition import NMF as SkNMF
 
 from _common import DATASETS, default_context, load, machine_line, table, write_markdown
@@ -73,7 +72,6 @@ def main():
         t_ours = best_time(ours_nmf, args.repeat) / it
         t_sk = best_time(sklearn_mu, args.repeat) / it
         t_snmf = best_time(ours_snmf, args.repeat) / it
-        Xt = X.T.tocsr()
         floor_nmf = 2 * matrix_bytes(X) / bandwidth
         floor_snmf = floor_nmf + 2 * matrix_bytes(M) / bandwidth
         rows.append([name, f"{X.shape[0]}x{X.shape[1]}", f"{X.nnz:,}", f"{M.nnz:,}", k,
@@ -81,7 +79,6 @@ def main():
                      f"{t_ours / floor_nmf:.1f}", f"{1e3 * t_snmf:.2f}",
                      f"{t_snmf / floor_snmf:.1f}", f"{t_snmf / t_sk:.2f}"])
         print(rows[-1], flush=True)
-        del Xt
     header = ["dataset", "shape", "nnz X", "nnz M", "k", "sklearn mu ms/iter", "our NMF ms/iter",
               "speed-up vs sklearn mu", "NMF / floor", "our SNMF ms/iter", "SNMF / floor",
               "SNMF / sklearn mu"]

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from _common import DATASETS, default_context, load, machine_line, mean_sd, table, write_markdown
+from _common import default_context, load, machine_line, mean_sd, table, write_markdown
 from semnmf import SemanticNMF, ari, nmi
 from semnmf.models._mu import squared_norm
 

@@ -17,11 +17,12 @@ import warnings
 import numpy as np
 
 from . import __version__
-from ._progress import _console, log
+from ._progress import log
 from .datasets import BUILTIN, DatasetError, list_datasets, load_dataset
 from .metrics import clustering_scores, top_terms
 from .models import NMF, SemanticNMF, SphericalKMeans
 from .models.semantic import DEFAULT_LAM
+from .text.corpus import json_default
 
 METHODS = ("snmf", "nmf", "skmeans")
 
@@ -270,7 +271,7 @@ def _write_results(out, args, corpus, model, labels, components, scores, timings
     _atomic_write(os.path.join(out, "assignments.csv"), assignments)
     _atomic_write(os.path.join(out, "topics.csv"), topics_file)
     _atomic_write(os.path.join(out, "run.json"),
-                  lambda f: json.dump(record, f, indent=2, default=_json_default))
+                  lambda f: json.dump(record, f, indent=2, default=json_default))
 
 
 def _finite_or_none(value):
@@ -279,14 +280,6 @@ def _finite_or_none(value):
         return None
     value = float(value)
     return value if np.isfinite(value) else None
-
-
-def _json_default(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return str(value)
 
 
 def _print_summary(corpus, labels, topics, scores, args, out):

@@ -18,7 +18,6 @@ import json
 import os
 import sys
 
-import numpy as np
 import scipy.io
 
 from .text.corpus import Corpus

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from ._mu import EPSILON, RowBlocked, squared_norm
 
 
-def _transpose_csr(A):
+def transpose_csr(A):
     """Aᵀ in CSR, computed once (never per iteration)."""
     return A.T.tocsr() if sp.issparse(A) else np.ascontiguousarray(A.T)
 
@@ -43,18 +43,20 @@ class FrobeniusProblem:
         Effective (absolute) weight λ of the word-context term in eq. (5).
     update_W : bool
         False freezes W (used by ``transform``).
+    Xt, Mt : CSR or ndarray, optional
+        Xᵀ and Mᵀ when the caller already has them (restarts share one transpose).
     """
 
-    def __init__(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None):
+    def __init__(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None):
         self.X = RowBlocked(X)
-        self.Xt = RowBlocked(_transpose_csr(X) if Xt is None else Xt)
+        self.Xt = RowBlocked(transpose_csr(X) if Xt is None else Xt)
         self.Z, self.W = Z, W
         self.sqX = squared_norm(X)
         self.update_W = update_W
         self.lam = float(lam)
         self.M = None
         if M is not None:
-            self.M, self.Mt = RowBlocked(M), RowBlocked(_transpose_csr(M))
+            self.M, self.Mt = RowBlocked(M), RowBlocked(transpose_csr(M) if Mt is None else Mt)
             self.Q = Q
             self.sqM = squared_norm(M)
             self.MtW = self.Mt @ W

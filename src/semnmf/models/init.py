@@ -7,7 +7,6 @@ The papers start every NMF-like method from the same spherical k-means solution
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.decomposition._nmf import _initialize_nmf
 from sklearn.utils import check_random_state
 
@@ -64,14 +63,7 @@ def initialize(X, n_components, init="skmeans", random_state=None, Z=None, W=Non
             # the estimator being initialized already warns about empty documents
             warnings.filterwarnings("ignore", message=".*all-zero.*", category=UserWarning)
             km = SphericalKMeans(n_clusters=k, n_init=SKMEANS_RESTARTS, random_state=rng).fit(X)
-        labels = km.labels_
-        Z = np.full((n, k), SKMEANS_OFFSET, dtype=dtype)
-        assigned = labels >= 0
-        Z[np.flatnonzero(assigned), labels[assigned]] += 1.0
-        W = np.maximum(np.asarray(km.cluster_centers_, dtype=dtype).T, 0)
-        # Terms absent from every centroid would stay at exactly zero: give them a floor.
-        W += dtype.type(1e-3) * W.mean()
-        return Z, np.ascontiguousarray(W)
+        return factors_from_skmeans(km, dtype)
     if init == "random":
         mean = X.sum() / (n * d)
         scale = np.sqrt(max(mean, 1e-12) / k)
@@ -84,6 +76,22 @@ def initialize(X, n_components, init="skmeans", random_state=None, Z=None, W=Non
         Z, H = _initialize_nmf(X, k, init="nndsvda", random_state=rng)
         return np.ascontiguousarray(Z, dtype=dtype), np.ascontiguousarray(H.T, dtype=dtype)
     raise ValueError(f"init must be one of {INITS}, got {init!r}.")
+
+
+def factors_from_skmeans(km, dtype=np.float64):
+    """Starting (Z, W) from a fitted SphericalKMeans: Z = one-hot labels + 0.2, W = centroids.
+
+    Documents labelled -1 (no term) keep the flat 0.2 row. Terms absent from every centroid
+    would stay at exactly zero under multiplicative updates, so W gets a small floor.
+    """
+    dtype = np.dtype(dtype)
+    labels = km.labels_
+    Z = np.full((labels.size, km.cluster_centers_.shape[0]), SKMEANS_OFFSET, dtype=dtype)
+    assigned = labels >= 0
+    Z[np.flatnonzero(assigned), labels[assigned]] += 1.0
+    W = np.maximum(np.asarray(km.cluster_centers_, dtype=dtype).T, 0)
+    W += dtype.type(1e-3) * W.mean()
+    return Z, np.ascontiguousarray(W)
 
 
 def initialize_context_factor(M_dot_W, W):

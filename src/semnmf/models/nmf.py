@@ -14,12 +14,12 @@ from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import (check_matrix, check_n_components, check_positive_int, empty_rows,
+from .._validation import (check_n_components, check_positive_int, empty_rows,
                            validate_estimator_input)
 from ..metrics import top_terms as _top_terms
 from . import _mu
-from ._frobenius import FrobeniusProblem
-from .init import INITS, initialize
+from ._frobenius import FrobeniusProblem, transpose_csr
+from .init import INITS, initialize, initialize_context_factor
 
 
 def _check_nonneg_float(value, name):
@@ -99,14 +99,13 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
                 "label -1. Remove them or lower min_df to give them terms.", UserWarning)
 
         rng = check_random_state(self.random_state)
-        Xt = X.T.tocsr() if hasattr(X, "tocsr") else np.ascontiguousarray(X.T)
+        Xt = transpose_csr(X)
+        Mt = transpose_csr(M) if M is not None else None
         best = None
         for run in range(self.n_init):
             Z, W = initialize(X, self.n_components, self.init, rng, Z=self.Z_init, W=self.W_init)
-            Q = None
-            if M is not None:
-                Q = self._initial_context_factor(M, W)
-            problem = FrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, Xt=Xt)
+            Q = initialize_context_factor(Mt @ W, W) if M is not None else None
+            problem = FrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, Xt=Xt, Mt=Mt)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 n_iter, history, converged = _mu.run(
@@ -132,9 +131,6 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         self.labels_ = labels_from_memberships(Z, empty)
         return Z
 
-    def _initial_context_factor(self, M, W):
-        raise NotImplementedError
-
     def transform(self, X):
         """Document factors of new documents, with W fixed (updates 7a only).
 
@@ -142,7 +138,10 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         (column-normalized) Z, so ``argmax`` rows give the clusters.
         """
         check_is_fitted(self, "components_")
-        X = validate_estimator_input(self, X, reset=False)
+        return self._transform(validate_estimator_input(self, X, reset=False))
+
+    def _transform(self, X):
+        """``transform`` on already validated X."""
         W = np.ascontiguousarray(self.components_.T, dtype=X.dtype)
         Z = np.full((X.shape[0], self.n_components_), 1.0 / self.n_components_, dtype=X.dtype)
         problem = FrobeniusProblem(X, Z, W, update_W=False)
@@ -155,7 +154,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         """Cluster of each new document: argmax of its row of ``transform(X)``."""
         check_is_fitted(self, "components_")
         X = validate_estimator_input(self, X, reset=False)
-        return labels_from_memberships(self.transform(X), empty_rows(X))
+        return labels_from_memberships(self._transform(X), empty_rows(X))
 
     def top_terms(self, n_terms=10, vocabulary=None):
         """The ``n_terms`` heaviest terms of each cluster (columns of W), with weights."""
@@ -212,6 +211,3 @@ class NMF(_BaseNMF):
     >>> X = load_dataset("bbc").tfidf()          # doctest: +SKIP
     >>> NMF(5, random_state=0).fit(X).labels_    # doctest: +SKIP
     """
-
-    def _initial_context_factor(self, M, W):  # pragma: no cover - NMF has no context
-        return None

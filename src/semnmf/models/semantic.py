@@ -13,7 +13,6 @@ import scipy.sparse as sp
 from .._validation import check_matrix
 from ..text.context import word_context
 from ._mu import squared_norm
-from .init import initialize_context_factor
 from .nmf import _BaseNMF
 
 # Default relative weight of the word-context term (see SemanticNMF's docstring).
@@ -116,6 +115,3 @@ class SemanticNMF(_BaseNMF):
                     "(n_terms, n_contexts) over the same vocabulary as X's columns.")
         return M, effective_lambda(self.lam, X, M, self.lam_scale)
 
-    def _initial_context_factor(self, M, W):
-        Mt = M.T.tocsr() if sp.issparse(M) else M.T
-        return initialize_context_factor(Mt @ W, W)

@@ -3,7 +3,6 @@ matrices built from them (weighted X, token streams, word-context M)."""
 
 import json
 import os
-import warnings
 
 import numpy as np
 import scipy.io
@@ -259,10 +258,14 @@ class Corpus:
                     record = {"text": text, "id": self.ids[i]}
                     if self.labels is not None:
                         record["label"] = self.labels[i]
-                    f.write(json.dumps(record, default=_json_scalar) + "\n")
+                    f.write(json.dumps(record, default=json_default) + "\n")
 
 
-def _json_scalar(value):
-    """JSON for numpy scalars (labels given as a numpy array); anything else as text."""
-    return value.item() if isinstance(value, np.generic) else str(value)
+def json_default(value):
+    """``json.dump`` fallback: numpy scalars and arrays as Python values, anything else as text."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return str(value)
 
