@@ -8,8 +8,8 @@ metrics, and the ``semnmf`` command line.
 from importlib.metadata import PackageNotFoundError, version
 
 from .datasets import list_datasets, load_dataset
-from .metrics import accuracy, ari, clustering_scores, nmi, top_terms
-from .models import NMF, SemanticNMF, SphericalKMeans
+from .metrics import accuracy, ari, clustering_scores, nmi, top_terms, topic_coherence
+from .models import NMF, HierarchicalNMF, SemanticNMF, SphericalKMeans
 from .text.corpus import Corpus
 from .text.context import word_context
 
@@ -20,7 +20,7 @@ except PackageNotFoundError:  # running from a source tree
 
 __all__ = [
     "Corpus", "load_dataset", "list_datasets", "word_context",
-    "NMF", "SemanticNMF", "SphericalKMeans",
-    "nmi", "ari", "accuracy", "clustering_scores", "top_terms",
+    "NMF", "SemanticNMF", "SphericalKMeans", "HierarchicalNMF",
+    "nmi", "ari", "accuracy", "clustering_scores", "top_terms", "topic_coherence",
     "__version__",
 ]

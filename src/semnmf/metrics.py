@@ -22,7 +22,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
 
-__all__ = ["nmi", "ari", "accuracy", "clustering_scores", "top_terms"]
+__all__ = ["nmi", "ari", "accuracy", "clustering_scores", "top_terms", "topic_coherence"]
 
 _AVERAGE_METHODS = ("min", "geometric", "arithmetic", "max")
 
@@ -250,3 +250,71 @@ def top_terms(components, vocabulary, n_terms=10):
         [(names[j], float(weights[i, j])) for j in order[i]]
         for i in range(weights.shape[0])
     ]
+
+
+def topic_coherence(components, X, n_terms=20, mu=1.0, average=True):
+    """Topic coherence from document co-occurrence (Kuang & Park 2013, eq. 18).
+
+    For the top words f₁..f_K of a topic (by decreasing weight)::
+
+        coherence = Σ_{i<j} log((D(f_i, f_j) + μ) / D(f_i))                (18)
+
+    where D(f) is the number of documents of X containing f and D(f, f') the number
+    containing both. This is the UMass coherence of Mimno et al. (2011), the paper's
+    reference [21], with the higher-ranked word in the denominator. The extracted text of
+    eq. (18) is ambiguous about the diagonal (j = i); pairs of distinct words only are
+    summed here, as in [21] (a j = i term would add log(1 + μ/D(f_i)) per word and no
+    information). Higher (closer to 0) is more coherent.
+
+    Parameters
+    ----------
+    components : array-like of shape (n_topics, n_terms_total)
+        Topic-term weights (``components_`` of any estimator here); only terms with a
+        positive weight are ranked, so a topic with fewer than ``n_terms`` of them uses
+        those it has.
+    X : sparse matrix or array of shape (n_documents, n_terms_total)
+        Reference documents (any weighting: only the non-zero pattern is used).
+    n_terms : int, default=20
+        K, the paper's value.
+    mu : float, default=1.0
+        The smoothing μ, the paper's value.
+    average : bool, default=True
+        Return the mean over topics (what the paper reports) or one value per topic.
+
+    Returns
+    -------
+    float or ndarray of shape (n_topics,)
+    """
+    components = np.asarray(components.toarray() if sp.issparse(components) else components,
+                            dtype=np.float64)
+    if components.ndim != 2 or components.size == 0:
+        raise ValueError("components must be a non-empty 2-D array (n_topics, n_terms).")
+    if X is None:
+        raise ValueError("X is None: pass the documents (n_documents, n_terms) to count co-occurrences in.")
+    B = sp.csc_matrix(X, dtype=np.float64) if not sp.issparse(X) else X.tocsc(copy=True).astype(np.float64)
+    if B.shape[1] != components.shape[1]:
+        raise ValueError(
+            f"X has {B.shape[1]} terms (columns) but components has {components.shape[1]}; "
+            "both must use the same vocabulary.")
+    if isinstance(n_terms, bool) or not isinstance(n_terms, numbers.Integral) or n_terms < 2:
+        raise ValueError(f"n_terms must be an integer >= 2, got {n_terms!r}.")
+    if not (isinstance(mu, numbers.Real) and np.isfinite(mu) and mu > 0):
+        raise ValueError(f"mu must be a positive number, got {mu!r}.")
+    B.data = (B.data != 0).astype(np.float64)
+    B.eliminate_zeros()
+    df = np.asarray(B.sum(axis=0)).ravel()
+    scores = np.empty(components.shape[0])
+    for t, row in enumerate(components):
+        order = np.argsort(-row, kind="stable")[:n_terms]
+        order = order[row[order] > 0]
+        if order.size < 2:
+            raise ValueError(f"topic {t} has fewer than 2 terms with a positive weight; "
+                             "coherence needs at least 2.")
+        if np.any(df[order] == 0):
+            raise ValueError(f"topic {t} has top terms that occur in no document of X; "
+                             "pass the documents the topics were learned from.")
+        Bt = B[:, order]
+        together = (Bt.T @ Bt).toarray()
+        i, j = np.triu_indices(order.size, k=1)
+        scores[t] = np.sum(np.log((together[i, j] + mu) / df[order][i]))
+    return float(scores.mean()) if average else scores

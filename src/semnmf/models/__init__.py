@@ -1,5 +1,6 @@
+from .hierarchical import HierarchicalNMF
 from .nmf import NMF
 from .semantic import SemanticNMF
 from .skmeans import SphericalKMeans
 
-__all__ = ["NMF", "SemanticNMF", "SphericalKMeans"]
+__all__ = ["HierarchicalNMF", "NMF", "SemanticNMF", "SphericalKMeans"]

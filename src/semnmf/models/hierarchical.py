@@ -1,0 +1,548 @@
+"""Hierarchical document clustering by rank-2 NMF (HierNMF2; Kuang & Park, KDD 2013).
+
+A binary topic tree grown top-down (Algorithm 3): every new node is split tentatively by
+rank-2 NMF (:func:`~semnmf.models.rank2.rank2_nmf`), the split is scored by the modified
+NDCG of eq. (12)-(17) (:func:`node_score`), and the leaf with the highest score is split
+next, until ``n_leaves`` leaves exist or no leaf scores above ``score_threshold`` (σ).
+Small, low-scoring children are set apart as outliers (β, T). Nothing of size n x n is
+ever formed: each split costs O(nnz) of the node's documents per iteration.
+"""
+
+import json
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .._progress import progress
+from .._validation import check_positive_int, empty_rows, validate_estimator_input
+from ..metrics import top_terms as _top_terms
+from .rank2 import rank2_nmf
+
+SPLITTERS = ("rank2", "semantic", "kmeans")
+
+# Nodes with fewer documents are never split (the authors' code: "length(subset) <= 3").
+MIN_SPLIT_SIZE = 4
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def _ranks(weights):
+    """1-based position of every term in the list sorted by decreasing weight.
+
+    Ties are broken by term index (stable sort), so the ranking is deterministic.
+    """
+    order = np.argsort(-np.asarray(weights, dtype=np.float64), kind="stable")
+    ranks = np.empty(order.size, dtype=np.int64)
+    ranks[order] = np.arange(1, order.size + 1)
+    return order, ranks
+
+
+def mndcg(w_parent, w_left, w_right):
+    """Modified NDCG of the two potential children's term rankings (eq. 12-16, as released).
+
+    Parameters
+    ----------
+    w_parent, w_left, w_right : arrays of shape (m,)
+        Term weights over the whole vocabulary of the node N (the column of W that
+        created it) and of its potential children L and R (the columns of W of its
+        tentative split). Each is turned into a ranked list of the m terms (decreasing
+        weight, ties by term index).
+
+    Returns
+    -------
+    (mNDCG(f_L), mNDCG(f_R)) : tuple of float, each in [0, 1]
+        (0, 0) when fewer than two terms have a positive parent weight.
+
+    Notes
+    -----
+    With f₁..f_m the parent's ranking, m_N the number of terms with w_N > 0 and i₁, i₂
+    the positions of f_i in f_L and f_R, the paper defines::
+
+        p(f_i) = log(m − max{i₁, i₂} + 1)                       (12)
+        g(f_i) = log(m − i + 1) / p(f_i)                         (13)
+        mDCG(f_S) = g(f_s1) + Σ_{i≥2} g(f_si) / log₂(i)          (14)
+        mIDCG = ĝ₁ + Σ_{i≥2} ĝ_i / log₂(i),  ĝ = g sorted descending   (15)
+        mNDCG(f_S) = mDCG(f_S) / mIDCG                           (16)
+
+    The printed equations leave terms with a zero parent weight undefined in effect: they
+    tie at the bottom of f_N in an arbitrary order, yet eq. (13) gives them large gains
+    when they are also at the bottom of a child (p → 0). We follow the authors'
+    released code (``compute_priority`` / ``NDCG_part`` of hiernmf2):
+
+    * the gain of the children's lists uses the parent's support: g(f_i) =
+      log(m_N − i + 1) / p(f_i) for i ≤ m_N and 0 beyond;
+    * the ideal uses h(f_i) = log(m − i + 1) / p(f_i) for i ≤ m_N and 1 / p(f_i)
+      beyond, sorted descending;
+    * p = log 2 where eq. (12) gives log 1 = 0 (a term ranked last in a child).
+
+    When every parent weight is positive (m_N = m) this is exactly eq. (12)-(16)
+    (tested). Since g ≤ h term by term and the position weights decrease, mDCG(f_S) ≤
+    mIDCG (rearrangement inequality), so mNDCG stays in [0, 1]. Note that children
+    identical to a parent of full support score 1; the paper's case 2 ("both small")
+    holds because a node's documents use only part of its parent's vocabulary, so
+    children that repeat the node miss the parent's other top terms (tested on such a
+    node: separated children > same children, and > one unrelated child).
+    """
+    w_parent = np.asarray(w_parent, dtype=np.float64).ravel()
+    m = w_parent.size
+    m_n = int(np.count_nonzero(w_parent > 0))
+    if m_n < 2:
+        return 0.0, 0.0
+    order_n, _ = _ranks(w_parent)
+    order_l, rank_l = _ranks(w_left)
+    order_r, rank_r = _ranks(w_right)
+    worst = np.maximum(rank_l[order_n], rank_r[order_n])  # max{i1, i2} of f_1..f_m
+    p = np.log(m - worst + 1.0)
+    p[p == 0] = np.log(2.0)
+    positions = np.arange(1, m + 1, dtype=np.float64)
+    gain = np.zeros(m)
+    gain[:m_n] = np.log(m_n - positions[:m_n] + 1.0)
+    ideal_gain = np.ones(m)
+    ideal_gain[:m_n] = np.log(m - positions[:m_n] + 1.0)
+    gain /= p
+    ideal_gain /= p
+    gain_of_term = np.empty(m)
+    gain_of_term[order_n] = gain
+    discount = np.ones(m)
+    discount[1:] = 1.0 / np.log2(positions[1:])
+    ideal = np.sort(ideal_gain)[::-1] @ discount
+    return (float(gain_of_term[order_l] @ discount / ideal),
+            float(gain_of_term[order_r] @ discount / ideal))
+
+
+def node_score(w_parent, w_left, w_right):
+    """score(N) = mNDCG(f_L) × mNDCG(f_R), eq. (17), in [0, 1] (see :func:`mndcg`)."""
+    left, right = mndcg(w_parent, w_left, w_right)
+    return left * right
+
+
+# --------------------------------------------------------------------------- tree
+
+
+class Node:
+    """A node of the topic tree.
+
+    Attributes
+    ----------
+    id : int
+        Position in ``HierarchicalNMF.nodes_`` (creation order; the root is 0).
+    parent : int or None
+    children : tuple of int
+        Empty for a leaf, two ids after a split.
+    depth : int
+    documents : ndarray of int
+        Row indices of the node's documents (outliers removed).
+    outliers : ndarray of int
+        Documents set apart as outliers when this node was created (Algorithm 3 lines
+        8-12); they belong to no descendant.
+    term_weights : ndarray of shape (n_terms,)
+        The node's term distribution w_N: the column of W of the split that created it
+        (unit norm); the root gets the normalized mean of all documents.
+    score : float
+        eq. (17) for the node's potential split; inf for the root (Algorithm 3, line 3);
+        -1 for a permanent leaf (no split found in T trials, or too small to split).
+    """
+
+    __slots__ = ("id", "parent", "children", "depth", "documents", "outliers",
+                 "term_weights", "score")
+
+    def __init__(self, id, parent, depth, documents, term_weights):
+        self.id, self.parent, self.depth = id, parent, depth
+        self.children = ()
+        self.documents = documents
+        self.outliers = np.empty(0, dtype=np.int64)
+        self.term_weights = term_weights
+        self.score = -1.0
+
+    @property
+    def is_leaf(self):
+        return not self.children
+
+    def __repr__(self):
+        return (f"Node(id={self.id}, parent={self.parent}, children={self.children}, "
+                f"n_documents={self.documents.size}, score={self.score:.4g})")
+
+
+class _Split:
+    """A tentative split of a node: the two children's documents and term columns,
+    the larger child first."""
+
+    __slots__ = ("documents", "W")
+
+    def __init__(self, documents, W):
+        self.documents, self.W = documents, W
+
+
+def _present_terms(Xs):
+    """Indices of the terms (columns) that occur in the documents (rows) of Xs."""
+    if sp.issparse(Xs):
+        return np.flatnonzero(np.bincount(Xs.indices, minlength=Xs.shape[1]))
+    return np.flatnonzero(np.any(Xs != 0, axis=0))
+
+
+class HierarchicalNMF(ClusterMixin, BaseEstimator):
+    """Hierarchical clustering by rank-2 NMF with node scores and outliers (HierNMF2).
+
+    Algorithm 3 of Kuang & Park (KDD 2013). The tree starts with one root holding every
+    (non-empty) document. Each new node gets a tentative rank-2 split and the score of
+    eq. (17); the leaf with the highest score is split (hard assignment: each document
+    goes to the child with the larger coefficient). When a tentative split is very
+    unbalanced (|N1| ≥ β|N2|) and the small child N2 would itself score below every
+    positive score of the current leaves, N2's documents are set apart as outliers and
+    the node is split again without them, up to T trials; a node that finds no balanced
+    split in T trials gets its outliers back and becomes a permanent leaf (score -1).
+
+    Parameters
+    ----------
+    n_leaves : int, default=10
+        Stop when the tree has this many leaves (the paper's k).
+    score_threshold : float, default=0.0
+        σ: stop also when no leaf scores above it (σ = 0 splits until every leaf is
+        permanent or ``n_leaves`` is reached).
+    beta : float, default=9.0
+        β > 1 of the outlier rule (|N1| ≥ β|N2|); the paper's value.
+    n_trials : int, default=3
+        T, the number of tentative splits allowed per node; the paper's value.
+    splitter : {"rank2", "semantic", "kmeans"}, default="rank2"
+        "rank2": rank-2 NMF by alternating NNLS (paper §3). "semantic": rank-2
+        :class:`~semnmf.SemanticNMF` (the word-context term; pass ``M`` to ``fit``, and
+        ``lam``), an extension beyond the paper. "kmeans": spherical 2-means with the
+        centroids as term distributions (the paper's kmeans-hier baseline).
+    lam : float, default=10.0
+        Relative weight of the word-context term for ``splitter="semantic"``.
+    max_iter : int, default=500
+        Iterations per rank-2 factorization.
+    tol : float, default=1e-4
+        Projected-gradient tolerance of the rank-2 NMF (the paper's ε).
+    random_state : int, RandomState or None
+    verbose : int, default=0
+        Show a progress bar of the splits.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_documents,)
+        Leaf of each document (0..n_leaves_-1, leaves in creation order); -1 for outliers
+        and for documents without any term.
+    nodes_ : list of Node
+        Every node of the tree (leaves and internal nodes).
+    leaves_ : list of int
+        Node ids of the final leaves, in label order.
+    splits_ : list of int
+        Node ids in the order they were split; snapshot t of the tree (t leaves) is the
+        root after the first t-1 splits (see :meth:`partition`).
+    outliers_ : ndarray of int
+        Documents set apart as outliers.
+    components_ : ndarray of shape (n_leaves_, n_terms)
+        Term distributions of the final leaves.
+    n_leaves_ : int
+    n_factorizations_ : int
+        Rank-2 factorizations run (tentative splits included).
+    """
+
+    def __init__(self, n_leaves=10, *, score_threshold=0.0, beta=9.0, n_trials=3,
+                 splitter="rank2", lam=10.0, max_iter=500, tol=1e-4, random_state=None,
+                 verbose=0):
+        self.n_leaves = n_leaves
+        self.score_threshold = score_threshold
+        self.beta = beta
+        self.n_trials = n_trials
+        self.splitter = splitter
+        self.lam = lam
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ parameters
+    def _check_params(self, n_documents):
+        check_positive_int(self.n_leaves, "n_leaves")
+        if self.n_leaves > n_documents:
+            raise ValueError(
+                f"n_leaves={self.n_leaves} is larger than the number of non-empty documents "
+                f"({n_documents}); ask for at most {n_documents} leaves.")
+        check_positive_int(self.n_trials, "n_trials")
+        check_positive_int(self.max_iter, "max_iter")
+        for name in ("beta", "score_threshold", "tol", "lam"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, got {value!r}.")
+        if self.beta <= 1:
+            raise ValueError(f"beta must be > 1 (the outlier rule |N1| >= beta |N2|), got {self.beta}.")
+        if self.tol < 0 or self.lam < 0:
+            raise ValueError("tol and lam must be >= 0.")
+        if self.splitter not in SPLITTERS:
+            raise ValueError(f"splitter must be one of {SPLITTERS}, got {self.splitter!r}.")
+
+    # ------------------------------------------------------------------ fitting
+    def fit(self, X, y=None, M=None):
+        """Grow the tree on the document-term matrix X (rows: documents).
+
+        Parameters
+        ----------
+        X : sparse matrix or array of shape (n_documents, n_terms), non-negative
+            TF-IDF (the default of :meth:`Corpus.tfidf`) or the normalized-cut weighting
+            the paper uses (``Corpus.vectorize(weighting="ncut")``).
+        y : ignored
+        M : sparse matrix of shape (n_terms, n_contexts), optional
+            Word-context matrix for ``splitter="semantic"`` (default: the document-level
+            PPMI that :class:`~semnmf.SemanticNMF` builds).
+        """
+        X = validate_estimator_input(self, X, reset=True)
+        empty = empty_rows(X)
+        documents = np.flatnonzero(~empty).astype(np.int64)
+        if documents.size == 0:
+            raise ValueError("every row of X is zero: there is nothing to cluster.")
+        if empty.any():
+            warnings.warn(
+                f"{int(empty.sum())} document(s) have no term (all-zero rows); they get "
+                "label -1. Remove them or lower min_df to give them terms.", UserWarning)
+        self._check_params(documents.size)
+        if self.splitter == "semantic":
+            from .semantic import SemanticNMF
+            # validated (or the default document-level PPMI built) once, not per split
+            M, _ = SemanticNMF(lam=self.lam)._prepare_context(X, M)
+        elif M is not None:
+            raise ValueError("M is only used with splitter='semantic'.")
+        self._X, self._M = X, M
+        self._rng = check_random_state(self.random_state)
+        self.n_factorizations_ = 0
+
+        centroid = np.asarray(X[documents].mean(axis=0)).ravel()
+        root = Node(0, None, 0, documents, centroid / max(np.linalg.norm(centroid), 1e-300))
+        self.nodes_ = [root]
+        self._pending = {}
+        leaves = [root]
+        self.splits_ = []
+        with progress("HierarchicalNMF splits", total=self.n_leaves - 1,
+                      enabled=self.verbose > 0) as bar:
+            # the root is split as it is (no outlier trials), score inf (Algorithm 3, line 3)
+            split = self._try_split(documents)
+            if split is not None:
+                root.score = np.inf
+                self._pending[root.id] = split
+            while len(leaves) < self.n_leaves:
+                candidates = [node for node in leaves if node.score > self.score_threshold]
+                if not candidates:
+                    break
+                parent = max(candidates, key=lambda node: node.score)
+                # "smaller than every positive score of current leaf nodes" (line 10);
+                # the root's children have no such score to compare with: +inf
+                positive = [node.score for node in leaves if 0 < node.score < np.inf]
+                floor = min(positive) if positive else np.inf
+                split = self._pending.pop(parent.id)
+                children = []
+                for j in range(2):
+                    child = Node(len(self.nodes_), parent.id, parent.depth + 1,
+                                 split.documents[j], split.W[:, j].copy())
+                    self.nodes_.append(child)
+                    children.append(child)
+                    self._prepare(child, floor)
+                parent.children = (children[0].id, children[1].id)
+                leaves.remove(parent)
+                leaves.extend(children)
+                self.splits_.append(parent.id)
+                bar.advance(1, status=f"{len(leaves)} leaves")
+        self._pending.clear()
+        del self._X, self._M, self._rng
+
+        self.leaves_ = sorted(node.id for node in leaves)
+        self.n_leaves_ = len(self.leaves_)
+        self.labels_ = self._labels_for(self.leaves_, X.shape[0])
+        outliers = [node.outliers for node in self.nodes_ if node.outliers.size]
+        self.outliers_ = np.sort(np.concatenate(outliers)) if outliers else np.empty(0, dtype=np.int64)
+        self.components_ = np.vstack([self.nodes_[i].term_weights for i in self.leaves_])
+        self.n_documents_ = X.shape[0]
+        return self
+
+    def fit_predict(self, X, y=None, M=None):
+        return self.fit(X, M=M).labels_
+
+    def _factorize(self, rows):
+        """Tentative split of the documents ``rows``: (labels 0/1, W (d, 2)) or None."""
+        X = self._X
+        Xs = X if rows.size == X.shape[0] else X[rows]
+        self.n_factorizations_ += 1
+        if self.splitter == "rank2":
+            # factorize on the node's own terms only (as the authors' code does): the
+            # other rows of W are 0 anyway, and per-iteration cost becomes O(nnz + d_node)
+            terms = _present_terms(Xs)
+            if terms.size < X.shape[1]:
+                Xs = Xs[:, terms]
+            result = rank2_nmf(Xs, max_iter=self.max_iter, tol=self.tol, random_state=self._rng)
+            W = np.zeros((X.shape[1], 2), dtype=result.W.dtype)
+            W[terms] = result.W
+            return result.labels(), W
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if self.splitter == "kmeans":
+                from .skmeans import SphericalKMeans
+                km = SphericalKMeans(2, n_init=1, random_state=self._rng).fit(Xs)
+                return km.labels_, km.cluster_centers_.T
+            from .semantic import SemanticNMF
+            model = SemanticNMF(2, lam=self.lam, init="random", max_iter=self.max_iter,
+                                tol=self.tol, random_state=self._rng)
+            labels = model.fit_predict(Xs, M=self._M)
+            labels[labels < 0] = 0
+            W = model.components_.T
+            return labels, W / np.maximum(np.linalg.norm(W, axis=0), 1e-300)
+
+    def _try_split(self, rows):
+        """A tentative split of ``rows`` as a _Split (larger child first), or None when
+        the documents cannot be split in two non-empty parts (fewer than
+        ``MIN_SPLIT_SIZE`` documents, or every document on one side)."""
+        if rows.size < MIN_SPLIT_SIZE:
+            return None
+        labels, W = self._factorize(rows)
+        sizes = np.bincount(labels, minlength=2)
+        if sizes.min() == 0 or not np.all(np.isfinite(W)):
+            return None
+        big = int(sizes[1] > sizes[0])
+        order = [big, 1 - big]
+        return _Split([rows[labels == j] for j in order], np.ascontiguousarray(W[:, order]))
+
+    def _prepare(self, node, floor):
+        """Tentative split, outlier detection and score of a new node (Algorithm 3, lines
+        6-21), run when the node appears so that its score is known; the split found is
+        kept for when the node is chosen.
+
+        ``floor`` is the smallest positive score of the current leaves. When the smaller
+        child N2 of a tentative split has |N1| ≥ β|N2| and N2's own split would score
+        below ``floor``, N2 is set apart and the node is split again without it. After T
+        such trials the outliers are recycled and the node becomes a permanent leaf; a
+        node left with no possible split keeps its outliers apart (as in the authors'
+        released code).
+        """
+        rows = node.documents
+        removed = []
+        for _ in range(self.n_trials):
+            split = self._try_split(rows)
+            if split is None:
+                break
+            n1, n2 = (part.size for part in split.documents)
+            if n1 >= self.beta * n2:
+                small = split.documents[1]
+                small_split = self._try_split(small)
+                small_score = -1.0 if small_split is None else node_score(
+                    split.W[:, 1], small_split.W[:, 0], small_split.W[:, 1])
+                if small_score < floor:
+                    removed.append(small)
+                    rows = split.documents[0]
+                    continue
+            node.score = node_score(node.term_weights, split.W[:, 0], split.W[:, 1])
+            self._pending[node.id] = split
+            break
+        else:  # T trials used up by outliers: recycle them, permanent leaf (lines 18-20)
+            node.score = -1.0
+            return
+        node.documents = rows
+        if removed:
+            node.outliers = np.sort(np.concatenate(removed))
+
+    # ------------------------------------------------------------------ results
+    def _labels_for(self, leaf_ids, n_documents):
+        labels = np.full(n_documents, -1, dtype=np.int64)
+        for label, node_id in enumerate(leaf_ids):
+            labels[self.nodes_[node_id].documents] = label
+        return labels
+
+    def leaves_at(self, n_leaves):
+        """Node ids of the leaves of snapshot ``n_leaves`` (the tree after n_leaves - 1 splits)."""
+        check_is_fitted(self, "nodes_")
+        check_positive_int(n_leaves, "n_leaves")
+        if n_leaves > self.n_leaves_:
+            raise ValueError(f"the tree has {self.n_leaves_} leaves; ask for at most that many.")
+        leaves = {0}
+        for node_id in self.splits_[:n_leaves - 1]:
+            leaves.remove(node_id)
+            leaves.update(self.nodes_[node_id].children)
+        return sorted(leaves)
+
+    def partition(self, n_leaves=None, outliers="noise"):
+        """Flat partition of snapshot ``n_leaves`` (default: the final tree).
+
+        Parameters
+        ----------
+        n_leaves : int or None
+        outliers : {"noise", "cluster"}
+            "noise": outliers (and empty documents) get -1, like ``labels_``.
+            "cluster": they form one extra cluster numbered ``n_leaves``, as the paper
+            evaluates (§6.3: "we treat all the outliers as one separate cluster").
+        """
+        check_is_fitted(self, "nodes_")
+        if outliers not in ("noise", "cluster"):
+            raise ValueError(f"outliers must be 'noise' or 'cluster', got {outliers!r}.")
+        leaf_ids = self.leaves_at(self.n_leaves_ if n_leaves is None else n_leaves)
+        labels = self._labels_for(leaf_ids, self.n_documents_)
+        if outliers == "cluster":
+            labels[labels < 0] = len(leaf_ids)
+        return labels
+
+    def top_terms(self, n_terms=10, vocabulary=None, nodes=None):
+        """Heaviest terms of each node (default: each final leaf), as (term, weight) lists."""
+        check_is_fitted(self, "nodes_")
+        ids = self.leaves_ if nodes is None else list(nodes)
+        weights = np.vstack([self.nodes_[i].term_weights for i in ids])
+        return _top_terms(weights, vocabulary, n_terms)
+
+    def to_dict(self, vocabulary=None, n_terms=10, document_ids=None):
+        """The tree as plain JSON-ready data: parameters, leaves, split order and every
+        node with its documents, top terms, score, parent, children and outliers."""
+        check_is_fitted(self, "nodes_")
+        all_terms = self.top_terms(n_terms, vocabulary, nodes=range(len(self.nodes_)))
+        ids = (lambda idx: idx.tolist()) if document_ids is None else (
+            lambda idx: [document_ids[i] for i in idx])
+        label_of = {node_id: label for label, node_id in enumerate(self.leaves_)}
+        nodes = []
+        for node, terms in zip(self.nodes_, all_terms):
+            nodes.append({
+                "id": node.id, "parent": node.parent, "children": list(node.children),
+                "depth": node.depth, "leaf": node.id in label_of,
+                "label": label_of.get(node.id),
+                "score": None if not np.isfinite(node.score) else round(float(node.score), 6),
+                "n_documents": int(node.documents.size),
+                "top_terms": [{"term": str(t), "weight": round(float(w), 6)} for t, w in terms],
+                "documents": ids(node.documents),
+                "outliers": ids(node.outliers),
+            })
+        return {"params": self.get_params(), "n_documents": self.n_documents_,
+                "n_leaves": self.n_leaves_, "leaves": list(self.leaves_),
+                "splits": list(self.splits_), "n_outliers": int(self.outliers_.size),
+                "nodes": nodes}
+
+    def to_json(self, path, vocabulary=None, n_terms=10, document_ids=None):
+        """Write :meth:`to_dict` to ``path`` as JSON."""
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.to_dict(vocabulary, n_terms, document_ids), f, indent=1)
+
+    def export_text(self, vocabulary=None, n_terms=6):
+        """The tree as indented text: one line per node with its size, score and top terms."""
+        check_is_fitted(self, "nodes_")
+        terms = self.top_terms(n_terms, vocabulary, nodes=range(len(self.nodes_)))
+        label_of = {node_id: label for label, node_id in enumerate(self.leaves_)}
+        lines = []
+
+        def walk(node_id, prefix, last, root):
+            node = self.nodes_[node_id]
+            branch = "" if root else ("└── " if last else "├── ")
+            tag = f"leaf {label_of[node_id]}" if node_id in label_of else f"node {node_id}"
+            extra = f", {node.outliers.size} outliers" if node.outliers.size else ""
+            words = " ".join(str(t) for t, _ in terms[node_id])
+            lines.append(f"{prefix}{branch}[{tag}] {node.documents.size} docs{extra}: {words}")
+            child_prefix = prefix + ("" if root else ("    " if last else "│   "))
+            for i, child in enumerate(node.children):
+                walk(child, child_prefix, i == len(node.children) - 1, False)
+
+        walk(0, "", True, True)
+        return "\n".join(lines)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        tags.input_tags.sparse = True
+        return tags

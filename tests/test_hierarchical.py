@@ -1,0 +1,399 @@
+"""HierNMF2 (Kuang & Park 2013): rank-2 NNLS, rank-2 NMF, mNDCG scores, the tree."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import nnls
+
+from semnmf import HierarchicalNMF, ari, topic_coherence
+from semnmf.models.hierarchical import mndcg, node_score
+from semnmf.models.rank2 import nnls_rank2, rank2_nmf
+
+
+# -- rank-2 NNLS ------------------------------------------------------------------------
+def algorithm1(B, y):
+    """Algorithm 1 transcribed for one right-hand side (a loop, the slow reference)."""
+    b1, b2 = B[:, 0], B[:, 1]
+    BtB = B.T @ B
+    if abs(np.linalg.det(BtB)) > 1e-10 * BtB[0, 0] * BtB[1, 1]:
+        g = np.linalg.solve(BtB, B.T @ y)
+        if np.all(g >= 0):
+            return g
+    g1 = y @ b1 / (b1 @ b1) if b1 @ b1 > 0 else 0.0
+    g2 = y @ b2 / (b2 @ b2) if b2 @ b2 > 0 else 0.0
+    if g1 * np.linalg.norm(b1) >= g2 * np.linalg.norm(b2):
+        return np.array([g1, 0.0])
+    return np.array([0.0, g2])
+
+
+def random_nnls(seed, kind):
+    rng = np.random.default_rng(seed)
+    m, n = rng.integers(2, 12), 7
+    B = rng.random((m, 2))
+    Y = rng.random((m, n)) * (rng.random((m, n)) < 0.7)
+    if kind == "collinear":
+        B[:, 1] = 3.0 * B[:, 0]
+    elif kind == "zero column":
+        B[:, rng.integers(2)] = 0.0
+    elif kind == "zero rhs":
+        Y[:, :3] = 0.0
+    elif kind == "orthogonal":
+        B[: m // 2, 0] = 0.0
+        B[m // 2:, 1] = 0.0
+    return B, Y
+
+
+KINDS = ["generic", "collinear", "zero column", "zero rhs", "orthogonal"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed", range(8))
+def test_nnls_rank2_matches_scipy_nnls(kind, seed):
+    B, Y = random_nnls(seed, kind)
+    G = nnls_rank2(B.T @ B, Y.T @ B)
+    assert G.shape == (Y.shape[1], 2) and np.all(G >= 0)
+    for i in range(Y.shape[1]):
+        g_ref, residual = nnls(B, Y[:, i])
+        ours = np.linalg.norm(B @ G[i] - Y[:, i])
+        assert ours <= residual + 1e-10
+        if kind == "generic":  # unique solution: same point
+            np.testing.assert_allclose(G[i], g_ref, atol=1e-8)
+        if kind != "collinear":  # collinear columns: several optima, residual checked above
+            np.testing.assert_allclose(G[i], algorithm1(B, Y[:, i]), atol=1e-10)
+
+
+def test_nnls_rank2_degenerate_cases_are_exact():
+    B = np.array([[1.0, 0.0], [0.0, 0.0]])  # zero second column
+    Y = np.array([[2.0, 0.0], [5.0, 0.0]])
+    G = nnls_rank2(B.T @ B, Y.T @ B)
+    np.testing.assert_array_equal(G, [[2.0, 0.0], [0.0, 0.0]])
+    G = nnls_rank2(np.zeros((2, 2)), np.zeros((3, 2)))  # all-zero basis
+    np.testing.assert_array_equal(G, np.zeros((3, 2)))
+
+
+def test_nnls_rank2_keeps_float32():
+    B, Y = random_nnls(0, "generic")
+    G = nnls_rank2((B.T @ B).astype(np.float32), (Y.T @ B).astype(np.float32))
+    assert G.dtype == np.float32
+
+
+# -- rank-2 NMF -------------------------------------------------------------------------
+def two_block_matrix(seed=0, n=60, d=40, sparse=True):
+    rng = np.random.default_rng(seed)
+    X = np.zeros((n, d))
+    X[: n // 2, : d // 2] = rng.random((n // 2, d // 2))
+    X[n // 2:, d // 2:] = rng.random((n - n // 2, d - d // 2))
+    X += 0.05 * rng.random((n, d))
+    return sp.csr_matrix(X) if sparse else X
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rank2_nmf_objective_non_increasing_and_exact(seed):
+    X = sp.random(50, 35, density=0.3, random_state=seed, format="csr")
+    res = rank2_nmf(X, max_iter=60, tol=0, random_state=seed)
+    history = np.asarray(res.objective_history)
+    assert np.all(np.diff(history) <= 1e-10 * history[0])
+    direct = 0.5 * np.sum((X.toarray() - res.Z @ res.W.T) ** 2)
+    assert math.isclose(history[-1], direct, rel_tol=1e-9)
+
+
+def test_rank2_nmf_stationary_at_convergence():
+    X = two_block_matrix()
+    res = rank2_nmf(X, max_iter=2000, tol=1e-8, random_state=0)
+    assert res.converged and res.projected_gradient <= 1e-8
+    Xd = X.toarray()
+    grad_W = res.W @ (res.Z.T @ res.Z) - Xd.T @ res.Z
+    grad_Z = res.Z @ (res.W.T @ res.W) - Xd @ res.W
+    scale = np.abs(Xd.T @ res.Z).max()
+    for F, grad in ((res.W, grad_W), (res.Z, grad_Z)):  # KKT: F >= 0, grad >= 0, F * grad = 0
+        assert np.all(F >= 0)
+        assert grad.min() >= -1e-5 * scale
+        assert np.abs(F * grad).max() <= 1e-5 * scale * max(F.max(), 1)
+    np.testing.assert_allclose(np.linalg.norm(res.W, axis=0), 1.0)
+
+
+def test_rank2_nmf_splits_two_blocks_dense_and_sparse():
+    truth = np.repeat([0, 1], 30)
+    for sparse in (True, False):
+        res = rank2_nmf(two_block_matrix(sparse=sparse), random_state=1)
+        assert ari(truth, res.labels()) == 1.0
+
+
+def test_rank2_nmf_is_deterministic_and_takes_w_init():
+    X = two_block_matrix()
+    a = rank2_nmf(X, random_state=3)
+    b = rank2_nmf(X, random_state=3)
+    np.testing.assert_array_equal(a.Z, b.Z)
+    c = rank2_nmf(X, W_init=a.W, max_iter=1)
+    assert c.objective_history[0] <= a.objective_history[-1] * (1 + 1e-9)
+
+
+# -- mNDCG ------------------------------------------------------------------------------
+def ranking(w):
+    return sorted(range(len(w)), key=lambda t: (-w[t], t))
+
+
+def discount(p):
+    return math.log(2) if p == 0 else p
+
+
+def mndcg_reference(w_parent, w_left, w_right):
+    """eq. (12)-(16) as the authors' code computes them, with explicit loops."""
+    m = len(w_parent)
+    m_n = sum(1 for v in w_parent if v > 0)
+    f_n, f_l, f_r = ranking(w_parent), ranking(w_left), ranking(w_right)
+    gain, ideal_gain = {}, []
+    for i, term in enumerate(f_n, start=1):
+        p = discount(math.log(m - max(f_l.index(term) + 1, f_r.index(term) + 1) + 1))
+        gain[term] = math.log(m_n - i + 1) / p if i <= m_n else 0.0
+        ideal_gain.append((math.log(m - i + 1) if i <= m_n else 1.0) / p)
+    ideal_gain.sort(reverse=True)
+    ideal = ideal_gain[0] + sum(ideal_gain[i - 1] / math.log2(i) for i in range(2, m + 1))
+
+    def dcg(order):
+        return gain[order[0]] + sum(gain[order[i - 1]] / math.log2(i) for i in range(2, m + 1))
+
+    return dcg(f_l) / ideal, dcg(f_r) / ideal
+
+
+def literal_paper_mndcg(w_parent, w_left, w_right):
+    """eq. (12)-(16) exactly as printed (g = log(m - i + 1) / p for every term)."""
+    m = len(w_parent)
+    f_n, f_l, f_r = ranking(w_parent), ranking(w_left), ranking(w_right)
+    gain = {}
+    for i, term in enumerate(f_n, start=1):
+        p = discount(math.log(m - max(f_l.index(term) + 1, f_r.index(term) + 1) + 1))
+        gain[term] = math.log(m - i + 1) / p
+    ideal_gain = sorted(gain.values(), reverse=True)
+    ideal = ideal_gain[0] + sum(ideal_gain[i - 1] / math.log2(i) for i in range(2, m + 1))
+    dcg = gain[f_l[0]] + sum(gain[f_l[i - 1]] / math.log2(i) for i in range(2, m + 1))
+    return dcg / ideal
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_printed_equations_agree_when_every_parent_weight_is_positive(seed):
+    rng = np.random.default_rng(seed)
+    w = [rng.random(25) + 0.01, rng.random(25) * (rng.random(25) < 0.6), rng.random(25)]
+    assert math.isclose(mndcg(*w)[0], literal_paper_mndcg(*w), rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_mndcg_equals_transcription_and_lies_in_unit_interval(seed):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 15))
+    w = [rng.random(m) * (rng.random(m) < 0.8) for _ in range(3)]
+    ours = mndcg(*w)
+    ref = mndcg_reference(*w)
+    np.testing.assert_allclose(ours, ref, rtol=1e-12)
+    assert all(0.0 <= v <= 1.0 for v in ours)
+    assert math.isclose(node_score(*w), ours[0] * ours[1])
+
+
+def test_mndcg_prefers_well_separated_children():
+    """§4's three cases on a node that uses every other word of its parent's list."""
+    rng = np.random.default_rng(0)
+    m = 400
+    parent = np.sort(rng.random(m))[::-1] + 0.1
+    node = parent.copy()
+    node[1::2] = 0.0
+    left = node.copy()
+    left[::4] = 0.0
+    right = node - left                              # case 1: two distinct topics
+    same = node * (1 + 0.01 * rng.random(m))         # case 2: both children = N
+    unrelated = np.zeros(m)
+    unrelated[1::2] = rng.random(m // 2)             # case 3: R unrelated (outliers)
+    separated = node_score(parent, left, right)
+    assert separated > node_score(parent, same, same)
+    assert separated > node_score(parent, node, unrelated)
+    assert mndcg([1.0, 0.0], [1.0, 0.0], [0.0, 1.0]) == (0.0, 0.0)
+
+
+# -- the tree ---------------------------------------------------------------------------
+def planted_tree(n_per=40, words=12, outliers=0, noise=0.05, seed=0):
+    """2 top groups x 2 subgroups: a top-group vocabulary and a subgroup vocabulary each;
+    optional outlier documents with a vocabulary of their own."""
+    rng = np.random.default_rng(seed)
+    d = 7 * words
+    rows, sub = [], []
+    for g in range(2):
+        for s in range(2):
+            for _ in range(n_per):
+                x = np.zeros(d)
+                x[g * words:(g + 1) * words] = 1 + noise * rng.random(words)
+                base = 2 * words + (2 * g + s) * words
+                x[base:base + words] = 1 + noise * rng.random(words)
+                rows.append(x)
+                sub.append(2 * g + s)
+    for _ in range(outliers):
+        x = np.zeros(d)
+        x[6 * words:] = 1 + noise * rng.random(words)
+        x[:words] = 0.1
+        rows.append(x)
+        sub.append(4)
+    X = np.array(rows)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return sp.csr_matrix(X), np.array(sub)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tree_recovers_planted_hierarchy(seed):
+    X, sub = planted_tree()
+    model = HierarchicalNMF(4, random_state=seed).fit(X)
+    assert model.n_leaves_ == 4 and len(model.splits_) == 3
+    assert ari(sub // 2, model.partition(2)) == 1.0  # top level after one split
+    assert ari(sub, model.labels_) == 1.0            # both levels
+    assert model.outliers_.size == 0
+    root = model.nodes_[0]
+    assert root.score == np.inf and len(root.children) == 2
+    for node_id in model.leaves_:
+        assert model.nodes_[node_id].is_leaf
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_outlier_detection_sets_planted_outliers_apart(seed):
+    X, sub = planted_tree(outliers=4)
+    model = HierarchicalNMF(4, random_state=seed).fit(X)
+    planted = np.flatnonzero(sub == 4)
+    assert np.isin(planted, model.outliers_).all()
+    assert model.outliers_.size - planted.size <= 0.05 * X.shape[0]  # few false alarms
+    assert np.all(model.labels_[sub == 4] == -1)
+    with_cluster = model.partition(outliers="cluster")
+    assert np.all(with_cluster[sub == 4] == model.n_leaves_)
+    assert ari(sub[sub < 4], model.labels_[sub < 4]) >= 0.7
+
+
+def test_snapshots_are_nested_refinements():
+    X, _ = planted_tree()
+    model = HierarchicalNMF(4, random_state=0).fit(X)
+    previous = model.partition(1)
+    assert np.all(previous == 0)
+    for t in range(2, 5):
+        current = model.partition(t)
+        assert len(np.unique(current)) == t
+        for cluster in np.unique(current):  # every new cluster lies inside an old one
+            assert len(np.unique(previous[current == cluster])) == 1
+        previous = current
+    np.testing.assert_array_equal(model.partition(), model.labels_)
+    with pytest.raises(ValueError, match="at most"):
+        model.partition(5)
+
+
+def test_score_threshold_and_permanent_leaves_stop_the_tree():
+    X, sub = planted_tree()
+    model = HierarchicalNMF(10, score_threshold=2.0, random_state=0).fit(X)
+    assert model.n_leaves_ == 2  # only the root (score inf) exceeds 2
+    model = HierarchicalNMF(50, random_state=0).fit(X)
+    assert model.n_leaves_ < 50  # stopped when no leaf could be split
+    assert all(model.nodes_[i].score <= 0 for i in model.leaves_)
+
+
+def test_tree_json_text_and_top_terms(tmp_path):
+    X, _ = planted_tree()
+    vocab = [f"w{j}" for j in range(X.shape[1])]
+    model = HierarchicalNMF(4, random_state=0).fit(X)
+    path = tmp_path / "tree.json"
+    model.to_json(path, vocabulary=vocab, n_terms=5)
+    data = json.loads(path.read_text())
+    assert data["n_leaves"] == 4 and len(data["nodes"]) == len(model.nodes_)
+    root = data["nodes"][0]
+    assert root["parent"] is None and root["score"] is None and len(root["children"]) == 2
+    leaf_docs = sorted(d for node in data["nodes"] if node["leaf"] for d in node["documents"])
+    assert leaf_docs == list(range(X.shape[0]))
+    # top words of the first top-level child are its group's words (w0..w11 or w12..w23)
+    first = data["nodes"][root["children"][0]]["top_terms"]
+    groups = {int(t["term"][1:]) // 12 for t in first[:5]}
+    assert len(groups) == 1
+    text = model.export_text(vocab, n_terms=3)
+    assert text.count("\n") == len(model.nodes_) - 1 and "leaf 3" in text
+    assert len(model.top_terms(3, vocab)) == 4
+
+
+def test_empty_documents_and_float32():
+    X, sub = planted_tree()
+    X = sp.vstack([X, sp.csr_matrix((2, X.shape[1]))]).tocsr().astype(np.float32)
+    with pytest.warns(UserWarning, match="no term"):
+        model = HierarchicalNMF(4, random_state=0).fit(X)
+    assert np.all(model.labels_[-2:] == -1)
+    assert ari(sub, model.labels_[:-2]) == 1.0
+
+
+@pytest.mark.parametrize("splitter", ["kmeans", "semantic"])
+def test_other_splitters_grow_a_tree(splitter):
+    X, sub = planted_tree()
+    model = HierarchicalNMF(2, splitter=splitter, max_iter=100, random_state=0).fit(X)
+    assert ari(sub // 2, model.labels_) == 1.0
+
+
+def test_deterministic_with_random_state():
+    X, _ = planted_tree(noise=0.3)
+    a = HierarchicalNMF(5, random_state=7).fit(X)
+    b = HierarchicalNMF(5, random_state=7).fit(X)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    assert a.splits_ == b.splits_
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"n_leaves": 0}, "n_leaves"),
+    ({"n_leaves": 1000}, "larger than the number"),
+    ({"beta": 1.0}, "beta must be > 1"),
+    ({"n_trials": 0}, "n_trials"),
+    ({"splitter": "louvain"}, "splitter must be one of"),
+    ({"score_threshold": float("nan")}, "score_threshold"),
+])
+def test_bad_parameters(params, match):
+    X, _ = planted_tree()
+    with pytest.raises(ValueError, match=match):
+        HierarchicalNMF(**params).fit(X)
+
+
+def test_bad_input():
+    X, _ = planted_tree()
+    with pytest.raises(ValueError, match="Negative values"):
+        HierarchicalNMF(2).fit(-X)
+    with pytest.raises(ValueError, match="every row of X is zero"):
+        HierarchicalNMF(2).fit(sp.csr_matrix((5, 4)))
+    with pytest.raises(ValueError, match="only used with splitter='semantic'"):
+        HierarchicalNMF(2).fit(X, M=sp.identity(X.shape[1], format="csr"))
+
+
+# -- coherence (eq. 18) -----------------------------------------------------------------
+def coherence_reference(components, X, n_terms, mu):
+    docs = [set(np.flatnonzero(row)) for row in (X.toarray() if sp.issparse(X) else X)]
+    total = []
+    for row in components:
+        top = [t for t in sorted(range(len(row)), key=lambda t: (-row[t], t))[:n_terms] if row[t] > 0]
+        value = 0.0
+        for a in range(len(top)):
+            for b in range(a + 1, len(top)):
+                d_i = sum(top[a] in doc for doc in docs)
+                d_ij = sum(top[a] in doc and top[b] in doc for doc in docs)
+                value += math.log((d_ij + mu) / d_i)
+        total.append(value)
+    return np.array(total)
+
+
+def test_topic_coherence_equals_direct_count():
+    rng = np.random.default_rng(0)
+    X = sp.random(40, 25, density=0.3, random_state=1, format="csr")
+    components = rng.random((3, 25))
+    components[0, 5:] = 0  # a topic with only 5 positive terms
+    ours = topic_coherence(components, X, n_terms=8, mu=1.0, average=False)
+    np.testing.assert_allclose(ours, coherence_reference(components, X, 8, 1.0))
+    assert math.isclose(topic_coherence(components, X, n_terms=8), ours.mean())
+
+
+def test_topic_coherence_ranks_coherent_topics_higher_and_checks_input():
+    X, _ = planted_tree()
+    good = np.zeros((1, X.shape[1]))
+    good[0, :12] = np.arange(12, 0, -1)  # words that always co-occur
+    bad = np.zeros((1, X.shape[1]))
+    bad[0, [0, 12, 24, 36, 48, 60]] = 1.0  # words from different groups
+    assert topic_coherence(good, X, n_terms=6) > topic_coherence(bad, X, n_terms=6)
+    with pytest.raises(ValueError, match="same vocabulary"):
+        topic_coherence(good[:, :10], X)
+    with pytest.raises(ValueError, match="occur in no document"):
+        topic_coherence(np.eye(1, X.shape[1] + 1)[:, ::-1] + np.eye(1, X.shape[1] + 1),
+                        sp.hstack([X, sp.csr_matrix((X.shape[0], 1))]))
