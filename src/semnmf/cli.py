@@ -1,6 +1,7 @@
 """The ``semnmf`` command line.
 
     semnmf cluster SOURCE -k K [options]   cluster a corpus, print and save the results
+    semnmf tree SOURCE --leaves N          hierarchical clustering (HierNMF2): a topic tree
     semnmf datasets                        list the corpora that can be opened by name
 """
 
@@ -20,7 +21,7 @@ from . import __version__
 from ._progress import log
 from .datasets import BUILTIN, DatasetError, list_datasets, load_dataset
 from .metrics import clustering_scores, top_terms
-from .models import NMF, SemanticNMF, SphericalKMeans
+from .models import NMF, HierarchicalNMF, SemanticNMF, SphericalKMeans
 from .models.semantic import DEFAULT_LAM
 from .text.corpus import json_default
 
@@ -39,11 +40,23 @@ flat), or a .csv / .tsv / .jsonl file with a text column (and optional label col
 Results go to --out: assignments.csv, topics.csv, run.json.
 """
 
+TREE_EPILOG = """\
+examples:
+  semnmf tree bbc --leaves 8                    topic tree of the built-in BBC corpus
+  semnmf tree docs.csv --leaves 20 --out tree/  tree of the "text" column of a CSV
+
+Hierarchical clustering by rank-2 NMF (Kuang & Park, KDD 2013): the leaf whose split
+scores best is split next; small low-scoring groups are set apart as outliers (cluster -1).
+Results go to --out: tree.json, assignments.csv, tree.png, tree.svg, run.json.
+SOURCE is read as for "semnmf cluster".
+"""
+
 
 MAIN_EPILOG = """\
 examples:
   semnmf cluster bbc -k 5                       Semantic-NMF on the built-in BBC News corpus
   semnmf cluster docs.csv -k 10 --out results/  cluster the "text" column of a CSV
+  semnmf tree bbc --leaves 8                    a topic tree of 8 leaves (rank-2 NMF splits)
   semnmf datasets                               corpora that can be opened by name
 
 Run "semnmf cluster --help" for all options of a command.
@@ -74,18 +87,7 @@ def _parser():
     model.add_argument("--lam-scale", choices=("relative", "absolute"), default="relative",
                        help="relative: lam weighs the relative errors of both terms (same "
                             "meaning on every corpus); absolute: the paper's raw lambda")
-    model.add_argument("--context", choices=("auto", "document", "sentence", "window"),
-                       default="auto", help="which words co-occur: same document, same "
-                       "sentence, or within --window words; auto = window when raw text "
-                       "exists, else document")
-    model.add_argument("--window", type=int, default=10, metavar="L",
-                       help="words on each side for --context window (default 10)")
-    model.add_argument("--association", choices=("ppmi", "sppmi"), default="ppmi",
-                       help="PPMI (default) or shifted PPMI, shift log 2")
-    model.add_argument("--min-count", type=int, default=1,
-                       help="drop word pairs seen fewer times (prunes M)")
-    model.add_argument("--top-k", type=int, default=None,
-                       help="keep the K strongest contexts per word (prunes M)")
+    _add_context_arguments(model)
     fit = c.add_argument_group("fitting")
     fit.add_argument("--init", choices=("skmeans", "random", "nndsvda"), default="skmeans",
                      help="starting point (default: spherical k-means, as in the papers)")
@@ -93,6 +95,55 @@ def _parser():
     fit.add_argument("--max-iter", type=int, default=200)
     fit.add_argument("--tol", type=float, default=1e-4)
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    _add_input_arguments(c)
+    _add_output_arguments(c, "semnmf_results/<source>_<method>_k<K>")
+
+    t = commands.add_parser(
+        "tree", help="grow a topic tree by rank-2 NMF splits (HierNMF2)",
+        description="Hierarchical clustering: a binary tree of topics with outliers set apart.",
+        epilog=TREE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("source", metavar="SOURCE", help="corpus (as for semnmf cluster)")
+    t.add_argument("--leaves", type=int, required=True, help="number of leaves of the tree")
+    split = t.add_argument_group("splitting")
+    split.add_argument("--splitter", choices=("rank2", "semantic", "kmeans"), default="rank2",
+                       help="rank2: rank-2 NMF (default, the paper); semantic: rank-2 "
+                            "Semantic-NMF with the word-context term; kmeans: spherical 2-means")
+    split.add_argument("--lam", type=float, default=DEFAULT_LAM,
+                       help=f"word-context weight for --splitter semantic (default {DEFAULT_LAM})")
+    split.add_argument("--beta", type=float, default=9.0,
+                       help="outlier rule |N1| >= beta |N2| (default 9, the paper's)")
+    split.add_argument("--trials", type=int, default=3,
+                       help="tentative splits per node, T (default 3, the paper's)")
+    split.add_argument("--score-threshold", type=float, default=0.0,
+                       help="stop when no leaf scores above it (default 0)")
+    split.add_argument("--max-iter", type=int, default=500, help="iterations per split")
+    split.add_argument("--tol", type=float, default=1e-4,
+                       help="projected-gradient tolerance of each split (default 1e-4)")
+    split.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    _add_context_arguments(split)
+    _add_input_arguments(t)
+    _add_output_arguments(t, "semnmf_results/<source>_tree<N>")
+
+    commands.add_parser("datasets", help="list the corpora that can be opened by name")
+    return parser
+
+
+def _add_context_arguments(group):
+    group.add_argument("--context", choices=("auto", "document", "sentence", "window"),
+                       default="auto", help="which words co-occur: same document, same "
+                       "sentence, or within --window words; auto = window when raw text "
+                       "exists, else document")
+    group.add_argument("--window", type=int, default=10, metavar="L",
+                       help="words on each side for --context window (default 10)")
+    group.add_argument("--association", choices=("ppmi", "sppmi"), default="ppmi",
+                       help="PPMI (default) or shifted PPMI, shift log 2")
+    group.add_argument("--min-count", type=int, default=1,
+                       help="drop word pairs seen fewer times (prunes M)")
+    group.add_argument("--top-k", type=int, default=None,
+                       help="keep the K strongest contexts per word (prunes M)")
+
+
+def _add_input_arguments(c):
     text = c.add_argument_group("input")
     text.add_argument("--text-column", default=None, help="text column of a CSV/TSV/JSONL (default 'text')")
     text.add_argument("--label-column", default=None, help="label column (default 'label' if present)")
@@ -105,14 +156,14 @@ def _parser():
                       help="stemming of raw texts (default none)")
     text.add_argument("--weighting", choices=("tfidf", "ncut", "counts"), default="tfidf",
                       help="document-term weighting (default TF-IDF with L2 rows)")
+
+
+
+def _add_output_arguments(c, default):
     out = c.add_argument_group("output")
-    out.add_argument("--out", default=None, metavar="DIR",
-                     help="output folder (default semnmf_results/<source>_<method>_k<K>)")
+    out.add_argument("--out", default=None, metavar="DIR", help=f"output folder (default {default})")
     out.add_argument("--top", type=int, default=10, help="top words shown per cluster")
     out.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
-
-    commands.add_parser("datasets", help="list the corpora that can be opened by name")
-    return parser
 
 
 def main(argv=None):
@@ -121,6 +172,8 @@ def main(argv=None):
     try:
         if args.command == "datasets":
             return _datasets()
+        if args.command == "tree":
+            return _tree(args)
         return _cluster(args)
     except (ValueError, DatasetError, OSError, MemoryError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__  # one line, never empty
@@ -141,12 +194,17 @@ def _datasets():
     return 0
 
 
-def _atomic_write(path, write):
+def _atomic_write(path, write, binary=False):
+    """Write ``path`` through a temporary file renamed into place: never half-written."""
     folder = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        mode = {"mode": "wb"} if binary else {"mode": "w", "encoding": "utf-8", "newline": ""}
+        with os.fdopen(fd, **mode) as f:
             write(f)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; results are ordinary files
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -154,12 +212,8 @@ def _atomic_write(path, write):
         raise
 
 
-def _cluster(args):
-    verbose = not args.quiet
-    timings = {}
-    t0 = time.perf_counter()
-    if args.k < 1:
-        raise ValueError(f"-k must be at least 1, got {args.k}.")
+def _load_corpus(args, verbose, timings, t0):
+    """Read SOURCE with the input options and vectorize it: (corpus, X)."""
     options = {}
     if args.min_df is not None:
         options["min_df"] = args.min_df
@@ -172,24 +226,39 @@ def _cluster(args):
                           label_column=args.label_column, encoding=args.encoding, **options)
     timings["load"] = time.perf_counter() - t0
     log(f"{corpus}", verbose)
-
     t = time.perf_counter()
     X = corpus.vectorize(args.weighting)
     timings["vectorize"] = time.perf_counter() - t
+    return corpus, X
+
+
+def _word_context(args, corpus, verbose, timings):
+    """The word-context matrix M of the context options: (M, context used)."""
+    context = args.context
+    if context == "auto":
+        context = "window" if corpus.texts is not None else "document"
+    t = time.perf_counter()
+    log(f"building the word-context matrix ({context} context, {args.association}) ...", verbose)
+    M = corpus.word_context(context=context, window=args.window, association=args.association,
+                            min_count=args.min_count, top_k=args.top_k)
+    timings["context"] = time.perf_counter() - t
+    log(f"M: {M.shape[0]} x {M.shape[1]}, {M.nnz:,} non-zeros", verbose)
+    return M, context
+
+
+def _cluster(args):
+    verbose = not args.quiet
+    timings = {}
+    t0 = time.perf_counter()
+    if args.k < 1:
+        raise ValueError(f"-k must be at least 1, got {args.k}.")
+    corpus, X = _load_corpus(args, verbose, timings, t0)
     if args.k > X.shape[0]:
         raise ValueError(f"-k {args.k} is larger than the number of documents ({X.shape[0]}).")
 
     M, context = None, None
     if args.method == "snmf":
-        context = args.context
-        if context == "auto":
-            context = "window" if corpus.texts is not None else "document"
-        t = time.perf_counter()
-        log(f"building the word-context matrix ({context} context, {args.association}) ...", verbose)
-        M = corpus.word_context(context=context, window=args.window, association=args.association,
-                                min_count=args.min_count, top_k=args.top_k)
-        timings["context"] = time.perf_counter() - t
-        log(f"M: {M.shape[0]} x {M.shape[1]}, {M.nnz:,} non-zeros", verbose)
+        M, context = _word_context(args, corpus, verbose, timings)
 
     common = dict(n_init=args.n_init, max_iter=args.max_iter, tol=args.tol,
                   random_state=args.seed, verbose=int(verbose))
@@ -224,7 +293,74 @@ def _cluster(args):
     return 0
 
 
-def _write_results(out, args, corpus, model, labels, components, scores, timings, X, M, context):
+def _tree(args):
+    verbose = not args.quiet
+    timings = {}
+    t0 = time.perf_counter()
+    if args.leaves < 1:
+        raise ValueError(f"--leaves must be at least 1, got {args.leaves}.")
+    corpus, X = _load_corpus(args, verbose, timings, t0)
+    if args.leaves > X.shape[0]:
+        raise ValueError(f"--leaves {args.leaves} is larger than the number of documents ({X.shape[0]}).")
+    M, context = None, None
+    if args.splitter == "semantic":
+        M, context = _word_context(args, corpus, verbose, timings)
+    model = HierarchicalNMF(args.leaves, score_threshold=args.score_threshold, beta=args.beta,
+                            n_trials=args.trials, splitter=args.splitter, lam=args.lam,
+                            max_iter=args.max_iter, tol=args.tol, random_state=args.seed,
+                            verbose=int(verbose))
+    t = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, M=M)
+    for w in caught:
+        log(f"[yellow]warning:[/] {w.message}", True)
+    timings["fit"] = time.perf_counter() - t
+
+    scores, snapshots = None, None
+    if corpus.labels is not None:  # outliers as one more cluster, as the paper evaluates
+        scores = clustering_scores(corpus.labels, model.partition(outliers="cluster"))
+        snapshots = {str(t): round(clustering_scores(
+            corpus.labels, model.partition(t, outliers="cluster"))["nmi"], 6)
+            for t in range(2, model.n_leaves_ + 1)}
+    timings["total"] = time.perf_counter() - t0
+
+    out = args.out or os.path.join("semnmf_results", f"{corpus.name}_tree{args.leaves}")
+    os.makedirs(out, exist_ok=True)
+    n_top = max(args.top, 20)
+    tree = model.to_dict(corpus.vocabulary, n_top, document_ids=list(corpus.ids))
+    _atomic_write(os.path.join(out, "tree.json"),
+                  lambda f: json.dump(tree, f, indent=1, default=json_default))
+    _write_assignments(os.path.join(out, "assignments.csv"), corpus, model.labels_)
+    from .report import plot_tree
+    figure = plot_tree(model, corpus.vocabulary, n_terms=6,
+                       title=f"{corpus.name}: {model.n_leaves_} leaves")
+    for ext in ("png", "svg"):
+        _atomic_write(os.path.join(out, f"tree.{ext}"),
+                      lambda f, ext=ext: figure.savefig(f, format=ext, dpi=150), binary=True)
+    record = {
+        "method": "hiernmf2", "estimator": "HierarchicalNMF", "source": args.source,
+        "corpus": corpus.name, "parameters": model.get_params(), "cli_arguments": vars(args),
+        "context": _context_record(args, M, context), "data": _data_record(args, corpus, X),
+        "n_leaves": model.n_leaves_, "n_outliers": int(model.outliers_.size),
+        "splits": model.splits_, "n_factorizations": model.n_factorizations_,
+        "scores": scores, "nmi_by_number_of_leaves": snapshots,
+        "timings_seconds": {k: round(v, 4) for k, v in timings.items()},
+        "versions": _versions(), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    _atomic_write(os.path.join(out, "run.json"),
+                  lambda f: json.dump(record, f, indent=2, default=json_default))
+
+    print(model.export_text(corpus.vocabulary, n_terms=min(args.top, 8)))
+    if scores:
+        print(f"NMI {scores['nmi']:.4f}   ARI {scores['ari']:.4f}   accuracy "
+              f"{scores['accuracy']:.4f}   (outliers as one cluster)")
+    print(f"{model.n_leaves_} leaves, {model.outliers_.size} outliers; results written to "
+          f"{out}/ (tree.json, assignments.csv, tree.png, tree.svg, run.json)")
+    return 0
+
+
+def _write_assignments(path, corpus, labels):
     def assignments(f):
         writer = csv.writer(f)
         header = ["doc", "cluster"] + (["label"] if corpus.labels is not None else [])
@@ -234,6 +370,28 @@ def _write_results(out, args, corpus, model, labels, components, scores, timings
             if corpus.labels is not None:
                 row.append(corpus.labels[i])
             writer.writerow(row)
+
+    _atomic_write(path, assignments)
+
+
+def _context_record(args, M, context):
+    if M is None:
+        return None
+    return {"context": context, "window": args.window if context == "window" else None,
+            "association": args.association, "min_count": args.min_count,
+            "top_k": args.top_k, "shape": list(M.shape), "nnz": int(M.nnz)}
+
+
+def _data_record(args, corpus, X):
+    return {"n_documents": int(X.shape[0]), "n_terms": int(X.shape[1]), "nnz": int(X.nnz),
+            "weighting": args.weighting, "labelled": corpus.labels is not None}
+
+
+def _versions():
+    return {"semnmf": __version__, "python": platform.python_version(), "numpy": np.__version__}
+
+
+def _write_results(out, args, corpus, model, labels, components, scores, timings, X, M, context):
 
     n_top = max(args.top, 20)
 
@@ -252,23 +410,18 @@ def _write_results(out, args, corpus, model, labels, components, scores, timings
         "corpus": corpus.name,
         "parameters": params,
         "cli_arguments": vars(args),
-        "context": None if M is None else {
-            "context": context, "window": args.window if context == "window" else None,
-            "association": args.association, "min_count": args.min_count, "top_k": args.top_k,
-            "shape": list(M.shape), "nnz": int(M.nnz)},
-        "data": {"n_documents": int(X.shape[0]), "n_terms": int(X.shape[1]), "nnz": int(X.nnz),
-                 "weighting": args.weighting, "labelled": corpus.labels is not None},
+        "context": _context_record(args, M, context),
+        "data": _data_record(args, corpus, X),
         "cluster_sizes": {str(c): int(n) for c, n in zip(*np.unique(labels, return_counts=True))},
         "scores": scores,
         "objective": _finite_or_none(getattr(model, "objective_", None)),
         "effective_lambda": getattr(model, "lambda_", None),
         "n_iter": int(model.n_iter_),
         "timings_seconds": {k: round(v, 4) for k, v in timings.items()},
-        "versions": {"semnmf": __version__, "python": platform.python_version(),
-                     "numpy": np.__version__},
+        "versions": _versions(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
-    _atomic_write(os.path.join(out, "assignments.csv"), assignments)
+    _write_assignments(os.path.join(out, "assignments.csv"), corpus, labels)
     _atomic_write(os.path.join(out, "topics.csv"), topics_file)
     _atomic_write(os.path.join(out, "run.json"),
                   lambda f: json.dump(record, f, indent=2, default=json_default))

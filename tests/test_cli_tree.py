@@ -1,0 +1,71 @@
+"""``semnmf tree``: the output contract (tree.json, assignments.csv, pictures, run.json),
+the printed tree, and bad input (exit 2, one error line, nothing written)."""
+
+import csv
+import json
+import os
+
+import pytest
+
+from semnmf.cli import main
+
+from conftest import make_planted, write_csv
+
+
+@pytest.fixture(scope="module")
+def planted_csv_path(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tree_data")
+    texts, labels = make_planted(docs_per_topic=15)
+    return str(write_csv(root / "planted.csv", zip(texts, labels), ["text", "label"]))
+
+
+@pytest.fixture(scope="module")
+def tree_run(planted_csv_path, tmp_path_factory):
+    out = str(tmp_path_factory.mktemp("tree_out") / "run")
+    return main(["tree", planted_csv_path, "--leaves", "3", "--out", out, "-q"]), out
+
+
+def test_tree_outputs(tree_run, capsys):
+    code, out = tree_run
+    assert code == 0
+    assert sorted(os.listdir(out)) == ["assignments.csv", "run.json", "tree.json", "tree.png", "tree.svg"]
+    with open(os.path.join(out, "tree.png"), "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    with open(os.path.join(out, "tree.svg"), encoding="utf-8") as f:
+        svg = f.read()
+    assert "<svg" in svg
+    tree = json.load(open(os.path.join(out, "tree.json"), encoding="utf-8"))
+    leaves = [node for node in tree["nodes"] if node["leaf"]]
+    assert len(leaves) == 3 and tree["n_leaves"] == 3
+    with open(os.path.join(out, "assignments.csv"), newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 45 and set(rows[0]) == {"doc", "cluster", "label"}
+    # each leaf's documents are exactly the rows assigned to it, one label per planted topic
+    for leaf in leaves:
+        docs = {r["doc"] for r in rows if int(r["cluster"]) == leaf["label"]}
+        assert docs == set(leaf["documents"])
+        assert len({r["label"] for r in rows if r["doc"] in docs}) == 1
+        assert leaf["top_terms"][0]["term"] in svg  # the picture shows the top terms
+    run = json.load(open(os.path.join(out, "run.json"), encoding="utf-8"))
+    assert run["method"] == "hiernmf2" and run["parameters"]["n_leaves"] == 3
+    assert run["scores"]["nmi"] == pytest.approx(1.0)
+    assert set(run["nmi_by_number_of_leaves"]) == {"2", "3"}
+
+
+def test_tree_prints_the_tree(planted_csv_path, tmp_path, capsys):
+    assert main(["tree", planted_csv_path, "--leaves", "2", "--out", str(tmp_path / "o"), "-q"]) == 0
+    printed = capsys.readouterr().out
+    assert "[node 0] 45 docs" in printed and "[leaf 1]" in printed and "NMI" in printed
+
+
+@pytest.mark.parametrize("argv, pattern", [
+    (["--leaves", "0"], "--leaves must be at least 1"),
+    (["--leaves", "46"], "larger than the number of documents"),
+    (["--leaves", "2", "--beta", "0.5"], "beta must be > 1"),
+])
+def test_tree_bad_input(planted_csv_path, tmp_path, capsys, argv, pattern):
+    out = tmp_path / "nothing"
+    assert main(["tree", planted_csv_path, *argv, "--out", str(out), "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("semnmf: error:") and pattern in err[0]
+    assert not out.exists()
