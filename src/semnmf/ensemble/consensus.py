@@ -1,0 +1,674 @@
+"""Cluster ensembles: the consensus functions of Strehl & Ghosh (2002).
+
+A *cluster ensemble* is a set ``Λ = {λ^(q), q = 1..r}`` of ``r`` partitions of the same
+``n`` documents (for instance the best runs of an NMF, SN §5.6), given here as an
+``n x r`` label matrix with one column per partition. A *consensus function* turns it
+into one partition without looking at the documents' features.
+
+All three consensus functions of Strehl & Ghosh work on the *hypergraph* representation
+of the ensemble (SN §5.6): partition ``λ^(q)`` with ``m_q`` clusters becomes the binary
+``n x m_q`` indicator matrix ``H^(q)``, one column (hyperedge) per cluster, and the
+ensemble is their concatenation ``H = [H^(1) ... H^(r)]`` of shape
+``(n, m_1 + ... + m_r)`` (:func:`hypergraph_incidence`):
+
+* :func:`cspa` (cluster-based similarity partitioning) partitions the co-association
+  graph ``S = H Hᵀ / r``;
+* :func:`hgpa` (hypergraph partitioning) cuts the fewest hyperedges;
+* :func:`mcla` (meta-clustering) groups the hyperedges themselves, then gives each
+  document to the group it belongs to most.
+
+:func:`anmi` is the average normalized mutual information (SN eq. 12) of a candidate
+partition with the ensemble, the objective that the optimal consensus maximizes
+(SN eq. 11); :func:`consensus` runs the three functions and keeps the candidate of
+largest ANMI, as Strehl & Ghosh's "supra-consensus" does. :func:`pairwise_agreement`
+measures how diverse the ensemble is (the pairwise NMI / ARI of SN Figure 7).
+
+Label matrices
+--------------
+Labels are integers of any value (``[7, 7, 42, ...]``); in each column they are only
+names, so renaming the clusters of one partition changes nothing. A document that a
+partition leaves unlabelled is marked ``-1`` (or ``NaN`` in a float array): it has no
+1 in that partition's block of ``H`` and is left out of that partition's terms.
+Internally the clusters of every column are numbered ``0..m_q-1`` in order of first
+appearance, so that all functions here return *exactly* the same result (up to the
+names of the clusters) when the clusters of any column are renamed.
+
+Graph partitioning uses METIS through :mod:`pymetis` (the "real graph partitioner" of
+Strehl & Ghosh, who used METIS for CSPA and MCLA and hMETIS for HGPA).
+
+References
+----------
+A. Strehl and J. Ghosh, "Cluster ensembles - a knowledge reuse framework for combining
+multiple partitions", Journal of Machine Learning Research 3, 583-617, 2002.
+
+M. Febrissy, A. Salah, M. Ailem, M. Nadif, "Improving NMF clustering by leveraging
+contextual relationships among words", Neurocomputing 495, 105-117, 2022 ("SN"), §5.6.
+"""
+
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
+
+from .._progress import log
+from .._validation import check_n_components
+from ..metrics import ari, nmi
+
+__all__ = [
+    "MISSING", "ConsensusResult", "hypergraph_incidence", "cspa", "hgpa", "mcla",
+    "anmi", "consensus", "pairwise_agreement",
+]
+
+#: The integer that marks a missing label (a document that a partition leaves out).
+MISSING = -1
+
+#: Methods that :func:`consensus` knows, in the order ``method="anmi"`` tries them.
+_METHODS = ("cspa", "hgpa", "mcla")
+
+# Bytes per stored document pair of the co-association graph in cspa: int32 column
+# index + int32 count in scipy, then int64 adjacency + int64 weight for METIS.
+_CSPA_BYTES_PER_PAIR = 24
+
+
+# ----------------------------------------------------------------------------- input
+def _check_label_matrix(labels, name="labels", *, require_labelled_rows=True):
+    """Validate an ``n x r`` label matrix and code every column as ``0..m_q-1``.
+
+    A document labelled by no partition is refused when ``require_labelled_rows``
+    (a consensus must place it), accepted otherwise (ANMI, pairwise agreement).
+
+    Returns
+    -------
+    codes : ndarray of int64 of shape (n, r)
+        Cluster of each document in each partition, numbered in order of first
+        appearance in the column; ``-1`` where the label is missing.
+    categories : list of r ndarrays
+        ``categories[q][c]`` is the original label value of code ``c`` in column ``q``.
+    """
+    if labels is None:
+        raise ValueError(
+            f"{name} is None: pass an array of shape (n_documents, n_partitions) with one "
+            "column of cluster labels per partition."
+        )
+    if sp.issparse(labels):
+        raise ValueError(
+            f"{name} must be a dense array of labels of shape (n_documents, n_partitions), "
+            "not a sparse matrix; pass labels.toarray() (missing labels as -1)."
+        )
+    try:
+        arr = np.asarray(labels)
+    except Exception as exc:  # ragged nested lists and the like
+        raise ValueError(f"{name} could not be read as a 2-D array of labels: {exc}") from None
+    if arr.ndim != 2:
+        hint = (" A single partition is a column: use labels.reshape(-1, 1); several label "
+                "vectors are stacked with np.column_stack([labels_1, labels_2, ...]).")
+        raise ValueError(
+            f"{name} must be 2-D (n_documents, n_partitions) with one column per partition; "
+            f"got an array of shape {arr.shape}.{hint if arr.ndim == 1 else ''}"
+        )
+    n, r = arr.shape
+    if n == 0 or r == 0:
+        raise ValueError(
+            f"{name} is empty (shape {arr.shape}); it needs at least one document (row) "
+            "and one partition (column)."
+        )
+    if arr.dtype == bool:
+        arr = arr.astype(np.int64)
+    if np.issubdtype(arr.dtype, np.integer):
+        missing = arr == MISSING
+        values = arr.astype(np.int64, copy=False)
+    elif np.issubdtype(arr.dtype, np.floating):
+        missing = np.isnan(arr)
+        finite = arr[~missing]
+        if not np.all(np.isfinite(finite)):
+            raise ValueError(
+                f"{name} contains infinite values; labels must be integers, with missing "
+                "labels as -1 or NaN."
+            )
+        if np.any(finite != np.round(finite)):
+            bad = finite[finite != np.round(finite)][:3]
+            raise ValueError(
+                f"{name} must hold integer cluster labels; got non-integer values such as "
+                f"{bad.tolist()}. Pass hard labels (e.g. the argmax of a membership matrix)."
+            )
+        missing |= arr == MISSING
+        values = np.where(missing, MISSING, arr).astype(np.int64)
+    else:
+        raise ValueError(
+            f"{name} must hold integer cluster labels (missing ones as -1 or NaN); got "
+            f"dtype {arr.dtype}. Encode other labels as integers first, e.g. "
+            "np.unique(column, return_inverse=True)[1] for each column."
+        )
+
+    labelled_per_column = n - missing.sum(axis=0)
+    empty_cols = np.flatnonzero(labelled_per_column == 0)
+    if empty_cols.size:
+        raise ValueError(
+            f"{name}: partition(s) (column(s)) {empty_cols[:10].tolist()} label no document "
+            "(all missing); drop these columns."
+        )
+    empty_rows = np.flatnonzero(missing.all(axis=1)) if require_labelled_rows else []
+    if len(empty_rows):
+        raise ValueError(
+            f"{name}: {len(empty_rows)} document(s) (e.g. rows {np.asarray(empty_rows[:10]).tolist()}) "
+            "have no label in any partition, so no consensus can place them; drop these "
+            "rows (or label them in at least one partition)."
+        )
+
+    codes = np.full((n, r), MISSING, dtype=np.int64)
+    categories = []
+    for q in range(r):  # a loop over partitions, each step vectorized over documents
+        keep = ~missing[:, q]
+        uniq, first, inverse = np.unique(values[keep, q], return_index=True,
+                                         return_inverse=True)
+        order = np.argsort(first, kind="stable")  # clusters by first appearance
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        codes[keep, q] = rank[inverse.ravel()]
+        categories.append(uniq[order])
+    return codes, categories
+
+
+def _n_categories(codes):
+    """Number of clusters ``m_q`` of every column of a coded label matrix."""
+    return codes.max(axis=0) + 1
+
+
+def _incidence(codes, n_categories, dtype=np.float64):
+    """CSR incidence matrix ``H`` of a coded label matrix (no validation)."""
+    n, r = codes.shape
+    offsets = np.concatenate([[0], np.cumsum(n_categories)])
+    labelled = codes >= 0
+    rows, cols = np.nonzero(labelled)  # row-major: sorted by row, then by partition
+    indices = offsets[cols] + codes[rows, cols]
+    indptr = np.concatenate([[0], np.cumsum(labelled.sum(axis=1))])
+    index_dtype = np.int32 if max(indices.size, offsets[-1]) < 2**31 else np.int64
+    H = sp.csr_matrix(
+        (np.ones(indices.size, dtype=dtype), indices.astype(index_dtype),
+         indptr.astype(index_dtype)),
+        shape=(n, int(offsets[-1])),
+    )
+    return H, offsets
+
+
+def hypergraph_incidence(labels, *, return_offsets=False):
+    """Binary hypergraph incidence matrix ``H`` of a cluster ensemble (SN §5.6).
+
+    Partition ``λ^(q)`` with ``m_q`` clusters becomes the ``n x m_q`` binary matrix
+    ``H^(q)`` with ``H^(q)[i, c] = 1`` when document ``i`` is in cluster ``c``; the
+    ensemble is ``H = [H^(1) ... H^(r)]`` (Strehl & Ghosh, 2002). Each column
+    of ``H`` is a hyperedge. It is also the disjunctive (one-hot) matrix ``M`` of the
+    multinomial mixture (SN eq. 13).
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_documents, n_partitions)
+        One column of integer cluster labels per partition; missing labels as ``-1`` or
+        ``NaN``. A document with a missing label in partition ``q`` has no 1 in block
+        ``q``.
+    return_offsets : bool, default=False
+        Also return where each partition's block starts.
+
+    Returns
+    -------
+    H : scipy.sparse.csr_matrix of shape (n_documents, sum_q m_q), dtype float64
+        Block ``q`` is ``H[:, offsets[q]:offsets[q + 1]]``; inside a block the clusters
+        are in order of first appearance in the column.
+    offsets : ndarray of shape (n_partitions + 1,)
+        Returned when ``return_offsets`` is true.
+    """
+    codes, _ = _check_label_matrix(labels)
+    H, offsets = _incidence(codes, _n_categories(codes))
+    return (H, offsets) if return_offsets else H
+
+
+def _check_candidate(labels_candidate, n):
+    """A complete 1-D label vector of length n, coded 0..g-1 (first appearance)."""
+    if labels_candidate is None:
+        raise ValueError("labels_candidate is None: pass one cluster label per document.")
+    arr = np.asarray(labels_candidate)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(
+            "labels_candidate must be 1-D with one label per document; got an array of "
+            f"shape {arr.shape}."
+        )
+    if arr.shape[0] != n:
+        raise ValueError(
+            f"labels_candidate has {arr.shape[0]} labels but labels has {n} documents "
+            "(rows); they must match."
+        )
+    codes, _ = _check_label_matrix(arr.reshape(-1, 1), name="labels_candidate",
+                                   require_labelled_rows=False)
+    if np.any(codes < 0):
+        raise ValueError(
+            "labels_candidate has missing labels (-1 or NaN); a candidate consensus must "
+            "label every document."
+        )
+    return codes[:, 0]
+
+
+def _seed(rng):
+    """An int seed for METIS drawn from a numpy RandomState."""
+    return int(rng.randint(np.iinfo(np.int32).max))
+
+
+def _relabel(labels):
+    """Labels renamed 0..g-1 in order of first appearance."""
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[inverse.ravel()].astype(np.int64)
+
+
+def _metis(adjacency, n_parts, *, vertex_weights=None, seed=0):
+    """Partition a weighted undirected graph with METIS (pymetis).
+
+    ``adjacency`` is a symmetric CSR matrix with positive integer weights and an empty
+    diagonal. Returns the part of every vertex.
+    """
+    n_vertices = adjacency.shape[0]
+    if n_parts == 1:
+        return np.zeros(n_vertices, dtype=np.int64)
+    try:
+        import pymetis
+    except ImportError:  # pragma: no cover - pymetis is a dependency
+        raise ImportError(
+            "the consensus functions partition graphs with METIS: install it with "
+            "`pip install pymetis`."
+        ) from None
+    graph = pymetis.CSRAdjacency(adjacency.indptr.astype(np.int64),
+                                 adjacency.indices.astype(np.int64))
+    weights = np.ascontiguousarray(adjacency.data, dtype=np.int64)
+    if vertex_weights is not None:
+        vertex_weights = np.ascontiguousarray(vertex_weights, dtype=np.int64)
+    result = pymetis.part_graph(
+        int(n_parts), graph, eweights=weights if weights.size else None,
+        vweights=vertex_weights, options=pymetis.Options(seed=int(seed)),
+    )
+    return np.asarray(result.vertex_part, dtype=np.int64)
+
+
+# ------------------------------------------------------------------------- CSPA
+def cspa(labels, n_clusters, *, max_samples=10000, random_state=None):
+    """Cluster-based similarity partitioning (CSPA, Strehl & Ghosh 2002).
+
+    The co-association similarity of two documents is the fraction of the ``r``
+    partitions that put them in the same cluster,
+
+    .. math:: S = \\frac{1}{r} H H^\\top,
+
+    with ``H`` the hypergraph incidence matrix (:func:`hypergraph_incidence`). The graph
+    with vertices = documents and edge weights ``r S_ij`` (the integer number of
+    partitions in which ``i`` and ``j`` are together; no self-loops) is cut into
+    ``n_clusters`` balanced parts of least total edge weight by METIS, as Strehl &
+    Ghosh do.
+
+    With missing labels, a partition counts for a pair only when it labels both
+    documents and puts them together; the denominator stays ``r`` (Strehl & Ghosh's
+    ``S = H Hᵀ / r``), so a pair that is rarely labelled together is less similar than
+    a pair that is always labelled together.
+
+    ``S`` has up to ``n²`` non-zeros (every pair that some partition puts together), so
+    CSPA costs O(n² r) time and memory: it refuses more than ``max_samples`` documents.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_documents, n_partitions)
+        One column of integer labels per partition; missing labels as ``-1`` or ``NaN``.
+    n_clusters : int
+        Number of parts asked from METIS (at most ``n_documents``).
+    max_samples : int, default=10000
+        Largest number of documents accepted. About 24 bytes are needed per document
+        pair that shares a cluster somewhere (up to ``24 n²`` bytes: 2.4 GB for
+        ``n = 10000``); above it use :func:`mcla` or :func:`hgpa`, whose cost is linear
+        in ``n``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds METIS.
+
+    Returns
+    -------
+    labels : ndarray of int64 of shape (n_documents,)
+        Consensus clusters numbered ``0..g-1`` (``g <= n_clusters``; METIS may leave a
+        part empty).
+
+    See Also
+    --------
+    hgpa, mcla, consensus
+    """
+    codes, _ = _check_label_matrix(labels)
+    n, r = codes.shape
+    k = check_n_components(n_clusters, n, "n_clusters")
+    if isinstance(max_samples, bool) or not isinstance(max_samples, numbers.Integral) \
+            or max_samples < 1:
+        raise ValueError(f"max_samples must be a positive integer, got {max_samples!r}.")
+    if n > max_samples:
+        gigabytes = _CSPA_BYTES_PER_PAIR * float(n) * n / 1e9
+        raise ValueError(
+            f"cspa builds the n x n co-association matrix, O(n^2) memory (up to about "
+            f"{gigabytes:.1f} GB for n={n} documents), and refuses more than "
+            f"max_samples={max_samples} documents. Use mcla or hgpa, whose cost is linear "
+            "in n, or raise max_samples if you have the memory."
+        )
+    rng = check_random_state(random_state)
+    H, _ = _incidence(codes, _n_categories(codes), dtype=np.int32)
+    S = (H @ H.T).tocsr()  # integer co-association counts, 0..r
+    S.setdiag(0)
+    S.eliminate_zeros()
+    return _relabel(_metis(S, k, seed=_seed(rng)))
+
+
+# ------------------------------------------------------------------------- HGPA
+def hgpa(labels, n_clusters, *, random_state=None):
+    """Hypergraph partitioning (HGPA, Strehl & Ghosh 2002), by star expansion.
+
+    HGPA cuts the hypergraph whose vertices are the documents and whose hyperedges are
+    the clusters of all partitions (the columns of ``H``, :func:`hypergraph_incidence`)
+    into ``n_clusters`` balanced parts while cutting as few hyperedges as possible.
+    Strehl & Ghosh use the hypergraph partitioner hMETIS; METIS has no hypergraph mode,
+    so this implementation partitions the *star expansion* of the hypergraph instead
+    (the clique expansion would have O(n²) edges):
+
+    1. build the bipartite graph with ``n`` document vertices and one vertex per
+       hyperedge (``sum_q m_q`` of them), and an edge of weight 1 between document
+       ``i`` and hyperedge ``e`` whenever ``H[i, e] = 1`` (so every document has one edge
+       per partition that labels it);
+    2. give document vertices weight 1 and hyperedge vertices weight 0 (METIS vertex
+       weights), so that METIS's balance constraint counts documents only and a
+       hyperedge vertex can go to whichever part is cheapest;
+    3. cut this graph into ``n_clusters`` parts with METIS (minimum edge cut under the
+       balance constraint) and return the parts of the document vertices.
+
+    The edge cut equals the number of (document, partition) pairs in which the
+    document lands in another part than its cluster's hyperedge vertex: a hyperedge
+    kept whole costs 0 and a hyperedge split costs the number of its documents outside
+    the majority part (at best), instead of 1 per cut hyperedge as in hMETIS. Like the
+    original, HGPA favours balanced clusters and does poorly when the true clusters are
+    very unequal in size.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_documents, n_partitions)
+        One column of integer labels per partition; missing labels as ``-1`` or ``NaN``.
+    n_clusters : int
+        Number of parts asked from METIS (at most ``n_documents``).
+    random_state : int, RandomState instance or None, default=None
+        Seeds METIS.
+
+    Returns
+    -------
+    labels : ndarray of int64 of shape (n_documents,)
+        Consensus clusters numbered ``0..g-1`` (``g <= n_clusters``).
+
+    See Also
+    --------
+    cspa, mcla, consensus
+    """
+    codes, _ = _check_label_matrix(labels)
+    n = codes.shape[0]
+    k = check_n_components(n_clusters, n, "n_clusters")
+    rng = check_random_state(random_state)
+    H, _ = _incidence(codes, _n_categories(codes), dtype=np.int64)
+    n_edges = H.shape[1]
+    graph = sp.bmat([[None, H], [H.T, None]], format="csr",
+                    dtype=np.int64)  # (n + E) x (n + E), symmetric, empty diagonal
+    vertex_weights = np.concatenate([np.ones(n, np.int64), np.zeros(n_edges, np.int64)])
+    part = _metis(graph, k, vertex_weights=vertex_weights, seed=_seed(rng))
+    return _relabel(part[:n])
+
+
+# ------------------------------------------------------------------------- MCLA
+def mcla(labels, n_clusters, *, random_state=None):
+    """Meta-clustering (MCLA, Strehl & Ghosh 2002).
+
+    1. *Meta-graph*: one vertex per hyperedge (cluster of some partition, column of
+       ``H``), with edge weights the binary Jaccard similarity of the clusters,
+       ``|h_a ∩ h_b| / |h_a ∪ h_b|``, computed from the sparse ``Hᵀ H``. METIS needs
+       integer weights: they are ``max(1, round(1000 J))`` for every ``J > 0``.
+    2. *Meta-clusters*: METIS cuts the meta-graph into ``n_clusters`` balanced parts
+       (every hyperedge has vertex weight 1).
+    3. *Collapse*: the association of document ``i`` with meta-cluster ``c`` is the mean
+       over the hyperedges of ``c`` of ``H[i, e]``, i.e. the fraction of ``c``'s
+       clusters that contain ``i``.
+    4. *Compete*: each document goes to the meta-cluster of highest association; ties
+       are broken at random (``random_state``).
+
+    Every document belongs to at least one hyperedge (a document labelled by no
+    partition is refused), so its highest association is positive; a meta-cluster that
+    wins no document disappears, so fewer than ``n_clusters`` clusters can come back.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_documents, n_partitions)
+        One column of integer labels per partition; missing labels as ``-1`` or ``NaN``.
+    n_clusters : int
+        Number of meta-clusters (at most ``n_documents`` and, for METIS, at most the
+        number of hyperedges: more are capped to it).
+    random_state : int, RandomState instance or None, default=None
+        Seeds METIS and the tie-breaking.
+
+    Returns
+    -------
+    labels : ndarray of int64 of shape (n_documents,)
+        Consensus clusters numbered ``0..g-1`` (``g <= n_clusters``).
+
+    See Also
+    --------
+    cspa, hgpa, consensus
+    """
+    codes, _ = _check_label_matrix(labels)
+    n = codes.shape[0]
+    k = check_n_components(n_clusters, n, "n_clusters")
+    rng = check_random_state(random_state)
+    H, _ = _incidence(codes, _n_categories(codes), dtype=np.float64)
+    n_edges = H.shape[1]
+    k_meta = min(k, n_edges)
+
+    G = (H.T @ H).tocoo()  # intersections |h_a ∩ h_b|, E x E
+    size = np.asarray(H.sum(axis=0)).ravel()
+    off = G.row != G.col
+    a, b, inter = G.row[off], G.col[off], G.data[off]
+    jaccard = inter / (size[a] + size[b] - inter)
+    weights = np.maximum(1, np.rint(1000 * jaccard)).astype(np.int64)
+    meta_graph = sp.csr_matrix((weights, (a, b)), shape=(n_edges, n_edges))
+    meta = _metis(meta_graph, k_meta, seed=_seed(rng))
+
+    members = sp.csr_matrix((np.ones(n_edges), (np.arange(n_edges), meta)),
+                            shape=(n_edges, k_meta))
+    n_members = np.asarray(members.sum(axis=0)).ravel()
+    association = np.asarray((H @ members).todense())  # n x k_meta
+    association /= np.maximum(n_members, 1)
+    best = association.max(axis=1, keepdims=True)
+    ties = association == best
+    # random tie-breaking: the largest random key among the tied meta-clusters wins
+    keys = rng.random_sample(association.shape) * ties
+    return _relabel(np.argmax(keys, axis=1))
+
+
+# ------------------------------------------------------------------------- ANMI
+def anmi(labels_candidate, labels, *, weighted=False):
+    """Average normalized mutual information of a partition with an ensemble (SN eq. 12).
+
+    .. math:: \\mathrm{ANMI}(\\Lambda, \\tilde\\lambda) = \\frac{1}{r} \\sum_{q=1}^r
+              \\mathrm{NMI}(\\tilde\\lambda, \\lambda^{(q)}),
+              \\qquad \\mathrm{NMI}(a, b) = \\frac{I(a; b)}{\\sqrt{H(a) H(b)}},
+
+    with Strehl & Ghosh's geometric-mean normalization (:func:`semnmf.metrics.nmi` with
+    ``average_method="geometric"``). The optimal consensus is the partition of largest
+    ANMI (SN eq. 11).
+
+    With missing labels, the NMI with ``λ^(q)`` is computed over the documents that
+    ``λ^(q)`` labels only. NMI is 1 between two partitions that both have a single
+    cluster and 0 when only one of them has a single cluster (scikit-learn's
+    conventions).
+
+    Parameters
+    ----------
+    labels_candidate : array-like of shape (n_documents,)
+        Candidate consensus partition; every document labelled.
+    labels : array-like of shape (n_documents, n_partitions)
+        The ensemble, one column per partition; missing labels as ``-1`` or ``NaN``.
+    weighted : bool, default=False
+        Weight partition ``q`` by the number of documents it labels instead of equally
+        (Strehl & Ghosh's generalization to partially labelled ensembles). Both agree
+        when no label is missing.
+
+    Returns
+    -------
+    score : float
+        In ``[0, 1]``, 1 when the candidate equals every partition (up to renaming).
+    """
+    codes, _ = _check_label_matrix(labels, require_labelled_rows=False)
+    candidate = _check_candidate(labels_candidate, codes.shape[0])
+    return _anmi_coded(candidate, codes, weighted=weighted)
+
+
+def _anmi_coded(candidate, codes, weighted=False):
+    scores = np.empty(codes.shape[1])
+    counts = np.empty(codes.shape[1])
+    for q in range(codes.shape[1]):
+        keep = codes[:, q] >= 0
+        counts[q] = keep.sum()
+        scores[q] = nmi(codes[keep, q], candidate[keep], average_method="geometric")
+    if weighted:
+        return float(np.dot(scores, counts) / counts.sum())
+    return float(scores.mean())
+
+
+# -------------------------------------------------------------------- consensus
+@dataclass
+class ConsensusResult:
+    """What :func:`consensus` returns.
+
+    Attributes
+    ----------
+    labels : ndarray of int64 of shape (n_documents,)
+        The consensus partition, clusters numbered ``0..g-1``.
+    method : str
+        The consensus function that produced it (``"cspa"``, ``"hgpa"`` or ``"mcla"``).
+    anmi : float
+        Its ANMI with the ensemble (SN eq. 12).
+    scores : dict of str to float
+        ANMI of every candidate that was computed.
+    candidates : dict of str to ndarray
+        The partition of every candidate that was computed.
+    skipped : dict of str to str
+        Candidates left out and why (cspa above its ``max_samples``).
+    """
+
+    labels: np.ndarray
+    method: str
+    anmi: float
+    scores: dict = field(default_factory=dict)
+    candidates: dict = field(default_factory=dict)
+    skipped: dict = field(default_factory=dict)
+
+
+def consensus(labels, n_clusters, method="anmi", *, max_samples=10000, random_state=None,
+              verbose=0):
+    """Consensus partition of a cluster ensemble (Strehl & Ghosh, 2002; SN §5.6).
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_documents, n_partitions)
+        One column of integer labels per partition; missing labels as ``-1`` or ``NaN``.
+    n_clusters : int
+        Number of consensus clusters.
+    method : {"anmi", "cspa", "hgpa", "mcla"}, default="anmi"
+        ``"anmi"`` runs :func:`cspa`, :func:`hgpa` and :func:`mcla` and keeps the
+        partition of largest ANMI with the ensemble (SN eq. 11-12, Strehl & Ghosh's
+        supra-consensus); cspa is skipped (see ``skipped`` in the result) when there
+        are more than ``max_samples`` documents. Ties go to the first of cspa, hgpa,
+        mcla. Any other value runs that function only.
+    max_samples : int, default=10000
+        Size limit of :func:`cspa`.
+    random_state : int, RandomState instance or None, default=None
+        Seeds all the runs (one generator, seeds drawn in a fixed order).
+    verbose : int, default=0
+        Print each candidate's ANMI on stderr when > 0.
+
+    Returns
+    -------
+    result : ConsensusResult
+        ``result.labels`` (``0..g-1``), ``result.method``, ``result.anmi``, and the
+        ANMI and partition of every candidate in ``result.scores`` and
+        ``result.candidates``.
+
+    See Also
+    --------
+    semnmf.ensemble.mixture_consensus : the latent-class (multinomial mixture) consensus.
+    """
+    valid = ("anmi",) + _METHODS
+    if not isinstance(method, str) or method not in valid:
+        raise ValueError(f"method must be one of {valid}, got {method!r}.")
+    codes, _ = _check_label_matrix(labels)
+    n = codes.shape[0]
+    k = check_n_components(n_clusters, n, "n_clusters")
+    rng = check_random_state(random_state)
+    methods = _METHODS if method == "anmi" else (method,)
+    functions = {"cspa": lambda s: cspa(codes, k, max_samples=max_samples, random_state=s),
+                 "hgpa": lambda s: hgpa(codes, k, random_state=s),
+                 "mcla": lambda s: mcla(codes, k, random_state=s)}
+    result = ConsensusResult(labels=None, method="", anmi=-np.inf)
+    for name in methods:
+        seed = _seed(rng)  # drawn even when skipped, so seeds do not depend on n
+        if method == "anmi" and name == "cspa" and n > max_samples:
+            result.skipped[name] = (f"n_documents={n} > max_samples={max_samples} "
+                                    "(O(n^2) memory)")
+            log(f"consensus: cspa skipped ({result.skipped[name]})", enabled=verbose > 0)
+            continue
+        candidate = functions[name](seed)
+        score = _anmi_coded(candidate, codes)
+        result.candidates[name] = candidate
+        result.scores[name] = score
+        log(f"consensus: {name} ANMI={score:.4f} "
+            f"({np.unique(candidate).size} clusters)", enabled=verbose > 0)
+        if score > result.anmi:
+            result.labels, result.method, result.anmi = candidate, name, score
+    return result
+
+
+# ----------------------------------------------------------------- diversity
+def pairwise_agreement(labels, metric="nmi", *, average_method="geometric"):
+    """Agreement between every two partitions of an ensemble (SN Figure 7).
+
+    High agreement means little diversity: a consensus cannot improve much on
+    partitions that already agree (SN §5.6.1).
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_documents, n_partitions)
+        One column of integer labels per partition; missing labels as ``-1`` or ``NaN``.
+        Each pair is compared over the documents that both partitions label.
+    metric : {"nmi", "ari"}, default="nmi"
+        :func:`semnmf.metrics.nmi` or :func:`semnmf.metrics.ari`.
+    average_method : {"geometric", "arithmetic", "min", "max"}, default="geometric"
+        Normalization of the NMI (geometric: Strehl & Ghosh's, as in :func:`anmi`).
+
+    Returns
+    -------
+    agreement : ndarray of shape (n_partitions, n_partitions)
+        Symmetric, with 1 on the diagonal; ``NaN`` for a pair of partitions that label
+        no document in common. ``agreement[np.triu_indices(r, 1)].mean()`` is the
+        average pairwise agreement of SN Figure 7.
+    """
+    if metric not in ("nmi", "ari"):
+        raise ValueError(f"metric must be 'nmi' or 'ari', got {metric!r}.")
+    codes, _ = _check_label_matrix(labels, require_labelled_rows=False)
+    r = codes.shape[1]
+    out = np.eye(r)
+    for a in range(r):
+        for b in range(a + 1, r):
+            keep = (codes[:, a] >= 0) & (codes[:, b] >= 0)
+            if not keep.any():
+                value = np.nan
+            elif metric == "nmi":
+                value = nmi(codes[keep, a], codes[keep, b], average_method=average_method)
+            else:
+                value = ari(codes[keep, a], codes[keep, b])
+            out[a, b] = out[b, a] = value
+    return out
