@@ -10,6 +10,8 @@ from importlib.metadata import PackageNotFoundError, version
 from .datasets import list_datasets, load_dataset
 from .metrics import accuracy, ari, clustering_scores, nmi, top_terms, topic_coherence
 from .models import NMF, HierarchicalNMF, SemanticNMF, SphericalKMeans
+from .ensemble import consensus, mixture_consensus
+from .refine import GTNMF
 from .text.corpus import Corpus
 from .text.context import word_context
 
@@ -21,6 +23,7 @@ except PackageNotFoundError:  # running from a source tree
 __all__ = [
     "Corpus", "load_dataset", "list_datasets", "word_context",
     "NMF", "SemanticNMF", "SphericalKMeans", "HierarchicalNMF",
+    "GTNMF", "consensus", "mixture_consensus",
     "nmi", "ari", "accuracy", "clustering_scores", "top_terms", "topic_coherence",
     "__version__",
 ]

@@ -1,0 +1,16 @@
+"""Refinement of a clustering after the fact.
+
+:class:`GTNMF` (function form :func:`refine`) re-assigns documents by replicator dynamics
+on a kNN similarity graph so that similar documents agree (Tripodi, Vascon & Pelillo
+2016). The graph builders (:func:`knn_graph`, :func:`normalized_cut_scaling` and the
+neighbour-count rules :func:`log2_neighbors`, :func:`cluster_log2_neighbors`) are general
+and shared with the graph-based estimators.
+"""
+
+from .graph import cluster_log2_neighbors, knn_graph, log2_neighbors, normalized_cut_scaling
+from .gtnmf import GTNMF, refine, replicator_dynamics
+
+__all__ = [
+    "GTNMF", "refine", "replicator_dynamics",
+    "knn_graph", "normalized_cut_scaling", "log2_neighbors", "cluster_log2_neighbors",
+]

@@ -1,0 +1,390 @@
+"""Sparse similarity graphs between documents (or any samples).
+
+The graphs are built the way the game-theoretic refinement paper (GT, Tripodi, Vascon &
+Pelillo 2016, §V-B) and SymNMF (Kuang, Yun & Park 2015), whose recipe GT follows, build
+them:
+
+1. a similarity ``s_ij`` with ``s_ii = 0``: the cosine of L2-normalized rows for text, a
+   self-tuning Gaussian kernel ``exp(-‖x_i − x_j‖² / (σ_i σ_j))`` with ``σ_i`` the
+   distance of ``x_i`` to its 7th nearest neighbour (Zelnik-Manor & Perona 2004) for
+   dense features;
+2. sparsified to the ``q`` nearest neighbours of each point, ``q = ⌊log₂ n⌋ + 1``
+   (GT eq. 8), or ``q_i = ⌊log₂ |C_i|⌋ + 1`` from a partition (GT eq. 9);
+3. symmetrized: ``ŝ_ij = s_ij`` if ``i ∈ N(j)`` or ``j ∈ N(i)``, 0 otherwise (the
+   element-wise maximum of the directed kNN matrix and its transpose);
+4. scaled in a normalized-cut fashion, ``A = D^{-1/2} Ŝ D^{-1/2}``, ``D = diag(Ŝ 1)``.
+
+:func:`knn_graph` does steps 1-3 (and offers the other usual weightings) with an exact
+nearest-neighbour search whose memory is bounded by row chunks, never n x n:
+
+- metric="euclidean": scikit-learn's brute :class:`~sklearn.neighbors.NearestNeighbors`.
+  On dense input it runs the chunked, OpenMP-threaded ``ArgKmin`` reduction; on CSR
+  input (which ``ArgKmin`` does not take) ``pairwise_distances_chunked``, whose chunks
+  are sized by ``sklearn.get_config()["working_memory"]``.
+- metric="cosine" (text): our own chunked search (:func:`_cosine_kneighbors`): sparse
+  similarities ``X_chunk Xᵀ`` of the L2-normalized rows, ``argpartition`` per row,
+  chunks on several threads within the same ``working_memory`` budget. On 20,000
+  TF-IDF-like documents (2 cores) it took 4.3 s against 11.3 s for the same search
+  through ``NearestNeighbors`` (``pairwise_distances_chunked`` on one thread, with a
+  partition that is slow on the many tied zero similarities of sparse text).
+
+:func:`normalized_cut_scaling` does step 4; :func:`log2_neighbors` and
+:func:`cluster_log2_neighbors` give the neighbour counts of eq. 8 and 9. Nothing here is
+GTNMF specific: graph-regularized NMF and SymNMF use the same graphs.
+"""
+
+import numbers
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import effective_n_jobs
+from sklearn import get_config
+from sklearn.neighbors import NearestNeighbors
+from sklearn.preprocessing import normalize
+
+from .._validation import check_matrix, empty_rows
+from ..models._mu import n_threads
+
+__all__ = ["knn_graph", "normalized_cut_scaling", "log2_neighbors", "cluster_log2_neighbors"]
+
+METRICS = ("cosine", "euclidean")
+WEIGHTS = ("auto", "cosine", "self-tuning", "heat", "binary")
+SYMMETRIZE = ("max", "mean", "min", None)
+
+
+def log2_neighbors(n_samples):
+    """Number of neighbours that keeps a kNN graph connected: GT eq. 8.
+
+    ``q = ⌊log₂ n⌋ + 1`` (GT §V-B, after von Luxburg 2007, the order of ``log n``
+    neighbours that makes a random kNN graph connected).
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of points n >= 1.
+
+    Returns
+    -------
+    q : int
+    """
+    if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 1:
+        raise ValueError(f"n_samples must be an integer >= 1, got {n_samples!r}.")
+    return int(_floor_log2(np.asarray([n_samples]))[0]) + 1
+
+
+def cluster_log2_neighbors(labels):
+    """Per-point neighbour counts from a partition: GT eq. 9.
+
+    ``q_i = ⌊log₂ |C_i|⌋ + 1`` where ``C_i`` is the cluster of point i (GT §V-C): the
+    connectivity bound of eq. 8 applied to the cluster the point was given (by NMF),
+    not to the whole data set. Since ``|C_i| <= n``, ``q_i <= q`` of eq. 8, as the
+    paper notes. The neighbours themselves are still searched among all the points (see
+    :func:`knn_graph`); only their number follows the cluster size.
+
+    Parameters
+    ----------
+    labels : array-like of int, shape (n_samples,)
+        Cluster of each point. Negative labels mean "no cluster" (e.g. the -1 of
+        documents without terms); such points get the global ``q`` of eq. 8 (a decision
+        of this package: the paper has no unassigned points).
+
+    Returns
+    -------
+    q : ndarray of int64, shape (n_samples,)
+    """
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or labels.size == 0:
+        raise ValueError(
+            f"labels must be a non-empty 1-D array with one cluster per point; got shape {labels.shape}.")
+    if not np.issubdtype(labels.dtype, np.integer):
+        raise ValueError(f"labels must be integers, got dtype {labels.dtype}.")
+    assigned = labels >= 0
+    q = np.full(labels.shape[0], log2_neighbors(labels.shape[0]), dtype=np.int64)
+    if assigned.any():
+        _, inverse, sizes = np.unique(labels[assigned], return_inverse=True, return_counts=True)
+        q[assigned] = _floor_log2(sizes)[inverse] + 1
+    return q
+
+
+def _floor_log2(m):
+    """⌊log₂ m⌋ for integers m >= 1, exactly (frexp, no floating-point log)."""
+    _, exponent = np.frexp(np.asarray(m, dtype=np.float64))
+    return exponent.astype(np.int64) - 1
+
+
+def _check_n_neighbors(n_neighbors, n_samples):
+    """An int or one int per point, each in [1, n_samples - 1]; returned as int64 array."""
+    if isinstance(n_neighbors, bool):
+        raise ValueError(f"n_neighbors must be an integer or an array of integers, got {n_neighbors!r}.")
+    if isinstance(n_neighbors, numbers.Integral):
+        q = np.full(n_samples, int(n_neighbors), dtype=np.int64)
+    else:
+        q = np.asarray(n_neighbors)
+        if q.ndim != 1 or q.shape[0] != n_samples:
+            raise ValueError(
+                f"n_neighbors must be an integer or one integer per point (shape ({n_samples},)); "
+                f"got shape {q.shape}.")
+        if not np.issubdtype(q.dtype, np.integer):
+            raise ValueError(f"n_neighbors must hold integers, got dtype {q.dtype}.")
+        q = q.astype(np.int64)
+    if n_samples < 2:
+        raise ValueError(f"a neighbour graph needs at least 2 points; got {n_samples}.")
+    if q.min() < 1 or q.max() >= n_samples:
+        bad = q.min() if q.min() < 1 else q.max()
+        raise ValueError(
+            f"n_neighbors must be between 1 and n_samples - 1 = {n_samples - 1} (a point is "
+            f"never its own neighbour); got {bad}.")
+    return q
+
+
+def knn_graph(X, n_neighbors, *, metric="cosine", weight="auto", symmetrize="max",
+              self_loops=False, scale_neighbor=7, bandwidth=None, n_jobs=None):
+    """Sparse k-nearest-neighbour similarity graph (GT §V-B, steps 1-3).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Points as rows (documents as TF-IDF rows for text).
+    n_neighbors : int or array-like of int of shape (n_samples,)
+        Number of nearest neighbours kept for each point (its out-edges before
+        symmetrization), each in [1, n_samples - 1]; one count per point gives GT's
+        per-cluster rule (:func:`cluster_log2_neighbors`, eq. 9). A point is never its own
+        neighbour (duplicates of it are).
+    metric : {"cosine", "euclidean"}, default="cosine"
+        Distance of the neighbour search. "cosine" compares L2-normalized rows; rows of
+        all zeros have no direction, so they get no edges and are never anyone's neighbour.
+    weight : {"auto", "cosine", "self-tuning", "heat", "binary"}, default="auto"
+        Edge weight ``s_ij`` of a kept neighbour pair, with ``d_ij`` the metric's distance:
+
+        - "cosine": the cosine similarity ``1 − d_ij`` (metric="cosine" only, where
+          ``d_ij = 1 − cos(x_i, x_j)`` is the cosine distance);
+        - "self-tuning": ``exp(−d_ij² / (σ_i σ_j))``, σ_i the distance of point i to its
+          ``scale_neighbor``-th nearest neighbour (GT §V-B for image data, after
+          Zelnik-Manor & Perona 2004);
+        - "heat": ``exp(−d_ij² / t)`` with ``t = bandwidth`` (heat kernel of GNMF);
+        - "binary": 1 for every kept pair;
+        - "auto": "cosine" for metric="cosine" and "self-tuning" for "euclidean", the two
+          choices of GT §V-B.
+
+        Under metric="cosine" pairs with cosine similarity <= 0 (documents that share no
+        term; only data with negative entries has negative cosines) are never edges,
+        whatever the weighting. Only positive weights are stored.
+    symmetrize : {"max", "mean", "min"} or None, default="max"
+        How the directed kNN matrix S (row i holds i's neighbours) becomes symmetric:
+        "max" keeps a pair if either point is among the other's neighbours, which for a
+        symmetric similarity is exactly GT's ``ŝ_ij = s_ij if i ∈ N(j) or j ∈ N(i)``;
+        "mean" is ``(S + Sᵀ)/2`` (one-sided pairs get half weight); "min" keeps mutual
+        neighbours only; None returns the directed graph.
+    self_loops : bool, default=False
+        Put the self-similarity 1 on the diagonal (cosine, kernel and binary weights all
+        give 1 for a point with itself). By default ``s_ii = 0``, as in GT.
+    scale_neighbor : int, default=7
+        For weight="self-tuning": the rank of the neighbour whose distance is σ_i (7 in
+        GT and Zelnik-Manor & Perona). With fewer than ``scale_neighbor`` other points,
+        the farthest one is used. A zero σ (``scale_neighbor`` or more duplicates of a
+        point) gives weight 1 to its duplicates and 0 to every other pair.
+    bandwidth : float or None, default=None
+        ``t`` of weight="heat"; None uses the mean of ``d_ij²`` over the kNN pairs.
+    n_jobs : int or None, default=None
+        Passed to :class:`~sklearn.neighbors.NearestNeighbors` (the Euclidean search is
+        multi-threaded by OpenMP in any case).
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix of shape (n_samples, n_samples), float64
+        Non-negative similarities with sorted indices and no explicit zeros; symmetric
+        unless ``symmetrize=None``.
+
+    Notes
+    -----
+    The search is scikit-learn's exact brute-force kNN; its memory is bounded by row
+    chunks, never n x n. Ties between equally distant neighbours are broken by
+    scikit-learn's order, deterministically. GT §V-B also rescales every feature of
+    image data to [0, 1] before the kernel: that is preprocessing, left to the caller
+    (e.g. :class:`sklearn.preprocessing.MinMaxScaler`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from semnmf.refine import knn_graph, normalized_cut_scaling
+    >>> X = np.array([[1., 0.], [.9, .1], [0., 1.], [.1, .9]])
+    >>> W = knn_graph(X, 1)
+    >>> W.nnz, bool((W != W.T).nnz == 0)
+    (4, True)
+    """
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}.")
+    if weight not in WEIGHTS:
+        raise ValueError(f"weight must be one of {WEIGHTS}, got {weight!r}.")
+    if symmetrize not in SYMMETRIZE:
+        raise ValueError(f"symmetrize must be one of {SYMMETRIZE}, got {symmetrize!r}.")
+    if weight == "auto":
+        weight = "cosine" if metric == "cosine" else "self-tuning"
+    if weight == "cosine" and metric != "cosine":
+        raise ValueError('weight="cosine" needs metric="cosine"; use "self-tuning", "heat" or '
+                         '"binary" with metric="euclidean".')
+    if isinstance(scale_neighbor, bool) or not isinstance(scale_neighbor, numbers.Integral) \
+            or scale_neighbor < 1:
+        raise ValueError(f"scale_neighbor must be an integer >= 1, got {scale_neighbor!r}.")
+    if bandwidth is not None and (isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real)
+                                  or not np.isfinite(bandwidth) or bandwidth <= 0):
+        raise ValueError(f"bandwidth must be a finite number > 0 or None, got {bandwidth!r}.")
+
+    X = check_matrix(X, "X", nonnegative=False)
+    n = X.shape[0]
+    q = _check_n_neighbors(n_neighbors, n)
+
+    # Candidate points: all of them, or for cosine the rows that have a direction.
+    if metric == "cosine":
+        keep = np.flatnonzero(~empty_rows(X))
+        Xs = normalize(X[keep], norm="l2")
+    else:
+        keep = np.arange(n)
+        Xs = X
+    m = keep.size
+    q_keep = np.minimum(q[keep], m - 1)     # fewer candidates than asked: take them all
+    n_search = int(q_keep.max()) if m > 1 else 0
+    if weight == "self-tuning":
+        n_search = max(n_search, min(int(scale_neighbor), m - 1))
+    if n_search == 0:       # at most one point with a direction: no pair at all
+        W = sp.csr_matrix((n, n), dtype=np.float64)
+        return _add_self_loops(W) if self_loops else W
+
+    if metric == "cosine":
+        dist, ind = _cosine_kneighbors(Xs, n_search, n_jobs)
+    else:
+        search = NearestNeighbors(n_neighbors=n_search, metric="euclidean", algorithm="brute",
+                                  n_jobs=n_jobs).fit(Xs)
+        dist, ind = search.kneighbors()     # query = training points: self excluded, sorted
+        dist = dist.astype(np.float64, copy=False)
+
+    if weight == "cosine":
+        values = 1.0 - dist
+    elif weight == "self-tuning":
+        sigma = dist[:, min(int(scale_neighbor), n_search) - 1]
+        denom = sigma[:, None] * sigma[ind]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            values = np.where(dist == 0, 1.0, np.exp(-dist ** 2 / denom))
+        values[(denom == 0) & (dist > 0)] = 0.0
+    elif weight == "heat":
+        rank = np.arange(n_search)[None, :] < q_keep[:, None]
+        t = bandwidth if bandwidth is not None else float(np.mean(dist[rank] ** 2))
+        values = np.exp(-dist ** 2 / t) if t > 0 else (dist == 0).astype(np.float64)
+    else:
+        values = np.ones_like(dist)
+    if metric == "cosine":                 # no edge between documents sharing no term
+        values = np.where(dist < 1.0, np.maximum(values, 0.0), 0.0)
+
+    kept = np.arange(n_search)[None, :] < q_keep[:, None]       # first q_i neighbours of i
+    rows = np.broadcast_to(keep[:, None], ind.shape)[kept]
+    cols = keep[ind[kept]]
+    W = sp.csr_matrix((values[kept], (rows, cols)), shape=(n, n))
+    W.eliminate_zeros()
+    if symmetrize == "max":
+        W = W.maximum(W.T)
+    elif symmetrize == "mean":
+        W = (W + W.T) * 0.5
+    elif symmetrize == "min":
+        W = W.minimum(W.T)
+    W = sp.csr_matrix(W)
+    if self_loops:
+        W = _add_self_loops(W)
+    W.eliminate_zeros()
+    W.sort_indices()
+    return W
+
+
+def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
+    """Exact cosine kNN of the L2-normalized rows of Xn among themselves, self excluded.
+
+    Brute force by row chunks: each chunk computes its similarities ``Xn[a:b] Xnᵀ``
+    (sparse x sparse, then dense (b − a) x n), selects its n_neighbors largest with
+    ``argpartition`` and sorts them; chunks run on ``n_jobs`` threads (scipy's sparse
+    products and numpy's partition release the GIL). Each chunk holds about three
+    (b − a) x n arrays; chunks are sized so that all threads together stay within
+    scikit-learn's ``working_memory`` (default 1 GiB), never n x n. This is 2-3x
+    faster than ``NearestNeighbors(metric="cosine")``, which goes through
+    ``pairwise_distances_chunked`` on one thread.
+
+    Returns
+    -------
+    dist : ndarray of shape (n, n_neighbors)
+        Cosine distances ``1 − cos``, increasing along each row.
+    ind : ndarray of int64, shape (n, n_neighbors)
+    """
+    n = Xn.shape[0]
+    workers = max(1, min(n_threads() if n_jobs is None else effective_n_jobs(n_jobs), n))
+    budget = get_config()["working_memory"] * 2 ** 20
+    rows = int(max(1, min(n, budget // (3 * 8 * n * workers))))
+    XnT = sp.csr_matrix(Xn.T) if sp.issparse(Xn) else np.ascontiguousarray(Xn.T)
+    dist = np.empty((n, n_neighbors), dtype=np.float64)
+    ind = np.empty((n, n_neighbors), dtype=np.int64)
+
+    def work(start):
+        stop = min(n, start + rows)
+        S = Xn[start:stop] @ XnT
+        S = S.toarray() if sp.issparse(S) else np.asarray(S)
+        S = np.asarray(S, dtype=np.float64)
+        r = np.arange(stop - start)
+        S[r, r + start] = -np.inf                    # a point is not its own neighbour
+        np.negative(S, out=S)                        # smallest = most similar
+        part = np.argpartition(S, n_neighbors - 1, axis=1)[:, :n_neighbors]
+        values = S[r[:, None], part]
+        order = np.argsort(values, axis=1, kind="stable")
+        ind[start:stop] = part[r[:, None], order]
+        dist[start:stop] = 1.0 + values[r[:, None], order]     # 1 − cos
+
+    starts = range(0, n, rows)
+    if workers == 1 or len(starts) == 1:
+        for start in starts:
+            work(start)
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(work, starts))
+    return dist, ind
+
+
+def _add_self_loops(W):
+    """Unit diagonal on a graph without one (kNN graphs never hold self-pairs)."""
+    return sp.csr_matrix(W + sp.identity(W.shape[0], dtype=W.dtype, format="csr"))
+
+
+def normalized_cut_scaling(W):
+    """Normalized-cut scaling ``A = D^{-1/2} W D^{-1/2}`` (GT §V-B, step 4).
+
+    ``D = diag(d_1, ..., d_n)`` with ``d_i = Σ_j w_ij``, the degree (row sum) of point i,
+    as GT (after SymNMF) writes it. For a symmetric W the result is symmetric with
+    largest eigenvalue 1 (it is the matrix of the normalized Laplacian ``I − A``). A point
+    with degree 0 (isolated) keeps a zero row and column instead of dividing by zero.
+
+    Parameters
+    ----------
+    W : sparse matrix or ndarray of shape (n, n)
+        Non-negative similarities.
+
+    Returns
+    -------
+    A : scipy.sparse.csr_matrix (sparse input) or ndarray (dense input), float64
+    """
+    W = check_matrix(W, "W", nonnegative=False, dtype=np.float64)
+    if W.shape[0] != W.shape[1]:
+        raise ValueError(f"W must be a square similarity matrix; got shape {W.shape}.")
+    values = W.data if sp.issparse(W) else W
+    if values.size and values.min() < 0:
+        raise ValueError(
+            f"W must hold non-negative similarities; found {int(np.count_nonzero(values < 0))} "
+            f"negative value(s) (min {values.min():.3g}).")
+    degree = np.asarray(W.sum(axis=1), dtype=np.float64).ravel()
+    scale = np.zeros_like(degree)
+    positive = degree > 0
+    scale[positive] = 1.0 / np.sqrt(degree[positive])
+    # w_ij (s_i s_j), not (s_i w_ij) s_j: a symmetric W gives an exactly symmetric A
+    if sp.issparse(W):
+        A = sp.csr_matrix(W, copy=True)
+        rows = np.repeat(np.arange(A.shape[0]), np.diff(A.indptr))
+        A.data *= scale[rows] * scale[A.indices]
+        A.eliminate_zeros()
+        A.sort_indices()
+        return A
+    return W * (scale[:, None] * scale[None, :])
