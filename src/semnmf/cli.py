@@ -26,6 +26,7 @@ from .models.semantic import DEFAULT_LAM
 from .text.corpus import json_default
 
 METHODS = ("snmf", "nmf", "skmeans")
+CONSENSUS = ("anmi", "cspa", "hgpa", "mcla", "mmm")
 
 CLUSTER_EPILOG = """\
 examples:
@@ -33,6 +34,8 @@ examples:
   semnmf cluster bbc -k 5 --method nmf          plain NMF for comparison
   semnmf cluster docs.csv -k 10 --text-column body --out results/
   semnmf cluster my_folder/ -k 4 --context window --window 10
+  semnmf cluster bbc -k 5 --consensus mmm --runs 10 --keep 5   consensus of the 5 best of 10 runs
+  semnmf cluster bbc -k 5 --refine gt                          refine with GTNMF
 
 SOURCE is "bbc", a dataset name found in $SEMNMF_DATA, a dataset folder (counts.mtx,
 vocab.txt, labels.txt, docs.jsonl), a folder of .txt files (one sub-folder per label, or
@@ -95,6 +98,17 @@ def _parser():
     fit.add_argument("--max-iter", type=int, default=200)
     fit.add_argument("--tol", type=float, default=1e-4)
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    combine = c.add_argument_group("many runs and refinement")
+    combine.add_argument("--consensus", choices=CONSENSUS, default=None,
+                         help="combine --runs runs into one partition: cspa / hgpa / mcla "
+                              "(Strehl & Ghosh), anmi (the best of the three by ANMI), mmm "
+                              "(multinomial-mixture consensus)")
+    combine.add_argument("--runs", type=int, default=10,
+                         help="runs for --consensus, seeds SEED..SEED+RUNS-1 (default 10)")
+    combine.add_argument("--keep", type=int, default=None,
+                         help="keep the best KEEP runs by objective (default: all)")
+    combine.add_argument("--refine", choices=("gt",), default=None,
+                         help="gt: game-theoretic refinement (GTNMF) of the memberships")
     _add_input_arguments(c)
     _add_output_arguments(c, "semnmf_results/<source>_<method>_k<K>")
 
@@ -260,6 +274,7 @@ def _cluster(args):
     if args.method == "snmf":
         M, context = _word_context(args, corpus, verbose, timings)
 
+    _check_combination(args)
     common = dict(n_init=args.n_init, max_iter=args.max_iter, tol=args.tol,
                   random_state=args.seed, verbose=int(verbose))
     if args.method == "skmeans":
@@ -268,19 +283,28 @@ def _cluster(args):
         model = NMF(args.k, init=args.init, **common)
     else:
         model = SemanticNMF(args.k, lam=args.lam, lam_scale=args.lam_scale, init=args.init, **common)
+    fit_params = {"M": M} if M is not None else {}
+    extra = {}
     t = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        if M is not None:
-            model.fit(X, M=M)
+        if args.consensus:
+            labels, extra["consensus"], partitions = _consensus_runs(args, model, X, fit_params, verbose)
         else:
-            model.fit(X)
+            memberships = model.fit_transform(X, **fit_params) if args.refine else model.fit(X, **fit_params)
+            labels = model.labels_
+    timings["fit"] = time.perf_counter() - t
+    if args.refine:
+        t = time.perf_counter()
+        labels, extra["refine"] = _refine(args, X, memberships, labels, corpus, verbose)
+        timings["refine"] = time.perf_counter() - t
     for w in caught:
         log(f"[yellow]warning:[/] {w.message}", True)
-    timings["fit"] = time.perf_counter() - t
-    labels = model.labels_
 
-    components = (model.cluster_centers_ if args.method == "skmeans" else model.components_)
+    if args.consensus:  # consensus clusters have no factor: describe them by their mean TF-IDF
+        components = _cluster_means(X, labels, args.k)
+    else:
+        components = (model.cluster_centers_ if args.method == "skmeans" else model.components_)
     topics = top_terms(components, corpus.vocabulary, args.top)
     scores = clustering_scores(corpus.labels, labels) if corpus.labels is not None else None
     timings["total"] = time.perf_counter() - t0
@@ -288,9 +312,97 @@ def _cluster(args):
     out = args.out or os.path.join(
         "semnmf_results", f"{corpus.name}_{args.method}_k{args.k}")
     os.makedirs(out, exist_ok=True)
-    _write_results(out, args, corpus, model, labels, components, scores, timings, X, M, context)
+    if args.consensus:
+        _write_partitions(os.path.join(out, "partitions.csv"), corpus, partitions)
+    _write_results(out, args, corpus, model, labels, components, scores, timings, X, M, context,
+                   extra)
     _print_summary(corpus, labels, topics, scores, args, out)
     return 0
+
+
+def _check_combination(args):
+    """Refuse option combinations that cannot work, before any fitting."""
+    if args.consensus and args.refine:
+        raise ValueError("--refine gt needs the soft memberships of one run; a consensus "
+                         "partition has none. Use --consensus or --refine, not both.")
+    if args.refine and args.method == "skmeans":
+        raise ValueError("--refine gt needs soft memberships (NMF or Semantic-NMF); "
+                         "spherical k-means gives hard labels. Use --method nmf or snmf.")
+    if args.consensus:
+        if args.runs < 2:
+            raise ValueError(f"--runs must be at least 2 for a consensus, got {args.runs}.")
+        keep = args.runs if args.keep is None else args.keep
+        if not 2 <= keep <= args.runs:
+            raise ValueError(f"--keep must be between 2 and --runs ({args.runs}), got {keep}.")
+
+
+def _consensus_runs(args, model, X, fit_params, verbose):
+    """Fit ``--runs`` copies of ``model`` (seeds SEED, SEED+1, ...), keep the ``--keep`` best
+    by objective and combine their labels. Returns (labels, record, kept partitions)."""
+    from sklearn.base import clone
+
+    from .ensemble import consensus, mixture_consensus, pairwise_agreement
+
+    runs = []
+    for r in range(args.runs):
+        seed = args.seed + r
+        fitted = clone(model).set_params(random_state=seed, verbose=0).fit(X, **fit_params)
+        # skmeans maximizes its cosine objective; the NMF family minimizes its loss
+        cost = -fitted.objective_ if args.method == "skmeans" else fitted.objective_
+        runs.append({"seed": seed, "objective": float(fitted.objective_), "cost": float(cost),
+                     "labels": fitted.labels_})
+        log(f"run {r + 1}/{args.runs} (seed {seed}): objective {fitted.objective_:.6g}", verbose)
+    keep = args.runs if args.keep is None else args.keep
+    kept = sorted(runs, key=lambda run: run["cost"])[:keep]
+    L = np.column_stack([run["labels"] for run in kept])
+    if args.consensus == "mmm":
+        labels = mixture_consensus(L, n_clusters=args.k, random_state=args.seed)
+        chosen, anmi_value = "mmm", None
+    else:
+        result = consensus(L, args.k, method=args.consensus, random_state=args.seed)
+        labels, chosen, anmi_value = result.labels, result.method, result.anmi
+    agreement = pairwise_agreement(L, metric="nmi")
+    off_diagonal = agreement[~np.eye(keep, dtype=bool)]
+    record = {"method": args.consensus, "chosen": chosen, "anmi": anmi_value,
+              "runs": [{k: v for k, v in run.items() if k not in ("labels", "cost")}
+                       | {"kept": run in kept} for run in runs],
+              "kept_seeds": [run["seed"] for run in kept],
+              "mean_pairwise_nmi_of_kept": float(off_diagonal.mean())}
+    return np.asarray(labels, dtype=np.int64), record, kept
+
+
+def _refine(args, X, memberships, labels, corpus, verbose):
+    from .refine import GTNMF
+
+    log("refining with GTNMF (replicator dynamics on a kNN graph) ...", verbose)
+    gt = GTNMF(verbose=int(verbose)).fit(X, memberships=memberships)
+    record = {"method": "gt", "n_changed": int(gt.n_changed_), "n_iter": int(gt.n_iter_),
+              "converged": bool(gt.converged_), "parameters": gt.get_params()}
+    if corpus.labels is not None:
+        record["scores_before"] = clustering_scores(corpus.labels, labels)
+    return gt.labels_, record
+
+
+def _cluster_means(X, labels, k):
+    """Mean row of X in each cluster (k x n_terms): the topic of a consensus cluster."""
+    import scipy.sparse as sp
+
+    valid = labels >= 0
+    indicator = sp.csr_matrix((np.ones(valid.sum()), (labels[valid], np.flatnonzero(valid))),
+                              shape=(k, X.shape[0]))
+    sizes = np.maximum(np.asarray(indicator.sum(axis=1)).ravel(), 1)
+    means = indicator @ X
+    return np.asarray(means.toarray() if sp.issparse(means) else means) / sizes[:, None]
+
+
+def _write_partitions(path, corpus, kept):
+    def write(f):
+        writer = csv.writer(f)
+        writer.writerow(["doc"] + [f"seed_{run['seed']}" for run in kept])
+        for i in range(len(corpus.ids)):
+            writer.writerow([corpus.ids[i]] + [int(run["labels"][i]) for run in kept])
+
+    _atomic_write(path, write)
 
 
 def _tree(args):
@@ -391,7 +503,8 @@ def _versions():
     return {"semnmf": __version__, "python": platform.python_version(), "numpy": np.__version__}
 
 
-def _write_results(out, args, corpus, model, labels, components, scores, timings, X, M, context):
+def _write_results(out, args, corpus, model, labels, components, scores, timings, X, M, context,
+                   extra=None):
 
     n_top = max(args.top, 20)
 
@@ -416,7 +529,8 @@ def _write_results(out, args, corpus, model, labels, components, scores, timings
         "scores": scores,
         "objective": _finite_or_none(getattr(model, "objective_", None)),
         "effective_lambda": getattr(model, "lambda_", None),
-        "n_iter": int(model.n_iter_),
+        "n_iter": int(getattr(model, "n_iter_", 0)),
+        **(extra or {}),
         "timings_seconds": {k: round(v, 4) for k, v in timings.items()},
         "versions": _versions(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -466,7 +580,8 @@ def _print_summary(corpus, labels, topics, scores, args, out):
     if scores:
         console.print(f"NMI {scores['nmi']:.4f}   ARI {scores['ari']:.4f}   "
                       f"accuracy {scores['accuracy']:.4f}")
-    console.print(f"results written to {out}/ (assignments.csv, topics.csv, run.json)")
+    files = "assignments.csv, topics.csv, run.json" + (", partitions.csv" if args.consensus else "")
+    console.print(f"results written to {out}/ ({files})")
 
 
 if __name__ == "__main__":  # pragma: no cover

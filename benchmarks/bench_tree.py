@@ -1,0 +1,265 @@
+"""HierNMF2 benchmarks (issue: hierarchical clustering by rank-2 NMF).
+
+    python benchmarks/bench_tree.py speed     # NG20: tree to 20 leaves vs one flat NMF k=20
+    python benchmarks/bench_tree.py quality   # NG20: NMI at 6 and 20 groups for 2..20 leaves
+    python benchmarks/bench_tree.py scale     # RCV1-shaped synthetic 800k x 47k to 60 leaves
+
+Each part stores its numbers in benchmarks/cache/tree.json (finished cells are not
+recomputed) and rewrites benchmarks/results/tree.md from everything cached.
+"""
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import HERE, load, machine_line, mean_sd, table, write_markdown  # noqa: E402
+
+CACHE = os.path.join(HERE, "cache", "tree.json")
+SEEDS = (0, 1, 2)
+
+# The six subject groups of 20 Newsgroups (qwone.com/~jason/20Newsgroups), level 1 of the
+# hierarchy the paper evaluates.
+TOP_GROUP = {"comp": "computers", "rec": "recreation", "sci": "science",
+             "talk.politics": "politics", "misc.forsale": "forsale",
+             "alt.atheism": "religion", "soc.religion": "religion", "talk.religion": "religion"}
+
+
+def top_group(label):
+    for prefix, group in TOP_GROUP.items():
+        if label.startswith(prefix):
+            return group
+    raise ValueError(f"no top-level group for {label!r}")
+
+
+def cache_load():
+    if os.path.exists(CACHE):
+        with open(CACHE, encoding="utf-8") as f:
+            return json.load(f)
+    return {}
+
+
+def cache_save(cache):
+    os.makedirs(os.path.dirname(CACHE), exist_ok=True)
+    with open(CACHE + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(cache, f, indent=1)
+    os.replace(CACHE + ".tmp", CACHE)
+
+
+def timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
+
+# --------------------------------------------------------------------------- speed
+def speed(cache):
+    from sklearn.decomposition import NMF as SkNMF
+
+    from semnmf import NMF, HierarchicalNMF
+
+    _, X, _ = load("ng20")
+    cells = cache.setdefault("speed", {})
+    runs = {
+        "HierarchicalNMF (20 leaves)": lambda s: HierarchicalNMF(20, random_state=s).fit(X),
+        "semnmf NMF k=20 (random init)": lambda s: NMF(20, init="random", random_state=s).fit(X),
+        "semnmf NMF k=20 (skmeans init)": lambda s: NMF(20, random_state=s).fit(X),
+        "scikit-learn NMF k=20 (cd)": lambda s: SkNMF(20, init="random", random_state=s).fit(X),
+        "scikit-learn NMF k=20 (mu)": lambda s: SkNMF(20, init="random", solver="mu",
+                                                     random_state=s).fit(X),
+    }
+    for seed in SEEDS:  # interleaved: every method once per round, so noise hits all alike
+        for name, run in runs.items():
+            key = f"{name}|{seed}"
+            if key in cells:
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model, seconds = timed(lambda: run(seed))
+            cells[key] = {"seconds": seconds,
+                          "n_iter": int(getattr(model, "n_iter_", 0) or 0),
+                          "factorizations": getattr(model, "n_factorizations_", None)}
+            print(f"{key}: {seconds:.2f} s")
+            cache_save(cache)
+
+
+def speed_section(cache):
+    cells = cache.get("speed", {})
+    if not cells:
+        return None
+    names = sorted({k.split("|")[0] for k in cells}, key=lambda n: (not n.startswith("Hier"), n))
+    tree = np.median([v["seconds"] for k, v in cells.items() if k.startswith("Hier")])
+    rows = []
+    for name in names:
+        values = [v for k, v in cells.items() if k.split("|")[0] == name]
+        seconds = np.median([v["seconds"] for v in values])
+        extra = (f"{np.median([v['factorizations'] for v in values]):.0f} rank-2 factorizations"
+                 if name.startswith("Hier") else f"{np.median([v['n_iter'] for v in values]):.0f} iterations")
+        rows.append([name, f"{seconds:.2f}", f"{seconds / tree:.2f}", extra, len(values)])
+    return table(["method", "median seconds", "time / tree time", "work", "runs"], rows)
+
+
+# --------------------------------------------------------------------------- quality
+def quality(cache):
+    from semnmf import NMF, HierarchicalNMF, nmi
+
+    corpus, X, _ = load("ng20")
+    fine = np.asarray(corpus.labels)
+    coarse = np.array([top_group(label) for label in fine])
+    cells = cache.setdefault("quality", {})
+    leaves = range(2, 21)
+
+    def record(key, partitions):
+        cells[key] = {str(t): [nmi(coarse, p), nmi(fine, p)] for t, p in partitions.items()}
+        cache_save(cache)
+        print(key, {t: round(v[1], 3) for t, v in cells[key].items()})
+
+    for seed in SEEDS:
+        for name, kwargs in (("r2-nmf-hier", {}),
+                             ("kmeans-hier", {"splitter": "kmeans", "n_trials": 5}),
+                             ("semantic-r2-hier", {"splitter": "semantic"})):
+            key = f"{name}|{seed}"
+            if key in cells:
+                continue
+            fit_kwargs = {}
+            if name == "semantic-r2-hier":
+                fit_kwargs["M"] = corpus.word_context(context="window", window=10)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model, seconds = timed(lambda: HierarchicalNMF(20, random_state=seed, **kwargs)
+                                       .fit(X, **fit_kwargs))
+            record(key, {t: model.partition(t, outliers="cluster")
+                         for t in leaves if t <= model.n_leaves_})
+            cells[key]["seconds"] = seconds
+            cache_save(cache)
+        key = f"nmf-flat|{seed}"
+        if key not in cells:
+            partitions = {}
+            for k in leaves:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    partitions[k] = NMF(k, init="random", random_state=seed).fit(X).labels_
+            record(key, partitions)
+
+
+def quality_section(cache):
+    cells = cache.get("quality", {})
+    if not cells:
+        return None
+    methods = ["r2-nmf-hier", "nmf-flat", "kmeans-hier", "semantic-r2-hier"]
+    methods = [m for m in methods if any(k.startswith(m + "|") for k in cells)]
+    parts = []
+    for level, name in ((0, "level 1: 6 groups"), (1, "level 2: 20 groups")):
+        rows = []
+        for t in range(2, 21):
+            row = [t]
+            for m in methods:
+                values = [v[str(t)][level] for k, v in cells.items()
+                          if k.startswith(m + "|") and str(t) in v]
+                row.append(mean_sd(values) if values else "-")
+            rows.append(row)
+        parts.append((f"NMI against {name} (mean ± sd over seeds {list(SEEDS)})",
+                      table(["leaves / k"] + methods, rows)))
+    return parts
+
+
+# --------------------------------------------------------------------------- scale
+def synthetic_rcv1(n=800_000, d=47_000, density=0.0016, topics=60, seed=0):
+    """A float32 CSR matrix shaped like full RCV1 with planted topics: each document
+    draws about 60 % of its terms from its topic's block of 1,500 terms and the rest from
+    a Zipf background; TF-IDF-like positive weights, rows scaled to unit norm."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    per_row = rng.poisson(density * d, size=n).clip(5, None)
+    indptr = np.concatenate([[0], np.cumsum(per_row)])
+    nnz = int(indptr[-1])
+    topic = rng.integers(topics, size=n)
+    block = 1500
+    starts = rng.integers(0, d - block, size=topics)
+    indices = np.empty(nnz, dtype=np.int32)
+    chunk = 5_000_000
+    row_of = np.repeat(np.arange(n, dtype=np.int32), per_row)
+    for a in range(0, nnz, chunk):
+        b = min(a + chunk, nnz)
+        own = rng.random(b - a) < 0.6
+        in_topic = starts[topic[row_of[a:b]]] + (rng.zipf(1.3, size=b - a) % block)
+        background = rng.zipf(1.1, size=b - a) % d
+        indices[a:b] = np.where(own, in_topic, background)
+    del row_of
+    data = rng.random(nnz, dtype=np.float32) + 0.1
+    X = sp.csr_matrix((data, indices, indptr), shape=(n, d))
+    X.sum_duplicates()
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()).astype(np.float32)
+    X.data /= np.repeat(norms, np.diff(X.indptr))
+    return X, topic
+
+
+def scale_child():
+    """Runs in a fresh process so that its peak memory is its own."""
+    from semnmf import HierarchicalNMF, nmi
+
+    X, topic = synthetic_rcv1()
+    t = time.perf_counter()
+    model = HierarchicalNMF(60, random_state=0).fit(X)
+    seconds = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # GiB (ru_maxrss in KiB)
+    print(json.dumps({"shape": list(X.shape), "nnz": int(X.nnz), "dtype": str(X.dtype),
+                      "seconds": seconds, "peak_gib": peak, "n_leaves": model.n_leaves_,
+                      "factorizations": model.n_factorizations_,
+                      "outliers": int(model.outliers_.size),
+                      "nmi_planted": nmi(topic, model.partition(outliers="cluster"))}))
+
+
+def scale(cache):
+    if "scale" in cache:
+        return
+    out = subprocess.run([sys.executable, __file__, "scale-child"], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(out.stderr)
+    cache["scale"] = json.loads(out.stdout.strip().splitlines()[-1])
+    print(cache["scale"])
+    cache_save(cache)
+
+
+def scale_section(cache):
+    s = cache.get("scale")
+    if not s:
+        return None
+    return table(["matrix", "nnz", "leaves", "rank-2 factorizations", "seconds", "peak memory",
+                  "NMI vs planted topics"],
+                 [[f"{s['shape'][0]:,} x {s['shape'][1]:,} {s['dtype']}", f"{s['nnz']:,}",
+                   s["n_leaves"], s["factorizations"], f"{s['seconds']:.0f}",
+                   f"{s['peak_gib']:.2f} GiB", f"{s['nmi_planted']:.3f}"]])
+
+
+def report(cache):
+    sections = [(None, f"Machine: {machine_line()}. `python benchmarks/bench_tree.py "
+                       "[speed|quality|scale]`; cells cached in benchmarks/cache/tree.json.")]
+    speed_table = speed_section(cache)
+    if speed_table:
+        sections.append(("Speed on NG20 (18,846 x 55,850 TF-IDF), one process, interleaved runs",
+                         speed_table))
+    quality_parts = quality_section(cache)
+    if quality_parts:
+        sections.extend(quality_parts)
+    scale_table = scale_section(cache)
+    if scale_table:
+        sections.append(("Scale: RCV1-shaped synthetic matrix to 60 leaves", scale_table))
+    write_markdown("tree.md", "HierNMF2: hierarchical clustering by rank-2 NMF", sections)
+
+
+if __name__ == "__main__":
+    part = sys.argv[1] if len(sys.argv) > 1 else "speed"
+    if part == "scale-child":
+        scale_child()
+        sys.exit(0)
+    cache = cache_load()
+    {"speed": speed, "quality": quality, "scale": scale, "report": lambda c: None}[part](cache)
+    report(cache)
