@@ -9,7 +9,6 @@ import math
 import os
 import re
 
-import numpy as np
 import pytest
 import scipy.io
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score

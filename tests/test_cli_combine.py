@@ -14,6 +14,11 @@ from semnmf.cli import main
 from conftest import make_planted, write_csv
 
 
+def read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
 @pytest.fixture(scope="module")
 def planted_csv_path(tmp_path_factory):
     root = tmp_path_factory.mktemp("combine_data")
@@ -32,7 +37,7 @@ def test_consensus_run(planted_csv_path, tmp_path, method):
     argv = ["cluster", planted_csv_path, "-k", "3", "--method", "nmf", "--consensus", method,
             "--runs", "4", "--keep", "3", "--max-iter", "50", "--out", out, "-q"]
     assert main(argv) == 0
-    run = json.load(open(os.path.join(out, "run.json"), encoding="utf-8"))
+    run = read_json(os.path.join(out, "run.json"))
     record = run["consensus"]
     assert record["method"] == method and len(record["runs"]) == 4
     kept = [r for r in record["runs"] if r["kept"]]
@@ -54,7 +59,7 @@ def test_refine_run(planted_csv_path, tmp_path):
     out = str(tmp_path / "gt")
     assert main(["cluster", planted_csv_path, "-k", "3", "--refine", "gt", "--max-iter", "50",
                  "--out", out, "-q"]) == 0
-    run = json.load(open(os.path.join(out, "run.json"), encoding="utf-8"))
+    run = read_json(os.path.join(out, "run.json"))
     refine = run["refine"]
     assert refine["method"] == "gt" and refine["converged"] and refine["n_iter"] >= 1
     assert set(refine["scores_before"]) == {"nmi", "ari", "accuracy"}

@@ -12,6 +12,11 @@ from semnmf.cli import main
 from conftest import make_planted, write_csv
 
 
+def read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
 @pytest.fixture(scope="module")
 def planted_csv_path(tmp_path_factory):
     root = tmp_path_factory.mktemp("tree_data")
@@ -34,7 +39,7 @@ def test_tree_outputs(tree_run, capsys):
     with open(os.path.join(out, "tree.svg"), encoding="utf-8") as f:
         svg = f.read()
     assert "<svg" in svg
-    tree = json.load(open(os.path.join(out, "tree.json"), encoding="utf-8"))
+    tree = read_json(os.path.join(out, "tree.json"))
     leaves = [node for node in tree["nodes"] if node["leaf"]]
     assert len(leaves) == 3 and tree["n_leaves"] == 3
     with open(os.path.join(out, "assignments.csv"), newline="", encoding="utf-8") as f:
@@ -46,7 +51,7 @@ def test_tree_outputs(tree_run, capsys):
         assert docs == set(leaf["documents"])
         assert len({r["label"] for r in rows if r["doc"] in docs}) == 1
         assert leaf["top_terms"][0]["term"] in svg  # the picture shows the top terms
-    run = json.load(open(os.path.join(out, "run.json"), encoding="utf-8"))
+    run = read_json(os.path.join(out, "run.json"))
     assert run["method"] == "hiernmf2" and run["parameters"]["n_leaves"] == 3
     assert run["scores"]["nmi"] == pytest.approx(1.0)
     assert set(run["nmi_by_number_of_leaves"]) == {"2", "3"}

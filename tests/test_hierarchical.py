@@ -397,3 +397,18 @@ def test_topic_coherence_ranks_coherent_topics_higher_and_checks_input():
     with pytest.raises(ValueError, match="occur in no document"):
         topic_coherence(np.eye(1, X.shape[1] + 1)[:, ::-1] + np.eye(1, X.shape[1] + 1),
                         sp.hstack([X, sp.csr_matrix((X.shape[0], 1))]))
+
+
+# -- scikit-learn API -------------------------------------------------------------------
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+
+@parametrize_with_checks([HierarchicalNMF(3, random_state=0, max_iter=50)],
+                         expected_failed_checks=lambda est: {
+                             "check_clustering": "fits standardized Gaussian blobs, which have "
+                                                 "negative values; NMF needs non-negative data",
+                             "check_fit2d_1sample": "3 leaves from 1 document is refused with "
+                                                    "'n_leaves=3 is larger than the number of "
+                                                    "non-empty documents (1)'"})
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

@@ -243,6 +243,8 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
     n_leaves_ : int
     n_factorizations_ : int
         Rank-2 factorizations run (tentative splits included).
+    n_iter_ : int
+        Iterations of all those factorizations together.
     """
 
     def __init__(self, n_leaves=10, *, score_threshold=0.0, beta=9.0, n_trials=3,
@@ -312,6 +314,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         self._X, self._M = X, M
         self._rng = check_random_state(self.random_state)
         self.n_factorizations_ = 0
+        self.n_iter_ = 0
 
         centroid = np.asarray(X[documents].mean(axis=0)).ravel()
         root = Node(0, None, 0, documents, centroid / max(np.linalg.norm(centroid), 1e-300))
@@ -375,6 +378,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
             if terms.size < X.shape[1]:
                 Xs = Xs[:, terms]
             result = rank2_nmf(Xs, max_iter=self.max_iter, tol=self.tol, random_state=self._rng)
+            self.n_iter_ += result.n_iter
             W = np.zeros((X.shape[1], 2), dtype=result.W.dtype)
             W[terms] = result.W
             return result.labels(), W
@@ -383,11 +387,13 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
             if self.splitter == "kmeans":
                 from .skmeans import SphericalKMeans
                 km = SphericalKMeans(2, n_init=1, random_state=self._rng).fit(Xs)
+                self.n_iter_ += km.n_iter_
                 return km.labels_, km.cluster_centers_.T
             from .semantic import SemanticNMF
             model = SemanticNMF(2, lam=self.lam, init="random", max_iter=self.max_iter,
                                 tol=self.tol, random_state=self._rng)
             labels = model.fit_predict(Xs, M=self._M)
+            self.n_iter_ += model.n_iter_
             labels[labels < 0] = 0
             W = model.components_.T
             return labels, W / np.maximum(np.linalg.norm(W, axis=0), 1e-300)
