@@ -371,32 +371,37 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         X = self._X
         Xs = X if rows.size == X.shape[0] else X[rows]
         self.n_factorizations_ += 1
+        if self.splitter == "kmeans":
+            from .skmeans import SphericalKMeans
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                km = SphericalKMeans(2, n_init=1, random_state=self._rng).fit(Xs)
+            self.n_iter_ += km.n_iter_
+            return km.labels_, km.cluster_centers_.T
+        # rank-2 NMF on the node's own terms only (as the authors' code does): the other
+        # rows of W are 0 anyway, and per-iteration cost becomes O(nnz + d_node)
+        terms = _present_terms(Xs)
+        result = rank2_nmf(Xs[:, terms] if terms.size < X.shape[1] else Xs,
+                           max_iter=self.max_iter, tol=self.tol, random_state=self._rng)
+        self.n_iter_ += result.n_iter
+        W = np.zeros((X.shape[1], 2), dtype=result.W.dtype)
+        W[terms] = result.W
         if self.splitter == "rank2":
-            # factorize on the node's own terms only (as the authors' code does): the
-            # other rows of W are 0 anyway, and per-iteration cost becomes O(nnz + d_node)
-            terms = _present_terms(Xs)
-            if terms.size < X.shape[1]:
-                Xs = Xs[:, terms]
-            result = rank2_nmf(Xs, max_iter=self.max_iter, tol=self.tol, random_state=self._rng)
-            self.n_iter_ += result.n_iter
-            W = np.zeros((X.shape[1], 2), dtype=result.W.dtype)
-            W[terms] = result.W
             return result.labels(), W
+        # "semantic": rank-2 Semantic-NMF started from the rank-2 NMF split (a random start
+        # stops within a few iterations, the word-context term dominating the objective)
+        from .semantic import SemanticNMF
+        W = np.maximum(W, np.finfo(W.dtype).eps)  # zeros never move under MU
+        Z = np.maximum(result.Z, np.finfo(W.dtype).eps)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if self.splitter == "kmeans":
-                from .skmeans import SphericalKMeans
-                km = SphericalKMeans(2, n_init=1, random_state=self._rng).fit(Xs)
-                self.n_iter_ += km.n_iter_
-                return km.labels_, km.cluster_centers_.T
-            from .semantic import SemanticNMF
-            model = SemanticNMF(2, lam=self.lam, init="random", max_iter=self.max_iter,
-                                tol=self.tol, random_state=self._rng)
-            labels = model.fit_predict(Xs, M=self._M)
-            self.n_iter_ += model.n_iter_
-            labels[labels < 0] = 0
-            W = model.components_.T
-            return labels, W / np.maximum(np.linalg.norm(W, axis=0), 1e-300)
+            model = SemanticNMF(2, lam=self.lam, init="custom", Z_init=Z, W_init=W,
+                                max_iter=self.max_iter, tol=self.tol).fit(Xs, M=self._M)
+        self.n_iter_ += model.n_iter_
+        labels = model.labels_
+        labels[labels < 0] = 0
+        W = model.components_.T
+        return labels, W / np.maximum(np.linalg.norm(W, axis=0), 1e-300)
 
     def _try_split(self, rows):
         """A tentative split of ``rows`` as a _Split (larger child first), or None when
