@@ -63,3 +63,23 @@ def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def load_cache(path):
+    """The JSON cache of finished benchmark cells at ``path`` ({} when absent)."""
+    import json
+
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    return {}
+
+
+def save_cache(path, cache):
+    """Write the cache atomically, so an interrupted run never leaves it half-written."""
+    import json
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(cache, f)
+    os.replace(path + ".tmp", path)

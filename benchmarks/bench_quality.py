@@ -19,7 +19,6 @@ Writes benchmarks/results/quality.md.
 """
 
 import argparse
-import json
 import os
 import time
 import warnings
@@ -27,8 +26,8 @@ import warnings
 import numpy as np
 from sklearn.decomposition import NMF as SkNMF
 
-from _common import (DATASETS, HERE, default_context, load, machine_line, mean_sd, table,
-                     write_markdown)
+from _common import (DATASETS, HERE, default_context, load, load_cache, machine_line, mean_sd,
+                     save_cache, table, write_markdown)
 from semnmf import NMF, SemanticNMF, SphericalKMeans, clustering_scores
 from semnmf.models.init import factors_from_skmeans
 
@@ -40,20 +39,6 @@ PAPER = {  # Neurocomputing 2022, Table 2 (best 10 of 50 runs): NMI, ARI
     "ng5": {"skmeans": (0.72, 0.60), "nmf": (0.72, 0.60), "snmf": (0.78, 0.75)},
     "ng20": {"skmeans": (0.49, 0.30), "nmf": (0.49, 0.30), "snmf": (0.49, 0.33)},
 }
-
-
-def load_cache():
-    if os.path.exists(CACHE):
-        with open(CACHE) as f:
-            return json.load(f)
-    return {}
-
-
-def save_cache(cache):
-    os.makedirs(os.path.dirname(CACHE), exist_ok=True)
-    with open(CACHE + ".tmp", "w") as f:
-        json.dump(cache, f)
-    os.replace(CACHE + ".tmp", CACHE)
 
 
 def fit(method, X, M, k, seed, start=None):
@@ -100,7 +85,7 @@ def run_dataset(name, seeds, runs, cache):
                 M = corpus.word_context(context=default_context(corpus))
             labels, objective, seconds = fit(method, X, M, k, seed)
             cache[key] = {**clustering_scores(y, labels), "objective": objective, "seconds": seconds}
-            save_cache(cache)
+            save_cache(CACHE, cache)
             print(key, {k_: round(v, 3) for k_, v in cache[key].items()}, flush=True)
     for run in range(runs):
         if all(f"{name}|paper|{m}|{run}" in cache for m in METHODS):
@@ -114,7 +99,7 @@ def run_dataset(name, seeds, runs, cache):
             labels, objective, seconds = fit(method, X, M, k, run, start=(Z0, W0))
             cache[f"{name}|paper|{method}|{run}"] = {**clustering_scores(y, labels),
                                                     "objective": objective, "seconds": seconds}
-        save_cache(cache)
+        save_cache(CACHE, cache)
         print(name, "paper run", run, flush=True)
     return X.shape, k, corpus
 
@@ -155,7 +140,7 @@ def main():
     parser.add_argument("--datasets", default=",".join(DATASETS))
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
-    cache = load_cache()
+    cache = load_cache(CACHE)
     done = {}
     for name in args.datasets.split(","):
         shape, k, _ = run_dataset(name, args.seeds, args.runs, cache)

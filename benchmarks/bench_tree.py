@@ -19,7 +19,8 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import HERE, load, machine_line, mean_sd, table, write_markdown  # noqa: E402
+from _common import (HERE, load, load_cache, machine_line, mean_sd, save_cache,  # noqa: E402
+                     table, write_markdown)
 
 CACHE = os.path.join(HERE, "cache", "tree.json")
 SEEDS = (0, 1, 2)
@@ -36,20 +37,6 @@ def top_group(label):
         if label.startswith(prefix):
             return group
     raise ValueError(f"no top-level group for {label!r}")
-
-
-def cache_load():
-    if os.path.exists(CACHE):
-        with open(CACHE, encoding="utf-8") as f:
-            return json.load(f)
-    return {}
-
-
-def cache_save(cache):
-    os.makedirs(os.path.dirname(CACHE), exist_ok=True)
-    with open(CACHE + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(cache, f, indent=1)
-    os.replace(CACHE + ".tmp", CACHE)
 
 
 def timed(fn):
@@ -86,7 +73,7 @@ def speed(cache):
                           "n_iter": int(getattr(model, "n_iter_", 0) or 0),
                           "factorizations": getattr(model, "n_factorizations_", None)}
             print(f"{key}: {seconds:.2f} s")
-            cache_save(cache)
+            save_cache(CACHE, cache)
 
 
 def speed_section(cache):
@@ -117,7 +104,7 @@ def quality(cache):
 
     def record(key, partitions):
         cells[key] = {str(t): [nmi(coarse, p), nmi(fine, p)] for t, p in partitions.items()}
-        cache_save(cache)
+        save_cache(CACHE, cache)
         print(key, {t: round(v[1], 3) for t, v in cells[key].items()})
 
     for seed in SEEDS:
@@ -137,7 +124,7 @@ def quality(cache):
             record(key, {t: model.partition(t, outliers="cluster")
                          for t in leaves if t <= model.n_leaves_})
             cells[key]["seconds"] = seconds
-            cache_save(cache)
+            save_cache(CACHE, cache)
         key = f"nmf-flat|{seed}"
         if key not in cells:
             partitions = {}
@@ -225,7 +212,7 @@ def scale(cache):
         raise SystemExit(out.stderr)
     cache["scale"] = json.loads(out.stdout.strip().splitlines()[-1])
     print(cache["scale"])
-    cache_save(cache)
+    save_cache(CACHE, cache)
 
 
 def scale_section(cache):
@@ -260,6 +247,6 @@ if __name__ == "__main__":
     if part == "scale-child":
         scale_child()
         sys.exit(0)
-    cache = cache_load()
+    cache = load_cache(CACHE)
     {"speed": speed, "quality": quality, "scale": scale, "report": lambda c: None}[part](cache)
     report(cache)
