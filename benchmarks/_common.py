@@ -76,10 +76,19 @@ def load_cache(path):
 
 
 def save_cache(path, cache):
-    """Write the cache atomically, so an interrupted run never leaves it half-written."""
+    """Write the cache atomically, merged into what is on disk: sections (dicts) are
+    updated cell by cell, so two benchmark processes sharing a file keep each other's
+    cells."""
     import json
 
+    disk = load_cache(path)
+    for key, value in cache.items():
+        if isinstance(value, dict) and isinstance(disk.get(key), dict):
+            disk[key].update(value)
+        else:
+            disk[key] = value
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(cache, f)
-    os.replace(path + ".tmp", path)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(disk, f)
+    os.replace(tmp, path)
