@@ -1,7 +1,8 @@
 """Cluster ensembles of SemanticNMF runs: Table 3 of the Neurocomputing paper (SN §5.6).
 
     python benchmarks/bench_ensemble.py [--runs 20] [--datasets cstr,classic4,ng5,ng20]
-                                        [--bic-range 2] [--report-only]
+                                        [--bic-range 2] [--cspa-max-samples 25000]
+                                        [--inits skmeans,random] [--supplement-runs N]
 
 For each dataset, k = number of classes, TF-IDF + L2 rows, M = window-10 PPMI (document
 PPMI for a counts-only corpus, as `semnmf cluster` does):
@@ -15,15 +16,18 @@ PPMI for a counts-only corpus, as `semnmf cluster` does):
   consensus (`mixture_consensus(..., n_clusters=k)`: Rmixmod's 10 qualitative models,
   BIC), the diversity (mean pairwise NMI / ARI, SN Figure 7), and the number of
   clusters that BIC picks when n_clusters ranges over k ± bic_range;
-- cost: time of the 2 x runs fits vs time of the consensus functions.
+- the GTNMF refinement (semnmf.refine) of the MMM consensus, from its posteriors;
+- cost: time of the fits vs time of the consensus functions and the refinement.
+
+`--inits random-tol1e-6 [--supplement-runs N]` adds random starts with tol=1e-6 and the
+strategies built on them (the default tol stops NG5 / NG20 random starts at iteration 3).
 
 Every fitted run (labels, objective, seconds) and every consensus is cached in
 benchmarks/cache/ensemble.json, so an interrupted run resumes. Writes
-benchmarks/results/ensemble.md.
+benchmarks/results/ensemble.md, keeping its hand-written "What we see" section.
 """
 
 import argparse
-import json
 import os
 import re
 import time
@@ -31,9 +35,11 @@ import warnings
 
 import numpy as np
 
-from _common import HERE, RESULTS, default_context, load, machine_line, mean_sd, table, write_markdown
+from _common import (HERE, RESULTS, default_context, load, load_cache, machine_line, mean_sd,
+                     save_cache, table, write_markdown)
 from semnmf import SemanticNMF, ari, nmi
 from semnmf.ensemble import consensus, mixture_consensus, pairwise_agreement
+from semnmf.refine import refine
 
 CACHE = os.path.join(HERE, "cache", "ensemble.json")
 DEFAULT_DATASETS = ["cstr", "classic4", "ng5", "ng20"]
@@ -70,26 +76,14 @@ PAPER = {
 NAMES = {"cstr": "CSTR", "classic4": "CLASSIC4", "ng5": "NG5", "ng20": "NG20"}
 
 
-def load_cache():
-    if os.path.exists(CACHE):
-        with open(CACHE) as f:
-            return json.load(f)
-    return {}
-
-
-def save_cache(cache):
-    os.makedirs(os.path.dirname(CACHE), exist_ok=True)
-    with open(CACHE + ".tmp", "w") as f:
-        json.dump(cache, f)
-    os.replace(CACHE + ".tmp", CACHE)
-
-
-def fit_runs(name, runs, inits, cache):
-    """Fit (or find in the cache) the `runs` SemanticNMF runs of each start."""
+def fit_runs(name, runs, inits, cache, supplement_runs=None):
+    """Fit (or find in the cache) the `runs` SemanticNMF runs of each start
+    (`supplement_runs` for the supplementary starts, default `runs`)."""
     corpus, X, k = load(name)
     M = None
     for init in inits:
-        for seed in range(runs):
+        count = runs if init in MAIN_INITS or supplement_runs is None else supplement_runs
+        for seed in range(count):
             key = f"{name}|{init}|{seed}"
             if key in cache:
                 continue
@@ -102,17 +96,34 @@ def fit_runs(name, runs, inits, cache):
             seconds = time.perf_counter() - t
             cache[key] = {"labels": model.labels_.tolist(), "objective": float(model.objective_),
                           "seconds": seconds, "n_iter": int(getattr(model, "n_iter_", -1))}
-            save_cache(cache)
+            save_cache(CACHE, cache)
             print(f"{key}: NMI {nmi(corpus.labels, model.labels_):.3f} "
                   f"obj {model.objective_:.6g} {seconds:.1f}s", flush=True)
-    return corpus.labels, k, X.shape, default_context(corpus)
+    return corpus.labels, k, X, default_context(corpus)
+
+
+def n_runs(name, init, runs, cache):
+    """How many runs of a start are used: `runs` for the main starts; for a supplementary
+    one, the seeds 0, 1, ... found in the cache (at most `runs`)."""
+    if init in MAIN_INITS:
+        return runs
+    count = 0
+    while count < runs and f"{name}|{init}|{count}" in cache:
+        count += 1
+    return count
+
+
+def available(name, runs, strategy, cache):
+    """Whether every start of a strategy has its runs (at least `top` of them)."""
+    return all(all(f"{name}|{i}|{r}" in cache for r in range(runs)) if i in MAIN_INITS
+               else n_runs(name, i, runs, cache) >= top for i, top in STRATEGIES[strategy])
 
 
 def kept(name, runs, strategy, cache):
     """The runs of an ensemble: the best `top` of each start by objective."""
     members = []
     for init, top in STRATEGIES[strategy]:
-        fitted = [cache[f"{name}|{init}|{s}"] for s in range(runs)]
+        fitted = [cache[f"{name}|{init}|{s}"] for s in range(n_runs(name, init, runs, cache))]
         members += sorted(fitted, key=lambda r: r["objective"])[:top]
     return members
 
@@ -120,6 +131,8 @@ def kept(name, runs, strategy, cache):
 def combine(name, runs, strategy, y, k, bic_range, cspa_max, cache):
     """Consensus cells of one ensemble (cached)."""
     key = f"{name}|consensus|{strategy}|R={runs}|bic={bic_range}|cspa_max={cspa_max}"
+    key += "".join(f"|{i}:R={n_runs(name, i, runs, cache)}" for i, _ in STRATEGIES[strategy]
+                   if i not in MAIN_INITS)
     if key in cache:
         return cache[key]
     members = kept(name, runs, strategy, cache)
@@ -160,9 +173,34 @@ def combine(name, runs, strategy, y, k, bic_range, cspa_max, cache):
                     bic_model=fmodel.model_, bic_clusters=int(np.unique(free[free >= 0]).size),
                     bic_nmi=nmi(y, free), bic_ari=ari(y, free))
     cache[key] = cell
-    save_cache(cache)
+    save_cache(CACHE, cache)
     print(key, {k_: (round(v, 3) if isinstance(v, float) else v) for k_, v in cell.items()
                 if not isinstance(v, (list, dict))}, flush=True)
+    return cell
+
+
+def refine_cell(name, runs, strategy, X, y, k, cache):
+    """GTNMF refinement (semnmf.refine) of the MMM consensus: the kNN replicator dynamics
+    started from the latent class posteriors (cached)."""
+    key = f"{name}|refine|{strategy}|R={runs}" + "".join(
+        f"|{i}:R={n_runs(name, i, runs, cache)}" for i, _ in STRATEGIES[strategy]
+        if i not in MAIN_INITS)
+    if key in cache:
+        return cache[key]
+    L = np.column_stack([np.asarray(r["labels"]) for r in kept(name, runs, strategy, cache)])
+    rows = ~(L == -1).all(axis=1)
+    t = time.perf_counter()
+    _, model = mixture_consensus(L[rows], n_clusters=k, random_state=0, return_model=True)
+    P = np.full((L.shape[0], model.n_components_), 1.0 / model.n_components_)
+    P[rows] = model.predict_proba(L[rows])
+    mmm_seconds = time.perf_counter() - t
+    t = time.perf_counter()
+    labels, _ = refine(X, P)
+    cell = {"seconds": time.perf_counter() - t, "mmm_seconds": mmm_seconds,
+            "nmi": nmi(y, labels), "ari": ari(y, labels)}
+    cache[key] = cell
+    save_cache(CACHE, cache)
+    print(key, {k_: round(v, 3) for k_, v in cell.items()}, flush=True)
     return cell
 
 
@@ -175,6 +213,13 @@ def _fill(labels, rows):
 
 def _upper_mean(A):
     return np.nanmean(A[np.triu_indices(A.shape[0], 1)])
+
+
+def label(name, runs, strategy, cache):
+    """Strategy name, with the number of supplementary runs when it is not R."""
+    extra = [n_runs(name, i, runs, cache) for i, _ in STRATEGIES[strategy]
+             if i not in MAIN_INITS]
+    return strategy + (f" [R = {extra[0]}]" if extra and extra[0] != runs else "")
 
 
 def f2(x):
@@ -204,7 +249,9 @@ def report(done, runs, bic_range, cspa_max, cache):
         "CLASSIC4) get label -1 from SemanticNMF in every run; the consensus functions "
         "refuse such rows, so they are left out of the consensus and keep -1 (counted as "
         "one more cluster by NMI / ARI, as for the members). The *paper* columns are "
-        "transcribed from Table 3 (R = 50; the parentheses of the CE / MMM cells dropped).\n\n"
+        "transcribed from Table 3 (R = 50; the parentheses of the CE / MMM cells dropped). "
+        "*MMM + GTNMF* (not in the paper) refines the MMM consensus with "
+        "`semnmf.refine.refine(X, P)` (defaults), P = the latent class posteriors.\n\n"
         "*Supplement*: with SemanticNMF's default `tol=1e-4` the random starts of NG5 stop "
         "after 3 iterations, far from a minimum (see below); the strategies marked "
         "*(tol 1e-6)* use R random starts with `tol=1e-6` instead (same seeds, still "
@@ -212,50 +259,59 @@ def report(done, runs, bic_range, cspa_max, cache):
         "(`--inits random-tol1e-6`); they are compared with the paper's Random and "
         "Skmeans & Random columns.")
     sections = [(None, intro)]
-    rows, div_rows, bic_rows, cost_rows = [], [], [], []
-    for name, (y, k, shape, context) in done.items():
+    rows, div_rows, bic_rows, cost_rows, ratio_rows = [], [], [], [], []
+    for name, (y, k, X, context) in done.items():
+        shape = X.shape
         cells = {s: combine(name, runs, s, y, k, bic_range, cspa_max, cache)
-                 for s, parts in STRATEGIES.items()
-                 if all(f"{name}|{i}|{r}" in cache for i, _ in parts for r in range(runs))}
+                 for s in STRATEGIES if available(name, runs, s, cache)}
+        refined = {s: refine_cell(name, runs, s, X, y, k, cache) for s in cells}
         for s, c in cells.items():
             p = PAPER.get(name, {}).get(PAPER_STRATEGY.get(s, s))
             for metric, idx in (("NMI", 0), ("ARI", 4)):
                 m = metric.lower()
                 rows.append([
                     NAMES.get(name, name) if (s == "Skmeans" and metric == "NMI") else "",
-                    s if metric == "NMI" else "", metric,
-                    mean_sd(c[m]), f2(c[f"ce_{m}"]) + (f" ({c['ce_method']})" if metric == "NMI" else ""),
+                    label(name, runs, s, cache) if metric == "NMI" else "", metric,
+                    mean_sd(c[m]),
+                    f2(c[f"ce_{m}"]) + (f" ({c['ce_method']})" if metric == "NMI" else ""),
                     f2(c[f"mmm_{m}"]),
                     f"{p[idx]:.2f} ± {p[idx + 1]:.2f}" if p else "", f2(p[idx + 2]) if p else "",
-                    f2(p[idx + 3]) if p else ""])
-            div_rows.append([NAMES.get(name, name), s, f"{c['pair_nmi']:.3f}",
+                    f2(p[idx + 3]) if p else "", f2(refined[s][m])])
+            div_rows.append([NAMES.get(name, name), label(name, runs, s, cache),
+                             f"{c['pair_nmi']:.3f}",
                              f"{c['pair_ari']:.3f}",
                              ", ".join(f"{m} {v:.3f}" for m, v in c["ce_anmi"].items()),
                              ", ".join(f"{m} {v[0]:.2f}/{v[1]:.2f}"
                                        for m, v in c["ce_candidates"].items())])
             if "bic_k" in c:
-                bic_rows.append([NAMES.get(name, name), s, c["mmm_model"], c["mmm_clusters"],
+                bic_rows.append([NAMES.get(name, name), label(name, runs, s, cache),
+                                 c["mmm_model"], c["mmm_clusters"],
                                  f"{c['bic_k']} ({c['bic_model']}, {c['bic_clusters']} non-empty)",
                                  f"{c['bic_nmi']:.2f} / {c['bic_ari']:.2f}",
                                  f"{c['bic_seconds']:.1f}"])
         fits = [cache[f"{name}|{i}|{s}"]["seconds"] for i in MAIN_INITS for s in range(runs)]
-        per_init = {i: np.mean([cache[f"{name}|{i}|{s}"]["seconds"] for s in range(runs)])
-                    for i in INITS if f"{name}|{i}|{runs - 1}" in cache}
-        iters = {i: np.mean([cache[f"{name}|{i}|{s}"]["n_iter"] for s in range(runs)])
+        counts = {i: n_runs(name, i, runs, cache) for i in INITS}
+        per_init = {i: np.mean([cache[f"{name}|{i}|{s}"]["seconds"] for s in range(c)])
+                    for i, c in counts.items() if c}
+        iters = {i: np.mean([cache[f"{name}|{i}|{s}"]["n_iter"] for s in range(counts[i])])
                  for i in per_init}
-        main = [cells[s] for s in ("Skmeans", "Random", "Skmeans & Random")]
-        ce_t = np.mean([c["ce_seconds"] for c in main])
-        mmm_t = np.mean([c["mmm_seconds"] for c in main])
-        kept_t = np.mean([c["members_seconds"] for c in main])
         cost_rows.append([NAMES.get(name, name), f"{shape[0]} x {shape[1]}", k, context,
                           f"{cache.get(f'{name}|context_seconds', float('nan')):.1f}",
                           " / ".join(f"{per_init[i]:.2f} ({iters[i]:.0f} it)" for i in per_init),
-                          f"{sum(fits):.0f}", f"{kept_t:.1f}",
-                          f"{ce_t:.2f}", f"{mmm_t:.2f}", f"{ce_t + mmm_t:.2f}",
-                          f"{(ce_t + mmm_t) / kept_t:.3f}",
-                          f"{(ce_t + mmm_t) / sum(fits):.4f}"])
+                          f"{sum(fits):.0f}"])
+        for s, c in cells.items():
+            starts = [i for i, _ in STRATEGIES[s]]
+            drawn = sum(cache[f"{name}|{i}|{r}"]["seconds"] for i in starts
+                        for r in range(counts[i]))
+            both = c["ce_seconds"] + c["mmm_seconds"] + refined[s]["seconds"]
+            ratio_rows.append([NAMES.get(name, name), label(name, runs, s, cache),
+                               f"{c['members_seconds']:.1f}", f"{drawn:.0f}",
+                               f"{c['ce_seconds']:.2f}", f"{c['mmm_seconds']:.2f}",
+                               f"{refined[s]['seconds']:.2f}",
+                               f"{both:.2f}", f"{both / c['members_seconds']:.3f}",
+                               f"{both / drawn:.4f}"])
     header = ["dataset", "strategy", "metric", "ours mean ± sd", "ours CE (winner)", "ours MMM",
-              "paper mean ± sd", "paper CE", "paper MMM"]
+              "paper mean ± sd", "paper CE", "paper MMM", "ours MMM + GTNMF"]
     sections.append(("Table 3: members, CE and MMM consensus", table(header, rows)))
     sections.append(("Diversity of the kept solutions (SN Figure 7) and the CE candidates",
                      "Mean pairwise agreement between the 10 kept partitions of each strategy "
@@ -270,18 +326,22 @@ def report(done, runs, bic_range, cspa_max, cache):
                                 "NMI / ARI of BIC's choice", "seconds"], bic_rows)))
     sections.append(("Cost: runs vs consensus", (
         "Wall-clock seconds on the shared 2-core machine (other jobs were running, so "
-        "fit times are inflated and noisy). *s per fit*: mean SemanticNMF fit time (skmeans "
-        "start, including its spherical k-means; random start; random start with tol 1e-6 "
-        "where run) and mean iterations. *2R fits*: all the fits of the main protocol "
-        "(skmeans + default random). *10 kept fits*: the fit time of the 10 partitions one "
-        "ensemble combines (mean over the three main strategies). *CE*, *MMM*: one "
-        "consensus of one 10-partition ensemble (mean over the three main strategies; CE = "
-        "CSPA + HGPA + MCLA + ANMI selection, MMM = 10 models x 5 EM starts at n_clusters = "
-        "k). The ratios divide CE + MMM by the 10 kept fits and by the 2R fits. Context = "
-        "building M, once per dataset, not in the fits.\n\n"
+        "times are inflated and noisy). *s per fit*: mean SemanticNMF fit time and mean "
+        "iterations, for the skmeans start (including its spherical k-means) / the random "
+        "start / the random start with tol 1e-6. *2R fits*: all the fits of the main "
+        "protocol (R skmeans + R default random). Context = building M, once per dataset, "
+        "not in the fits.\n\n"
         + table(["dataset", "n x terms", "k", "M", "context s", "s per fit",
-                 "2R fits s", "10 kept fits s", "CE s", "MMM s", "CE + MMM s",
-                 "ratio / 10 kept fits", "ratio / 2R fits"], cost_rows))))
+                 "2R fits s"], cost_rows)
+        + "\n\nPer ensemble: *kept fits* = fit time of the 10 runs it combines; *all its "
+        "runs* = fit time of all the runs its members were chosen from (R or 2R); *CE* = "
+        "CSPA + HGPA + MCLA + ANMI selection; *MMM* = 10 models x 5 EM starts at "
+        "n_clusters = k (the BIC sweep of the previous section is extra and not counted); "
+        "*GTNMF* = `semnmf.refine.refine(X, P)` with its defaults, P the MMM posteriors. "
+        "The ratios divide CE + MMM + GTNMF by those fit times.\n\n"
+        + table(["dataset", "strategy", "kept fits s", "all its runs s", "CE s", "MMM s",
+                 "GTNMF s", "total s", "ratio / kept fits", "ratio / all its runs"],
+                ratio_rows))))
     return sections
 
 
@@ -308,12 +368,15 @@ def main():
     parser.add_argument("--inits", default=",".join(MAIN_INITS),
                         help=f"starts to fit, among {list(INITS)} (random-tol1e-6: the "
                              "supplementary random starts with tol=1e-6)")
+    parser.add_argument("--supplement-runs", type=int, default=None,
+                        help="number of runs of the supplementary starts (default --runs)")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
-    cache = load_cache()
+    cache = load_cache(CACHE)
     done = {}
     for name in args.datasets.split(","):
-        done[name] = fit_runs(name, args.runs, args.inits.split(","), cache)
+        done[name] = fit_runs(name, args.runs, args.inits.split(","), cache,
+                              args.supplement_runs)
         sections = report(done, args.runs, args.bic_range, args.cspa_max_samples, cache)
         notes = previous_notes()
         if notes:

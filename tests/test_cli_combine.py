@@ -80,3 +80,14 @@ def test_refused_combinations(planted_csv_path, tmp_path, capsys, extra, pattern
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and pattern in err[0]
     assert not out.exists()
+
+
+def test_consensus_keeps_documents_without_terms_apart(tmp_path):
+    texts, labels = make_planted(docs_per_topic=15)
+    texts[4] = "zzzq"  # a word in no other document: no term after min_df=2
+    path = write_csv(tmp_path / "with_empty.csv", zip(texts, labels), ["text", "label"])
+    out = str(tmp_path / "out")
+    assert main(["cluster", str(path), "-k", "3", "--method", "nmf", "--consensus", "mmm",
+                 "--runs", "3", "--max-iter", "50", "--out", out, "-q"]) == 0
+    clusters = [int(r["cluster"]) for r in read(out, "assignments.csv")]
+    assert clusters[4] == -1 and set(clusters) - {-1} == {0, 1, 2}

@@ -355,12 +355,16 @@ def _consensus_runs(args, model, X, fit_params, verbose):
     keep = args.runs if args.keep is None else args.keep
     kept = sorted(runs, key=lambda run: run["cost"])[:keep]
     L = np.column_stack([run["labels"] for run in kept])
+    # documents without any term are -1 in every run: no consensus can place them
+    placed = (L >= 0).any(axis=1)
+    labels = np.full(L.shape[0], -1, dtype=np.int64)
     if args.consensus == "mmm":
-        labels = mixture_consensus(L, n_clusters=args.k, random_state=args.seed)
+        labels[placed] = mixture_consensus(L[placed], n_clusters=args.k, random_state=args.seed)
         chosen, anmi_value = "mmm", None
     else:
-        result = consensus(L, args.k, method=args.consensus, random_state=args.seed)
-        labels, chosen, anmi_value = result.labels, result.method, result.anmi
+        result = consensus(L[placed], args.k, method=args.consensus, random_state=args.seed)
+        labels[placed] = result.labels
+        chosen, anmi_value = result.method, result.anmi
     agreement = pairwise_agreement(L, metric="nmi")
     off_diagonal = agreement[~np.eye(keep, dtype=bool)]
     record = {"method": args.consensus, "chosen": chosen, "anmi": anmi_value,
@@ -368,7 +372,7 @@ def _consensus_runs(args, model, X, fit_params, verbose):
                        | {"kept": run in kept} for run in runs],
               "kept_seeds": [run["seed"] for run in kept],
               "mean_pairwise_nmi_of_kept": float(off_diagonal.mean())}
-    return np.asarray(labels, dtype=np.int64), record, kept
+    return labels, record, kept
 
 
 def _refine(args, X, memberships, labels, corpus, verbose):
