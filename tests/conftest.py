@@ -81,6 +81,19 @@ def planted_csv(tmp_path, planted):
     return write_csv(tmp_path / "planted.csv", zip(texts, labels), ["text", "label"])
 
 
+@pytest.fixture(scope="session")
+def planted45_csv(tmp_path_factory):
+    """A larger planted corpus (45 documents, 3 topics of 15) as a labelled CSV path."""
+    texts, labels = make_planted(docs_per_topic=15)
+    path = tmp_path_factory.mktemp("planted45") / "planted.csv"
+    return str(write_csv(path, zip(texts, labels), ["text", "label"]))
+
+
+def read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
 @pytest.fixture
 def planted_tree(tmp_path, planted):
     """The planted corpus as a folder of .txt files, one sub-folder per label."""

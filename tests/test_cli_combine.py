@@ -2,7 +2,6 @@
 option combinations that are refused (exit 2, nothing written)."""
 
 import csv
-import json
 import os
 
 import numpy as np
@@ -11,19 +10,7 @@ from sklearn.metrics import adjusted_rand_score
 
 from semnmf.cli import main
 
-from conftest import make_planted, write_csv
-
-
-def read_json(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
-
-
-@pytest.fixture(scope="module")
-def planted_csv_path(tmp_path_factory):
-    root = tmp_path_factory.mktemp("combine_data")
-    texts, labels = make_planted(docs_per_topic=15)
-    return str(write_csv(root / "planted.csv", zip(texts, labels), ["text", "label"]))
+from conftest import make_planted, read_json, write_csv
 
 
 def read(out, name):
@@ -32,9 +19,9 @@ def read(out, name):
 
 
 @pytest.mark.parametrize("method", ["mmm", "anmi", "mcla"])
-def test_consensus_run(planted_csv_path, tmp_path, method):
+def test_consensus_run(planted45_csv, tmp_path, method):
     out = str(tmp_path / method)
-    argv = ["cluster", planted_csv_path, "-k", "3", "--method", "nmf", "--consensus", method,
+    argv = ["cluster", planted45_csv, "-k", "3", "--method", "nmf", "--consensus", method,
             "--runs", "4", "--keep", "3", "--max-iter", "50", "--out", out, "-q"]
     assert main(argv) == 0
     run = read_json(os.path.join(out, "run.json"))
@@ -55,9 +42,9 @@ def test_consensus_run(planted_csv_path, tmp_path, method):
     assert {int(t["cluster"]) for t in topics} == {0, 1, 2}
 
 
-def test_refine_run(planted_csv_path, tmp_path):
+def test_refine_run(planted45_csv, tmp_path):
     out = str(tmp_path / "gt")
-    assert main(["cluster", planted_csv_path, "-k", "3", "--refine", "gt", "--max-iter", "50",
+    assert main(["cluster", planted45_csv, "-k", "3", "--refine", "gt", "--max-iter", "50",
                  "--out", out, "-q"]) == 0
     run = read_json(os.path.join(out, "run.json"))
     refine = run["refine"]
@@ -74,9 +61,9 @@ def test_refine_run(planted_csv_path, tmp_path):
     (["--consensus", "anmi", "--runs", "1"], "--runs must be at least 2"),
     (["--consensus", "anmi", "--runs", "3", "--keep", "5"], "--keep must be between 2 and --runs"),
 ])
-def test_refused_combinations(planted_csv_path, tmp_path, capsys, extra, pattern):
+def test_refused_combinations(planted45_csv, tmp_path, capsys, extra, pattern):
     out = tmp_path / "nothing"
-    assert main(["cluster", planted_csv_path, "-k", "3", *extra, "--out", str(out), "-q"]) == 2
+    assert main(["cluster", planted45_csv, "-k", "3", *extra, "--out", str(out), "-q"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and pattern in err[0]
     assert not out.exists()

@@ -2,32 +2,19 @@
 the printed tree, and bad input (exit 2, one error line, nothing written)."""
 
 import csv
-import json
 import os
 
 import pytest
 
 from semnmf.cli import main
 
-from conftest import make_planted, write_csv
-
-
-def read_json(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+from conftest import read_json
 
 
 @pytest.fixture(scope="module")
-def planted_csv_path(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tree_data")
-    texts, labels = make_planted(docs_per_topic=15)
-    return str(write_csv(root / "planted.csv", zip(texts, labels), ["text", "label"]))
-
-
-@pytest.fixture(scope="module")
-def tree_run(planted_csv_path, tmp_path_factory):
+def tree_run(planted45_csv, tmp_path_factory):
     out = str(tmp_path_factory.mktemp("tree_out") / "run")
-    return main(["tree", planted_csv_path, "--leaves", "3", "--out", out, "-q"]), out
+    return main(["tree", planted45_csv, "--leaves", "3", "--out", out, "-q"]), out
 
 
 def test_tree_outputs(tree_run, capsys):
@@ -57,8 +44,8 @@ def test_tree_outputs(tree_run, capsys):
     assert set(run["nmi_by_number_of_leaves"]) == {"2", "3"}
 
 
-def test_tree_prints_the_tree(planted_csv_path, tmp_path, capsys):
-    assert main(["tree", planted_csv_path, "--leaves", "2", "--out", str(tmp_path / "o"), "-q"]) == 0
+def test_tree_prints_the_tree(planted45_csv, tmp_path, capsys):
+    assert main(["tree", planted45_csv, "--leaves", "2", "--out", str(tmp_path / "o"), "-q"]) == 0
     printed = capsys.readouterr().out
     assert "[node 0] 45 docs" in printed and "[leaf 1]" in printed and "NMI" in printed
 
@@ -68,9 +55,9 @@ def test_tree_prints_the_tree(planted_csv_path, tmp_path, capsys):
     (["--leaves", "46"], "larger than the number of documents"),
     (["--leaves", "2", "--beta", "0.5"], "beta must be > 1"),
 ])
-def test_tree_bad_input(planted_csv_path, tmp_path, capsys, argv, pattern):
+def test_tree_bad_input(planted45_csv, tmp_path, capsys, argv, pattern):
     out = tmp_path / "nothing"
-    assert main(["tree", planted_csv_path, *argv, "--out", str(out), "-q"]) == 2
+    assert main(["tree", planted45_csv, *argv, "--out", str(out), "-q"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("semnmf: error:") and pattern in err[0]
     assert not out.exists()

@@ -83,6 +83,21 @@ def check_matrix(X, name="X", *, nonnegative=True, allow_empty_rows=True, dtype=
     return X
 
 
+def check_square_nonnegative(A, name, *, square_as, nonnegative_as):
+    """A finite, square, non-negative matrix (a graph or a payoff matrix) as float64 CSR
+    or ndarray, with messages in the caller's terms: "{name} must be {square_as}" and
+    "{name} must {nonnegative_as}" (check_matrix's own message speaks of NMF data)."""
+    A = check_matrix(A, name, nonnegative=False, dtype=np.float64)
+    if A.shape[0] != A.shape[1]:
+        raise ValueError(f"{name} must be {square_as}; got shape {A.shape}.")
+    values = A.data if sp.issparse(A) else A
+    if values.size and values.min() < 0:
+        raise ValueError(
+            f"{name} must {nonnegative_as}; found {int(np.count_nonzero(values < 0))} "
+            f"negative value(s) (min {values.min():.3g}).")
+    return A
+
+
 def check_n_components(n_components, n_samples, name="n_components"):
     """Check that the number of clusters is an integer in [1, n_samples]."""
     if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral):

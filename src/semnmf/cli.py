@@ -6,6 +6,7 @@
 """
 
 import argparse
+import contextlib
 import csv
 import json
 import os
@@ -20,7 +21,7 @@ import numpy as np
 from . import __version__
 from ._progress import log
 from .datasets import BUILTIN, DatasetError, list_datasets, load_dataset
-from .metrics import clustering_scores, top_terms
+from .metrics import clustering_scores, nmi, top_terms
 from .models import NMF, HierarchicalNMF, SemanticNMF, SphericalKMeans
 from .models.semantic import DEFAULT_LAM
 from .text.corpus import json_default
@@ -226,6 +227,16 @@ def _atomic_write(path, write, binary=False):
         raise
 
 
+@contextlib.contextmanager
+def _logged_warnings():
+    """Record the warnings raised inside (a fit) and print each as a one-line notice."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for w in caught:
+        log(f"[yellow]warning:[/] {w.message}", True)
+
+
 def _load_corpus(args, verbose, timings, t0):
     """Read SOURCE with the input options and vectorize it: (corpus, X)."""
     options = {}
@@ -266,6 +277,7 @@ def _cluster(args):
     t0 = time.perf_counter()
     if args.k < 1:
         raise ValueError(f"-k must be at least 1, got {args.k}.")
+    _check_combination(args)
     corpus, X = _load_corpus(args, verbose, timings, t0)
     if args.k > X.shape[0]:
         raise ValueError(f"-k {args.k} is larger than the number of documents ({X.shape[0]}).")
@@ -274,7 +286,6 @@ def _cluster(args):
     if args.method == "snmf":
         M, context = _word_context(args, corpus, verbose, timings)
 
-    _check_combination(args)
     common = dict(n_init=args.n_init, max_iter=args.max_iter, tol=args.tol,
                   random_state=args.seed, verbose=int(verbose))
     if args.method == "skmeans":
@@ -286,8 +297,7 @@ def _cluster(args):
     fit_params = {"M": M} if M is not None else {}
     extra = {}
     t = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with _logged_warnings():
         if args.consensus:
             labels, extra["consensus"], partitions = _consensus_runs(args, model, X, fit_params, verbose)
         else:
@@ -298,8 +308,6 @@ def _cluster(args):
         t = time.perf_counter()
         labels, extra["refine"] = _refine(args, X, memberships, labels, corpus, verbose)
         timings["refine"] = time.perf_counter() - t
-    for w in caught:
-        log(f"[yellow]warning:[/] {w.message}", True)
 
     if args.consensus:  # consensus clusters have no factor: describe them by their mean TF-IDF
         components = _cluster_means(X, labels, args.k)
@@ -426,18 +434,14 @@ def _tree(args):
                             max_iter=args.max_iter, tol=args.tol, random_state=args.seed,
                             verbose=int(verbose))
     t = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with _logged_warnings():
         model.fit(X, M=M)
-    for w in caught:
-        log(f"[yellow]warning:[/] {w.message}", True)
     timings["fit"] = time.perf_counter() - t
 
     scores, snapshots = None, None
     if corpus.labels is not None:  # outliers as one more cluster, as the paper evaluates
         scores = clustering_scores(corpus.labels, model.partition(outliers="cluster"))
-        snapshots = {str(t): round(clustering_scores(
-            corpus.labels, model.partition(t, outliers="cluster"))["nmi"], 6)
+        snapshots = {str(t): round(nmi(corpus.labels, model.partition(t, outliers="cluster")), 6)
             for t in range(2, model.n_leaves_ + 1)}
     timings["total"] = time.perf_counter() - t0
 

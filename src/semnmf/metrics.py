@@ -291,7 +291,7 @@ def topic_coherence(components, X, n_terms=20, mu=1.0, average=True):
         raise ValueError("components must be a non-empty 2-D array (n_topics, n_terms).")
     if X is None:
         raise ValueError("X is None: pass the documents (n_documents, n_terms) to count co-occurrences in.")
-    B = sp.csc_matrix(X, dtype=np.float64) if not sp.issparse(X) else X.tocsc(copy=True).astype(np.float64)
+    B = sp.csc_matrix(X, dtype=np.float64, copy=True)  # its values are overwritten below
     if B.shape[1] != components.shape[1]:
         raise ValueError(
             f"X has {B.shape[1]} terms (columns) but components has {components.shape[1]}; "

@@ -43,7 +43,7 @@ from sklearn import get_config
 from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import normalize
 
-from .._validation import check_matrix, empty_rows
+from .._validation import check_matrix, check_square_nonnegative, empty_rows
 from ..models._mu import n_threads
 
 __all__ = ["knn_graph", "normalized_cut_scaling", "log2_neighbors", "cluster_log2_neighbors"]
@@ -367,14 +367,8 @@ def normalized_cut_scaling(W):
     -------
     A : scipy.sparse.csr_matrix (sparse input) or ndarray (dense input), float64
     """
-    W = check_matrix(W, "W", nonnegative=False, dtype=np.float64)
-    if W.shape[0] != W.shape[1]:
-        raise ValueError(f"W must be a square similarity matrix; got shape {W.shape}.")
-    values = W.data if sp.issparse(W) else W
-    if values.size and values.min() < 0:
-        raise ValueError(
-            f"W must hold non-negative similarities; found {int(np.count_nonzero(values < 0))} "
-            f"negative value(s) (min {values.min():.3g}).")
+    W = check_square_nonnegative(W, "W", square_as="a square similarity matrix",
+                                 nonnegative_as="hold non-negative similarities")
     degree = np.asarray(W.sum(axis=1), dtype=np.float64).ravel()
     scale = np.zeros_like(degree)
     positive = degree > 0

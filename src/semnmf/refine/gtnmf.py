@@ -24,7 +24,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from .._progress import progress
-from .._validation import check_matrix
+from .._validation import check_matrix, check_square_nonnegative
 from ..models._mu import RowBlocked
 from .graph import (METRICS, SYMMETRIZE, WEIGHTS, cluster_log2_neighbors, knn_graph,
                     log2_neighbors, normalized_cut_scaling)
@@ -57,14 +57,9 @@ def _check_payoff(A, n_players=None, name="the payoff matrix A"):
     """A square, non-negative, finite payoff matrix as CSR (or dense ndarray) float64."""
     if A is None:
         raise ValueError(f"{name} is None: pass a (sparse) matrix of shape (n_players, n_players).")
-    A = check_matrix(A, name, nonnegative=False, dtype=np.float64)
-    if A.shape[0] != A.shape[1]:
-        raise ValueError(f"{name} must be square (one row and column per player); got shape {A.shape}.")
-    values = A.data if sp.issparse(A) else A
-    if values.size and values.min() < 0:
-        raise ValueError(
-            f"{name} must be non-negative (replicator dynamics needs non-negative payoffs); "
-            f"found {int(np.count_nonzero(values < 0))} negative value(s).")
+    A = check_square_nonnegative(
+        A, name, square_as="square (one row and column per player)",
+        nonnegative_as="be non-negative (replicator dynamics needs non-negative payoffs)")
     if n_players is not None and A.shape[0] != n_players:
         raise ValueError(f"{name} has {A.shape[0]} rows but there are {n_players} players (rows of the strategies).")
     return A
