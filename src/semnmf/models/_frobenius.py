@@ -47,7 +47,10 @@ class FrobeniusProblem:
         Xᵀ and Mᵀ when the caller already has them (restarts share one transpose).
     """
 
-    def __init__(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None):
+    def __init__(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None,
+                 orthogonal=False):
+        if orthogonal:
+            raise NotImplementedError("orthogonal updates are not written yet")
         self.X = RowBlocked(X)
         self.Xt = RowBlocked(transpose_csr(X) if Xt is None else Xt)
         self.Z, self.W = Z, W

@@ -21,6 +21,8 @@ from . import _mu
 from ._frobenius import FrobeniusProblem, transpose_csr
 from .init import INITS, initialize, initialize_context_factor
 
+LOSSES = ("frobenius", "kl")
+
 
 def _check_nonneg_float(value, name):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0:
@@ -52,9 +54,12 @@ def labels_from_memberships(Z, empty):
 class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
     """Shared code of the multiplicative-update clustering estimators."""
 
-    def __init__(self, n_components=8, *, init="skmeans", n_init=1, max_iter=200, tol=1e-4,
-                 random_state=None, verbose=0, Z_init=None, W_init=None):
+    def __init__(self, n_components=8, *, loss="frobenius", orthogonal=False, init="skmeans",
+                 n_init=1, max_iter=200, tol=1e-4, random_state=None, verbose=0, Z_init=None,
+                 W_init=None):
         self.n_components = n_components
+        self.loss = loss
+        self.orthogonal = orthogonal
         self.init = init
         self.n_init = n_init
         self.max_iter = max_iter
@@ -76,6 +81,21 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         _check_nonneg_float(self.tol, "tol")
         if self.init not in INITS:
             raise ValueError(f"init must be one of {INITS}, got {self.init!r}.")
+        if self.loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}.")
+        if not isinstance(self.orthogonal, (bool, np.bool_)):
+            raise ValueError(f"orthogonal must be True or False, got {self.orthogonal!r}.")
+        if self.orthogonal and self.loss != "frobenius":
+            raise ValueError("orthogonal=True is derived for the Frobenius loss only; use "
+                             "loss='frobenius' or orthogonal=False.")
+
+    def _make_problem(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None):
+        """The update problem for this estimator's loss and variant (one per run)."""
+        if self.loss == "kl":
+            from ._kl import KLProblem
+            return KLProblem(X, Z, W, M=M, Q=Q, lam=lam, update_W=update_W, Xt=Xt, Mt=Mt)
+        return FrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, update_W=update_W, Xt=Xt, Mt=Mt,
+                                orthogonal=bool(self.orthogonal))
 
     def fit(self, X, y=None, **fit_params):
         """Fit the model to the document-term matrix X and set ``labels_``."""
@@ -105,7 +125,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         for run in range(self.n_init):
             Z, W = initialize(X, self.n_components, self.init, rng, Z=self.Z_init, W=self.W_init)
             Q = initialize_context_factor(Mt @ W, W) if M is not None else None
-            problem = FrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, Xt=Xt, Mt=Mt)
+            problem = self._make_problem(X, Z, W, M=M, Q=Q, lam=lam, Xt=Xt, Mt=Mt)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 n_iter, history, converged = _mu.run(
@@ -144,7 +164,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         """``transform`` on already validated X."""
         W = np.ascontiguousarray(self.components_.T, dtype=X.dtype)
         Z = np.full((X.shape[0], self.n_components_), 1.0 / self.n_components_, dtype=X.dtype)
-        problem = FrobeniusProblem(X, Z, W, update_W=False)
+        problem = self._make_problem(X, Z, W, update_W=False)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             _mu.run(problem, max_iter=max(self.max_iter, 1), tol=self.tol, verbose=0)
@@ -182,6 +202,12 @@ class NMF(_BaseNMF):
     ----------
     n_components : int, default=8
         Number of clusters k (the paper's g).
+    loss : {"frobenius", "kl"}, default="frobenius"
+        "frobenius": ½‖X − ZWᵀ‖²_F. "kl": the generalized Kullback-Leibler divergence
+        D(X‖ZWᵀ) (slides, eq. 2), see :mod:`semnmf.models._kl`.
+    orthogonal : bool, default=False
+        Orthogonal NMF (Ding et al. 2006; Yoo & Choi 2008): the Z update keeps ZᵀZ close
+        to the identity (Frobenius loss only), see :mod:`semnmf.models._frobenius`.
     init : {"skmeans", "random", "nndsvda", "custom"}, default="skmeans"
         Starting point. "skmeans" starts from spherical k-means (best of 10 restarts), as
         the papers do (Neurocomputing §5.4).
@@ -189,7 +215,8 @@ class NMF(_BaseNMF):
         Number of restarts; the run with the lowest objective is kept.
     max_iter : int, default=200
     tol : float, default=1e-4
-        Stop when the relative decrease of the objective over one iteration is below tol.
+        Stop when the relative decrease of the objective over one iteration is below tol
+        (tested from the 10th iteration on: multiplicative updates cross plateaus early).
     random_state : int, RandomState instance or None
     verbose : int, default=0
         Show a progress bar per run.

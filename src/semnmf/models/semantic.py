@@ -66,6 +66,11 @@ class SemanticNMF(_BaseNMF):
         corpora (``benchmarks/results/lambda_sweep.md``).
     lam_scale : {"relative", "absolute"}, default="relative"
         "absolute" uses ``lam`` as the paper's raw λ.
+    loss : {"frobenius", "kl"}, default="frobenius"
+        "kl" replaces both squared errors of eq. (5) by generalized KL divergences
+        (SNMF-KL, slides Algorithm 2), see :mod:`semnmf.models._kl`.
+    orthogonal : bool, default=False
+        The Neurocomputing paper's §6.1 variant: the Z update of orthogonal NMF.
     init, n_init, max_iter, tol, random_state, verbose, Z_init, W_init
         As in :class:`~semnmf.NMF`.
 
@@ -88,9 +93,9 @@ class SemanticNMF(_BaseNMF):
     """
 
     def __init__(self, n_components=8, *, lam=DEFAULT_LAM, lam_scale="relative",
-                 init="skmeans", n_init=1, max_iter=200, tol=1e-4, random_state=None,
-                 verbose=0, Z_init=None, W_init=None):
-        super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
+                 loss="frobenius", orthogonal=False, init="skmeans", n_init=1, max_iter=200,
+                 tol=1e-4, random_state=None, verbose=0, Z_init=None, W_init=None):
+        super().__init__(n_components, loss=loss, orthogonal=orthogonal, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
                          random_state=random_state, verbose=verbose, Z_init=Z_init,
                          W_init=W_init)
         self.lam = lam
