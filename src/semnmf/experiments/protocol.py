@@ -1,0 +1,230 @@
+"""The papers' experimental protocols, resumable: every finished run is cached on disk.
+
+Two protocols (Neurocomputing §5.4-5.5 and DESIGN.md's quality protocol):
+
+- ``"paper"``: ``runs`` spherical k-means solutions (one restart each, seeds 1000 + r);
+  every NMF-like method starts from each of them (``init="custom"``); for every method the
+  ``best`` runs by its own objective are kept and NMI / ARI are reported as mean ± sd.
+  Methods that are not NMF-like (DCN) run with ``random_state = r``; the Skmeans row is
+  the shared k-means solutions themselves.
+- ``"seeds"``: each method with its own default start and ``random_state`` 0..seeds-1;
+  the plain mean ± sd, which is what a user gets.
+
+k is the number of classes; X is TF-IDF with L2-normalized rows.
+"""
+
+import json
+import os
+import tempfile
+import time
+import warnings
+
+import numpy as np
+
+from ..metrics import clustering_scores
+from .methods import get_method
+
+PROTOCOLS = ("paper", "seeds")
+START_SEED = 1000
+
+
+class ResultCache:
+    """A JSON file of finished runs, ``"dataset|protocol|method|run" -> record``.
+
+    Saved atomically after every run (a temporary file renamed over the old one), so an
+    interrupted benchmark loses at most the run in progress and resumes where it stopped.
+    """
+
+    def __init__(self, path=None):
+        self.path = path
+        self.records = {}
+        if path and os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                self.records = json.load(f)
+
+    @staticmethod
+    def key(dataset, protocol, method, run):
+        return f"{dataset}|{protocol}|{method}|{run}"
+
+    def get(self, dataset, protocol, method, run):
+        return self.records.get(self.key(dataset, protocol, method, run))
+
+    def put(self, dataset, protocol, method, run, record):
+        self.records[self.key(dataset, protocol, method, run)] = record
+        self.save()
+
+    def save(self):
+        if not self.path:
+            return
+        folder = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".cache-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(self.records, f, indent=0, sort_keys=True)
+            os.replace(tmp, self.path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    def runs(self, dataset, protocol, method, n):
+        """The finished records of runs 0..n-1 (missing runs left out)."""
+        found = (self.get(dataset, protocol, method, r) for r in range(n))
+        return [r for r in found if r is not None]
+
+
+class Contexts:
+    """The word-context matrices of one corpus, built once and only when a method asks.
+
+    "ppmi": PPMI over a 10-word window when raw text exists, else over documents
+    (Neurocomputing eq. 3); "sppmi": the SIGIR paper's shifted PPMI, N = 2, same
+    context; "pglove": GloVe vectors trained on the same co-occurrences (d' = 100,
+    x_max = 100, α = 3/4, learning rate 0.15), negative entries set to 0 (SN §5.4).
+    """
+
+    def __init__(self, corpus, random_state=0):
+        self.corpus = corpus
+        self.random_state = random_state
+        self.context = "window" if corpus.texts is not None else "document"
+        self.built = {}
+        self.seconds = {}
+
+    def __getitem__(self, kind):
+        if kind not in self.built:
+            t = time.perf_counter()
+            self.built[kind] = self._build(kind)
+            self.seconds[kind] = time.perf_counter() - t
+        return self.built[kind]
+
+    def _build(self, kind):
+        corpus = self.corpus
+        if kind == "ppmi":
+            return corpus.word_context(context=self.context)
+        if kind == "sppmi":
+            return corpus.word_context(context=self.context, association="sppmi", shift=2)
+        if kind == "pglove":
+            from ..text.context import cooccurrence
+            from ..text.glove import glove_context
+
+            if self.context == "window":
+                C = cooccurrence(sequences=corpus.sequences(), context="window", window=10)
+            else:
+                C = cooccurrence(counts=corpus.counts(), context="document")
+            return glove_context(C, random_state=self.random_state)
+        raise ValueError(f"unknown word-context kind {kind!r}")
+
+
+def fit_one(method, X, k, run_seed, contexts, start=None, **overrides):
+    """Fit one run of ``method``; returns (labels, objective, seconds, n_iter)."""
+    fit_params = {"M": contexts[method.context]} if method.context else {}
+    model = method.build(k, run_seed, start, **overrides)
+    t = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, **fit_params)
+    seconds = time.perf_counter() - t
+    return (np.asarray(model.labels_), method.objective(model), seconds,
+            int(getattr(model, "n_iter_", 0) or 0))
+
+
+def shared_start(X, k, run):
+    """The shared start of run ``run``: one spherical k-means, as (Z0, W0) and its labels."""
+    from ..models.init import factors_from_skmeans
+    from ..models.skmeans import SphericalKMeans
+
+    t = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        km = SphericalKMeans(k, n_init=1, random_state=START_SEED + run).fit(X)
+    Z0, W0 = factors_from_skmeans(km, X.dtype)
+    return (Z0, W0), km, time.perf_counter() - t
+
+
+def _record(y, labels, objective, seconds, n_iter):
+    scores = clustering_scores(y, labels)
+    return {**{k: float(v) for k, v in scores.items()},
+            "objective": None if not np.isfinite(objective) else float(objective),
+            "seconds": float(seconds), "n_iter": n_iter}
+
+
+def method_available(method):
+    """None if the method's estimator imports, else the reason it cannot run here."""
+    try:
+        method.estimator_class()
+    except ImportError as error:
+        extra = f' (pip install "semnmf[{method.extra}]")' if method.extra else ""
+        return f"{method.label} is not available: {error}{extra}"
+    return None
+
+
+def run_dataset(name, corpus, X, methods, cache, *, protocols=PROTOCOLS, runs=50, seeds=10,
+                log=print):
+    """Run every missing cell of one dataset; finished cells are read from ``cache``."""
+    y = corpus.labels
+    k = corpus.n_classes
+    contexts = Contexts(corpus)
+    methods = [get_method(m) if isinstance(m, str) else m for m in methods]
+    ready = []
+    for method in methods:
+        reason = method_available(method)
+        if reason:
+            log(f"{name}: skipping {method.name}: {reason}")
+        else:
+            ready.append(method)
+    failed = set()
+
+    def attempt(method, *args, **kwargs):
+        """fit_one, or None after logging why the method failed (it is then left out)."""
+        try:
+            return fit_one(method, *args, **kwargs)
+        except (KeyboardInterrupt, MemoryError):
+            raise
+        except Exception as error:  # one broken method must not end an hours-long run
+            failed.add(method.name)
+            log(f"{name}: {method.name} failed and is left out: {type(error).__name__}: {error}")
+            return None
+
+    if "seeds" in protocols:
+        for method in ready:
+            for seed in range(seeds):
+                if method.name in failed or cache.get(name, "seeds", method.name, seed):
+                    continue
+                result = attempt(method, X, k, seed, contexts)
+                if result is None:
+                    break
+                record = _record(y, *result)
+                cache.put(name, "seeds", method.name, seed, record)
+                log(f"{name} seeds {method.name} {seed}: NMI {record['nmi']:.3f} "
+                    f"({result[2]:.1f} s)")
+    if "paper" in protocols:
+        for run in range(runs):
+            missing = [m for m in ready if m.name not in failed
+                       and cache.get(name, "paper", m.name, run) is None]
+            if not missing:
+                continue
+            start, km, km_seconds = shared_start(X, k, run)
+            for method in missing:
+                if method.name == "skmeans":
+                    record = _record(y, km.labels_, -km.objective_, km_seconds, km.n_iter_)
+                else:
+                    result = attempt(method, X, k, run, contexts,
+                                     start=start if method.shared_start else None)
+                    if result is None:
+                        continue
+                    record = _record(y, *result)
+                cache.put(name, "paper", method.name, run, record)
+            log(f"{name} paper run {run + 1}/{runs} done")
+    return contexts
+
+
+def summarize(records, best=None, key="nmi"):
+    """mean, sd of ``key`` over ``records`` (the ``best`` smallest objectives if given)."""
+    if best is not None:
+        ranked = [r for r in records if r.get("objective") is not None]
+        ranked.sort(key=lambda r: r["objective"])
+        records = ranked[:best] if ranked else records[:best]
+    values = np.array([r[key] for r in records], dtype=float)
+    if values.size == 0:
+        return None
+    return float(values.mean()), float(values.std()), int(values.size)

@@ -1,0 +1,213 @@
+"""The experiments module and `semnmf bench`: protocols, cache/resume, tables, λ sweep."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from conftest import make_planted
+from semnmf import NMF, Corpus, SemanticNMF
+from semnmf.cli import main
+from semnmf.experiments import (METHODS, PAPER, ResultCache, get_method, lambda_sweep,
+                                plot_sweep, run_dataset, summarize, table2_markdown)
+from semnmf.experiments import protocol
+from semnmf.experiments.tables import beats_baselines
+from semnmf.metrics import nmi
+
+FAST = ["skmeans", "nmf", "snmf-ppmi"]
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    texts, labels = make_planted(docs_per_topic=12)
+    return Corpus(texts, labels=labels)
+
+
+@pytest.fixture
+def dataset_folder(tmp_path, corpus):
+    root = tmp_path / "data"
+    corpus.to_folder(root / "planted")
+    return root
+
+
+def test_cache_saves_atomically_and_resumes(tmp_path):
+    path = tmp_path / "sub" / "cache.json"
+    cache = ResultCache(str(path))
+    cache.put("d", "paper", "nmf", 0, {"nmi": 0.5, "objective": 2.0})
+    cache.put("d", "paper", "nmf", 2, {"nmi": 0.7, "objective": 1.0})
+    again = ResultCache(str(path))
+    assert again.get("d", "paper", "nmf", 0) == {"nmi": 0.5, "objective": 2.0}
+    assert [r["nmi"] for r in again.runs("d", "paper", "nmf", 3)] == [0.5, 0.7]
+    assert not [f for f in os.listdir(path.parent) if f.startswith(".cache-")]
+
+
+def test_summarize_keeps_the_best_runs_by_objective():
+    records = [{"nmi": v, "objective": o} for v, o in [(0.1, 5.0), (0.9, 1.0), (0.5, 2.0),
+                                                       (0.3, 3.0)]]
+    mean, sd, n = summarize(records, best=2)
+    assert n == 2 and mean == pytest.approx(0.7) and sd == pytest.approx(0.2)
+    assert summarize(records)[0] == pytest.approx(0.45)
+    assert summarize([], best=2) is None
+
+
+def test_method_registry():
+    assert get_method("snmf-ppmi").context == "ppmi"
+    assert get_method("senmf").context == "sppmi"
+    assert not get_method("dcn").shared_start
+    with pytest.raises(ValueError, match="unknown method 'nope'"):
+        get_method("nope")
+    # every published number belongs to a registered method
+    assert {m for table in PAPER.values() for m in table} <= set(METHODS)
+
+
+def test_paper_protocol_starts_from_the_shared_kmeans(corpus):
+    X = corpus.tfidf()
+    cache = ResultCache()
+    run_dataset("planted", corpus, X, FAST, cache, protocols=("paper",), runs=2,
+                log=lambda m: None)
+    start, km, _ = protocol.shared_start(X, corpus.n_classes, 1)
+    expected = NMF(corpus.n_classes, init="custom", Z_init=start[0], W_init=start[1],
+                   random_state=1).fit(X)
+    record = cache.get("planted", "paper", "nmf", 1)
+    assert record["objective"] == pytest.approx(expected.objective_)
+    assert record["nmi"] == pytest.approx(nmi(corpus.labels, expected.labels_))
+    assert cache.get("planted", "paper", "skmeans", 1)["nmi"] == pytest.approx(
+        nmi(corpus.labels, km.labels_))
+    assert cache.get("planted", "paper", "snmf-ppmi", 0)["nmi"] > 0.9
+
+
+def test_finished_cells_are_not_recomputed(corpus, monkeypatch):
+    X = corpus.tfidf()
+    cache = ResultCache()
+    run_dataset("planted", corpus, X, FAST, cache, runs=2, seeds=2, log=lambda m: None)
+    assert len(cache.records) == 2 * 3 + 2 * 3
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a cached run was recomputed")
+
+    monkeypatch.setattr(protocol, "fit_one", refuse)
+    monkeypatch.setattr(protocol, "shared_start", refuse)
+    run_dataset("planted", corpus, X, FAST, cache, runs=2, seeds=2, log=lambda m: None)
+
+
+def test_a_failing_method_is_left_out_and_the_rest_runs(corpus, monkeypatch):
+    messages = []
+    original = protocol.fit_one
+
+    def flaky(method, *args, **kwargs):
+        if method.name == "nmf":
+            raise FloatingPointError("boom")
+        return original(method, *args, **kwargs)
+
+    monkeypatch.setattr(protocol, "fit_one", flaky)
+    cache = ResultCache()
+    run_dataset("planted", corpus, corpus.tfidf(), FAST, cache, runs=2, seeds=1,
+                log=messages.append)
+    assert sum("nmf failed and is left out: FloatingPointError: boom" in m
+               for m in messages) == 1
+    assert cache.get("planted", "paper", "nmf", 0) is None
+    assert cache.get("planted", "paper", "snmf-ppmi", 1) is not None
+
+
+def test_missing_extra_is_reported_not_raised(corpus, monkeypatch):
+    method = get_method("dcn")
+
+    def no_torch():
+        raise ImportError("No module named 'torch'")
+
+    monkeypatch.setattr(type(method), "estimator_class", lambda self: no_torch())
+    reason = protocol.method_available(method)
+    assert "semnmf[deep]" in reason and "torch" in reason
+
+
+def test_table_has_published_numbers_and_the_claim(corpus):
+    cache = ResultCache()
+    for run in range(3):
+        for name, value in [("skmeans", 0.6), ("nmf", 0.5), ("snmf-ppmi", 0.8)]:
+            cache.put("cstr", "paper", name, run, {"nmi": value + run / 100, "ari": value,
+                                                    "objective": float(run)})
+    text = table2_markdown(cache, {"cstr": "n = 3"}, FAST, runs=3, best=2, seeds=2)
+    assert "| SNMF (PPMI) | 0.805 ± 0.005 |" in text
+    assert "0.76 / 0.80" in text  # the published CSTR numbers
+    assert "| cstr | yes | not run |" in text
+
+
+def test_beats_baselines():
+    summary = {"snmf-ppmi": {("paper", "nmi"): (0.7, 0, 10)},
+               "nmf": {("paper", "nmi"): (0.6, 0, 10)},
+               "gnmf": {("paper", "nmi"): (0.75, 0, 10)}}
+    assert beats_baselines(summary) is False
+    summary["gnmf"][("paper", "nmi")] = (0.65, 0, 10)
+    assert beats_baselines(summary) is True
+    assert beats_baselines({"nmf": summary["nmf"]}) is None
+
+
+def test_lambda_sweep_at_zero_is_nmf(corpus, tmp_path):
+    X = corpus.tfidf()
+    M = corpus.word_context("window")
+    result = lambda_sweep(X, corpus.labels, 3, M, lambdas=(0, 10), seeds=2)
+    expected = nmi(corpus.labels, NMF(3, random_state=1).fit_predict(X))
+    assert result["nmi"][0][1] == pytest.approx(expected)
+    snmf = nmi(corpus.labels, SemanticNMF(3, lam=10, random_state=0).fit_predict(X, M=M))
+    assert result["nmi"][1][0] == pytest.approx(snmf)
+    path = tmp_path / "sweep.png"
+    fig = plot_sweep({("planted", "ppmi"): result, ("other", "ppmi"): result}, str(path))
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 2
+
+
+def test_cli_bench_writes_table_and_resumes(dataset_folder, tmp_path, capsys):
+    out, cache = tmp_path / "results", tmp_path / "cache.json"
+    argv = ["bench", "planted", "--data", str(dataset_folder), "--methods", "skmeans,nmf",
+            "--runs", "2", "--best", "1", "--seeds", "1", "--out", str(out),
+            "--cache", str(cache), "--quiet"]
+    assert main(argv) == 0
+    text = (out / "table2.md").read_text(encoding="utf-8")
+    assert "## planted (n = 36" in text and "| NMF |" in text
+    records = json.loads(cache.read_text(encoding="utf-8"))
+    assert len(records) == 2 * 2 + 2
+    stamp = cache.stat().st_mtime_ns
+    assert main(argv) == 0
+    assert cache.stat().st_mtime_ns == stamp  # nothing recomputed, nothing rewritten
+
+
+def test_cli_bench_sweep_figures(dataset_folder, tmp_path, monkeypatch):
+    from semnmf.experiments import sweep
+    monkeypatch.setattr(sweep, "LAMBDAS", (0, 1))
+    monkeypatch.setattr("semnmf.experiments.LAMBDAS", (0, 1))
+
+    def build(self, kind):  # PGLOVE's training is tested in test_glove.py; a stand-in here
+        if kind == "pglove":
+            return sp.csr_matrix(np.ones((self.corpus.n_terms, 4)))
+        return self.corpus.word_context("window")
+
+    monkeypatch.setattr(protocol.Contexts, "_build", build)
+    out = tmp_path / "results"
+    assert main(["bench", "planted", "--data", str(dataset_folder), "--methods", "nmf",
+                 "--protocol", "seeds", "--seeds", "1", "--sweep", "--sweep-seeds", "1",
+                 "--out", str(out), "--cache", str(tmp_path / "c.json"), "--quiet"]) == 0
+    for kind in ("ppmi", "pglove"):
+        assert (out / f"lambda_sweep_{kind}.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--methods", "nope"], "unknown method 'nope'"),
+    (["--runs", "2", "--best", "3"], "--best (3) cannot exceed --runs (2)"),
+    (["--seeds", "0"], "--seeds must be at least 1"),
+])
+def test_cli_bench_bad_arguments(dataset_folder, tmp_path, capsys, extra, message):
+    argv = ["bench", "planted", "--data", str(dataset_folder), "--out", str(tmp_path / "o"),
+            "--cache", str(tmp_path / "c.json")] + extra
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_bench_missing_dataset_is_skipped(tmp_path, capsys, no_semnmf_data):
+    assert main(["bench", "no_such_corpus", "--data", str(tmp_path), "--out",
+                 str(tmp_path / "o"), "--cache", str(tmp_path / "c.json")]) == 0
+    output = capsys.readouterr()
+    assert "skipping no_such_corpus" in output.out + output.err
+    assert "nothing to run" in output.out + output.err
