@@ -130,8 +130,17 @@ def test_table_has_published_numbers_and_the_claim(corpus):
                                                     "objective": float(run)})
     text = table2_markdown(cache, {"cstr": "n = 3"}, FAST, runs=3, best=2, seeds=2)
     assert "| SNMF (PPMI) | 0.805 ± 0.005 |" in text
+    assert "| 2 of 3 / 0 |" in text
     assert "0.76 / 0.80" in text  # the published CSTR numbers
     assert "| cstr | yes | not run |" in text
+
+
+def test_fewer_runs_keep_the_same_proportion():
+    from semnmf.experiments.tables import kept_runs
+    assert kept_runs(50, 50, 10) == 10
+    assert kept_runs(20, 50, 10) == 4
+    assert kept_runs(2, 50, 10) == 1
+    assert kept_runs(0, 50, 10) == 0
 
 
 def test_beats_baselines():
@@ -171,6 +180,10 @@ def test_cli_bench_writes_table_and_resumes(dataset_folder, tmp_path, capsys):
     stamp = cache.stat().st_mtime_ns
     assert main(argv) == 0
     assert cache.stat().st_mtime_ns == stamp  # nothing recomputed, nothing rewritten
+    (out / "table2.md").unlink()
+    assert main(argv[:2] + ["--report-only", "--methods", "skmeans,nmf,onmf"] + argv[6:]) == 0
+    assert "| ONMF | – |" in (out / "table2.md").read_text(encoding="utf-8")
+    assert cache.stat().st_mtime_ns == stamp
 
 
 def test_cli_bench_sweep_figures(dataset_folder, tmp_path, monkeypatch):

@@ -169,6 +169,8 @@ def _parser():
                    help="folder of table2.md and the figures (default benchmarks/results)")
     b.add_argument("--cache", default=os.path.join("benchmarks", "cache", "table2.json"),
                    help="cache of finished runs (default benchmarks/cache/table2.json)")
+    b.add_argument("--report-only", action="store_true",
+                   help="run nothing: write table2.md from the runs already in --cache")
     b.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
     commands.add_parser("datasets", help="list the corpora that can be opened by name")
@@ -693,6 +695,9 @@ def _bench(args):
             continue
         X = corpus.tfidf()
         infos[name] = f"n = {X.shape[0]:,}, d = {X.shape[1]:,}, k = {corpus.n_classes}"
+        if args.report_only:
+            _write_table2(args, cache, infos, methods, table2_markdown, 0.0)
+            continue
         contexts = run_dataset(name, corpus, X, methods, cache, protocols=protocols,
                                runs=args.runs, seeds=args.seeds, log=say)
         if args.sweep:
