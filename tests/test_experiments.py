@@ -181,7 +181,7 @@ def test_cli_bench_writes_table_and_resumes(dataset_folder, tmp_path, capsys):
     assert main(argv) == 0
     assert cache.stat().st_mtime_ns == stamp  # nothing recomputed, nothing rewritten
     (out / "table2.md").unlink()
-    assert main(argv[:2] + ["--report-only", "--methods", "skmeans,nmf,onmf"] + argv[6:]) == 0
+    assert main(argv[:4] + ["--report-only", "--methods", "skmeans,nmf,onmf"] + argv[6:]) == 0
     assert "| ONMF | – |" in (out / "table2.md").read_text(encoding="utf-8")
     assert cache.stat().st_mtime_ns == stamp
 
