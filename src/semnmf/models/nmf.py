@@ -69,7 +69,13 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         self.Z_init = Z_init
         self.W_init = W_init
 
+    # Whether the word-context matrix is factorized as M ≈ W Qᵀ with a factor Q of its own
+    # (SeNMF's M ≈ W S Wᵀ has none: no Mᵀ copy, no Q start).
+    _context_factor = True
+
     # subclasses: build the context part of the problem ----------------------------------
+    def _finish_fit(self, problem, norms):
+        """Set subclass attributes from the kept run; Z was just divided by ``norms``."""
     def _prepare_context(self, X):
         """Return (M, lam_effective) for the fit; (None, 0.0) for plain NMF."""
         return None, 0.0
@@ -120,11 +126,12 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
 
         rng = check_random_state(self.random_state)
         Xt = transpose_csr(X)
-        Mt = transpose_csr(M) if M is not None else None
+        factored = M is not None and self._context_factor
+        Mt = transpose_csr(M) if factored else None
         best = None
         for run in range(self.n_init):
             Z, W = initialize(X, self.n_components, self.init, rng, Z=self.Z_init, W=self.W_init)
-            Q = initialize_context_factor(Mt @ W, W) if M is not None else None
+            Q = initialize_context_factor(Mt @ W, W) if factored else None
             problem = self._make_problem(X, Z, W, M=M, Q=Q, lam=lam, Xt=Xt, Mt=Mt)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -138,8 +145,9 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
 
         self.reconstruction_err_, self.context_err_ = (np.sqrt(2 * t) for t in problem.terms())
-        Z, W, Q = problem.Z, problem.W, (problem.Q if M is not None else None)
-        normalize_columns(Z, W, Q)
+        Z, W, Q = problem.Z, problem.W, (problem.Q if factored else None)
+        norms = normalize_columns(Z, W, Q)
+        self._finish_fit(problem, norms)
         self.components_ = W.T.copy()
         if Q is not None:
             self.context_components_ = Q.T.copy()

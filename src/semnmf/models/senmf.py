@@ -1,0 +1,306 @@
+"""SeNMF: NMF meets word embedding (Ailem, Salah & Nadif, SIGIR 2017).
+
+The SIGIR paper's Semantic-NMF jointly factorizes the document-term matrix X ≈ Z Wᵀ and
+a symmetric word-context matrix M ≈ W S Wᵀ (the shifted PPMI of Levy & Goldberg, whose
+factorization is implicitly what skip-gram with negative sampling does), sharing the word
+factors W. Eq. (3), with the weight λ of the Neurocomputing paper added (SIGIR has λ = 1)::
+
+    F(Z, W, S) = ½‖X − Z Wᵀ‖²_F + (λ/2)‖M − W S Wᵀ‖²_F,   Z, W, S ≥ 0, S = Sᵀ (k x k)
+
+Objective by the trace identities of eq. (4), with G = WᵀW (k x k)::
+
+    ‖M − WSWᵀ‖² = ‖M‖² − 2 ⟨WᵀMW, S⟩ + tr(S G S G)
+
+Updates (7a)-(7c), one sweep in this order, with λ carried through the derivation of
+eq. (5)-(6) (the gradient of (λ/2)‖M − WSWᵀ‖² in W is 2λ(WSGS − MWS) for symmetric M, S;
+eq. (5b) prints W ZᵀZ + 2SWᵀWS, a misprint for W ZᵀZ + 2WSWᵀWS, which is what (7b) uses)::
+
+    Z ← Z ⊙ XW / (Z WᵀW)                                   (7a)
+    W ← W ⊙ (XᵀZ + 2λ M W S) / (W (ZᵀZ + 2λ S WᵀW S))      (7b)
+    S ← S ⊙ WᵀMW / (WᵀW S WᵀW)                             (7c)
+
+What is proven (and tested): (7a) is Lee & Seung's update and (7c) the three-factor update
+of Ding et al. (2006, Theorem 7) — each is the exact minimizer of a Lee-Seung auxiliary
+function of a non-negative least-squares problem, so F does not increase under either.
+For (7b) the paper says the proof "has not been done yet" and shows decreasing curves
+instead. We found (7b) *can* increase F: never at the default weight in our trials, but
+by up to 1e-3 relative from the package's starts at relative weights lam ≥ 100, and by
+orders of magnitude from badly scaled starts. So (7b) is safeguarded: when its step
+raises F, the damped step W ⊙ R^η (R the ratio of (7b), η = ½, ¼, ..., 2⁻¹⁰, then 0)
+is taken instead. W ⊙ log R is a descent direction: with R = N/D, the gradient in W is
+D − N and Σ W (D − N) log(N/D) ≤ 0, so a small enough η decreases F; with the cap, F is
+non-increasing over every sweep. Checking costs nothing
+extra when the full step is accepted: M W at the new W is needed by (7c) anyway.
+
+M must be a square word-word matrix over X's columns. For a non-symmetric M the symmetric
+part (M + Mᵀ)/2 is factorized: ‖M − WSWᵀ‖² = ‖(M + Mᵀ)/2 − WSWᵀ‖² + ‖(M − Mᵀ)/2‖² because
+WSWᵀ is symmetric, so the minimizers are the same (the paper assumes M symmetric, as the
+shifted PPMI of a symmetric co-occurrence count is).
+
+Start of S (the paper is silent): S = α (I + 10⁻³ 11ᵀ), a scaled identity (each cluster
+first explains the word pairs inside it, as in symmetric NMF M ≈ WWᵀ) with a small floor
+off the diagonal (a zero entry never moves under multiplicative updates), α the scalar
+that minimizes ‖M − α W S Wᵀ‖². We first used the unconstrained least-squares fit
+G⁺(WᵀMW)G⁺ (symmetrized, clipped at 0, same floor and scalar), and measured it to trap the
+iterations: from random starts it stalls at the 10th sweep with NMI 0.01-0.06 on CSTR and
+CLASSIC4 and 0.01-0.65 on a planted corpus, against 0.51-0.76, 0.55-0.57 and 1.0 (6 of 6
+seeds) from the scaled identity; from the k-means start both give 0.788 on CSTR and the
+identity 0.68-0.69 against 0.66 on CLASSIC4 (default λ; shifted PPMI of documents for
+CSTR, which has no raw text, of a 10-word window for CLASSIC4; two seeds each). The
+least-squares fit involves the inverse Gram matrix of a random W, which is ill-conditioned
+(near-collinear columns), so its clipped entries carry no cluster structure.
+
+Cost per sweep O(k (nnz X + nnz M) + k² (n + d)) as SIGIR's Proposition 1: X W, Xᵀ Z and
+M W (one more M W per damped try) and k x k matrices; M (d x d) is never densified.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_matrix
+from ..text.context import word_context
+from ._frobenius import FrobeniusProblem, transpose_csr
+from ._mu import EPSILON, RowBlocked, squared_norm
+from .nmf import _BaseNMF
+from .semantic import DEFAULT_LAM, effective_lambda
+
+# damped tries of (7b) before W is left unchanged: η = 2⁻¹, ..., 2⁻¹⁰
+MAX_DAMPING = 10
+
+
+def _sym(A):
+    return 0.5 * (A + A.T)
+
+
+def initial_core(WtMW, WtW):
+    """Starting S (k x k): α (I + 10⁻³ 11ᵀ), α = ⟨WᵀMW, S⟩ / tr(S G S G) the least-squares
+    scalar of ‖M − α W S Wᵀ‖² (see the module docstring). ``WtMW`` = WᵀMW, ``WtW`` = G."""
+    k = WtW.shape[0]
+    S = np.eye(k) + 1e-3
+    G = WtW.astype(np.float64)
+    denominator = float(np.sum((S @ G) * (G @ S)))        # ‖W S Wᵀ‖² = tr(S G S G)
+    alpha = float(np.sum(WtMW * S)) / denominator if denominator > 0 else 0.0
+    S *= alpha if alpha > 0 else 1e-6
+    return np.ascontiguousarray(S, dtype=WtMW.dtype)
+
+
+class SeNMFProblem:
+    """One SeNMF problem (eq. 3), updated in place by (7a)-(7c) (the ``_mu.run`` protocol).
+
+    Parameters
+    ----------
+    X : CSR or ndarray (n, d)
+    Z, W : ndarray (n, k), (d, k), modified in place
+    M : CSR or ndarray (d, d), symmetric
+    lam : float
+        Effective (absolute) λ.
+    S : ndarray (k, k), optional
+        Starting S; by default the scaled identity of :func:`initial_core`.
+    Xt : CSR or ndarray, optional
+        Xᵀ when the caller already has it.
+
+    Attributes
+    ----------
+    S : ndarray (k, k)
+    n_damped : int
+        Number of sweeps in which the full step (7b) would have raised F.
+    Q : None
+        No context factor (the estimator base class reads ``Q``).
+    """
+
+    Q = None
+
+    def __init__(self, X, Z, W, M, lam=1.0, S=None, Xt=None):
+        self.X = RowBlocked(X)
+        self.Xt = RowBlocked(transpose_csr(X) if Xt is None else Xt)
+        self.M = RowBlocked(M)
+        self.Z, self.W = Z, W
+        self.sqX = squared_norm(X)
+        self.sqM = squared_norm(M)
+        self.lam = float(lam)
+        self.XtZ = self.Xt @ Z
+        self.MW = self.M @ W
+        self.S = initial_core(W.T @ self.MW, W.T @ W) if S is None else S
+        self.n_damped = 0
+        self._slack = 64 * np.finfo(Z.dtype).eps * (self.sqX + self.lam * self.sqM)
+
+    # -- objective -------------------------------------------------------------------
+    def _data_term(self, W, XtZ, ZtZ):
+        value = self.sqX - 2.0 * float(np.sum(W * XtZ)) + float(np.sum((W.T @ W) * ZtZ))
+        return 0.5 * max(value, 0.0)
+
+    def _context_term(self, W, MW, S):
+        SG = S @ (W.T @ W)
+        value = self.sqM - 2.0 * float(np.sum((W.T @ MW) * S.T)) + float(np.sum(SG * SG.T))
+        return 0.5 * max(value, 0.0)
+
+    def _F(self, W, XtZ, ZtZ, MW, S):
+        value = self._data_term(W, XtZ, ZtZ)
+        if self.lam > 0:
+            value += self.lam * self._context_term(W, MW, S)
+        return value
+
+    def objective(self):
+        """F(Z, W, S) of eq. (3); ``XtZ`` and ``MW`` always match the current factors."""
+        return self._F(self.W, self.XtZ, self.Z.T @ self.Z, self.MW, self.S)
+
+    def terms(self):
+        """(½‖X − ZWᵀ‖², ½‖M − WSWᵀ‖²)."""
+        return (self._data_term(self.W, self.XtZ, self.Z.T @ self.Z),
+                self._context_term(self.W, self.MW, self.S))
+
+    # -- one sweep of (7a)-(7c) ------------------------------------------------------
+    def step(self):
+        Z, W, S, lam = self.Z, self.W, self.S, self.lam
+        WtW = W.T @ W
+        Z *= (self.X @ W) / (Z @ WtW + EPSILON)                            # (7a)
+        self.XtZ = XtZ = self.Xt @ Z
+        ZtZ = Z.T @ Z
+
+        numerator = XtZ + (2.0 * lam) * (self.MW @ S)
+        denominator = W @ (ZtZ + (2.0 * lam) * _sym(S @ WtW @ S)) + EPSILON
+        ratio = numerator / denominator                                    # (7b)
+        before = self._F(W, XtZ, ZtZ, self.MW, S)
+        W_new = W * ratio
+        MW_new = self.M @ W_new
+        if self._F(W_new, XtZ, ZtZ, MW_new, S) > before + self._slack:
+            self.n_damped += 1
+            eta = 1.0
+            for _ in range(MAX_DAMPING):
+                eta /= 2
+                W_new = W * ratio ** eta
+                MW_new = self.M @ W_new
+                if self._F(W_new, XtZ, ZtZ, MW_new, S) <= before + self._slack:
+                    break
+            else:
+                W_new, MW_new = W, self.MW
+        W[...] = W_new
+        self.MW = MW_new
+
+        WtW = W.T @ W
+        S *= _sym(W.T @ self.MW) / (_sym(WtW @ S @ WtW) + EPSILON)         # (7c)
+        return self.objective()
+
+
+class SeNMF(_BaseNMF):
+    """SeNMF (SIGIR 2017): NMF of X with a tri-factorization M ≈ W S Wᵀ of a word-context matrix.
+
+    Minimizes ½‖X − ZWᵀ‖²_F + (λ/2)‖M − W S Wᵀ‖²_F over Z, W ≥ 0 and a symmetric
+    S ≥ 0 (k x k) by the SIGIR paper's updates (7a)-(7c), (7b) safeguarded so that the
+    objective never increases (see :mod:`semnmf.models.senmf`); then Z is normalized to
+    unit-length columns (W and S rescaled so that Z Wᵀ and W S Wᵀ are unchanged) and each
+    document goes to the argmax of its row. With ``lam=0`` it is :class:`~semnmf.NMF`.
+
+    Parameters
+    ----------
+    n_components : int, default=8
+        Number of clusters k.
+    lam : float, default=10.0
+        Weight of the word-context term, relative by default: the paper's λ is
+        lam·‖X‖²/‖M‖² (:func:`semnmf.models.semantic.effective_lambda`), so that the value
+        means the same on every corpus (SIGIR uses λ = 1 in absolute terms).
+    lam_scale : {"relative", "absolute"}, default="relative"
+    shift : float, default=2
+        N of the shifted PPMI max(PMI − log N, 0) built from X when ``fit`` gets no M
+        (SIGIR: N = 2).
+    init, n_init, max_iter, tol, random_state, verbose, Z_init, W_init
+        As in :class:`~semnmf.NMF`. S starts as a scaled identity (least-squares scale
+        given the starting W).
+
+    Attributes
+    ----------
+    labels_, components_, objective_history_, objective_, n_iter_, n_components_
+        As in NMF.
+    context_core_ : ndarray of shape (n_components, n_components)
+        S, symmetric, in the scale of the normalized factors: M ≈ W S Wᵀ with
+        W = ``components_.T``.
+    lambda_ : float
+        The effective (absolute) λ.
+    n_damped_ : int
+        Sweeps of the kept run in which the full step (7b) would have raised the
+        objective and a damped step was taken (0 in the usual case).
+    reconstruction_err_, context_err_ : float
+        ‖X − ZWᵀ‖_F and ‖M − WSWᵀ‖_F at the end of the fit (M symmetrized if it was not).
+
+    Notes
+    -----
+    ``fit(X, M=M)`` takes a square word-word matrix over X's columns (the SIGIR paper:
+    shifted PPMI with N = 2 of a 10-word window, ``corpus.word_context("window",
+    association="sppmi", shift=2)``). Without M, a document-level shifted PPMI is built
+    from X (co-occurrence = number of documents containing both words), so the estimator
+    drops into a scikit-learn pipeline. ``transform`` solves (7a) with W fixed.
+
+    References
+    ----------
+    M. Ailem, A. Salah and M. Nadif. Non-negative matrix factorization meets word
+    embedding. SIGIR 2017, 1081-1084.
+    """
+
+    # SeNMF is derived for the Frobenius loss, without the orthogonal variant: constants
+    # read by _BaseNMF's checks, not parameters.
+    loss = "frobenius"
+    orthogonal = False
+
+    def __init__(self, n_components=8, *, lam=DEFAULT_LAM, lam_scale="relative", shift=2,
+                 init="skmeans", n_init=1, max_iter=200, tol=1e-4, random_state=None,
+                 verbose=0, Z_init=None, W_init=None):
+        self.n_components = n_components
+        self.lam = lam
+        self.lam_scale = lam_scale
+        self.shift = shift
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.verbose = verbose
+        self.Z_init = Z_init
+        self.W_init = W_init
+
+    def _prepare_context(self, X, M=None):
+        if (isinstance(self.lam, bool) or not isinstance(self.lam, numbers.Real)
+                or not np.isfinite(self.lam) or self.lam < 0):
+            raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}.")
+        if self.lam_scale not in ("relative", "absolute"):
+            raise ValueError(f"lam_scale must be 'relative' or 'absolute', got {self.lam_scale!r}.")
+        if (isinstance(self.shift, bool) or not isinstance(self.shift, numbers.Real)
+                or not np.isfinite(self.shift) or not self.shift > 0):
+            raise ValueError(f"shift must be a positive number (N in log N), got {self.shift!r}.")
+        d = X.shape[1]
+        if M is None:
+            occurrence = X.copy() if sp.issparse(X) else sp.csr_matrix(X)
+            occurrence.data[:] = 1
+            M = word_context(counts=occurrence, context="document", association="sppmi",
+                             shift=self.shift, dtype=X.dtype)
+        else:
+            M = check_matrix(M, "M", dtype=X.dtype)
+            if M.shape != (d, d):
+                raise ValueError(
+                    f"M has shape {M.shape} but SeNMF needs a square word-word matrix "
+                    f"(n_terms, n_terms) = ({d}, {d}) over the same vocabulary as X's "
+                    "columns, since it is approximated by W S Wᵀ.")
+            asymmetry = M - M.T
+            if (asymmetry.nnz if sp.issparse(asymmetry) else np.count_nonzero(asymmetry)):
+                M = _sym(M)
+                M = M.tocsr() if sp.issparse(M) else np.ascontiguousarray(M)
+        if squared_norm(M) == 0:
+            warnings.warn("the word-context matrix M is all zero (no pair of words is "
+                          "associated above the shift), so SeNMF reduces to NMF; pass a "
+                          "richer M (e.g. corpus.word_context('window', association="
+                          "'sppmi')) or a smaller shift.", UserWarning)
+        return M, effective_lambda(self.lam, X, M, self.lam_scale)
+
+    _context_factor = False  # M ≈ W S Wᵀ: no Q, no Mᵀ
+
+    def _make_problem(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None):
+        if M is None or not update_W:                       # transform: (7a), W frozen
+            return FrobeniusProblem(X, Z, W, update_W=False, Xt=Xt)
+        return SeNMFProblem(X, Z, W, M, lam=lam, Xt=Xt)
+
+    def _finish_fit(self, problem, norms):
+        # Z ← Z D⁻¹ and W ← W D were applied; W S Wᵀ is unchanged with S ← D⁻¹ S D⁻¹
+        self.context_core_ = problem.S / np.outer(norms, norms).astype(problem.S.dtype)
+        self.n_damped_ = problem.n_damped
