@@ -1,0 +1,458 @@
+"""Graph-regularized NMF (GNMF, Cai, He, Han & Huang, TPAMI 2011) and Semantic-GNMF.
+
+GNMF adds to NMF a document-graph term that pulls the factors of neighbouring documents
+together (Cai et al. 2011, §3: ``O = ‖X − UVᵀ‖² + λ Tr(Vᵀ L V)`` in their notation, X
+terms x documents; here X is documents x terms, Z = V, W = U)::
+
+    F(Z, W) = ½‖X − Z Wᵀ‖²_F + (μ/2) Tr(Ẑᵀ L Ẑ),    L = D − A,  D = diag(A 1)
+
+over a sparse symmetric k-nearest-neighbour graph A of the documents (Cai et al.'s 0/1,
+heat-kernel or dot-product weights), built by
+:func:`semnmf.refine.graph.knn_graph` without ever forming an n x n matrix.
+``Tr(Ẑᵀ L Ẑ) = ½ Σ_ij a_ij ‖ẑ_i − ẑ_j‖²`` (Cai et al. §3, the smoothness R) is small
+when documents joined by an edge have close factors.
+
+Semantic-GNMF (:class:`SemanticGNMF`) is the combination that the Neurocomputing
+paper's conclusion (§7) proposes and nobody had written: Semantic-NMF's word-context
+term (eq. 5) plus GNMF's document-graph term on Z::
+
+    F(Z, W, Q) = ½‖X − Z Wᵀ‖² + (λ/2)‖M − W Qᵀ‖² + (μ/2) Tr(Ẑᵀ L Ẑ)
+
+The graph term only involves Z and the word-context term only W and Q, so one sweep is
+GNMF's Z update followed by Semantic-NMF's updates (7b) and (7c).
+
+The scale of Z (a deviation from Cai et al., derived here)
+------------------------------------------------------------
+``Z Wᵀ`` does not change under ``Z → Z C⁻¹, W → W C`` (C positive diagonal), but
+``Tr(Zᵀ L Z)`` shrinks as ``C⁻²``. Cai et al. (§3, after their update rules) treat the
+rescaled pair as another solution, as it is for plain NMF, and remove the ambiguity by
+requiring unit-length columns of U (= our W), V being rescaled so that UVᵀ is unchanged;
+but their multiplicative updates minimize the *unconstrained* objective and normalize
+only at the start and at the end (their code, ``GNMF_Multi.m``, ``NormalizeUV``). For
+GNMF the rescaled pair is not another solution, and the unconstrained objective has no
+minimizer when ``Tr(ZᵀLZ) > 0``: along ``Z/c, W c`` with ``c → ∞`` the data term is
+unchanged and the graph term goes to 0. No point is a KKT point (at one,
+``Σ Z ⊙ ∇_Z O = Σ W ⊙ ∇_W O = 0``, while their difference is the derivative along that
+path, ``−2λ Tr(ZᵀLZ) < 0``), and the iterates drift: on CSTR, with Cai et al.'s updates
+at λ = 1 from unit columns, the column norms of W were 27 to 37 after 1,000
+iterations, and the result depends on when one stops.
+
+Here the constraint is built into the objective instead: the graph acts on
+``Ẑ = Z diag(‖w_1‖, ..., ‖w_k‖)``, the document factors measured against unit-length
+topic vectors, which is exactly Cai et al.'s constrained problem (Ẑ Ŵᵀ = Z Wᵀ with
+Ŵ = W diag(‖w_k‖)⁻¹ of unit columns) written without a constraint. Then, with
+``ν_k = ‖w_k‖²`` and ``s_k = z_kᵀ L z_k``::
+
+    Tr(Ẑᵀ L Ẑ) = Σ_k ν_k s_k
+
+is invariant to the scaling: the degenerate direction is gone, the updates do not drift
+along it and reach the KKT conditions (``tests/test_gnmf.py``), and they are monotone
+(their derivation follows Cai et al.'s Theorem 1 and Lee & Seung's auxiliary functions;
+both are written out under :class:`GraphProblem`).
+With μ = 0 everything is exactly (bit for bit) NMF / Semantic-NMF.
+"""
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_positive_int, check_square_nonnegative, empty_rows
+from ..refine.graph import knn_graph
+from ._frobenius import FrobeniusProblem
+from ._mu import EPSILON, RowBlocked
+from .nmf import _BaseNMF
+from .semantic import DEFAULT_LAM, SemanticNMF
+
+__all__ = ["GNMF", "SemanticGNMF", "GraphProblem", "effective_graph_lambda", "check_affinity",
+           "document_graph"]
+
+# Default relative weight of the document-graph term (see effective_graph_lambda), from
+# the sweeps reported in GNMF's and SemanticGNMF's docstrings (CSTR, CLASSIC4, BBC, NG5).
+DEFAULT_GRAPH_LAM = 3.0
+
+GRAPH_WEIGHTS = ("binary", "heat", "cosine")
+
+
+# -- the document graph --------------------------------------------------------------------
+def check_affinity(A, n_samples, name="A", dtype=np.float64):
+    """Validate a user's document graph: sparse or dense (n, n), finite, non-negative,
+    symmetric. Returned as CSR of ``dtype`` (dense input is converted; it is the caller's
+    already, so this costs no n x n beyond it)."""
+    A = check_square_nonnegative(A, name, square_as="a square (n_documents, n_documents) graph",
+                                 nonnegative_as="hold non-negative similarities")
+    if A.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} has shape {A.shape} but X has {n_samples} documents: the graph must be "
+            f"({n_samples}, {n_samples}), one row and column per document of X, in X's order.")
+    A = sp.csr_matrix(A, dtype=dtype)
+    asym = A - A.T
+    if asym.nnz and np.abs(asym.data).max() > 1e-10 * max(np.abs(A.data).max(), 1e-300):
+        raise ValueError(
+            f"{name} must be symmetric (an undirected graph); symmetrize it first, e.g. "
+            f"{name}.maximum({name}.T) or ({name} + {name}.T) / 2.")
+    A.sort_indices()
+    return A
+
+
+def _check_n_neighbors_param(n_neighbors, allow_none=False):
+    if n_neighbors is None and allow_none:
+        return None
+    return check_positive_int(n_neighbors, "n_neighbors")
+
+
+def document_graph(X, n_neighbors, *, weight="binary", metric="cosine", bandwidth=None):
+    """Symmetric kNN graph of the documents (rows of X): :func:`knn_graph` with
+    ``symmetrize="max"`` (an edge when either document is among the other's neighbours,
+    as Cai et al.'s graph and their ``constructW`` do), no self loops."""
+    return knn_graph(X, n_neighbors, metric=metric, weight=weight, symmetrize="max",
+                     self_loops=False, bandwidth=bandwidth)
+
+
+def effective_graph_lambda(lam, A, scale="relative"):
+    """The weight μ of the graph term for a user-facing ``lam``.
+
+    With ``scale="relative"`` the graph term is measured per unit of neighbour weight:
+    ``μ = lam / d̄`` with ``d̄ = Σ_ij a_ij / n`` the mean (weighted) degree, so that::
+
+        F = ½‖X − ZWᵀ‖² + (lam/2) · ½ Σ_ij (a_ij / d̄) ‖ẑ_i − ẑ_j‖²
+
+    Both terms are then in the units of ‖X‖² (Ẑ is measured against unit-length topics,
+    so ‖Ẑ‖ ≈ ‖X‖), and ``lam`` means the same whatever the number of documents, the
+    number of neighbours and the scale of the weights (0/1, cosine, kernel, or a user's
+    graph multiplied by any constant). ``scale="absolute"`` uses ``lam`` as Cai et al.'s
+    λ directly (their default λ = 100 on a 0/1 5-NN graph is about lam = 700 here, for a
+    mean degree of about 7).
+    """
+    if scale == "absolute":
+        return float(lam)
+    total = float(A.sum())
+    if total <= 0:
+        return 0.0
+    return float(lam) * A.shape[0] / total
+
+
+# -- the problem -----------------------------------------------------------------------------
+class GraphProblem(FrobeniusProblem):
+    """GNMF (``M is None``) or Semantic-GNMF, updated in place: module docstring's F.
+
+    Parameters
+    ----------
+    X, Z, W, M, Q, lam, update_W, Xt, Mt
+        As in :class:`~semnmf.models._frobenius.FrobeniusProblem`.
+    A : CSR (n, n), symmetric, non-negative
+        Document graph.
+    mu : float
+        Effective weight μ of the graph term.
+
+    Updates (one sweep; ``ν_k = ‖w_k‖²``, ``s_k = z_kᵀ L z_k``, ``d = A 1``)::
+
+        Z ← Z ⊙ (X W + μ (A Z) diag(ν)) / (Z WᵀW + μ (d ⊙ Z) diag(ν))      (Cai et al. V update)
+        W ← W ⊙ (XᵀZ + λ M Q) / (W (ZᵀZ + λ QᵀQ + μ diag(s)))              (eq. 7b + graph)
+        Q ← Q ⊙ MᵀW / (Q WᵀW)                                               (eq. 7c)
+
+    Why they are monotone. For fixed W, F(Z) is the quadratic
+    ``½‖X − ZWᵀ‖² + (μ/2) Σ_k ν_k z_kᵀ (D − A) z_k``: Cai et al.'s Theorem 1 (their
+    auxiliary function, with their λ replaced by μ ν_k in column k, ν_k > 0 fixed) gives
+    the Z update, which is their V update ``V ⊙ (XᵀU + λ W V)/(V UᵀU + λ D V)`` with
+    unit-norm U. For fixed Z, the graph term is ``(μ/2) Σ_k s_k ‖w_k‖²``, a ridge penalty
+    on the columns of W with non-negative weights (s_k ≥ 0 because L is positive
+    semi-definite): it adds ``μ W diag(s)`` to the non-negative part of the gradient,
+    so Lee & Seung's auxiliary function for (7b) still applies (as in Theorem 1 of the
+    Neurocomputing paper). Q's update is (7c) unchanged. Each block update does not
+    increase F, so neither does the sweep.
+
+    Cost per sweep: Semantic-NMF's plus one product ``A Z`` (O(k nnz A)), whose result
+    serves the next Z update, the s_k of the W update and the objective:
+    ``s_k = Σ_i d_i z_ik² − Σ_i z_ik (A Z)_ik`` (trace identity, A Z never densifies A).
+    """
+
+    def __init__(self, X, Z, W, A, mu, M=None, Q=None, lam=0.0, update_W=True, Xt=None,
+                 Mt=None):
+        super().__init__(X, Z, W, M=M, Q=Q, lam=lam, update_W=update_W, Xt=Xt, Mt=Mt)
+        self.mu = float(mu)
+        self.A = RowBlocked(A)
+        self.degree = np.asarray(A.sum(axis=1), dtype=Z.dtype).ravel()
+        self._update_graph_products()
+
+    def _update_graph_products(self):
+        """A Z and s_k = z_kᵀ L z_k at the current Z."""
+        Z = self.Z
+        self.AZ = self.A @ Z
+        self.s = (np.einsum("i,ik,ik->k", self.degree, Z, Z, dtype=np.float64)
+                  - np.einsum("ik,ik->k", Z, self.AZ, dtype=np.float64))
+
+    def _graph_term(self, WtW):
+        """½ Tr(Ẑᵀ L Ẑ) = ½ Σ_k ‖w_k‖² s_k (module docstring)."""
+        return 0.5 * max(float(np.diag(WtW) @ self.s), 0.0)
+
+    def objective(self):
+        """F of the module docstring; requires XtZ, MtW and AZ to match the factors."""
+        WtW = self.W.T @ self.W
+        value = self._data_term(WtW, self.Z.T @ self.Z)
+        if self.M is not None and self.lam > 0:
+            value += self.lam * self._context_term(WtW)
+        if self.mu > 0:
+            value += self.mu * self._graph_term(WtW)
+        return value
+
+    def graph_term(self):
+        """½ Tr(Ẑᵀ L Ẑ) at the current factors (without the weight μ)."""
+        return self._graph_term(self.W.T @ self.W)
+
+    def step(self):
+        Z, W = self.Z, self.W
+        WtW = W.T @ W
+        XW = self.X @ W
+        if self.mu > 0:
+            nu = np.diag(WtW).astype(Z.dtype)
+            numerator = XW + self.mu * (self.AZ * nu)
+            denominator = Z @ WtW + self.mu * (self.degree[:, None] * Z * nu)
+            Z *= numerator / (denominator + EPSILON)                      # Cai et al., V
+            self._update_graph_products()
+        else:
+            Z *= XW / (Z @ WtW + EPSILON)                                 # (7a)
+        self.XtZ = self.Xt @ Z
+        ZtZ = Z.T @ Z
+        if self.update_W:
+            gram = ZtZ
+            if self.mu > 0:
+                gram = ZtZ + np.diag(self.mu * np.maximum(self.s, 0.0)).astype(Z.dtype)
+            use_context = self.M is not None and self.lam > 0
+            if use_context:
+                QtQ = self.Q.T @ self.Q
+                numerator = self.XtZ + self.lam * (self.M @ self.Q)
+                W *= numerator / (W @ (gram + self.lam * QtQ) + EPSILON)  # (7b) + graph
+            else:
+                W *= self.XtZ / (W @ gram + EPSILON)                      # (7b), λ = 0
+            if self.M is not None:
+                WtW = W.T @ W
+                self.MtW = self.Mt @ W
+                self.Q *= self.MtW / (self.Q @ WtW + EPSILON)             # (7c)
+        return self.objective()
+
+
+# -- the estimators --------------------------------------------------------------------------
+class _GraphRegularized:
+    """Shared part of GNMF and Semantic-GNMF: the graph's parameters, its construction at
+    fit time and the problem class. Subclasses call ``_prepare_graph`` from
+    ``_prepare_context`` and set ``_graph_weight_name``."""
+
+    _graph_weight_name = "lam"
+
+    def _graph_weight(self):
+        return getattr(self, self._graph_weight_name)
+
+    def _check_graph_params(self):
+        lam = self._graph_weight()
+        name = self._graph_weight_name
+        if (isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not np.isfinite(lam)
+                or lam < 0):
+            raise ValueError(f"{name} must be a finite number >= 0, got {lam!r}.")
+        if self.lam_scale not in ("relative", "absolute"):
+            raise ValueError(f"lam_scale must be 'relative' or 'absolute', got {self.lam_scale!r}.")
+        if self.weight not in GRAPH_WEIGHTS:
+            raise ValueError(f"weight must be one of {GRAPH_WEIGHTS}, got {self.weight!r}.")
+        _check_n_neighbors_param(self.n_neighbors)
+        if self.loss != "frobenius" or self.orthogonal:
+            raise ValueError("the graph term is derived for the Frobenius loss without the "
+                             "orthogonal variant; use loss='frobenius', orthogonal=False.")
+
+    def _prepare_graph(self, X, A):
+        """Build (or check) the graph, set ``affinity_matrix_`` and ``graph_lambda_``."""
+        self._check_graph_params()
+        if A is None:
+            if X.shape[0] < 2:
+                raise ValueError("a document graph needs at least 2 documents; got 1 sample.")
+            A = document_graph(X, self.n_neighbors, weight=self.weight, metric=self.metric,
+                               bandwidth=self.bandwidth)
+        else:
+            A = check_affinity(A, X.shape[0])
+        A = A.astype(X.dtype)
+        # documents with terms but no edge (documents without terms get their own warning)
+        isolated = (np.diff(A.indptr) == 0) & ~empty_rows(X)
+        if isolated.any() and self._graph_weight() > 0:
+            warnings.warn(
+                f"{int(isolated.sum())} document(s) have no neighbour in the graph (no term "
+                "in common with any other document, or an empty row of A); the graph term "
+                "does not constrain them.", UserWarning)
+        self.affinity_matrix_ = A
+        self.graph_lambda_ = effective_graph_lambda(self._graph_weight(), A, self.lam_scale)
+
+    def _make_problem(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None):
+        if not update_W:
+            # transform(): new documents have no graph; W is fixed and Z solves the data
+            # term alone, as for NMF (the graph of the training documents does not apply).
+            return FrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, update_W=False, Xt=Xt, Mt=Mt)
+        return GraphProblem(X, Z, W, self.affinity_matrix_, self.graph_lambda_, M=M, Q=Q,
+                            lam=lam, update_W=True, Xt=Xt, Mt=Mt)
+
+
+class GNMF(_GraphRegularized, _BaseNMF):
+    """Graph-regularized NMF (Cai, He, Han & Huang, TPAMI 2011) for document clustering.
+
+    Minimizes (module docstring; Cai et al. §3 with Frobenius loss)::
+
+        F(Z, W) = ½‖X − Z Wᵀ‖²_F + (μ/2) Tr(Ẑᵀ (D − A) Ẑ),   Z, W ≥ 0
+
+    where A is a sparse symmetric k-nearest-neighbour graph of the documents and
+    ``Ẑ = Z diag(‖w_k‖)`` (Cai et al.'s unit-length constraint on the columns of W, built
+    into the objective: see the module docstring), by multiplicative updates that never
+    increase F (:class:`GraphProblem`). As all NMF-like estimators here, Z is then
+    normalized to unit-length columns and each document goes to the argmax of its row.
+    With ``lam=0`` it is exactly :class:`~semnmf.NMF`.
+
+    Parameters
+    ----------
+    n_components : int, default=8
+        Number of clusters k.
+    lam : float, default=3.0
+        Weight of the document-graph term. With ``lam_scale="relative"`` (default) the
+        paper's λ is ``μ = lam / d̄``, d̄ the mean degree of the graph
+        (:func:`effective_graph_lambda`), so ``lam`` weighs the mean squared distance of a
+        document's factors to its neighbours' against the squared reconstruction error,
+        the same way on every corpus and graph. The default is the middle of the flat
+        optimum of this sweep (NMI, mean of seeds 0 and 1, skmeans start, 0/1 5-NN graph,
+        TF-IDF with unit rows)::
+
+            lam        0      1      3      10     30     100    1000
+            CSTR     0.735  0.747  0.752  0.746  0.749  0.699  0.700
+            CLASSIC4 0.531  0.582  0.589  0.586  0.586  0.586  0.615
+            BBC      0.799  0.840  0.832  0.821  0.807  0.784  0.748
+            NG5      0.709  0.757  0.759  0.750  0.746  0.738  0.708
+
+        Cai et al.'s default λ = 100 on a 0/1 5-NN graph is about lam = 700.
+    lam_scale : {"relative", "absolute"}, default="relative"
+        "absolute" uses ``lam`` as Cai et al.'s λ directly.
+    n_neighbors : int, default=5
+        Neighbours per document in the graph (Cai et al. use p = 5); the graph keeps an
+        edge when either document is among the other's neighbours.
+    weight : {"binary", "heat", "cosine"}, default="binary"
+        Edge weights, Cai et al.'s three schemes: 0/1 ("binary"), heat kernel
+        ``exp(−d²/t)`` ("heat", t = ``bandwidth``, d the distance of ``metric``), or the
+        cosine similarity of the documents ("cosine", their dot-product weighting of
+        unit-length rows).
+    metric : {"cosine", "euclidean"}, default="cosine"
+        Distance of the neighbour search (see :func:`~semnmf.refine.knn_graph`).
+    bandwidth : float or None, default=None
+        t of the heat kernel; None: the mean squared distance over the kNN pairs.
+    init, n_init, max_iter, tol, random_state, verbose, Z_init, W_init
+        As in :class:`~semnmf.NMF`.
+
+    Attributes
+    ----------
+    labels_, components_, objective_history_, objective_, n_iter_, reconstruction_err_
+        As in NMF.
+    affinity_matrix_ : scipy.sparse.csr_matrix of shape (n_documents, n_documents)
+        The document graph A used.
+    graph_lambda_ : float
+        The effective μ (the paper's λ) of the graph term.
+
+    Notes
+    -----
+    ``fit(X, A=A)`` takes a document graph of one's own instead of the kNN graph (for
+    example one built from document embeddings with :func:`~semnmf.refine.knn_graph`);
+    it must be symmetric, non-negative and (n_documents, n_documents), ideally sparse.
+    ``transform`` solves Z for new documents with W fixed and no graph (they are not in
+    it), exactly as NMF's.
+
+    References
+    ----------
+    D. Cai, X. He, J. Han, T. S. Huang. Graph regularized nonnegative matrix factorization
+    for data representation. IEEE TPAMI 33(8):1548-1560, 2011 (not in ``papers/``: the
+    sections cited are from the published version).
+    """
+
+    def __init__(self, n_components=8, *, lam=DEFAULT_GRAPH_LAM, lam_scale="relative",
+                 n_neighbors=5, weight="binary", metric="cosine", bandwidth=None,
+                 init="skmeans", n_init=1, max_iter=200, tol=1e-4, random_state=None,
+                 verbose=0, Z_init=None, W_init=None):
+        super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
+                         random_state=random_state, verbose=verbose, Z_init=Z_init,
+                         W_init=W_init)
+        self.lam = lam
+        self.lam_scale = lam_scale
+        self.n_neighbors = n_neighbors
+        self.weight = weight
+        self.metric = metric
+        self.bandwidth = bandwidth
+
+    def _prepare_context(self, X, A=None):
+        self._prepare_graph(X, A)
+        return None, 0.0
+
+
+class SemanticGNMF(_GraphRegularized, SemanticNMF):
+    """Semantic-GNMF: Semantic-NMF with GNMF's document graph (Neurocomputing paper, §7).
+
+    Minimizes (module docstring)::
+
+        F(Z, W, Q) = ½‖X − Z Wᵀ‖² + (λ/2)‖M − W Qᵀ‖² + (μ/2) Tr(Ẑᵀ (D − A) Ẑ)
+
+    the word-context term of eq. (5) (words used in the same contexts get close factors)
+    together with Cai et al.'s document-graph term (documents with similar term profiles
+    get close factors). One sweep is GNMF's Z update followed by (7b), with the graph's
+    ridge term on W, and (7c); F never increases (:class:`GraphProblem`). With
+    ``graph_lam=0`` it is exactly :class:`~semnmf.SemanticNMF`; with ``lam=0`` it is
+    :class:`GNMF`.
+
+    Parameters
+    ----------
+    n_components : int, default=8
+    lam : float, default=10.0
+        Weight of the word-context term, as in :class:`~semnmf.SemanticNMF`.
+    graph_lam : float, default=3.0
+        Weight of the document-graph term, as GNMF's ``lam``. Sweep (NMI, seed 0,
+        skmeans start, lam = 10 with the default document-level PPMI built from X, 0/1
+        5-NN graph)::
+
+            graph_lam  0      1      3      10     100
+            CSTR     0.748  0.781  0.770  0.764  0.739
+            CLASSIC4 0.767  0.791  0.786  0.748  0.614
+            BBC      0.760  0.811  0.819  0.813  0.780
+            NG5      0.367  0.427    -    0.640  0.713
+
+        (NG5: Semantic-NMF itself is at 0.37 with this M and seed; the graph repairs it.)
+    lam_scale : {"relative", "absolute"}, default="relative"
+        Applies to both weights: "relative" makes each term relative
+        (:func:`~semnmf.models.semantic.effective_lambda`, :func:`effective_graph_lambda`),
+        "absolute" passes both as the papers' raw λ.
+    n_neighbors, weight, metric, bandwidth
+        The document graph, as in :class:`GNMF`.
+    init, n_init, max_iter, tol, random_state, verbose, Z_init, W_init
+        As in :class:`~semnmf.NMF`.
+
+    Attributes
+    ----------
+    labels_, components_, context_components_, objective_history_, objective_, n_iter_,
+    lambda_, reconstruction_err_, context_err_
+        As in SemanticNMF.
+    affinity_matrix_, graph_lambda_
+        As in GNMF.
+
+    Notes
+    -----
+    ``fit(X, M=M, A=A)``: M is the word-context matrix (built from X when omitted, as in
+    SemanticNMF), A a document graph of one's own (the kNN graph of X when omitted).
+    """
+
+    _graph_weight_name = "graph_lam"
+
+    def __init__(self, n_components=8, *, lam=DEFAULT_LAM, graph_lam=DEFAULT_GRAPH_LAM,
+                 lam_scale="relative", n_neighbors=5, weight="binary", metric="cosine",
+                 bandwidth=None, init="skmeans", n_init=1, max_iter=200, tol=1e-4,
+                 random_state=None, verbose=0, Z_init=None, W_init=None):
+        super().__init__(n_components, lam=lam, lam_scale=lam_scale, init=init, n_init=n_init,
+                         max_iter=max_iter, tol=tol, random_state=random_state,
+                         verbose=verbose, Z_init=Z_init, W_init=W_init)
+        self.graph_lam = graph_lam
+        self.n_neighbors = n_neighbors
+        self.weight = weight
+        self.metric = metric
+        self.bandwidth = bandwidth
+
+    def _prepare_context(self, X, M=None, A=None):
+        M, lam = super()._prepare_context(X, M)
+        self._prepare_graph(X, A)
+        return M, lam
