@@ -9,11 +9,21 @@ from importlib.metadata import PackageNotFoundError, version
 
 from .datasets import list_datasets, load_dataset
 from .metrics import accuracy, ari, clustering_scores, nmi, top_terms, topic_coherence
-from .models import NMF, HierarchicalNMF, SemanticNMF, SphericalKMeans
+from .models import (GNMF, NMF, HierarchicalNMF, ProjectiveNMF, SemanticGNMF, SemanticNMF,
+                     SeNMF, SphericalKMeans)
 from .ensemble import consensus, mixture_consensus
 from .refine import GTNMF
 from .text.corpus import Corpus
 from .text.context import word_context
+
+
+def __getattr__(name):
+    if name in ("SymNMF", "NMFS", "DCN"):  # imported on first use (numba kernels, PyTorch)
+        from . import models
+
+        return getattr(models, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 try:
     __version__ = version("semnmf")
@@ -22,7 +32,8 @@ except PackageNotFoundError:  # running from a source tree
 
 __all__ = [
     "Corpus", "load_dataset", "list_datasets", "word_context",
-    "NMF", "SemanticNMF", "SphericalKMeans", "HierarchicalNMF",
+    "NMF", "SemanticNMF", "SphericalKMeans", "HierarchicalNMF", "ProjectiveNMF", "SeNMF",
+    "GNMF", "SemanticGNMF", "SymNMF", "NMFS", "DCN",
     "GTNMF", "consensus", "mixture_consensus",
     "nmi", "ari", "accuracy", "clustering_scores", "top_terms", "topic_coherence",
     "__version__",
