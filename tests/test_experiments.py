@@ -224,3 +224,22 @@ def test_cli_bench_missing_dataset_is_skipped(tmp_path, capsys, no_semnmf_data):
     output = capsys.readouterr()
     assert "skipping no_such_corpus" in output.out + output.err
     assert "nothing to run" in output.out + output.err
+
+
+def test_graph_methods_share_one_document_graph(corpus, monkeypatch):
+    from semnmf.models import gnmf
+
+    calls = []
+    original = gnmf.document_graph
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(gnmf, "document_graph", counted)
+    cache = ResultCache()
+    run_dataset("planted", corpus, corpus.tfidf(), ["gnmf", "sgnmf"], cache, runs=2, seeds=2,
+                log=lambda m: None)
+    assert len(cache.records) == 8
+    assert len(calls) == 1
+    assert cache.get("planted", "seeds", "sgnmf", 1)["nmi"] > 0.9

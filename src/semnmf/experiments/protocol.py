@@ -97,6 +97,18 @@ class Contexts:
             self.seconds[kind] = time.perf_counter() - t
         return self.built[kind]
 
+    def graph(self, X, model):
+        """GNMF's kNN document graph for ``model``'s settings, built once per setting."""
+        from ..models.gnmf import document_graph
+
+        key = ("graph", model.n_neighbors, model.weight, model.metric, model.bandwidth)
+        if key not in self.built:
+            t = time.perf_counter()
+            self.built[key] = document_graph(X, model.n_neighbors, weight=model.weight,
+                                             metric=model.metric, bandwidth=model.bandwidth)
+            self.seconds["graph"] = time.perf_counter() - t
+        return self.built[key]
+
     def _build(self, kind):
         corpus = self.corpus
         if kind == "ppmi":
@@ -116,9 +128,15 @@ class Contexts:
 
 
 def fit_one(method, X, k, run_seed, contexts, start=None, **overrides):
-    """Fit one run of ``method``; returns (labels, objective, seconds, n_iter)."""
+    """Fit one run of ``method``; returns (labels, objective, seconds, n_iter).
+
+    Graph methods get the document graph built once per corpus (``contexts.graph(...)``),
+    with the estimator's own neighbour settings, so the kNN search is not repeated per run.
+    """
     fit_params = {"M": contexts[method.context]} if method.context else {}
     model = method.build(k, run_seed, start, **overrides)
+    if method.graph:
+        fit_params["A"] = contexts.graph(X, model)
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
