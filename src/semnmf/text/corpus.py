@@ -260,6 +260,113 @@ class Corpus:
                         record["label"] = self.labels[i]
                     f.write(json.dumps(record, default=json_default) + "\n")
 
+    # -- word embeddings -----------------------------------------------------------------
+    def surface_forms(self):
+        """The words behind each (stemmed) vocabulary term, most frequent first.
+
+        The raw texts are tokenized exactly as for the vocabulary (same analyzer: case,
+        stop words, token pattern) but not stemmed; each token is then stemmed with the
+        corpus's stemmer and counted under its stem. Without stemming every term is its own
+        (single) surface form.
+
+        Returns
+        -------
+        dict
+            term → list of (form, count), by decreasing count (ties: alphabetical), for the
+            vocabulary terms that occur in the texts. Used by :meth:`embedding_context` to
+            look stems up in a word embedding ("preliminari" → "preliminary").
+        """
+        if self.texts is None:
+            raise ValueError(
+                f"corpus {self.name!r} has no raw text (only a count matrix), so the surface "
+                "forms of its terms are unknown; pass surface_forms yourself or use an "
+                "unstemmed vocabulary.")
+        from collections import Counter
+
+        stem = self._resolved_stem()
+        analyze = self._analyzer(None)
+        forms = Counter()
+        for text in self.texts:
+            forms.update(analyze(text))
+        if stem is None:
+            stems = list(forms)
+        else:
+            import Stemmer
+
+            stems = Stemmer.Stemmer(stem).stemWords(list(forms))
+        vocab = set(self.vocabulary.tolist())
+        result = {}
+        for form, term in zip(forms, stems):
+            if term in vocab:
+                result.setdefault(term, []).append((form, forms[form]))
+        for entries in result.values():
+            entries.sort(key=lambda fc: (-fc[1], fc[0]))
+        return result
+
+    def glove_context(self, n_components=100, *, context="window", window=10, x_max=100.0,
+                      alpha=0.75, learning_rate=0.15, max_iter=25, vectors="sum", n_jobs=1,
+                      random_state=None, dtype=np.float64, verbose=0, return_model=False):
+        """PGLOVE word-context matrix (Neurocomputing paper §5.4): GloVe on this corpus.
+
+        Counts co-occurrences in a ``window``-word window on each side (the counts of the
+        window PPMI, :func:`semnmf.text.context.cooccurrence`; GloVe's own 1/distance
+        weighting is not applied), fits :class:`semnmf.text.glove.GloVe` with the paper's
+        settings (d' = 100, x_max = 100, α = 3/4, learning rate 0.15) and returns
+        M = max(W + W̃, 0) of shape (n_terms, n_components). ``context="document"`` counts
+        pairs in the same document instead, from the counts alone (for corpora without
+        raw text).
+
+        See :func:`semnmf.text.glove.glove_context` for the other parameters.
+
+        Returns
+        -------
+        M : ndarray of shape (n_terms, n_components), non-negative
+        model : GloVe, only with ``return_model=True``
+        """
+        from .context import cooccurrence
+        from .glove import glove_context
+
+        if context not in CONTEXTS:
+            raise ValueError(f"context must be one of {CONTEXTS}, got {context!r}.")
+        if context == "document":
+            C = cooccurrence(counts=self._counts, context="document", dtype=dtype)
+        else:
+            C = cooccurrence(sequences=self.sequences(), context=context, window=window,
+                             dtype=dtype)
+        return glove_context(C, n_components, x_max=x_max, alpha=alpha,
+                             learning_rate=learning_rate, max_iter=max_iter, vectors=vectors,
+                             n_jobs=n_jobs, random_state=random_state, dtype=dtype,
+                             verbose=verbose, return_model=return_model)
+
+    def embedding_context(self, vectors, *, positive="clip", oov="zero", surface_forms="auto",
+                          lowercase=True, dtype=np.float64):
+        """Word-context matrix M (n_terms x d') from an external word embedding.
+
+        Aligns ``vectors`` to this corpus's vocabulary with
+        :func:`semnmf.text.embeddings.embedding_context`. ``surface_forms="auto"`` looks
+        stems up through :meth:`surface_forms` when the vocabulary is stemmed and the raw
+        texts are there; pass a dict to give them yourself, or None to look up the terms
+        as they are.
+
+        Returns
+        -------
+        M : ndarray of shape (n_terms, d'), non-negative
+        coverage : semnmf.text.embeddings.Coverage
+            Terms found, also as a fraction of the corpus tokens.
+        """
+        from .embeddings import embedding_context
+
+        if isinstance(surface_forms, str):
+            if surface_forms != "auto":
+                raise ValueError(
+                    f"surface_forms must be 'auto', None or a dict, got {surface_forms!r}.")
+            stemmed = self.texts is not None and self._resolved_stem() is not None
+            surface_forms = self.surface_forms() if stemmed else None
+        term_counts = np.asarray(self._counts.sum(axis=0)).ravel()
+        return embedding_context(self.vocabulary, vectors, positive=positive, oov=oov,
+                                 surface_forms=surface_forms, lowercase=lowercase,
+                                 term_counts=term_counts, dtype=dtype)
+
 
 def json_default(value):
     """``json.dump`` fallback: numpy scalars and arrays as Python values, anything else as text."""
