@@ -243,3 +243,17 @@ def test_graph_methods_share_one_document_graph(corpus, monkeypatch):
     assert len(cache.records) == 8
     assert len(calls) == 1
     assert cache.get("planted", "seeds", "sgnmf", 1)["nmi"] > 0.9
+
+
+def test_pglove_matrix_is_kept_on_disk(corpus, tmp_path, monkeypatch):
+    calls = []
+
+    def fake_glove(self, **kwargs):
+        calls.append(kwargs)
+        return np.full((self.n_terms, 4), 0.5)
+
+    monkeypatch.setattr(Corpus, "glove_context", fake_glove)
+    first = protocol.Contexts(corpus, cache_dir=str(tmp_path), name="planted")["pglove"]
+    second = protocol.Contexts(corpus, cache_dir=str(tmp_path), name="planted")["pglove"]
+    assert len(calls) == 1 and calls[0]["context"] == "window"
+    np.testing.assert_array_equal(first, second)

@@ -80,12 +80,15 @@ class Contexts:
     "ppmi": PPMI over a 10-word window when raw text exists, else over documents
     (Neurocomputing eq. 3); "sppmi": the SIGIR paper's shifted PPMI, N = 2, same
     context; "pglove": GloVe vectors trained on the same co-occurrences (d' = 100,
-    x_max = 100, α = 3/4, learning rate 0.15), negative entries set to 0 (SN §5.4).
+    x_max = 100, α = 3/4, learning rate 0.15), negative entries set to 0 (SN §5.4),
+    kept on disk in ``cache_dir`` when given (training takes minutes).
     """
 
-    def __init__(self, corpus, random_state=0):
+    def __init__(self, corpus, random_state=0, cache_dir=None, name=None):
         self.corpus = corpus
         self.random_state = random_state
+        self.cache_dir = cache_dir
+        self.name = name
         self.context = "window" if corpus.texts is not None else "document"
         self.built = {}
         self.seconds = {}
@@ -96,6 +99,24 @@ class Contexts:
             self.built[kind] = self._build(kind)
             self.seconds[kind] = time.perf_counter() - t
         return self.built[kind]
+
+    def _pglove(self):
+        """GloVe training costs minutes, so its M is also kept on disk (``cache_dir``)."""
+        path = None
+        if self.cache_dir and self.name:
+            path = os.path.join(self.cache_dir,
+                                f"pglove_{self.name}_{self.context}_seed{self.random_state}.npy")
+            if os.path.exists(path):
+                M = np.load(path)
+                if M.shape[0] == self.corpus.n_terms:
+                    return M
+        M = self.corpus.glove_context(context=self.context, random_state=self.random_state)
+        if path:
+            os.makedirs(self.cache_dir, exist_ok=True)
+            tmp = path + ".tmp.npy"
+            np.save(tmp, M)
+            os.replace(tmp, path)
+        return M
 
     def graph(self, X, model):
         """GNMF's kNN document graph for ``model``'s settings, built once per setting."""
@@ -116,14 +137,7 @@ class Contexts:
         if kind == "sppmi":
             return corpus.word_context(context=self.context, association="sppmi", shift=2)
         if kind == "pglove":
-            from ..text.context import cooccurrence
-            from ..text.glove import glove_context
-
-            if self.context == "window":
-                C = cooccurrence(sequences=corpus.sequences(), context="window", window=10)
-            else:
-                C = cooccurrence(counts=corpus.counts(), context="document")
-            return glove_context(C, random_state=self.random_state)
+            return self._pglove()
         raise ValueError(f"unknown word-context kind {kind!r}")
 
 
@@ -181,7 +195,8 @@ def run_dataset(name, corpus, X, methods, cache, *, protocols=PROTOCOLS, runs=50
     """Run every missing cell of one dataset; finished cells are read from ``cache``."""
     y = corpus.labels
     k = corpus.n_classes
-    contexts = Contexts(corpus)
+    cache_dir = os.path.dirname(os.path.abspath(cache.path)) if cache.path else None
+    contexts = Contexts(corpus, cache_dir=cache_dir, name=name)
     methods = [get_method(m) if isinstance(m, str) else m for m in methods]
     ready = []
     for method in methods:
