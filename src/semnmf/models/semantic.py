@@ -20,26 +20,45 @@ from .nmf import _BaseNMF
 DEFAULT_LAM = 10.0
 
 
-def effective_lambda(lam, X, M, scale="relative"):
-    """The paper's λ of eq. (5) for a user-facing ``lam``.
+def effective_lambda(lam, X, M, scale="relative", loss="frobenius"):
+    """The paper's λ of eq. (5) (Frobenius) or of the slides' eq. (2) (KL) for a user-facing ``lam``.
 
-    With ``scale="relative"`` the two terms of eq. (5) are first divided by the squared
-    norms of the matrices they approximate, ‖X‖²_F and ‖M‖²_F, so that ``lam`` weighs
-    *relative* errors and means the same on every corpus::
+    With ``scale="relative"`` the two terms of the objective are first divided by the
+    size of the matrices they approximate, so that ``lam`` weighs *relative* errors and
+    means the same on every corpus.
+
+    Frobenius loss (eq. 5): the sizes are the squared norms ‖X‖²_F and ‖M‖²_F::
 
         F / ‖X‖² = ½‖X − ZWᵀ‖²/‖X‖² + (lam/2)‖M − WQᵀ‖²/‖M‖²
         ⇒ λ = lam · ‖X‖²_F / ‖M‖²_F
 
-    The minimizers are those of eq. (5) with that λ, so Theorem 1 and the updates hold
-    unchanged. ``scale="absolute"`` passes ``lam`` through as the paper's raw λ (whose
-    meaning depends on the corpus: on BBC with document-level PPMI, ‖M‖²/‖X‖² ≈ 2·10⁴).
+    KL loss (eq. 2): the generalized KL divergence is homogeneous of degree 1,
+    D(cA‖cB) = c D(A‖B), so the size of a term is the total mass ΣA = Σ_ij a_ij (not a
+    squared norm)::
+
+        F / ΣX = D(X‖ZWᵀ)/ΣX + lam · D(M‖WQᵀ)/ΣM
+        ⇒ λ = lam · ΣX / ΣM
+
+    D(X‖ZWᵀ)/ΣX is the KL divergence, in nats, between X/ΣX and ZWᵀ/ΣX, two
+    distributions once the Z update has run (it makes Σ ZWᵀ = ΣX), so ``lam`` compares
+    per-unit-mass divergences. Scaling M by c scales the optimal Q by c and
+    D(M‖WQᵀ) by c while λ is divided by c: the fit of Z and W is unchanged.
+
+    The minimizers are those of eq. (5) (or eq. 2) with that λ, so the updates and
+    their monotonicity hold unchanged. ``scale="absolute"`` passes ``lam`` through as
+    the paper's raw λ (whose meaning depends on the corpus: on BBC with document-level
+    PPMI, ‖M‖²/‖X‖² ≈ 2·10⁴).
     """
     if scale == "absolute":
         return float(lam)
-    sqM = squared_norm(M)
-    if sqM == 0:
+    if loss == "kl":
+        size_X = float(np.sum(X.data if sp.issparse(X) else X, dtype=np.float64))
+        size_M = float(np.sum(M.data if sp.issparse(M) else M, dtype=np.float64))
+    else:
+        size_X, size_M = squared_norm(X), squared_norm(M)
+    if size_M == 0:
         return 0.0
-    return float(lam) * squared_norm(X) / sqM
+    return float(lam) * size_X / size_M
 
 
 class SemanticNMF(_BaseNMF):
@@ -118,5 +137,5 @@ class SemanticNMF(_BaseNMF):
                 raise ValueError(
                     f"M has {M.shape[0]} rows but X has {X.shape[1]} terms: M must be "
                     "(n_terms, n_contexts) over the same vocabulary as X's columns.")
-        return M, effective_lambda(self.lam, X, M, self.lam_scale)
+        return M, effective_lambda(self.lam, X, M, self.lam_scale, loss=self.loss)
 
