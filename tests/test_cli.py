@@ -324,3 +324,33 @@ def test_argument_errors_exit_2(argv, capsys):
         main(argv)
     assert exit_info.value.code == 2
     assert "semnmf" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("method, extra, estimator, params", [
+    ("senmf", [], "SeNMF", {}),
+    ("gnmf", [], "GNMF", {}),
+    ("sgnmf", [], "SemanticGNMF", {}),
+    ("pnmf", [], "ProjectiveNMF", {}),
+    ("nmf", ["--loss", "kl"], "NMF", {"loss": "kl"}),
+    ("snmf", ["--orthogonal"], "SemanticNMF", {"orthogonal": True}),
+])
+def test_model_family_methods(corpus_files, tmp_path, method, extra, estimator, params):
+    out = tmp_path / "out"
+    assert main(["cluster", corpus_files["csv"], "-k", "3", "--method", method, "--out",
+                 str(out), *FAST, *extra]) == 0
+    run = read_run(out)
+    assert run["estimator"] == estimator
+    assert params.items() <= run["parameters"].items()
+    if method == "senmf":  # SeNMF's word context defaults to the SIGIR paper's shifted PPMI
+        assert run["context"]["association"] == "sppmi"
+    assert run["scores"]["accuracy"] >= 0.9
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--method", "gnmf", "--loss", "kl"], "--loss and --orthogonal apply to --method nmf"),
+    (["--method", "skmeans", "--orthogonal"], "--loss and --orthogonal apply"),
+    (["--loss", "kl", "--orthogonal"], "--orthogonal is derived for the Frobenius loss"),
+])
+def test_variant_options_checked_before_loading(tmp_path, capsys, extra, message):
+    assert main(["cluster", str(tmp_path / "missing.csv"), "-k", "3", *extra]) == 2
+    assert message in capsys.readouterr().err

@@ -28,7 +28,8 @@ from .models.semantic import DEFAULT_LAM
 from .experiments import TABLE2_ORDER
 from .text.corpus import json_default
 
-METHODS = ("snmf", "nmf", "skmeans")
+METHODS = ("snmf", "nmf", "skmeans", "senmf", "gnmf", "sgnmf", "pnmf")
+CONTEXT_METHODS = ("snmf", "senmf", "sgnmf")  # methods that fit a word-context matrix M
 CONSENSUS = ("anmi", "cspa", "hgpa", "mcla", "mmm")
 BENCH_DATASETS = ("cstr", "classic4", "ng5", "ng20", "bbc", "classic3")
 
@@ -87,7 +88,13 @@ def _parser():
     c.add_argument("-k", "--n-clusters", type=int, required=True, dest="k",
                    help="number of clusters")
     c.add_argument("--method", choices=METHODS, default="snmf",
-                   help="snmf: Semantic-NMF (default); nmf: plain NMF; skmeans: spherical k-means")
+                   help="snmf: Semantic-NMF (default); nmf: plain NMF; skmeans: spherical "
+                        "k-means; senmf: SeNMF (SIGIR tri-factor, shifted PPMI); gnmf: "
+                        "graph-regularized NMF; sgnmf: Semantic-GNMF; pnmf: projective NMF")
+    c.add_argument("--loss", choices=("frobenius", "kl"), default="frobenius",
+                   help="loss of snmf / nmf: Frobenius (default) or generalized KL")
+    c.add_argument("--orthogonal", action="store_true",
+                   help="orthogonal updates of the document factors (snmf / nmf, Frobenius)")
     model = c.add_argument_group("Semantic-NMF")
     model.add_argument("--lam", type=float, default=DEFAULT_LAM,
                        help=f"weight of the word-context term (default {DEFAULT_LAM}; relative "
@@ -184,8 +191,9 @@ def _add_context_arguments(group):
                        "exists, else document")
     group.add_argument("--window", type=int, default=10, metavar="L",
                        help="words on each side for --context window (default 10)")
-    group.add_argument("--association", choices=("ppmi", "sppmi"), default="ppmi",
-                       help="PPMI (default) or shifted PPMI, shift log 2")
+    group.add_argument("--association", choices=("ppmi", "sppmi"), default=None,
+                       help="PPMI or shifted PPMI, shift log 2 (default: sppmi for senmf, "
+                            "ppmi otherwise)")
     group.add_argument("--min-count", type=int, default=1,
                        help="drop word pairs seen fewer times (prunes M)")
     group.add_argument("--top-k", type=int, default=None,
@@ -307,6 +315,8 @@ def _load_corpus(args, verbose, timings, t0):
 
 def _word_context(args, corpus, verbose, timings):
     """The word-context matrix M of the context options: (M, context used)."""
+    if args.association is None:
+        args.association = "sppmi" if getattr(args, "method", None) == "senmf" else "ppmi"
     context = args.context
     if context == "auto":
         context = "window" if corpus.texts is not None else "document"
@@ -331,17 +341,9 @@ def _cluster(args):
         raise ValueError(f"-k {args.k} is larger than the number of documents ({X.shape[0]}).")
 
     M, context = None, None
-    if args.method == "snmf":
+    if args.method in CONTEXT_METHODS:
         M, context = _word_context(args, corpus, verbose, timings)
-
-    common = dict(n_init=args.n_init, max_iter=args.max_iter, tol=args.tol,
-                  random_state=args.seed, verbose=int(verbose))
-    if args.method == "skmeans":
-        model = SphericalKMeans(args.k, **common)
-    elif args.method == "nmf":
-        model = NMF(args.k, init=args.init, **common)
-    else:
-        model = SemanticNMF(args.k, lam=args.lam, lam_scale=args.lam_scale, init=args.init, **common)
+    model = _cluster_model(args, verbose)
     fit_params = {"M": M} if M is not None else {}
     extra = {}
     t = time.perf_counter()
@@ -376,8 +378,36 @@ def _cluster(args):
     return 0
 
 
+def _cluster_model(args, verbose):
+    """The estimator of ``--method`` with the command's options."""
+    from .models import GNMF, ProjectiveNMF, SemanticGNMF, SeNMF
+
+    common = dict(n_init=args.n_init, max_iter=args.max_iter, tol=args.tol,
+                  random_state=args.seed, verbose=int(verbose))
+    if args.method == "skmeans":
+        return SphericalKMeans(args.k, **common)
+    variant = dict(loss=args.loss, orthogonal=args.orthogonal)
+    semantic = dict(lam=args.lam, lam_scale=args.lam_scale)
+    if args.method == "nmf":
+        return NMF(args.k, init=args.init, **variant, **common)
+    if args.method == "snmf":
+        return SemanticNMF(args.k, init=args.init, **semantic, **variant, **common)
+    if args.method == "senmf":
+        return SeNMF(args.k, init=args.init, **semantic, **common)
+    if args.method == "gnmf":
+        return GNMF(args.k, init=args.init, **common)
+    if args.method == "sgnmf":
+        return SemanticGNMF(args.k, init=args.init, **semantic, **common)
+    return ProjectiveNMF(args.k, init=args.init, **common)
+
+
 def _check_combination(args):
     """Refuse option combinations that cannot work, before any fitting."""
+    if (args.loss != "frobenius" or args.orthogonal) and args.method not in ("nmf", "snmf"):
+        raise ValueError("--loss and --orthogonal apply to --method nmf or snmf only.")
+    if args.loss == "kl" and args.orthogonal:
+        raise ValueError("--orthogonal is derived for the Frobenius loss; drop --loss kl or "
+                         "--orthogonal.")
     if args.consensus and args.refine:
         raise ValueError("--refine gt needs the soft memberships of one run; a consensus "
                          "partition has none. Use --consensus or --refine, not both.")
