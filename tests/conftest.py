@@ -59,6 +59,26 @@ def planted_labels(planted):
     return list(planted[1])
 
 
+def planted_corpus(n_per=30, k=3, d_per=15, noise=0.02, seed=0):
+    """(X, y): unit-length CSR rows drawn from k disjoint topics of d_per words (Poisson
+    counts) plus a little noise, and the topic of each row. The NMF family's planted
+    clusters."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    d = k * d_per
+    rows = []
+    for c in range(k):
+        block = np.zeros((n_per, d))
+        block[:, c * d_per:(c + 1) * d_per] = rng.poisson(2.0, (n_per, d_per))
+        block += rng.random((n_per, d)) < noise
+        rows.append(block)
+    X = np.vstack(rows)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    return sp.csr_matrix(X), np.repeat(np.arange(k), n_per)
+
+
 def write_csv(path, rows, header, delimiter=","):
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f, delimiter=delimiter)

@@ -12,6 +12,7 @@ from semnmf import NMF, SemanticNMF, nmi
 from semnmf.models._frobenius import FrobeniusProblem
 from semnmf.models.init import initialize, initialize_context_factor
 from semnmf.models.semantic import effective_lambda
+from conftest import planted_corpus
 
 EPS = np.finfo(np.float32).eps
 
@@ -45,22 +46,6 @@ def random_problem(n=40, d=30, k=3, density=0.3, seed=0, sparse=True):
     if not sparse:
         X, M = X.toarray(), M.toarray()
     return X, M, Z, W, Q
-
-
-def planted_corpus(n_per=30, k=3, d_per=15, noise=0.02, seed=0):
-    """Documents drawn from k disjoint topics of d_per words, plus a little noise."""
-    rng = np.random.default_rng(seed)
-    d = k * d_per
-    rows = []
-    for c in range(k):
-        block = np.zeros((n_per, d))
-        block[:, c * d_per:(c + 1) * d_per] = rng.poisson(2.0, (n_per, d_per))
-        block += rng.random((n_per, d)) < noise
-        rows.append(block)
-    X = np.vstack(rows)
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    y = np.repeat(np.arange(k), n_per)
-    return sp.csr_matrix(X), y
 
 
 @pytest.mark.parametrize("with_context", [False, True])

@@ -19,23 +19,9 @@ from semnmf.models._frobenius import FrobeniusProblem
 from semnmf.models.init import initialize, initialize_context_factor
 from semnmf.models.nmf import NMF
 from semnmf.models.semantic import SemanticNMF
+from conftest import planted_corpus
 
 EPS = np.finfo(np.float32).eps
-
-
-def planted_corpus(n_per=30, k=3, d_per=15, noise=0.02, seed=0):
-    """Documents drawn from k disjoint topics of d_per words, plus a little noise."""
-    rng = np.random.default_rng(seed)
-    d = k * d_per
-    rows = []
-    for c in range(k):
-        block = np.zeros((n_per, d))
-        block[:, c * d_per:(c + 1) * d_per] = rng.poisson(2.0, (n_per, d_per))
-        block += rng.random((n_per, d)) < noise
-        rows.append(block)
-    X = np.vstack(rows)
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    return sp.csr_matrix(X), np.repeat(np.arange(k), n_per)
 
 
 def random_problem(n=40, d=30, k=3, density=0.3, seed=0):

@@ -14,23 +14,9 @@ from semnmf.models.nmf import NMF
 from semnmf.models.semantic import effective_lambda
 from semnmf.models.senmf import MAX_DAMPING, SeNMF, SeNMFProblem, initial_core
 from semnmf.text.context import word_context
+from conftest import planted_corpus
 
 EPS = np.finfo(np.float32).eps
-
-
-def planted_corpus(n_per=30, k=3, d_per=15, noise=0.02, seed=0):
-    """Documents drawn from k disjoint topics of d_per words, plus a little noise."""
-    rng = np.random.default_rng(seed)
-    d = k * d_per
-    rows = []
-    for c in range(k):
-        block = np.zeros((n_per, d))
-        block[:, c * d_per:(c + 1) * d_per] = rng.poisson(2.0, (n_per, d_per))
-        block += rng.random((n_per, d)) < noise
-        rows.append(block)
-    X = np.vstack(rows)
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    return sp.csr_matrix(X), np.repeat(np.arange(k), n_per)
 
 
 def random_problem(n=40, d=30, k=3, density=0.3, seed=0, scale=1.0):

@@ -15,21 +15,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from semnmf import NMF, nmi
 from semnmf.models.symnmf import NMFS, SymNMF, nnls_rows, symnmf_anls
 from semnmf.refine.graph import knn_graph, normalized_cut_scaling
-
-
-def planted_corpus(n_per=30, k=3, d_per=15, noise=0.02, seed=0):
-    """Documents drawn from k disjoint topics of d_per words, plus a little noise."""
-    rng = np.random.default_rng(seed)
-    d = k * d_per
-    rows = []
-    for c in range(k):
-        block = np.zeros((n_per, d))
-        block[:, c * d_per:(c + 1) * d_per] = rng.poisson(2.0, (n_per, d_per))
-        block += rng.random((n_per, d)) < noise
-        rows.append(block)
-    X = np.vstack(rows)
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    return sp.csr_matrix(X), np.repeat(np.arange(k), n_per)
+from conftest import planted_corpus
 
 
 def dense_gt_graph(X, q):
