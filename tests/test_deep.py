@@ -55,9 +55,10 @@ def reference_centroid_updates(centers, counts, Z, labels):
 def reference_objective(model, X, torch):
     """Eq. (3) / n with nearest-centroid assignments, from the fitted network, densely."""
     x = torch.from_numpy(X.toarray().astype(np.float32))
+    scale = model.input_scale_
     with torch.no_grad():
-        z = model.autoencoder_["encoder"](x)
-        recon = ((x - model.autoencoder_["decoder"](z)) ** 2).sum(dim=1).numpy()
+        z = model.autoencoder_["encoder"](x * scale)
+        recon = ((x - model.autoencoder_["decoder"](z) / scale) ** 2).sum(dim=1).numpy()
     Z = z.numpy().astype(np.float64)
     dist = np.array([[np.sum((zi - m) ** 2) for m in model.cluster_centers_] for zi in Z])
     return np.mean(recon + model.lam_ / 2 * dist.min(axis=1)), recon.mean()
@@ -195,6 +196,8 @@ def test_transform_predict_and_attributes(torch):
     assert model.cluster_centers_.shape == (3, 4)
     assert model.cluster_counts_.sum() >= 90 * (1 + 3)  # k-means sizes + 3 epochs of samples
     assert model.n_features_in_ == X.shape[1]
+    # the network sees s·X with entries of mean square 1 (unit rows: s = sqrt(d))
+    assert model.input_scale_ ** 2 * X.multiply(X).sum() / np.prod(X.shape) == pytest.approx(1)
 
 
 def test_int_hidden_layer_and_verbose_progress(torch, capsys):

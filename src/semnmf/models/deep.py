@@ -21,6 +21,7 @@ SGD step, (6) the assignment update, (7) the centroid update.
 """
 
 import contextlib
+import copy
 import numbers
 
 import numpy as np
@@ -80,12 +81,15 @@ def _torch_session(torch, seed, n_threads=None):
         torch.set_num_threads(threads)
 
 
-def _dense_block(X, rows):
-    """Rows of X (CSR or ndarray) as a dense float32 array: only a mini-batch is densified."""
+def _dense_block(X, rows, dtype=np.float32):
+    """Rows of X (CSR or ndarray) as a dense array: only a mini-batch is densified."""
     block = X[rows]
     if sp.issparse(block):
         block = block.toarray()
-    return np.ascontiguousarray(block, dtype=np.float32)
+    block = np.ascontiguousarray(block, dtype=dtype)
+    if not block.flags.writeable:  # a view of read-only input: torch wants writable memory
+        block = block.copy()
+    return block
 
 
 def _build_autoencoder(torch, n_features, hidden_layer_sizes, latent_dim):
@@ -93,8 +97,12 @@ def _build_autoencoder(torch, n_features, hidden_layer_sizes, latent_dim):
 
     ReLU after every hidden layer; the code layer and the reconstruction layer are
     linear (as in DCN's reference implementation and DEC's architecture), so codes
-    and reconstructions can take any sign. Weights start from PyTorch's default
-    (Kaiming-uniform) initialization.
+    and reconstructions can take any sign.
+
+    Weights are Glorot-uniform and biases zero (Keras' default, which the DEC and DCN
+    re-implementations use), so a first layer of 500 units fed with unit-mean-square
+    inputs (see :func:`_input_scale`) and the 500 → d output layer both start with
+    activations of order one.
     """
     nn = torch.nn
     sizes = [n_features, *hidden_layer_sizes, latent_dim]
@@ -102,12 +110,35 @@ def _build_autoencoder(torch, n_features, hidden_layer_sizes, latent_dim):
     def stack(dims):
         layers = []
         for i in range(len(dims) - 1):
-            layers.append(nn.Linear(dims[i], dims[i + 1]))
+            linear = nn.Linear(dims[i], dims[i + 1])
+            nn.init.xavier_uniform_(linear.weight)
+            nn.init.zeros_(linear.bias)
+            layers.append(linear)
             if i < len(dims) - 2:
                 layers.append(nn.ReLU())
         return nn.Sequential(*layers)
 
     return nn.ModuleDict({"encoder": stack(sizes), "decoder": stack(sizes[::-1])})
+
+
+def _input_scale(X):
+    """Factor ``s`` that gives the entries of ``s·X`` a mean square of 1.
+
+    DCN's networks see ``f(x) = f̃(s·x)`` and ``g(z) = g̃(z)/s``: the same model class
+    (a fixed rescaling of the first and last layers), better conditioned. Weight
+    initializations assume inputs of unit variance, but a unit-length TF-IDF row of
+    d = 26,941 terms (NG5) has entries of mean square 1/d: the first-layer activations
+    are then ~0.01, every Adam step (1e-3 per weight) is large next to them, and within
+    one epoch most ReLUs die and all documents get the same code (observed: NMI 0).
+    DCN's reference code rescales its MNIST input too (by 5.1).
+    Reconstruction errors, ``lam`` and all reported losses stay in the units of ``X``.
+    """
+    n_samples, n_features = X.shape
+    values = X.data if sp.issparse(X) else X
+    total = float(np.square(values, dtype=np.float64).sum())
+    if total <= 0:
+        return 1.0
+    return float(np.sqrt(n_samples * n_features / total))
 
 
 def _make_optimizer(torch, solver, parameters, learning_rate):
@@ -247,7 +278,11 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
     lam_ : float
         The λ of eq. (3) that was used (``lam`` itself when ``lam_scale="absolute"``).
     autoencoder_ : torch.nn.ModuleDict
-        The trained network, with modules ``"encoder"`` (``f``) and ``"decoder"`` (``g``).
+        The trained network, with modules ``"encoder"`` and ``"decoder"``:
+        ``f(x) = encoder(input_scale_ * x)`` and ``g(z) = decoder(z) / input_scale_``.
+    input_scale_ : float
+        Fixed input scaling ``s`` that gives the entries of ``s·X`` (training data) a
+        mean square of 1 (see Notes).
     pretrain_loss_history_ : ndarray of shape (pretrain_epochs + 1,)
         Mean reconstruction error ``(1/n) Σ ‖x_i − g(f(x_i))‖²`` over the whole data
         before pretraining and after every pretraining epoch.
@@ -277,13 +312,19 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
       initialization assigned to each cluster, which is how we read "the number of times
       the algorithm assigned a sample to cluster k"); the reference code starts them
       all at 100.
+    - The network sees ``s·x`` and its output is divided by ``s``, with ``s`` such that
+      the training entries have a mean square of 1 (``s = √d`` for unit-length rows):
+      the same model, but weight initializations assume unit-variance inputs, and on
+      unit-length TF-IDF rows with tens of thousands of terms the unscaled network's
+      ReLUs die within an epoch and every document gets the same code (observed on
+      NG5: NMI 0). DCN's reference code rescales its MNIST input too (by 5.1).
     - ``lam_scale="relative"`` (default) is an addition: the paper's λ depends on the
       scale of the codes, which depends on the network; ``"absolute"`` is the paper's.
     - The losses use sums over the features and means over the documents (eq. (3)
       divided by n), so ``learning_rate`` does not depend on the number of documents.
 
-    The SN paper gives no DCN setting; DCN itself used d-500-500-2000-10 on MNIST and
-    smaller networks on its text data sets (2,000 TF-IDF features). The joint objective
+    The SN paper gives no DCN setting (architecture, pretraining, λ); the default network
+    is the one DCN and DEC used on MNIST. The joint objective
     is not monotone under stochastic steps; ``objective_history_`` records it per epoch.
     PyTorch runs with ``n_threads`` threads during fit, with the caller's thread count
     and global RNG state restored after.
@@ -407,10 +448,12 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         torch_seed = rng.randint(np.iinfo(np.int32).max)
         kmeans_seed = rng.randint(np.iinfo(np.int32).max)
 
+        scale = _input_scale(X)
+
         with _torch_session(torch, torch_seed, self.n_threads):
             net = _build_autoencoder(torch, n_features, hidden, int(self.latent_dim))
-            pretrain_history = self._pretrain(torch, net, X, batch_size, rng)
-            Z, recon = self._encode(torch, net, X, with_reconstruction=True)
+            pretrain_history = self._pretrain(torch, net, X, scale, batch_size, rng)
+            Z, recon = self._encode(torch, net, X, scale, with_reconstruction=True)
 
             with threadpool_limits(limits=torch.get_num_threads()):  # OpenMP of k-means
                 kmeans = KMeans(n_clusters=k, n_init=10, random_state=kmeans_seed).fit(Z)
@@ -424,14 +467,18 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
             with progress("DCN joint training", total=self.max_iter,
                           enabled=bool(self.verbose)) as task:
                 for _ in range(self.max_iter):
-                    self._joint_epoch(torch, net, optimizer, X, batch_size, rng,
+                    self._joint_epoch(torch, net, optimizer, X, scale, batch_size, rng,
                                       centers, counts, lam)
-                    Z, recon = self._encode(torch, net, X, with_reconstruction=True)
+                    Z, recon = self._encode(torch, net, X, scale, with_reconstruction=True)
                     history.append(_objective(recon, Z, centers, lam))
                     self._check_finite(history[-1], "joint training", len(history) - 1)
                     task.advance(1, status=f"objective {history[-1]:.4g}")
 
+            if X.dtype == np.float64:  # labels_ == predict(X), see _encode
+                Z = self._encode(torch, net, X, scale, dtype=np.float64)
+
         self.autoencoder_ = net.eval()
+        self.input_scale_ = scale
         self.cluster_centers_ = centers
         self.cluster_counts_ = counts
         self.lam_ = float(lam)
@@ -455,11 +502,11 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
                 f"learning_rate (now {self.learning_rate}) or lam (now {self.lam}), or use "
                 "solver='adam'.")
 
-    def _pretrain(self, torch, net, X, batch_size, rng):
+    def _pretrain(self, torch, net, X, scale, batch_size, rng):
         """Autoencoder pretraining; returns the full-data reconstruction error per epoch."""
         optimizer = _make_optimizer(torch, self.solver, net.parameters(), self.learning_rate)
         encoder, decoder = net["encoder"], net["decoder"]
-        history = [self._encode(torch, net, X, with_reconstruction=True)[1].mean()]
+        history = [self._encode(torch, net, X, scale, with_reconstruction=True)[1].mean()]
         with progress("DCN pretraining", total=self.pretrain_epochs,
                       enabled=bool(self.verbose)) as task:
             for _ in range(self.pretrain_epochs):
@@ -467,29 +514,30 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
                 order = rng.permutation(X.shape[0])
                 for start in range(0, X.shape[0], batch_size):
                     x = torch.from_numpy(_dense_block(X, order[start:start + batch_size]))
-                    loss = ((x - decoder(encoder(x))) ** 2).sum(dim=1).mean()
+                    loss = ((x - decoder(encoder(x * scale)) / scale) ** 2).sum(dim=1).mean()
                     optimizer.zero_grad()
                     loss.backward()
                     optimizer.step()
-                history.append(self._encode(torch, net, X, with_reconstruction=True)[1].mean())
+                history.append(
+                    self._encode(torch, net, X, scale, with_reconstruction=True)[1].mean())
                 self._check_finite(history[-1], "pretraining", len(history) - 1)
                 task.advance(1, status=f"reconstruction {history[-1]:.4g}")
         return history
 
     @staticmethod
-    def _joint_epoch(torch, net, optimizer, X, batch_size, rng, centers, counts, lam):
+    def _joint_epoch(torch, net, optimizer, X, scale, batch_size, rng, centers, counts, lam):
         """One epoch of Algorithm 1 over shuffled mini-batches (see the class docstring)."""
         encoder, decoder = net["encoder"], net["decoder"]
         net.train()
         order = rng.permutation(X.shape[0])
         for start in range(0, X.shape[0], batch_size):
             x = torch.from_numpy(_dense_block(X, order[start:start + batch_size]))
-            z = encoder(x)
+            z = encoder(x * scale)
             codes = z.detach().numpy().astype(np.float64)
             labels = np.argmin(_squared_distances(codes, centers), axis=1)       # eq. (6)
             _incremental_centroid_update(centers, counts, codes, labels)         # eq. (7)
             targets = torch.from_numpy(centers[labels].astype(np.float32))
-            reconstruction = ((x - decoder(z)) ** 2).sum(dim=1)
+            reconstruction = ((x - decoder(z) / scale) ** 2).sum(dim=1)
             clustering = ((z - targets) ** 2).sum(dim=1)
             loss = (reconstruction + 0.5 * lam * clustering).mean()              # eq. (4)
             optimizer.zero_grad()
@@ -497,17 +545,26 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
             optimizer.step()                                                     # eq. (5)
 
     @staticmethod
-    def _encode(torch, net, X, with_reconstruction=False):
-        """Codes f(x) (float64, n × latent_dim) and, optionally, each ‖x − g(f(x))‖²."""
+    def _encode(torch, net, X, scale, with_reconstruction=False, dtype=np.float32):
+        """Codes f(x) (float64, n × latent_dim) and, optionally, each ‖x − g(f(x))‖².
+
+        Training runs in float32. With ``dtype=np.float64`` the network is evaluated in
+        a float64 copy, so that codes of float64 input do not depend (beyond float64
+        rounding) on which other rows share their block: BLAS sums in an order that
+        depends on the block's shape.
+        """
         net.eval()
+        if dtype == np.float64:
+            net = copy.deepcopy(net).double()
         codes, errors = [], []
         with torch.no_grad():
             for start in range(0, X.shape[0], _EVAL_BATCH):
-                x = torch.from_numpy(_dense_block(X, slice(start, start + _EVAL_BATCH)))
-                z = net["encoder"](x)
+                rows = slice(start, start + _EVAL_BATCH)
+                x = torch.from_numpy(_dense_block(X, rows, dtype))
+                z = net["encoder"](x * scale)
                 codes.append(z.numpy().astype(np.float64))
                 if with_reconstruction:
-                    errors.append(((x - net["decoder"](z)) ** 2).sum(dim=1)
+                    errors.append(((x - net["decoder"](z) / scale) ** 2).sum(dim=1)
                                   .numpy().astype(np.float64))
         Z = np.vstack(codes)
         if with_reconstruction:
@@ -532,7 +589,8 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         torch = _require_torch()
         X = self._check_X(X, reset=False)
         with _torch_session(torch, 0, self.n_threads):
-            Z = self._encode(torch, self.autoencoder_, X)
+            Z = self._encode(torch, self.autoencoder_, X, self.input_scale_,
+                             dtype=X.dtype.type)
         return Z.astype(X.dtype, copy=False)
 
     def predict(self, X):
