@@ -52,7 +52,6 @@ both are written out under :class:`GraphProblem`).
 With μ = 0 everything is exactly (bit for bit) NMF / Semantic-NMF.
 """
 
-import numbers
 import warnings
 
 import numpy as np
@@ -63,7 +62,7 @@ from ..refine.graph import knn_graph
 from ._frobenius import FrobeniusProblem
 from ._mu import EPSILON, RowBlocked
 from .nmf import _BaseNMF
-from .semantic import DEFAULT_LAM, SemanticNMF
+from .semantic import DEFAULT_LAM, SemanticNMF, check_lam
 
 __all__ = ["GNMF", "SemanticGNMF", "GraphProblem", "effective_graph_lambda", "check_affinity",
            "document_graph"]
@@ -245,13 +244,7 @@ class _GraphRegularized:
         return getattr(self, self._graph_weight_name)
 
     def _check_graph_params(self):
-        lam = self._graph_weight()
-        name = self._graph_weight_name
-        if (isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not np.isfinite(lam)
-                or lam < 0):
-            raise ValueError(f"{name} must be a finite number >= 0, got {lam!r}.")
-        if self.lam_scale not in ("relative", "absolute"):
-            raise ValueError(f"lam_scale must be 'relative' or 'absolute', got {self.lam_scale!r}.")
+        check_lam(self._graph_weight(), self.lam_scale, self._graph_weight_name)
         if self.weight not in GRAPH_WEIGHTS:
             raise ValueError(f"weight must be one of {GRAPH_WEIGHTS}, got {self.weight!r}.")
         _check_n_neighbors_param(self.n_neighbors)

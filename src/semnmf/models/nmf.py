@@ -29,6 +29,53 @@ def _check_nonneg_float(value, name):
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
 
 
+def check_fit_params(estimator, X):
+    """The parameters every multiplicative-update estimator shares: n_components,
+    n_init, max_iter, tol and init."""
+    check_n_components(estimator.n_components, X.shape[0])
+    check_positive_int(estimator.n_init, "n_init")
+    check_positive_int(estimator.max_iter, "max_iter", minimum=0)
+    _check_nonneg_float(estimator.tol, "tol")
+    if estimator.init not in INITS:
+        raise ValueError(f"init must be one of {INITS}, got {estimator.init!r}.")
+
+
+def check_documents(X):
+    """Mask of the documents without any term: refused when all are, warned about else."""
+    empty = empty_rows(X)
+    if empty.all():
+        raise ValueError("every row of X is zero: there is nothing to cluster.")
+    if empty.any():
+        warnings.warn(
+            f"{int(empty.sum())} document(s) have no term (all-zero rows); they get "
+            "label -1. Remove them or lower min_df to give them terms.", UserWarning)
+    return empty
+
+
+def best_of_runs(estimator, new_problem):
+    """Run ``new_problem(run)`` for ``estimator.n_init`` restarts through :func:`_mu.run`.
+
+    Keeps the run with the lowest final objective and re-raises only that run's warnings
+    (a restart that did not converge is no concern when another one is kept). Returns
+    ``(problem, n_iter, history)`` of the kept run.
+    """
+    best = None
+    for run in range(estimator.n_init):
+        problem = new_problem(run)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            n_iter, history, _ = _mu.run(
+                problem, max_iter=estimator.max_iter, tol=estimator.tol,
+                verbose=estimator.verbose,
+                description=f"{type(estimator).__name__} run {run + 1}/{estimator.n_init}")
+        if best is None or history[-1] < best[2][-1]:
+            best = (problem, n_iter, history, caught)
+    problem, n_iter, history, caught = best
+    for warning in caught:
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return problem, n_iter, history
+
+
 def normalize_columns(Z, W, Q=None):
     """Scale Z to unit-length columns (Algorithm 1, step 5) keeping Z Wᵀ and W Qᵀ unchanged.
 
@@ -81,12 +128,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         return None, 0.0
 
     def _check_params(self, X):
-        check_n_components(self.n_components, X.shape[0])
-        check_positive_int(self.n_init, "n_init")
-        check_positive_int(self.max_iter, "max_iter", minimum=0)
-        _check_nonneg_float(self.tol, "tol")
-        if self.init not in INITS:
-            raise ValueError(f"init must be one of {INITS}, got {self.init!r}.")
+        check_fit_params(self, X)
         if self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}.")
         if not isinstance(self.orthogonal, (bool, np.bool_)):
@@ -116,33 +158,19 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         X = validate_estimator_input(self, X, reset=True)
         self._check_params(X)
         M, lam = self._prepare_context(X, **fit_params)
-        empty = empty_rows(X)
-        if empty.all():
-            raise ValueError("every row of X is zero: there is nothing to cluster.")
-        if empty.any():
-            warnings.warn(
-                f"{int(empty.sum())} document(s) have no term (all-zero rows); they get "
-                "label -1. Remove them or lower min_df to give them terms.", UserWarning)
+        empty = check_documents(X)
 
         rng = check_random_state(self.random_state)
         Xt = transpose_csr(X)
         factored = M is not None and self._context_factor
         Mt = transpose_csr(M) if factored else None
-        best = None
-        for run in range(self.n_init):
+
+        def new_problem(run):
             Z, W = initialize(X, self.n_components, self.init, rng, Z=self.Z_init, W=self.W_init)
             Q = initialize_context_factor(Mt @ W, W) if factored else None
-            problem = self._make_problem(X, Z, W, M=M, Q=Q, lam=lam, Xt=Xt, Mt=Mt)
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                n_iter, history, converged = _mu.run(
-                    problem, max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
-                    description=f"{type(self).__name__} run {run + 1}/{self.n_init}")
-            if best is None or history[-1] < best[0][-1]:
-                best = (history, n_iter, problem, caught)
-        history, n_iter, problem, caught = best
-        for warning in caught:
-            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+            return self._make_problem(X, Z, W, M=M, Q=Q, lam=lam, Xt=Xt, Mt=Mt)
+
+        problem, n_iter, history = best_of_runs(self, new_problem)
 
         self.reconstruction_err_, self.context_err_ = (np.sqrt(2 * t) for t in problem.terms())
         Z, W, Q = problem.Z, problem.W, (problem.Q if factored else None)

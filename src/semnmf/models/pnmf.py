@@ -52,18 +52,16 @@ After the update, XᵀZ at the new Z is computed once and serves both the object
 next sweep.
 """
 
-import warnings
 
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._validation import (check_n_components, check_positive_int, empty_rows,
-                           validate_estimator_input)
-from . import _mu
+from .._validation import validate_estimator_input
 from ._frobenius import FrobeniusProblem, transpose_csr
 from ._mu import EPSILON, RowBlocked, squared_norm
-from .init import INITS, initialize
-from .nmf import _BaseNMF, _check_nonneg_float, labels_from_memberships, normalize_columns
+from .init import initialize
+from .nmf import (_BaseNMF, best_of_runs, check_documents, check_fit_params,
+                  labels_from_memberships, normalize_columns)
 
 
 class ProjectiveProblem:
@@ -197,12 +195,7 @@ class ProjectiveNMF(_BaseNMF):
         self.Z_init = Z_init
 
     def _check_params(self, X):
-        check_n_components(self.n_components, X.shape[0])
-        check_positive_int(self.n_init, "n_init")
-        check_positive_int(self.max_iter, "max_iter", minimum=0)
-        _check_nonneg_float(self.tol, "tol")
-        if self.init not in INITS:
-            raise ValueError(f"init must be one of {INITS}, got {self.init!r}.")
+        check_fit_params(self, X)
 
     def _initial_Z(self, X, rng):
         k = self.n_components
@@ -226,29 +219,11 @@ class ProjectiveNMF(_BaseNMF):
         """Fit and return the document factors Z (n_documents, n_components), unit-norm columns."""
         X = validate_estimator_input(self, X, reset=True)
         self._check_params(X)
-        empty = empty_rows(X)
-        if empty.all():
-            raise ValueError("every row of X is zero: there is nothing to cluster.")
-        if empty.any():
-            warnings.warn(
-                f"{int(empty.sum())} document(s) have no term (all-zero rows); they get "
-                "label -1. Remove them or lower min_df to give them terms.", UserWarning)
+        empty = check_documents(X)
         rng = check_random_state(self.random_state)
         Xt = transpose_csr(X)
-        best = None
-        for run in range(self.n_init):
-            problem = ProjectiveProblem(X, self._initial_Z(X, rng), Xt=Xt)
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                n_iter, history, _ = _mu.run(
-                    problem, max_iter=self.max_iter, tol=self.tol, verbose=self.verbose,
-                    description=f"{type(self).__name__} run {run + 1}/{self.n_init}")
-            if best is None or history[-1] < best[0][-1]:
-                best = (history, n_iter, problem, caught)
-        history, n_iter, problem, caught = best
-        for warning in caught:
-            warnings.warn_explicit(warning.message, warning.category, warning.filename,
-                                   warning.lineno)
+        problem, n_iter, history = best_of_runs(
+            self, lambda run: ProjectiveProblem(X, self._initial_Z(X, rng), Xt=Xt))
 
         self.reconstruction_err_ = float(np.sqrt(2.0 * problem.objective()))
         Z, W = problem.Z, problem.W

@@ -5,7 +5,6 @@ M ≈ W Qᵀ (PPMI by default) with the word factors W shared, so that words use
 contexts get close factors and documents about one topic cluster together.
 """
 
-import numbers
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,7 +12,7 @@ import scipy.sparse as sp
 from .._validation import check_matrix
 from ..text.context import word_context
 from ._mu import squared_norm
-from .nmf import _BaseNMF
+from .nmf import _BaseNMF, _check_nonneg_float
 
 # Default relative weight of the word-context term (see SemanticNMF's docstring).
 # Chosen from the sweep in benchmarks/results/lambda_sweep.md.
@@ -59,6 +58,22 @@ def effective_lambda(lam, X, M, scale="relative", loss="frobenius"):
     if size_M == 0:
         return 0.0
     return float(lam) * size_X / size_M
+
+
+def check_lam(lam, lam_scale, name="lam"):
+    """A word-context (or graph) weight: a finite number >= 0 and its scale's name."""
+    _check_nonneg_float(lam, name)
+    if lam_scale not in ("relative", "absolute"):
+        raise ValueError(f"lam_scale must be 'relative' or 'absolute', got {lam_scale!r}.")
+
+
+def document_context(X, association="ppmi", shift=2):
+    """The default word-context matrix built from X alone: documents as contexts
+    (co-occurrence = number of documents containing both words), then the association."""
+    occurrence = X.copy() if sp.issparse(X) else sp.csr_matrix(X)
+    occurrence.data[:] = 1
+    return word_context(counts=occurrence, context="document", association=association,
+                        shift=shift, dtype=X.dtype)
 
 
 class SemanticNMF(_BaseNMF):
@@ -114,23 +129,16 @@ class SemanticNMF(_BaseNMF):
     def __init__(self, n_components=8, *, lam=DEFAULT_LAM, lam_scale="relative",
                  loss="frobenius", orthogonal=False, init="skmeans", n_init=1, max_iter=200,
                  tol=1e-4, random_state=None, verbose=0, Z_init=None, W_init=None):
-        super().__init__(n_components, loss=loss, orthogonal=orthogonal, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
-                         random_state=random_state, verbose=verbose, Z_init=Z_init,
-                         W_init=W_init)
+        super().__init__(n_components, loss=loss, orthogonal=orthogonal, init=init,
+                         n_init=n_init, max_iter=max_iter, tol=tol, random_state=random_state,
+                         verbose=verbose, Z_init=Z_init, W_init=W_init)
         self.lam = lam
         self.lam_scale = lam_scale
 
     def _prepare_context(self, X, M=None):
-        if (isinstance(self.lam, bool) or not isinstance(self.lam, numbers.Real)
-                or not np.isfinite(self.lam) or self.lam < 0):
-            raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}.")
-        if self.lam_scale not in ("relative", "absolute"):
-            raise ValueError(f"lam_scale must be 'relative' or 'absolute', got {self.lam_scale!r}.")
+        check_lam(self.lam, self.lam_scale)
         if M is None:
-            occurrence = X.copy() if sp.issparse(X) else sp.csr_matrix(X)
-            occurrence.data[:] = 1
-            M = word_context(counts=occurrence, context="document", association="ppmi",
-                             dtype=X.dtype)
+            M = document_context(X, "ppmi")
         else:
             M = check_matrix(M, "M", dtype=X.dtype)
             if M.shape[0] != X.shape[1]:

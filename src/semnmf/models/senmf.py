@@ -61,11 +61,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_matrix
-from ..text.context import word_context
 from ._frobenius import FrobeniusProblem, transpose_csr
 from ._mu import EPSILON, RowBlocked, squared_norm
 from .nmf import _BaseNMF
-from .semantic import DEFAULT_LAM, effective_lambda
+from .semantic import DEFAULT_LAM, check_lam, document_context, effective_lambda
 
 # damped tries of (7b) before W is left unchanged: η = 2⁻¹, ..., 2⁻¹⁰
 MAX_DAMPING = 10
@@ -261,20 +260,13 @@ class SeNMF(_BaseNMF):
         self.W_init = W_init
 
     def _prepare_context(self, X, M=None):
-        if (isinstance(self.lam, bool) or not isinstance(self.lam, numbers.Real)
-                or not np.isfinite(self.lam) or self.lam < 0):
-            raise ValueError(f"lam must be a finite number >= 0, got {self.lam!r}.")
-        if self.lam_scale not in ("relative", "absolute"):
-            raise ValueError(f"lam_scale must be 'relative' or 'absolute', got {self.lam_scale!r}.")
+        check_lam(self.lam, self.lam_scale)
         if (isinstance(self.shift, bool) or not isinstance(self.shift, numbers.Real)
                 or not np.isfinite(self.shift) or not self.shift > 0):
             raise ValueError(f"shift must be a positive number (N in log N), got {self.shift!r}.")
         d = X.shape[1]
         if M is None:
-            occurrence = X.copy() if sp.issparse(X) else sp.csr_matrix(X)
-            occurrence.data[:] = 1
-            M = word_context(counts=occurrence, context="document", association="sppmi",
-                             shift=self.shift, dtype=X.dtype)
+            M = document_context(X, "sppmi", shift=self.shift)
         else:
             M = check_matrix(M, "M", dtype=X.dtype)
             if M.shape != (d, d):

@@ -37,6 +37,7 @@ from ._mu import RowBlocked, squared_norm
 from .gnmf import check_affinity
 from .init import initialize
 from .nmf import NMF, _check_nonneg_float
+from .rank2 import _projected_gradient_sq
 
 __all__ = ["SymNMF", "NMFS", "symnmf_anls", "nnls_rows", "similarity_graph"]
 
@@ -226,11 +227,6 @@ def nnls_rows(G, F, X0=None):
 
 
 # -- SymNMF by ANLS (Kuang, Yun & Park 2015) ----------------------------------------------
-def _projected_gradient_norm(grad, X):
-    mask = (grad <= 0) | (X > 0)
-    return float(np.sum(grad[mask] ** 2))
-
-
 def symnmf_anls(A, H, *, alpha=None, max_iter=500, tol=1e-3, verbose=0, description="SymNMF"):
     """SymNMF ``min_{H ≥ 0} ‖A − HHᵀ‖²_F`` by alternating non-negative least squares.
 
@@ -307,8 +303,7 @@ def symnmf_anls(A, H, *, alpha=None, max_iter=500, tol=1e-3, verbose=0, descript
             bar.advance(1, status=f"objective {history[-1]:.6g}")
             grad_H = H @ WtW - AW + alpha * diff
             grad_W = W @ HtH - AH - alpha * diff
-            norm = np.sqrt(_projected_gradient_norm(grad_W, W)
-                           + _projected_gradient_norm(grad_H, H))
+            norm = np.sqrt(_projected_gradient_sq(W, grad_W) + _projected_gradient_sq(H, grad_H))
             if initial is None:
                 initial = norm
             elif norm <= tol * initial:
