@@ -25,7 +25,8 @@ from .datasets import BUILTIN, DatasetError, list_datasets, load_dataset
 from .metrics import clustering_scores, nmi, top_terms
 from .models import NMF, HierarchicalNMF, SemanticNMF, SphericalKMeans
 from .models.semantic import DEFAULT_LAM
-from .experiments import TABLE2_ORDER
+from .experiments import (LAMBDAS, TABLE2_ORDER, ResultCache, get_method, lambda_sweep,
+                          plot_sweep, run_dataset, table2_markdown)
 from .text.corpus import json_default
 
 METHODS = ("snmf", "nmf", "skmeans", "senmf", "gnmf", "sgnmf", "pnmf")
@@ -695,9 +696,6 @@ def _bench_sources(args):
 
 
 def _bench(args):
-    from .experiments import (LAMBDAS, Contexts, ResultCache, get_method, lambda_sweep,
-                              plot_sweep, run_dataset, table2_markdown)
-
     verbose = not args.quiet
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     for name in methods:
@@ -717,7 +715,6 @@ def _bench(args):
     protocols = ("paper", "seeds") if args.protocol == "both" else (args.protocol,)
     say = (lambda message: log(message, True)) if verbose else (lambda message: None)
     infos, sweeps = {}, {"ppmi": {}, "pglove": {}}
-    t0 = time.perf_counter()
     for name, path in sources:
         corpus = load_dataset(path)
         if corpus.labels is None:
@@ -726,16 +723,15 @@ def _bench(args):
         X = corpus.tfidf()
         infos[name] = f"n = {X.shape[0]:,}, d = {X.shape[1]:,}, k = {corpus.n_classes}"
         if args.report_only:
-            _write_table2(args, cache, infos, methods, table2_markdown, 0.0)
+            _write_table2(args, cache, infos, methods)
             continue
         contexts = run_dataset(name, corpus, X, methods, cache, protocols=protocols,
                                runs=args.runs, seeds=args.seeds, log=say)
         if args.sweep:
-            sweeps_for = _bench_sweep(name, corpus, X, contexts, cache, args, say,
-                                      LAMBDAS, lambda_sweep, Contexts)
+            sweeps_for = _bench_sweep(name, corpus, X, contexts, cache, args, say)
             for kind, result in sweeps_for.items():
                 sweeps[kind][name] = result
-        _write_table2(args, cache, infos, methods, table2_markdown, time.perf_counter() - t0)
+        _write_table2(args, cache, infos, methods)
     for kind, results in sweeps.items():
         if results:
             figure = os.path.join(args.out, f"lambda_sweep_{kind}.png")
@@ -748,20 +744,20 @@ def _bench(args):
     return 0
 
 
-def _bench_sweep(name, corpus, X, contexts, cache, args, say, lambdas, lambda_sweep, Contexts):
+def _bench_sweep(name, corpus, X, contexts, cache, args, say):
     results = {}
     for kind in ("ppmi", "pglove"):
         record = cache.get(name, "sweep", kind, args.sweep_seeds)
-        if record is None or record["lambdas"] != list(map(float, lambdas)):
+        if record is None or record["lambdas"] != list(map(float, LAMBDAS)):
             say(f"{name}: λ sweep with {kind} ...")
-            record = lambda_sweep(X, corpus.labels, corpus.n_classes, contexts[kind], lambdas,
+            record = lambda_sweep(X, corpus.labels, corpus.n_classes, contexts[kind], LAMBDAS,
                                   seeds=args.sweep_seeds, log=say)
             cache.put(name, "sweep", kind, args.sweep_seeds, record)
         results[kind] = record
     return results
 
 
-def _write_table2(args, cache, infos, methods, table2_markdown, seconds):
+def _write_table2(args, cache, infos, methods):
     preamble = (
         f"Written by `semnmf bench` (semnmf {__version__}, {platform.platform()}, "
         f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}). k = number of classes; "
