@@ -30,7 +30,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ._mu import n_threads
+from ._mu import n_threads, row_blocks
 
 # Reassociation lets LLVM vectorize the k-term dot product; no flag that assumes
 # finite values ("nnan", "ninf") is set, so the floor on s keeps its meaning.
@@ -95,14 +95,6 @@ def ratio_rows(indptr, indices, data, L, R, out, start, stop, floor, with_log):
                 if a > 0:
                     total += np.float64(a) * math.log(np.float64(ratios[p - first]))
     return total
-
-
-def row_blocks(indptr, n_blocks):
-    """Row bounds of at most ``n_blocks`` consecutive blocks of about equal non-zeros."""
-    n_rows, nnz = len(indptr) - 1, int(indptr[-1])
-    cuts = np.searchsorted(indptr, np.linspace(0, nnz, n_blocks + 1)[1:-1])
-    bounds = np.unique(np.concatenate([[0], cuts, [n_rows]]))
-    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
 class RatioKernel:
@@ -172,4 +164,4 @@ def warm_up():
         RatioKernel(A.astype(dtype))(ones, ones, with_log=True)
 
 
-__all__ = ["RatioKernel", "ratio_rows", "row_blocks", "warm_up"]
+__all__ = ["RatioKernel", "ratio_rows", "warm_up"]

@@ -42,6 +42,14 @@ def _pool(workers):
     return _executor
 
 
+def row_blocks(indptr, n_blocks):
+    """Row bounds of at most ``n_blocks`` consecutive blocks of about equal non-zeros."""
+    n_rows, nnz = len(indptr) - 1, int(indptr[-1])
+    cuts = np.searchsorted(indptr, np.linspace(0, nnz, n_blocks + 1)[1:-1])
+    bounds = np.unique(np.concatenate([[0], cuts, [n_rows]]))
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
 class RowBlocked:
     """A CSR matrix cut once into row blocks, multiplied by dense matrices in parallel.
 
@@ -58,9 +66,7 @@ class RowBlocked:
         workers = n_threads()
         if sp.issparse(A) and workers > 1 and A.nnz >= _MIN_NNZ_FOR_THREADS:
             A = A.tocsr()
-            cuts = np.searchsorted(A.indptr, np.linspace(0, A.nnz, workers + 1)[1:-1])
-            bounds = np.unique(np.concatenate([[0], cuts, [A.shape[0]]]))
-            self.blocks = [(a, b, A[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+            self.blocks = [(a, b, A[a:b]) for a, b in row_blocks(A.indptr, workers)]
 
     def __matmul__(self, B):
         if self.blocks is None:
