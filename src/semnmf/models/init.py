@@ -7,7 +7,9 @@ The papers start every NMF-like method from the same spherical k-means solution
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.decomposition._nmf import _initialize_nmf
+from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
 
 from .skmeans import SphericalKMeans
@@ -84,12 +86,29 @@ def factors_from_skmeans(km, dtype=np.float64):
     Documents labelled -1 (no term) keep the flat 0.2 row. Terms absent from every centroid
     would stay at exactly zero under multiplicative updates, so W gets a small floor.
     """
+    return _factors(km.labels_, km.cluster_centers_, dtype)
+
+
+def factors_from_labels(X, labels, n_components, dtype=np.float64):
+    """Starting (Z, W) from any hard partition of X's rows (e.g. k-means of document
+    embeddings): as :func:`factors_from_skmeans`, with W the spherical centroids of X's
+    rows in each cluster (L2-normalized sums of the L2-normalized rows)."""
+    labels = np.asarray(labels)
+    Xn = normalize(X, norm="l2", axis=1)
+    assigned = np.flatnonzero(labels >= 0)
+    H = sp.csr_matrix((np.ones(assigned.size), (labels[assigned], assigned)),
+                      shape=(n_components, X.shape[0]))
+    centers = np.asarray((H @ Xn).todense() if sp.issparse(Xn) else H @ Xn)
+    centers = normalize(centers, norm="l2", axis=1)
+    return _factors(labels, centers, dtype)
+
+
+def _factors(labels, centers, dtype):
     dtype = np.dtype(dtype)
-    labels = km.labels_
-    Z = np.full((labels.size, km.cluster_centers_.shape[0]), SKMEANS_OFFSET, dtype=dtype)
+    Z = np.full((labels.size, centers.shape[0]), SKMEANS_OFFSET, dtype=dtype)
     assigned = labels >= 0
     Z[np.flatnonzero(assigned), labels[assigned]] += 1.0
-    W = np.maximum(np.asarray(km.cluster_centers_, dtype=dtype).T, 0)
+    W = np.maximum(np.asarray(centers, dtype=dtype).T, 0)
     W += dtype.type(1e-3) * W.mean()
     return Z, np.ascontiguousarray(W)
 

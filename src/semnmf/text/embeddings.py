@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["WordVectors", "Coverage", "embedding_context", "load_glove_6b_50d",
+__all__ = ["WordVectors", "Coverage", "align_vectors", "embedding_context", "load_glove_6b_50d",
            "read_word_vectors"]
 
 POSITIVE = ("clip", "shift", "split")
@@ -294,6 +294,82 @@ def _candidates(term, surface_forms, lowercase):
     return unique
 
 
+def align_vectors(vocabulary, vectors, *, surface_forms=None, lowercase=True,
+                  term_counts=None):
+    """The signed vector of every vocabulary term (zero rows for the terms not found).
+
+    The lookup of :func:`embedding_context` without making anything non-negative: for
+    similarities between terms (:func:`semnmf.semantics.word_graph`). Parameters as there.
+
+    Returns
+    -------
+    V : ndarray of shape (d, dim), float64
+        Row j is the vector of term j, or zeros when ``found[j]`` is false.
+    found : ndarray of bool, shape (d,)
+    coverage : Coverage
+    """
+    if isinstance(vocabulary, str):
+        raise ValueError("vocabulary must be a sequence of terms, not a single string.")
+    vocabulary = [str(t) for t in vocabulary]
+    d = len(vocabulary)
+    if d == 0:
+        raise ValueError("the vocabulary is empty: there is no term to look up.")
+    if surface_forms is not None and not isinstance(surface_forms, Mapping):
+        raise ValueError("surface_forms must be a dict stem -> list of (form, count).")
+
+    candidates = [_candidates(t, surface_forms, lowercase) for t in vocabulary]
+    if isinstance(vectors, (str, os.PathLike)):
+        needed = {form for forms in candidates for form in forms}
+        vectors = read_word_vectors(vectors, words=needed)
+        if len(vectors) == 0:
+            raise ValueError(
+                f"none of the {d} vocabulary terms is in the embedding file. "
+                + _overlap_hint(surface_forms))
+    get, matrix = _as_lookup(vectors)
+    if getattr(matrix, "ndim", 2) != 2:
+        raise ValueError(f"the embedding matrix must be 2-D, got shape {np.shape(matrix)}.")
+    dim = matrix.shape[1]
+    if dim == 0:
+        raise ValueError("the embedding vectors have dimension 0.")
+
+    rows = np.full(d, -1, dtype=np.int64)
+    matched = {}
+    for j, forms in enumerate(candidates):
+        for form in forms:
+            row = get(form)
+            if row is not None:
+                rows[j] = row
+                matched[vocabulary[j]] = form
+                break
+    found = rows >= 0
+    n_found = int(found.sum())
+    missing = [vocabulary[j] for j in np.flatnonzero(~found)]
+    if n_found == 0:
+        raise ValueError(
+            f"none of the {d} vocabulary terms is in the embedding (e.g. {vocabulary[0]!r}). "
+            + _overlap_hint(surface_forms))
+    V = np.asarray(matrix[rows[found]], dtype=np.float64)
+    if not np.all(np.isfinite(V)):
+        bad = np.flatnonzero(~np.all(np.isfinite(V), axis=1))
+        terms = [vocabulary[j] for j in np.flatnonzero(found)[bad[:5]]]
+        raise ValueError(
+            f"the embedding has NaN or infinite values in the vectors of {len(bad)} "
+            f"vocabulary term(s), e.g. {terms}; clean the embedding (or drop those words).")
+
+    full = np.zeros((d, dim))
+    full[found] = V
+    token_fraction = None
+    if term_counts is not None:
+        counts = np.asarray(term_counts, dtype=np.float64).ravel()
+        if counts.size != d:
+            raise ValueError(f"term_counts has {counts.size} entries for {d} terms.")
+        total = counts.sum()
+        token_fraction = float(counts[found].sum() / total) if total > 0 else 0.0
+    coverage = Coverage(n_terms=d, n_found=n_found, fraction=n_found / d,
+                        token_fraction=token_fraction, matched=matched, missing=missing)
+    return full, found, coverage
+
+
 def embedding_context(vocabulary, vectors, *, positive="clip", oov="zero",
                       surface_forms=None, lowercase=True, term_counts=None,
                       dtype=np.float64):
@@ -362,61 +438,14 @@ def embedding_context(vocabulary, vectors, *, positive="clip", oov="zero",
         dtype = None
     if dtype not in (np.float64, np.float32):
         raise ValueError(f"dtype must be np.float64 or np.float32, got {dtype!r}.")
-    if isinstance(vocabulary, str):
-        raise ValueError("vocabulary must be a sequence of terms, not a single string.")
-    vocabulary = [str(t) for t in vocabulary]
-    d = len(vocabulary)
-    if d == 0:
-        raise ValueError("the vocabulary is empty: there is no term to look up.")
-    if surface_forms is not None and not isinstance(surface_forms, Mapping):
-        raise ValueError("surface_forms must be a dict stem -> list of (form, count).")
-
-    candidates = [_candidates(t, surface_forms, lowercase) for t in vocabulary]
-    if isinstance(vectors, (str, os.PathLike)):
-        needed = {form for forms in candidates for form in forms}
-        vectors = read_word_vectors(vectors, words=needed)
-        if len(vectors) == 0:
-            raise ValueError(
-                f"none of the {d} vocabulary terms is in the embedding file. "
-                + _overlap_hint(surface_forms))
-    get, matrix = _as_lookup(vectors)
-    if getattr(matrix, "ndim", 2) != 2:
-        raise ValueError(f"the embedding matrix must be 2-D, got shape {np.shape(matrix)}.")
-    dim = matrix.shape[1]
-    if dim == 0:
-        raise ValueError("the embedding vectors have dimension 0.")
-
-    rows = np.full(d, -1, dtype=np.int64)
-    matched = {}
-    for j, forms in enumerate(candidates):
-        for form in forms:
-            row = get(form)
-            if row is not None:
-                rows[j] = row
-                matched[vocabulary[j]] = form
-                break
-    found = rows >= 0
-    n_found = int(found.sum())
-    missing = [vocabulary[j] for j in np.flatnonzero(~found)]
-    if n_found == 0:
-        raise ValueError(
-            f"none of the {d} vocabulary terms is in the embedding (e.g. {vocabulary[0]!r}). "
-            + _overlap_hint(surface_forms))
+    full, found, coverage = align_vectors(vocabulary, vectors, surface_forms=surface_forms,
+                                          lowercase=lowercase, term_counts=term_counts)
+    missing, d = coverage.missing, coverage.n_terms
     if oov == "raise" and missing:
         raise ValueError(
             f"{len(missing)} of {d} terms have no vector (e.g. {missing[:5]}); pass "
             "oov='zero' or oov='mean' to fill them, or surface_forms for a stemmed vocabulary.")
-
-    V = np.asarray(matrix[rows[found]], dtype=np.float64)
-    if not np.all(np.isfinite(V)):
-        bad = np.flatnonzero(~np.all(np.isfinite(V), axis=1))
-        terms = [vocabulary[j] for j in np.flatnonzero(found)[bad[:5]]]
-        raise ValueError(
-            f"the embedding has NaN or infinite values in the vectors of {len(bad)} "
-            f"vocabulary term(s), e.g. {terms}; clean the embedding (or drop those words).")
-
-    full = np.zeros((d, dim))
-    full[found] = V
+    V = full[found]
     if oov == "mean" and missing:
         full[~found] = V.mean(axis=0)
     filled = found | (oov == "mean")
@@ -426,16 +455,6 @@ def embedding_context(vocabulary, vectors, *, positive="clip", oov="zero",
         M = np.where(filled[:, None], full - V.min(), 0.0)
     else:
         M = np.hstack([np.maximum(full, 0.0), np.maximum(-full, 0.0)])
-
-    token_fraction = None
-    if term_counts is not None:
-        counts = np.asarray(term_counts, dtype=np.float64).ravel()
-        if counts.size != d:
-            raise ValueError(f"term_counts has {counts.size} entries for {d} terms.")
-        total = counts.sum()
-        token_fraction = float(counts[found].sum() / total) if total > 0 else 0.0
-    coverage = Coverage(n_terms=d, n_found=n_found, fraction=n_found / d,
-                        token_fraction=token_fraction, matched=matched, missing=missing)
     return np.ascontiguousarray(M, dtype=dtype), coverage
 
 

