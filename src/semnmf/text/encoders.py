@@ -310,12 +310,16 @@ def embed_documents(texts, model="minilm", *, pooling="mean", batch_size=64, cac
     return E.astype(np.float32)
 
 
-def embedding_seconds(texts, model="minilm", cache_dir=None):
-    """Seconds the (cached) chunk embedding of ``texts`` took when it was computed, or None."""
+def embedding_seconds(texts, model="minilm", kind="chunks", cache_dir=None):
+    """Seconds the cached embedding of ``texts`` took when it was computed, or None.
+
+    ``kind="chunks"`` for :func:`embed_documents` (pass the document texts), ``"terms"``
+    for :func:`embed_terms` (pass the terms as embedded).
+    """
     texts = _check_texts(texts, "texts")
     encoder = model if isinstance(model, SentenceEncoder) else load_encoder(model)
     cache_dir = default_cache_dir() if cache_dir is None else os.fspath(cache_dir)
-    path = _cache_path(cache_dir, encoder, "chunks", texts)
+    path = _cache_path(cache_dir, encoder, kind, texts)
     if not os.path.exists(path):
         return None
     with np.load(path) as stored:
