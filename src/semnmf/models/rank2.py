@@ -20,9 +20,11 @@ to a stationary point) and stops when the projected gradient norm falls under
 """
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
-from ._mu import RowBlocked, squared_norm
+from . import _rank2_kernels as _k
+from ._mu import _MIN_NNZ_FOR_THREADS, _pool, n_threads, row_blocks, squared_norm
 
 # A 2 x 2 Gram matrix with det(BᵀB) <= _SINGULAR * b11 * b22 (cosine of the angle between
 # b1 and b2 above 1 - 5e-11) is treated as singular: its unconstrained solution is not
@@ -103,6 +105,76 @@ class Rank2Result:
         return (self.Z[:, 1] > self.Z[:, 0]).astype(np.int64)
 
 
+def _coefficients(BtB, dtype):
+    """What the kernels need of a 2 x 2 Gram matrix, computed as :func:`nnls_rank2` does.
+
+    Returns ``gram`` (float64: a, b, c, 1/‖b1‖, 1/‖b2‖, 1.0 if BᵀB is regular else 0.0) and
+    ``tcoef`` (in ``dtype``: a, c with 1 for a zero column, c/det, b/det, a/det), see
+    :func:`~semnmf.models._rank2_kernels.nnls_rows`.
+    """
+    a, b, c = float(BtB[0, 0]), float(BtB[0, 1]), float(BtB[1, 1])
+    r1 = 1.0 / np.sqrt(a) if a > 0 else 0.0
+    r2 = 1.0 / np.sqrt(c) if c > 0 else 0.0
+    det = a * c - b * b
+    regular = a > 0 and c > 0 and det > _SINGULAR * a * c
+    gram = np.array([a, b, c, r1, r2, 1.0 if regular else 0.0])
+    unconstrained = [c / det, b / det, a / det] if regular else [0.0, 0.0, 0.0]
+    return gram, np.array([a if a > 0 else 1.0, c if c > 0 else 1.0] + unconstrained, dtype=dtype)
+
+
+class _ZStep:
+    """The Z half-step of one iteration, fused with both products of X (see
+    :mod:`~semnmf.models._rank2_kernels`).
+
+    ``self(W, scale, WtW)`` overwrites ``self.Z`` with NNLS(WᵀW, X W) for the column-scaled
+    W · diag(scale) (WtW is its Gram matrix) and ``self.parts`` with
+    Xᵀ Z (as per-thread partial sums, shape (n_parts, d, 2)); returns (ZᵀZ, squared
+    projected gradient of Z, ⟨Z, X W⟩). Sparse X: one pass over its non-zeros, by row
+    blocks on threads (:func:`~semnmf.models._rank2_kernels.z_rows`). Dense X: the two
+    BLAS products around the fused solve.
+    """
+
+    def __init__(self, X, dtype):
+        n, d = X.shape
+        self.dtype = dtype
+        self.Z = np.zeros((n, 2), dtype=dtype)
+        self.sparse = sp.issparse(X)
+        if self.sparse:
+            X = X.tocsr()
+            if X.dtype != dtype:
+                X = X.astype(dtype)
+            self.X = X
+            workers = n_threads()
+            if workers > 1 and X.nnz >= _MIN_NNZ_FOR_THREADS:
+                self.blocks = row_blocks(X.indptr, workers)
+            else:
+                self.blocks = [(0, n)]
+            self.parts = np.zeros((len(self.blocks), d, 2))
+        else:
+            self.X = np.asarray(X, dtype=dtype)
+            self.parts = None
+
+    def __call__(self, W, scale, WtW):
+        gram, tcoef = _coefficients(WtW, self.dtype)
+        scales = np.array([scale[0], scale[1], 1.0, 1.0])
+        Z = self.Z
+        if not self.sparse:
+            XW = self.X @ W
+            s11, s12, s22, pg, zy, _ = _k.nnls_rows(XW[None], gram, tcoef, scales, Z, Z, False)
+            self.parts = (self.X.T @ Z)[None]
+        else:
+            X = self.X
+            args = (X.indptr, X.indices, X.data, W, scales, gram, tcoef, Z)
+            if len(self.blocks) == 1:
+                sums = [_k.z_rows(*args, self.parts[0], 0, X.shape[0])]
+            else:
+                sums = list(_pool(len(self.blocks)).map(
+                    lambda q: _k.z_rows(*args, self.parts[q], *self.blocks[q]),
+                    range(len(self.blocks))))
+            s11, s12, s22, pg, zy = (sum(values) for values in zip(*sums))
+        return np.array([[s11, s12], [s12, s22]]), pg, zy
+
+
 def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None):
     """Rank-2 NMF ``X ≈ Z Wᵀ`` by alternating rank-2 NNLS (paper §3, Algorithm 2 twice).
 
@@ -125,47 +197,67 @@ def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None):
     -----
     One iteration: W ← NNLS(ZᵀZ, XᵀZ), columns of W scaled to unit norm, then
     Z ← NNLS(WᵀW, XW) (each block solved exactly, so ½‖X − Z Wᵀ‖² never increases
-    across iterations; the rescaling of W is absorbed by the exact Z solve). Two sparse
-    x dense(2) products per iteration (X W and Xᵀ Z, threaded by row blocks, without a
-    transposed copy of X): O(nnz X) time, O(n + d) extra memory.
+    across iterations; the rescaling of W is absorbed by the exact Z solve). The objective
+    is evaluated by the trace identity ½(‖X‖² − 2⟨Z, XW⟩ + ⟨WᵀW, ZᵀZ⟩).
+
+    Compiled and fused (:mod:`~semnmf.models._rank2_kernels`): per iteration one pass
+    over the non-zeros of X (the Z solve sits between X W and Xᵀ Z, row by row, threaded
+    by row blocks without a transposed copy of X) and one pass over XᵀZ (the W solve, its
+    Gram matrix, and the W-part of the previous iteration's projected gradient, which
+    uses the same ZᵀZ and XᵀZ). So iteration t's stopping test completes during
+    iteration t + 1's W pass; the W computed there is discarded when the test stops the
+    loop. The same iterates, objectives and iteration counts as the numpy formulation
+    (:func:`nnls_rank2` twice and the two products), up to rounding: Gram matrices,
+    products and sums accumulate in float64, solutions are rounded to X's dtype.
+    O(nnz X) time, O(n + d) extra memory.
     """
     n, d = X.shape
     dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
-    A = RowBlocked(X)
     if W_init is None:
         rng = check_random_state(random_state)
         W = rng.uniform(size=(d, 2)).astype(dtype)
     else:
-        W = np.array(W_init, dtype=dtype, copy=True)
+        W = np.array(W_init, dtype=dtype, order="C", copy=True)
     sqX = squared_norm(X)
-    Z = nnls_rank2(W.T @ W, A @ W)
-    XtZ = A.rmatmul(Z)
+    z_step = _ZStep(X, dtype)
+    ZtZ, pg_Z, _ = z_step(W, (1.0, 1.0), (W.T @ W).astype(np.float64))
+    # W is kept unnormalized: ``scale`` (1 / column norms) is applied by the kernels as
+    # they read W, and to the W returned
+    buffers = (np.empty((d, 2), dtype=dtype), np.empty((d, 2), dtype=dtype))
+    W_prev = None
+    scale = np.ones(2)
     history = []
     converged = False
     init_grad = None
     rel = np.inf
     it = 0
-    for it in range(1, max_iter + 1):
-        ZtZ = Z.T @ Z
-        W = nnls_rank2(ZtZ, XtZ)
-        WtW = W.T @ W
-        norms = np.sqrt(np.diag(WtW))
-        norms[norms == 0] = 1.0
-        W /= norms
-        WtW /= np.outer(norms, norms)
-        XW = A @ W
-        Z = nnls_rank2(WtW, XW)
-        grad_Z = Z @ WtW - XW
-        ZtZ = Z.T @ Z
-        XtZ = A.rmatmul(Z)
-        grad_W = W @ ZtZ - XtZ
-        history.append(0.5 * (sqX - 2.0 * float(np.einsum("ij,ij->", W, XtZ)) + float(np.sum(WtW * ZtZ))))
-        pg = np.sqrt(_projected_gradient_sq(Z, grad_Z) + _projected_gradient_sq(W, grad_W))
-        if init_grad is None:
-            init_grad = pg
-        rel = pg / init_grad if init_grad > 0 else 0.0
-        if rel <= tol:
-            converged = True
+    while True:
+        # W solve of iteration it + 1, with the W-part of iteration it's projected gradient
+        W_new = buffers[it % 2]
+        gram, tcoef = _coefficients(ZtZ, dtype)
+        scales = np.array([1.0, 1.0, scale[0], scale[1]])
+        s11, s12, s22, _, _, pg_W = _k.nnls_rows(
+            z_step.parts, gram, tcoef, scales, W_new, W_new if W_prev is None else W_prev,
+            W_prev is not None)
+        if W_prev is not None:
+            pg = np.sqrt(pg_Z + pg_W)
+            if init_grad is None:
+                init_grad = pg
+            rel = pg / init_grad if init_grad > 0 else 0.0
+            if rel <= tol:
+                converged = True
+                break
+        if it >= max_iter:
             break
-    return Rank2Result(Z, W, it, history, converged, rel)
-
+        it += 1
+        norms = np.sqrt([s11, s22])
+        norms[norms == 0] = 1.0
+        scale = 1.0 / norms
+        WtW = np.array([[s11, s12], [s12, s22]]) / np.outer(norms, norms)
+        ZtZ, pg_Z, zy = z_step(W_new, scale, WtW)
+        history.append(0.5 * (sqX - 2.0 * zy + float(np.sum(WtW * ZtZ))))
+        W_prev = W_new
+    if W_prev is not None:
+        W = W_prev
+        W /= norms
+    return Rank2Result(z_step.Z, W, it, history, converged, rel)
