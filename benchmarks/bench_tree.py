@@ -158,34 +158,102 @@ def quality_section(cache):
 
 
 # --------------------------------------------------------------------------- scale
-def synthetic_rcv1(n=800_000, d=47_000, density=0.0016, topics=60, seed=0):
-    """A float32 CSR matrix shaped like full RCV1 with planted topics: each document
-    draws about 60 % of its terms from its topic's block of 1,500 terms and the rest from
-    a Zipf background; TF-IDF-like positive weights, rows scaled to unit norm."""
+def _zipf_sampler(rng, exponent, support):
+    """Draws of a Zipf law truncated to ranks 0..support-1 (P(r) ∝ (r + 1)^-exponent) by
+    inverting its CDF: one binary search per draw, unlike ``rng.zipf``'s rejection loop
+    (and no folding of the unbounded tail back onto the support with ``%``)."""
+    cdf = np.cumsum(np.arange(1, support + 1, dtype=np.float64) ** -exponent)
+    cdf /= cdf[-1]
+
+    def draw(size):
+        return np.minimum(np.searchsorted(cdf, rng.random(size), side="right"), support - 1)
+
+    return draw
+
+
+def _distinct_terms(rows, draw, n_terms):
+    """Sorted keys ``row · n_terms + term`` of a chunk, with no term twice in a row.
+
+    ``rows`` (sorted) is each entry's row; ``draw(positions)`` draws terms for the entries
+    at those positions. Entries whose term repeats one already in their row are drawn
+    again (from the same source) until none is left: sampling without replacement within
+    a row, from the same laws. A round only looks at the redrawn entries (binary search
+    in the sorted keys accepted so far), so the many later rounds are cheap.
+    """
+    key = rows.astype(np.int64) * n_terms + draw(np.arange(rows.size))
+    order = np.argsort(key)
+    key = key[order]
+    repeat = np.zeros(key.size, dtype=bool)
+    repeat[1:] = key[1:] == key[:-1]
+    pending = order[repeat]
+    taken = key[~repeat]
+    while pending.size:
+        new = rows[pending].astype(np.int64) * n_terms + draw(pending)
+        order = np.argsort(new)
+        new, pending = new[order], pending[order]
+        ok = np.ones(new.size, dtype=bool)
+        ok[1:] = new[1:] != new[:-1]
+        at = np.searchsorted(taken, new)
+        inside = at < taken.size
+        ok[inside] &= taken[at[inside]] != new[inside]
+        taken = np.insert(taken, at[ok], new[ok])
+        pending = pending[~ok]
+    return taken
+
+
+def synthetic_rcv1(n=800_000, d=47_000, density=0.0016, topics=60, seed=0, block=1500):
+    """A float32 CSR matrix shaped like full RCV1 with planted topics.
+
+    Exactly ``round(density · n · d)`` non-zeros: row lengths are Poisson(density · d),
+    clipped to [5, block] and then nudged by ±1 on random rows until they sum to that
+    number, and every row gets that many *distinct* terms: about 60 % from its topic's
+    block of ``block`` consecutive terms (truncated Zipf, exponent 1.3), the rest from a
+    Zipf background over the whole vocabulary (exponent 1.1), repeats drawn again.
+    TF-IDF-like positive weights, rows scaled to unit norm. Built by chunks of rows, so
+    beyond the matrix itself (8 bytes a non-zero) only a chunk's temporaries are held.
+    """
     import scipy.sparse as sp
 
     rng = np.random.default_rng(seed)
-    per_row = rng.poisson(density * d, size=n).clip(5, None)
-    indptr = np.concatenate([[0], np.cumsum(per_row)])
-    nnz = int(indptr[-1])
+    block = min(block, d)
+    target = int(round(density * n * d))
+    if not 5 * n <= target <= block * n:
+        raise ValueError(f"density {density} gives {target} non-zeros; rows need 5..{block} terms.")
+    per_row = rng.poisson(density * d, size=n).clip(5, block)
+    while (gap := target - int(per_row.sum())) != 0:
+        np.add.at(per_row, rng.integers(n, size=abs(gap)), 1 if gap > 0 else -1)
+        np.clip(per_row, 5, block, out=per_row)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(per_row, out=indptr[1:])
     topic = rng.integers(topics, size=n)
-    block = 1500
-    starts = rng.integers(0, d - block, size=topics)
-    indices = np.empty(nnz, dtype=np.int32)
-    chunk = 5_000_000
-    row_of = np.repeat(np.arange(n, dtype=np.int32), per_row)
-    for a in range(0, nnz, chunk):
-        b = min(a + chunk, nnz)
+    starts = rng.integers(0, d - block + 1, size=topics)
+    in_topic = _zipf_sampler(rng, 1.3, block)
+    background = _zipf_sampler(rng, 1.1, d)
+    indices = np.empty(target, dtype=np.int32)
+    data = np.empty(target, dtype=np.float32)
+    chunk = 20_000
+    for r0 in range(0, n, chunk):
+        r1 = min(r0 + chunk, n)
+        lengths = per_row[r0:r1]
+        a, b = int(indptr[r0]), int(indptr[r1])
+        rows = np.repeat(np.arange(r1 - r0, dtype=np.int32), lengths)
         own = rng.random(b - a) < 0.6
-        in_topic = starts[topic[row_of[a:b]]] + (rng.zipf(1.3, size=b - a) % block)
-        background = rng.zipf(1.1, size=b - a) % d
-        indices[a:b] = np.where(own, in_topic, background)
-    del row_of
-    data = rng.random(nnz, dtype=np.float32) + 0.1
+        starts_of = starts[topic[r0:r1]]
+
+        def draw(positions, rows=rows, own=own, starts_of=starts_of):
+            out = np.empty(positions.size, dtype=np.int64)
+            mine = own[positions]
+            out[mine] = starts_of[rows[positions[mine]]] + in_topic(int(mine.sum()))
+            out[~mine] = background(int((~mine).sum()))
+            return out
+
+        key = _distinct_terms(rows, draw, d)  # sorted: canonical CSR, terms sorted in rows
+        indices[a:b] = key - rows.astype(np.int64) * d
+        values = rng.random(b - a, dtype=np.float32) + np.float32(0.1)
+        norms = np.sqrt(np.add.reduceat(values * values, (indptr[r0:r1] - a).astype(np.intp)))
+        values /= np.repeat(norms, lengths)
+        data[a:b] = values
     X = sp.csr_matrix((data, indices, indptr), shape=(n, d))
-    X.sum_duplicates()
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()).astype(np.float32)
-    X.data /= np.repeat(norms, np.diff(X.indptr))
     return X, topic
 
 

@@ -321,7 +321,7 @@ DOCUMENT_GRAPH_LAM = 1.0
 
 
 def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both", *,
-                      word_mode="expand", expand=1.0, word_weight=0.3, word_neighbors=20,
+                      word_mode="expand", expand=1.0, word_weight=0.3, word_neighbors=10,
                       n_neighbors=10, random_state=None, cache_dir=None, verbose=0):
     """Add pretrained word and document semantics to the inputs of Semantic-NMF.
 
@@ -418,7 +418,10 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         Strength of the document expansion by the word graph.
     word_weight : float, default=0.3
         Weight of the word graph beside the PPMI in M (``word_mode="context"``).
-    word_neighbors : int, default=20
+    word_neighbors : int, default=10
+        Neighbours of each term in the word graph. The expansion multiplies the non-zeros
+        of X by up to this much (NG5: 0.76 NMI with 5, 0.847 with 10 and 0.848 with 20 at
+        twice the time; CLASSIC4 0.766 / 0.771 with 10 / 20; BBC 0.876 / 0.869).
     n_neighbors : int, default=10
     refine : bool, default=False
         Refine the memberships by GTNMF's replicator dynamics on the document vectors.
@@ -446,7 +449,7 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
 
     def __init__(self, n_components=8, *, semantics="minilm", embed="both", lam=10.0,
                  graph_lam=DOCUMENT_GRAPH_LAM, word_mode="expand", expand=1.0, word_weight=0.3,
-                 word_neighbors=20, n_neighbors=10, refine=False, context="window",
+                 word_neighbors=10, n_neighbors=10, refine=False, context="window",
                  window=10, n_init=1, max_iter=200, tol=1e-4, random_state=None,
                  cache_dir=None, verbose=0):
         self.n_components = n_components

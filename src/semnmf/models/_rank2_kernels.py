@@ -26,7 +26,13 @@ once per iteration instead of twice (X W and Xᵀ Z as two sparse products); Z's
 only depends on row i of XW, which is why the two products can share one pass.
 
 Both kernels compile once per dtype (float32, float64) and cache on disk; they release
-the GIL, :func:`z_rows` runs on row blocks on the package's thread pool.
+the GIL, :func:`z_rows` runs on row blocks on the package's thread pool. The column
+scaling of W to unit norm is applied as W is read (``scales``), so it costs no pass.
+
+Measured on NG20 (18,846 x 55,850, 1.67 M non-zeros, float64; shared 2-core machine):
+the W pass over 55,850 rows takes 0.46-0.56 ms where the numpy ``nnls_rank2`` alone took
+1.4-2.4 ms; one thread of :func:`z_rows` does the whole Z half-step in 6.1-6.9 ms where
+scipy's two products alone took 8.3 ms on one thread (X W 5.4, Xᵀ Z 2.9).
 """
 
 import numba
@@ -179,3 +185,19 @@ def z_rows(indptr, indices, data, W, scales, gram, tcoef, Z, part, start, stop):
                 part[j, 0] += x * g1
                 part[j, 1] += x * g2
     return s11, s12, s22, pg, zy
+
+
+@numba.njit(cache=True, nogil=True)
+def sum_squares(values):
+    """Σ v² in float64 for a 1-D array (the ‖X‖² of the objective, eq. 1).
+
+    A plain loop: BLAS ``dot`` gave the same in 0.1 ms unloaded but wakes its thread pool,
+    which cost 4-12 ms a call on a busy machine, once per factorization.
+    """
+    total = 0.0
+    for v in values:
+        total += np.float64(v) * np.float64(v)
+    return total
+
+
+__all__ = ["nnls_rows", "sum_squares", "z_rows"]

@@ -17,6 +17,27 @@ sparse product YᵀB a solve costs O(n) (the paper's O(N) overall).
 :func:`rank2_nmf` alternates the two solves (two-block coordinate descent, which converges
 to a stationary point) and stops when the projected gradient norm falls under
 ``tol`` times its value after the first iteration (Lin 2007; the paper uses 1e-4).
+
+Compiled, fused iteration. :func:`nnls_rank2` stays the numpy reference of Algorithm 2;
+:func:`rank2_nmf` runs the numba kernels of :mod:`~semnmf.models._rank2_kernels`, which
+compute the same solutions (same candidates, same singular threshold, same tie rule of
+eq. 11, same precision) one row at a time and, in the same pass, what the iteration needs
+of them next. Why: with k = 2 every O(n + d) step is a few flops per row, so the numpy
+version spent its time making a dozen passes over short arrays (the solve's masks and
+candidates, the gradients G BᵀB − YᵀB, the projection, the Gram matrices, the objective)
+and about as long again in the two sparse products. Per iteration now:
+
+* one pass over the non-zeros of X for the whole Z half-step: for each document,
+  y = X[i] W, Z[i] = Algorithm 2 on (WᵀW, y), its share of ZᵀZ, of the projected
+  gradient of Z and of ⟨Z, X W⟩, and X[i]ᵀ Z[i] scattered into XᵀZ. Z[i] depends only
+  on row i of X W, so both sparse products share one read of X (by row blocks on
+  threads, per-thread partial XᵀZ; no transposed copy of X);
+* one pass over XᵀZ for the W half-step: W = Algorithm 2 on (ZᵀZ, XᵀZ), WᵀW, and the
+  W-part of the previous iterate's projected gradient (it uses the same ZᵀZ and XᵀZ).
+  The unit-norm scaling of W's columns is applied as W is read, not by a pass of its own.
+
+The objective comes from the trace identity ½(‖X‖² − 2⟨Z, X W⟩ + ⟨WᵀW, ZᵀZ⟩) (eq. 1
+expanded), all by-products summed in float64.
 """
 
 import numpy as np
@@ -24,7 +45,7 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from . import _rank2_kernels as _k
-from ._mu import _MIN_NNZ_FOR_THREADS, _pool, n_threads, row_blocks, squared_norm
+from ._mu import _MIN_NNZ_FOR_THREADS, _pool, n_threads, row_blocks
 
 # A 2 x 2 Gram matrix with det(BᵀB) <= _SINGULAR * b11 * b22 (cosine of the angle between
 # b1 and b2 above 1 - 5e-11) is treated as singular: its unconstrained solution is not
@@ -206,10 +227,11 @@ def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None):
     Gram matrix, and the W-part of the previous iteration's projected gradient, which
     uses the same ZᵀZ and XᵀZ). So iteration t's stopping test completes during
     iteration t + 1's W pass; the W computed there is discarded when the test stops the
-    loop. The same iterates, objectives and iteration counts as the numpy formulation
-    (:func:`nnls_rank2` twice and the two products), up to rounding: Gram matrices,
-    products and sums accumulate in float64, solutions are rounded to X's dtype.
-    O(nnz X) time, O(n + d) extra memory.
+    loop. W is stored unnormalized and its column scaling applied as it is read (and to
+    the W returned). The same iterates, objectives and iteration counts as the numpy
+    formulation (:func:`nnls_rank2` twice and the two products), up to rounding: Gram
+    matrices, products and sums accumulate in float64, solutions are rounded to X's
+    dtype. O(nnz X) time, O(n_threads · d + n) extra memory.
     """
     n, d = X.shape
     dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
@@ -218,8 +240,8 @@ def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None):
         W = rng.uniform(size=(d, 2)).astype(dtype)
     else:
         W = np.array(W_init, dtype=dtype, order="C", copy=True)
-    sqX = squared_norm(X)
     z_step = _ZStep(X, dtype)
+    sqX = _k.sum_squares(z_step.X.data if z_step.sparse else z_step.X.ravel(order="K"))
     ZtZ, pg_Z, _ = z_step(W, (1.0, 1.0), (W.T @ W).astype(np.float64))
     # W is kept unnormalized: ``scale`` (1 / column norms) is applied by the kernels as
     # they read W, and to the W returned
