@@ -13,6 +13,7 @@ from .models import (GNMF, NMF, HierarchicalNMF, ProjectiveNMF, SemanticGNMF, Se
                      SeNMF, SphericalKMeans)
 from .ensemble import consensus, mixture_consensus
 from .refine import GTNMF
+from .semantics import PretrainedSemanticNMF
 from .text.corpus import Corpus
 from .text.context import word_context
 
@@ -34,7 +35,7 @@ __all__ = [
     "Corpus", "load_dataset", "list_datasets", "word_context",
     "NMF", "SemanticNMF", "SphericalKMeans", "HierarchicalNMF", "ProjectiveNMF", "SeNMF",
     "GNMF", "SemanticGNMF", "SymNMF", "NMFS", "DCN",
-    "GTNMF", "consensus", "mixture_consensus",
+    "GTNMF", "consensus", "mixture_consensus", "PretrainedSemanticNMF",
     "nmi", "ari", "accuracy", "clustering_scores", "top_terms", "topic_coherence",
     "__version__",
 ]

@@ -86,8 +86,8 @@ class RowBlocked:
 
         Each thread multiplies the transpose of its row block by the matching rows of
         ``B`` (a CSC product on the same arrays, no copy); the partial (n_cols, k)
-        results are summed. Used where a transposed copy of ``A`` would cost more memory
-        than it saves time (the rank-2 splits of :mod:`semnmf.models.rank2`).
+        results are summed, for where a transposed copy of ``A`` would cost more memory
+        than it saves time.
         """
         if self.blocks is None:
             out = self.A.T @ B
