@@ -81,28 +81,6 @@ class RowBlocked:
         list(_pool(len(self.blocks)).map(work, self.blocks))
         return out
 
-    def rmatmul(self, B):
-        """``Aᵀ @ B`` for dense ``B`` of shape (n_rows, k), without forming Aᵀ.
-
-        Each thread multiplies the transpose of its row block by the matching rows of
-        ``B`` (a CSC product on the same arrays, no copy); the partial (n_cols, k)
-        results are summed, for where a transposed copy of ``A`` would cost more memory
-        than it saves time.
-        """
-        if self.blocks is None:
-            out = self.A.T @ B
-            return np.asarray(out) if not isinstance(out, np.ndarray) else out
-
-        def work(block):
-            a, b, Ab = block
-            return Ab.T @ B[a:b]
-
-        parts = list(_pool(len(self.blocks)).map(work, self.blocks))
-        out = parts[0]
-        for part in parts[1:]:
-            out += part
-        return out
-
 
 def squared_norm(A):
     """Squared Frobenius norm of a sparse or dense matrix, in float64."""
