@@ -131,7 +131,7 @@ def report(cache, datasets, methods):
             continue
         costs = entry.get("costs", {})
         rows = []
-        means = {}
+        means, times = {}, {}
         for method in methods:
             cells = [entry[key] for key in sorted(entry) if key.startswith(method + "/")]
             if not cells:
@@ -139,6 +139,7 @@ def report(cache, datasets, methods):
             nmis = [c["nmi"] for c in cells]
             means[method] = np.mean(nmis)
             total = np.mean([c["seconds"] for c in cells]) + embedding_seconds(method, costs)
+            times[method] = total
             coherence = ("–" if "coherence" not in cells[0]
                          else f"{np.mean([c['coherence'] for c in cells]):.1f}")
             rows.append([LABELS[method], mean_sd(nmis), mean_sd([c["ari"] for c in cells]),
@@ -155,23 +156,27 @@ def report(cache, datasets, methods):
             text += ("\n\nEmbedding cost with all-MiniLM-L6-v2 on this machine (2 threads): "
                      + "; ".join(parts) + ". It is included in the seconds column.")
         sections.append((name.upper(), text))
-        summary.append((name, means, costs))
+        summary.append((name, means, times))
     lines = []
-    for name, means, costs in summary:
+    for name, means, times in summary:
         ref = means.get("minilm-kmeans")
         if ref is None:
             continue
         plain = means.get("snmf")
         best_doc = max((means[m] for m in ("documents", "both") if m in means), default=None)
-        words = max((means[m] for m in ("words-minilm", "words-glove") if m in means),
+        words = max(((means[m], m) for m in ("words-minilm", "words-glove") if m in means),
                     default=None)
         line = f"- **{name}**: MiniLM + k-means {ref:.3f}"
         if best_doc is not None:
-            line += f"; with document semantics {best_doc:.3f} ({'met' if best_doc >= ref else 'NOT met'})"
+            line += (f"; with document semantics {best_doc:.3f} "
+                     f"({'met' if best_doc >= ref else 'NOT met'})")
         if words is not None and plain is not None:
             halfway = plain + (ref - plain) / 2
-            line += (f"; words only {words:.3f} against the halfway mark {halfway:.3f} "
-                     f"({'met' if words >= halfway else 'NOT met'})")
+            ratio = times[words[1]] / times["minilm-kmeans"]
+            line += (f"; words only ({words[1]}) {words[0]:.3f} against the halfway mark "
+                     f"{halfway:.3f} ({'met' if words[0] >= halfway else 'NOT met'}), in "
+                     f"{ratio:.2f}x MiniLM + k-means's time "
+                     f"({'met' if ratio <= 0.2 else 'NOT met'}: at most 0.2x)")
         lines.append(line)
     if lines:
         sections.insert(1, ("Targets", "\n".join(lines)))
@@ -211,7 +216,10 @@ def main():
                     save_cache(CACHE, {name: entry})
                     print(name, key, {m: round(v, 3) for m, v in entry[key].items()},
                           flush=True)
-    report(load_cache(CACHE), datasets, METHODS)
+    cache = load_cache(CACHE)
+    order = ["classic4", "ng5", "bbc", "ng20", "cstr"]
+    report(cache, [d for d in order if d in cache] + [d for d in cache if d not in order],
+           METHODS)
 
 
 if __name__ == "__main__":

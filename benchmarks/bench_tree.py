@@ -270,7 +270,8 @@ def scale_child():
                       "seconds": seconds, "peak_gib": peak, "n_leaves": model.n_leaves_,
                       "factorizations": model.n_factorizations_,
                       "outliers": int(model.outliers_.size),
-                      "nmi_planted": nmi(topic, model.partition(outliers="cluster"))}))
+                      "nmi_planted": nmi(topic, model.partition(outliers="cluster")),
+                      "load_average": os.getloadavg()}))
 
 
 def scale(cache):

@@ -151,7 +151,7 @@ def word_graph(V, found=None, n_neighbors=10):
     Each found term keeps its ``n_neighbors`` most similar found terms (positive cosine
     only), symmetrized by the union rule; terms without a vector have empty rows.
     """
-    V = np.asarray(V, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float32)  # the search in single precision: BLAS sgemm
     d = V.shape[0]
     found = np.ones(d, dtype=bool) if found is None else np.asarray(found, dtype=bool)
     n_neighbors = check_positive_int(n_neighbors, "n_neighbors")

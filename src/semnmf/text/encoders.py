@@ -22,6 +22,8 @@ imports them.
 
 import functools
 import hashlib
+import importlib.util
+import json
 import os
 import tempfile
 import time
@@ -95,20 +97,16 @@ class SentenceEncoder:
     def __init__(self, model="minilm", device="cpu", n_threads=None):
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a model name or folder, got {model!r}.")
-        SentenceTransformer = _import_sentence_transformers()
+        if importlib.util.find_spec("sentence_transformers") is None:  # fail early, cheaply
+            _import_sentence_transformers()
         name = MODEL_ALIASES.get(model.lower(), model)
         source = name
         if name == "all-MiniLM-L6-v2":
             source = _bundled_minilm() or "sentence-transformers/all-MiniLM-L6-v2"
-        try:
-            model = SentenceTransformer(source, device=device)
-        except Exception as exc:  # hub errors, missing folders, corrupt files
-            raise ValueError(
-                f"could not load the sentence-transformers model {model!r} ({exc}). Use "
-                "'minilm' (offline, bundled with the [embeddings] extra), a local model "
-                "folder, or a hub model name while online.") from None
-        name = os.path.basename(os.path.normpath(name)) if os.path.isdir(name) else name
-        self._attach(model, name, n_threads)
+        self.name = os.path.basename(os.path.normpath(name)) if os.path.isdir(name) else name
+        self._requested, self._source, self._device = model, source, device
+        self._model = None
+        self.n_threads = n_threads
 
     @classmethod
     def from_model(cls, model, name, n_threads=None):
@@ -116,20 +114,47 @@ class SentenceEncoder:
         ``max_seq_length``, ``encode`` and the embedding dimension); ``name`` keys the
         cache."""
         encoder = cls.__new__(cls)
-        encoder._attach(model, name, n_threads)
+        encoder.name, encoder._source, encoder._model = str(name), None, model
+        encoder.n_threads = n_threads
         return encoder
 
-    def _attach(self, model, name, n_threads):
-        self.model = model
-        self.name = str(name)
-        self.max_tokens = int(model.max_seq_length) - 2
-        get_dim = getattr(model, "get_embedding_dimension", None) or \
-            model.get_sentence_embedding_dimension
-        self.dim = int(get_dim())
-        self.n_threads = n_threads
+    @property
+    def model(self):
+        """The SentenceTransformer, loaded on first use (a cache hit never loads it)."""
+        if self._model is None:
+            SentenceTransformer = _import_sentence_transformers()
+            try:
+                self._model = SentenceTransformer(self._source, device=self._device)
+            except Exception as exc:  # hub errors, missing folders, corrupt files
+                raise ValueError(
+                    f"could not load the sentence-transformers model {self._requested!r} "
+                    f"({exc}). Use 'minilm' (offline, bundled with the [embeddings] extra), "
+                    "a local model folder, or a hub model name while online.") from None
+        return self._model
+
+    @property
+    def max_tokens(self):
+        """Word pieces per chunk: the model's ``max_seq_length`` less the 2 special tokens
+        (read from the model folder's ``sentence_bert_config.json`` when the model is not
+        loaded yet)."""
+        if self._model is None and self._source and os.path.isdir(self._source):
+            config = os.path.join(self._source, "sentence_bert_config.json")
+            try:
+                with open(config, encoding="utf-8") as f:
+                    return int(json.load(f)["max_seq_length"]) - 2
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+        return int(self.model.max_seq_length) - 2
+
+    @property
+    def dim(self):
+        """Embedding dimension."""
+        get_dim = (getattr(self.model, "get_embedding_dimension", None)
+                   or self.model.get_sentence_embedding_dimension)
+        return int(get_dim())
 
     def __repr__(self):
-        return f"SentenceEncoder({self.name!r}, dim={self.dim}, max_tokens={self.max_tokens})"
+        return f"SentenceEncoder({self.name!r})"
 
     def chunks(self, texts):
         """Cut texts into pieces of at most ``max_tokens`` word pieces.
@@ -231,7 +256,7 @@ def _cached(texts, encoder, kind, compute, cache_dir, verbose, extra=""):
         try:
             with np.load(path) as stored:
                 arrays = {key: stored[key] for key in stored.files}
-            if arrays["E"].shape[1] == encoder.dim and np.isfinite(arrays["E"]).all():
+            if arrays["E"].ndim == 2 and np.isfinite(arrays["E"]).all():
                 log(f"{kind} embeddings read from the cache ({path})", verbose)
                 return arrays
         except (OSError, ValueError, KeyError):
@@ -299,7 +324,7 @@ def embed_documents(texts, model="minilm", *, pooling="mean", batch_size=64, cac
 
     chunks = _cached(texts, encoder, "chunks", compute, cache_dir, verbose)
     C, owner, weight = chunks["E"], chunks["owner"], chunks["weight"]
-    E = np.zeros((len(texts), encoder.dim), dtype=np.float64)
+    E = np.zeros((len(texts), C.shape[1]), dtype=np.float64)
     if pooling == "first":
         first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if owner.size else owner
         E[owner[first]] = C[first]
@@ -326,7 +351,7 @@ def embedding_seconds(texts, model="minilm", kind="chunks", cache_dir=None):
         return float(stored["seconds"]) if "seconds" in stored.files else None
 
 
-def embed_terms(terms, model="minilm", *, batch_size=256, cache_dir=None, verbose=0):
+def embed_terms(terms, model="minilm", *, batch_size=512, cache_dir=None, verbose=0):
     """Embed words or short phrases (each one chunk), unit norm, float32.
 
     For a stemmed vocabulary pass the surface forms to embed (e.g. the most frequent form
