@@ -172,13 +172,15 @@ def _zipf_sampler(rng, exponent, support):
 
 
 def _distinct_terms(rows, draw, n_terms):
-    """Sorted keys ``row · n_terms + term`` of a chunk, with no term twice in a row.
+    """Sorted keys ``row · n_terms + term`` of a chunk, no term twice in a row, and how many
+    times each was drawn.
 
     ``rows`` (sorted) is each entry's row; ``draw(positions)`` draws terms for the entries
-    at those positions. Entries whose term repeats one already in their row are drawn
-    again (from the same source) until none is left: sampling without replacement within
-    a row, from the same laws. A round only looks at the redrawn entries (binary search
-    in the sorted keys accepted so far), so the many later rounds are cheap.
+    at those positions. An entry whose term repeats one already in its row adds one to that
+    term's count (its term frequency) and is drawn again (from the same source) until every
+    row has as many distinct terms as entries: the rows keep their intended lengths, and
+    the frequent terms of a topic get large weights, as in real text. A round only looks
+    at the redrawn entries (binary search in the sorted keys accepted so far).
     """
     key = rows.astype(np.int64) * n_terms + draw(np.arange(rows.size))
     order = np.argsort(key)
@@ -186,7 +188,8 @@ def _distinct_terms(rows, draw, n_terms):
     repeat = np.zeros(key.size, dtype=bool)
     repeat[1:] = key[1:] == key[:-1]
     pending = order[repeat]
-    taken = key[~repeat]
+    taken, first = np.unique(key, return_counts=True)
+    counts = first.astype(np.float32)
     while pending.size:
         new = rows[pending].astype(np.int64) * n_terms + draw(pending)
         order = np.argsort(new)
@@ -195,10 +198,14 @@ def _distinct_terms(rows, draw, n_terms):
         ok[1:] = new[1:] != new[:-1]
         at = np.searchsorted(taken, new)
         inside = at < taken.size
-        ok[inside] &= taken[at[inside]] != new[inside]
+        seen = np.zeros(new.size, dtype=bool)
+        seen[inside] = taken[at[inside]] == new[inside]
+        np.add.at(counts, at[seen], 1)          # a repeat of an accepted term: its count
+        ok &= ~seen
         taken = np.insert(taken, at[ok], new[ok])
+        counts = np.insert(counts, at[ok], 1)
         pending = pending[~ok]
-    return taken
+    return taken, counts
 
 
 def synthetic_rcv1(n=800_000, d=47_000, density=0.0016, topics=60, seed=0, block=1500):
@@ -208,8 +215,9 @@ def synthetic_rcv1(n=800_000, d=47_000, density=0.0016, topics=60, seed=0, block
     clipped to [5, block] and then nudged by ±1 on random rows until they sum to that
     number, and every row gets that many *distinct* terms: about 60 % from its topic's
     block of ``block`` consecutive terms (truncated Zipf, exponent 1.3), the rest from a
-    Zipf background over the whole vocabulary (exponent 1.1), repeats drawn again.
-    TF-IDF-like positive weights, rows scaled to unit norm. Built by chunks of rows, so
+    Zipf background over the whole vocabulary (exponent 1.1); a repeated draw raises the
+    term's count and is drawn again. Weights: count x uniform(0.1, 1.1) (TF-IDF-like),
+    rows scaled to unit norm. Built by chunks of rows, so
     beyond the matrix itself (8 bytes a non-zero) only a chunk's temporaries are held.
     """
     import scipy.sparse as sp
@@ -247,9 +255,9 @@ def synthetic_rcv1(n=800_000, d=47_000, density=0.0016, topics=60, seed=0, block
             out[~mine] = background(int((~mine).sum()))
             return out
 
-        key = _distinct_terms(rows, draw, d)  # sorted: canonical CSR, terms sorted in rows
+        key, counts = _distinct_terms(rows, draw, d)  # sorted: canonical CSR rows
         indices[a:b] = key - rows.astype(np.int64) * d
-        values = rng.random(b - a, dtype=np.float32) + np.float32(0.1)
+        values = counts * (rng.random(b - a, dtype=np.float32) + np.float32(0.1))
         norms = np.sqrt(np.add.reduceat(values * values, (indptr[r0:r1] - a).astype(np.intp)))
         values /= np.repeat(norms, lengths)
         data[a:b] = values
