@@ -64,10 +64,6 @@ SEMANTICS = ("corpus", "glove", "minilm")
 EMBED = ("words", "documents", "both")
 
 
-def _is_sentence_model(source):
-    return source not in ("corpus", "glove")
-
-
 def _check_source(semantics):
     if not isinstance(semantics, str) or not semantics.strip():
         raise ValueError(
