@@ -352,13 +352,13 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
     inputs = SemanticInputs(X=X, M=M)
     if source == "corpus":
         return inputs
-    check_available(source)
     words = embed in ("words", "both")
     documents = embed in ("documents", "both")
     if documents and source != "glove" and corpus.texts is None:
         raise ValueError(
             f"corpus {corpus.name!r} has no raw text, so its documents cannot be embedded "
             f"with {source!r}; use embed='words'.")
+    check_available(source)
     V = found = None
     if words or source == "glove":
         t = time.perf_counter()
