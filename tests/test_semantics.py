@@ -61,6 +61,7 @@ class FakeModel:
     def __init__(self):
         self.tokenizer = FakeTokenizer()
         self.encoded = 0
+        self.encode_empty_as = None  # like a real model, embed "" as this vector
 
     def get_sentence_embedding_dimension(self):
         return DIM
@@ -70,6 +71,9 @@ class FakeModel:
         rows = []
         for text in texts:
             words = text.split()
+            if not words and self.encode_empty_as is not None:
+                rows.append(self.encode_empty_as)
+                continue
             assert len(words) <= self.max_seq_length - 2, "a chunk longer than the model reads"
             v = sum((word_vector(w) for w in words), np.zeros(DIM))
             norm = np.linalg.norm(v)
@@ -97,10 +101,10 @@ def reference_document(text, model):
 
 # -- encoders -------------------------------------------------------------------------------
 def test_chunks_cut_at_word_pieces_and_keep_every_piece(fake):
-    texts = ["a b c d e f g h i j", "short one", ""]
+    texts = ["a b c d e f g h i j", "short one", "", "last"]
     pieces, owner, n_tokens = fake.chunks(texts)
-    assert pieces == ["a b c d", "e f g h", "i j", "short one", ""]
-    assert owner.tolist() == [0, 0, 0, 1, 2]
+    assert pieces == ["a b c d", "e f g h", "i j", "short one", "last"]
+    assert owner.tolist() == [0, 0, 0, 1, 3]  # the empty document has no chunk
     assert n_tokens.tolist() == [4, 4, 2, 2, 1]
 
 
@@ -152,6 +156,36 @@ def test_damaged_cache_is_recomputed(fake, tmp_path):
     assert fake.model.encoded > calls
     np.testing.assert_array_equal(E1, E2)
     np.load(path)  # rewritten whole
+
+
+def test_empty_documents_get_no_vector_even_when_the_model_embeds_nothing(fake, tmp_path):
+    """Real models give "" a non-zero vector (MiniLM: norm 1); a document without a word
+    piece must stay at zero so that it joins no cluster and no graph edge."""
+    fake.model.encode_empty_as = np.ones(DIM, dtype=np.float32)
+    E = embed_documents(["aero_1 aero_2", "", "   ", "law_1"], fake, cache_dir=tmp_path)
+    assert np.all(E[1] == 0) and np.all(E[2] == 0)
+    assert np.linalg.norm(E[0]) == pytest.approx(1, abs=1e-6)
+
+
+@pytest.mark.parametrize("content", [b"", b"PK\x03\x04 truncated"])
+def test_truncated_cache_is_recomputed(fake, tmp_path, content):
+    texts = ["aero_1 law_1", "medic_2"]
+    E1 = embed_documents(texts, fake, cache_dir=tmp_path)
+    (path,) = tmp_path.rglob("*.npz")
+    path.write_bytes(content)
+    np.testing.assert_array_equal(embed_documents(texts, fake, cache_dir=tmp_path), E1)
+    assert encoders.embedding_seconds(texts, fake, cache_dir=tmp_path) is not None
+
+
+def test_cache_entry_of_other_shape_is_not_reused(fake, tmp_path):
+    texts = ["aero_1 law_1", "medic_2"]
+    embed_documents(texts, fake, cache_dir=tmp_path)
+    (path,) = tmp_path.rglob("*.npz")
+    np.savez(path, E=np.ones((2, DIM), np.float32), owner=np.array([0, 5]),
+             weight=np.ones(2), seconds=np.array(1.0))
+    calls = fake.model.encoded
+    embed_documents(texts, fake, cache_dir=tmp_path)
+    assert fake.model.encoded > calls  # owner 5 does not exist: recomputed
 
 
 def test_cache_off_writes_nothing(fake, tmp_path, monkeypatch):
@@ -475,6 +509,8 @@ def test_cli_semantics_switch(fake_loader, tmp_path, capsys):
 
 @pytest.mark.parametrize("options, message", [
     (["--method", "nmf"], "use it with the default --method snmf"),
+    (["--consensus", "mmm"], "would repeat one run"),
+    (["--n-init", "3"], "would repeat one run"),
     (["--init", "random"], "drop --init"),
     (["--semantics", " "], "needs a source"),
 ])
@@ -499,3 +535,19 @@ def test_cli_missing_extra_is_one_clear_line(planted_texts, tmp_path, capsys, mo
     err = capsys.readouterr().err
     assert 'pip install "semnmf[embeddings]"' in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_factors_from_labels_are_spherical_centroids_and_check_labels():
+    from semnmf.models.init import factors_from_labels
+
+    X = sp.csr_matrix(np.array([[3.0, 0, 0], [1.0, 1.0, 0], [0, 0, 2.0], [0, 0, 0]]))
+    Z, W = factors_from_labels(X, np.array([0, 0, 1, -1]), 2)
+    rows = X.toarray() / np.maximum(np.linalg.norm(X.toarray(), axis=1, keepdims=True), 1e-300)
+    c0 = rows[0] + rows[1]
+    c0 /= np.linalg.norm(c0)
+    np.testing.assert_allclose(W[:, 0], c0 + 1e-3 * W.mean(), rtol=1e-2, atol=1e-3)
+    assert Z[0].argmax() == 0 and Z[2].argmax() == 1 and np.all(Z[3] == Z[3, 0])  # -1: flat
+    with pytest.raises(ValueError, match="one label per row"):
+        factors_from_labels(X, np.array([0, 1]), 2)
+    with pytest.raises(ValueError, match=r"-1\.\.1"):
+        factors_from_labels(X, np.array([0, 2, 1, 0]), 2)

@@ -450,6 +450,11 @@ def _check_combination(args):
         if args.init != "skmeans":
             raise ValueError("--semantics chooses its own start (spherical k-means, or k-means "
                              "of the document vectors); drop --init.")
+        embeds_documents = args.embed != "words" and args.semantics.strip().lower() != "glove"
+        if embeds_documents and (args.consensus or args.n_init > 1):
+            raise ValueError("with embedded documents every run starts from the same k-means "
+                             "of the document vectors, so --consensus and --n-init would repeat "
+                             "one run; use --embed words, or drop them.")
         from .semantics import check_available
 
         check_available(args.semantics)

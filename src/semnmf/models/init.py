@@ -94,6 +94,12 @@ def factors_from_labels(X, labels, n_components, dtype=np.float64):
     embeddings): as :func:`factors_from_skmeans`, with W the spherical centroids of X's
     rows in each cluster (L2-normalized sums of the L2-normalized rows)."""
     labels = np.asarray(labels)
+    if labels.shape != (X.shape[0],):
+        raise ValueError(f"labels has shape {labels.shape}; give one label per row of X "
+                         f"({X.shape[0]}).")
+    if labels.size and (labels.max() >= n_components or labels.min() < -1):
+        raise ValueError(f"labels must be in -1..{n_components - 1} (-1: no cluster), got "
+                         f"{labels.min()}..{labels.max()}.")
     Xn = normalize(X, norm="l2", axis=1)
     assigned = np.flatnonzero(labels >= 0)
     H = sp.csr_matrix((np.ones(assigned.size), (labels[assigned], assigned)),

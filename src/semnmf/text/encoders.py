@@ -103,7 +103,8 @@ class SentenceEncoder:
         source = name
         if name == "all-MiniLM-L6-v2":
             source = _bundled_minilm() or "sentence-transformers/all-MiniLM-L6-v2"
-        self.name = os.path.basename(os.path.normpath(name)) if os.path.isdir(name) else name
+        # a local folder is keyed by its absolute path (two "checkpoint-500" folders differ)
+        self.name = os.path.abspath(name) if os.path.isdir(name) else name
         self._requested, self._source, self._device = model, source, device
         self._model = None
         self.n_threads = n_threads
@@ -177,6 +178,8 @@ class SentenceEncoder:
                                 truncation=False, verbose=False)
             for i, (text, offsets) in enumerate(zip(part, encoded["offset_mapping"])):
                 doc = start + i
+                if not offsets:
+                    continue  # no word piece: no chunk, and the document keeps a zero vector
                 if len(offsets) <= step:
                     pieces.append(text)
                     owner.append(doc)
@@ -256,22 +259,40 @@ def _cached(texts, encoder, kind, compute, cache_dir, verbose, extra=""):
         try:
             with np.load(path) as stored:
                 arrays = {key: stored[key] for key in stored.files}
-            if arrays["E"].ndim == 2 and np.isfinite(arrays["E"]).all():
+            if _consistent(arrays, len(texts), kind):
                 log(f"{kind} embeddings read from the cache ({path})", verbose)
                 return arrays
-        except (OSError, ValueError, KeyError):
-            pass  # unreadable: recompute and overwrite
+        except Exception:  # truncated, empty or foreign file: recompute and overwrite
+            pass
         log(f"ignoring a damaged cache file {path}", verbose)
     arrays = compute()
+    tmp = None
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(suffix=".npz", dir=os.path.dirname(path))
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
         os.replace(tmp, path)
+        tmp = None
     except OSError as exc:  # a read-only cache must not stop the run
         log(f"could not write the embedding cache ({exc}); continuing without it", verbose)
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
     return arrays
+
+
+def _consistent(arrays, n_texts, kind):
+    """A cache entry fits: finite 2-D embeddings, one per chunk (owner) or per term."""
+    E = arrays["E"]
+    if E.ndim != 2 or not np.isfinite(E).all():
+        return False
+    if kind == "terms":
+        return E.shape[0] == n_texts
+    owner = arrays["owner"]
+    return owner.shape == (E.shape[0],) and (owner.size == 0 or 0 <= owner.min()
+                                             and owner.max() < n_texts)
 
 
 POOLING = ("mean", "first")
@@ -324,6 +345,10 @@ def embed_documents(texts, model="minilm", *, pooling="mean", batch_size=64, cac
 
     chunks = _cached(texts, encoder, "chunks", compute, cache_dir, verbose)
     C, owner, weight = chunks["E"], chunks["owner"], chunks["weight"]
+    blank = np.array([not t.strip() for t in texts], dtype=bool)
+    if blank.any():  # whitespace only: no word piece (entries cached before this rule too)
+        keep = ~blank[owner]
+        C, owner, weight = C[keep], owner[keep], weight[keep]
     E = np.zeros((len(texts), C.shape[1]), dtype=np.float64)
     if pooling == "first":
         first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if owner.size else owner
@@ -347,8 +372,11 @@ def embedding_seconds(texts, model="minilm", kind="chunks", cache_dir=None):
     path = _cache_path(cache_dir, encoder, kind, texts)
     if not os.path.exists(path):
         return None
-    with np.load(path) as stored:
-        return float(stored["seconds"]) if "seconds" in stored.files else None
+    try:
+        with np.load(path) as stored:
+            return float(stored["seconds"]) if "seconds" in stored.files else None
+    except Exception:  # unreadable entry: unknown
+        return None
 
 
 def embed_terms(terms, model="minilm", *, batch_size=512, cache_dir=None, verbose=0):
