@@ -73,7 +73,7 @@ def embedding_costs(corpus, cache):
         t = time.perf_counter()
         encoder.encode([pieces[i] for i in sample])
         per_chunk = (time.perf_counter() - t) / sample.size
-        first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        first = encoders.first_chunks(owner)
         firsts = rng.choice(first, size=min(256, first.size), replace=False)
         t = time.perf_counter()
         encoder.encode([pieces[i] for i in firsts])
@@ -128,7 +128,7 @@ def interleaved_ratio(corpus, k, rounds=2):
     rng = np.random.default_rng(0)
     forms = term_forms(corpus)
     pieces, owner, _ = encoder.chunks(corpus.texts)
-    first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+    first = encoders.first_chunks(owner)
     per_term, per_doc = [], []
     for _ in range(rounds):
         sample = [forms[i] for i in rng.choice(len(forms), min(1024, len(forms)), replace=False)]

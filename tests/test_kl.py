@@ -17,7 +17,7 @@ from semnmf.models._kl import KLProblem
 from semnmf.models.init import initialize, initialize_context_factor
 from semnmf.models.semantic import effective_lambda
 
-from test_nmf import planted_corpus, random_problem
+from test_nmf import EXPECTED_FAILED_CHECKS, planted_corpus, random_problem
 
 
 # -- slow, obvious dense reference of eq. (2) and the updates of semnmf.models._kl -------
@@ -331,17 +331,6 @@ def test_bad_input():
         SemanticNMF(3, loss="kl").fit(X, M=-sp.eye(X.shape[1], format="csr"))
     with pytest.raises(ValueError, match="larger than the number of documents"):
         NMF(1000, loss="kl").fit(X)
-
-
-EXPECTED_FAILED_CHECKS = {
-    "check_clustering": "fits standardized Gaussian blobs, which have negative values; the "
-                        "NMF family only accepts non-negative data",
-    "check_transformer_general": "transform solves Z anew by multiplicative updates with W "
-                                 "fixed, from a flat start: it equals fit_transform's Z only "
-                                 "up to the convergence tolerance (checked in "
-                                 "test_transform_with_fixed_components)",
-    "check_transformer_data_not_an_array": "same reason as check_transformer_general",
-}
 
 
 @parametrize_with_checks([NMF(3, loss="kl", random_state=0, max_iter=50),

@@ -119,6 +119,13 @@ def check_positive_int(value, name, minimum=1):
     return int(value)
 
 
+def check_nonnegative_float(value, name):
+    """A finite real number >= 0 (bools refused); clear ValueError otherwise."""
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+            or not np.isfinite(value) or value < 0):
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
+
+
 def empty_rows(X):
     """Boolean mask of the all-zero rows of a CSR matrix or ndarray."""
     if sp.issparse(X):

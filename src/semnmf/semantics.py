@@ -49,7 +49,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ._progress import log
-from ._validation import check_positive_int
+from ._validation import check_nonnegative_float, check_positive_int
 from .refine.graph import knn_graph
 
 __all__ = ["PretrainedSemanticNMF", "SemanticInputs", "SEMANTICS", "EMBED", "WORD_MODES",
@@ -167,8 +167,7 @@ def combined_context(P, S, weight=1.0):
     pretrained block whatever the sizes of the two (and Semantic-NMF's relative λ still
     applies to M as a whole).
     """
-    if isinstance(weight, bool) or not np.isfinite(weight) or weight < 0:
-        raise ValueError(f"the word-graph weight must be a number >= 0, got {weight!r}.")
+    check_nonnegative_float(weight, "the word-graph weight")
     P, S = sp.csr_matrix(P), sp.csr_matrix(S)
     if P.shape[0] != S.shape[0]:
         raise ValueError(f"P has {P.shape[0]} rows (terms) but S has {S.shape[0]}; both must "
@@ -185,8 +184,7 @@ def combined_context(P, S, weight=1.0):
 
 
 # -- documents ------------------------------------------------------------------------------
-def document_vectors(corpus, source="minilm", *, X=None, V=None, found=None, cache_dir=None,
-                     verbose=0):
+def document_vectors(corpus, source="minilm", *, X=None, V=None, cache_dir=None, verbose=0):
     """A vector for every document of ``corpus``.
 
     With a sentence model, the documents are embedded in full (chunks, mean pooling;
@@ -196,7 +194,7 @@ def document_vectors(corpus, source="minilm", *, X=None, V=None, found=None, cac
     source = _check_source(source)
     if V is not None or source == "glove":
         if V is None:
-            V, found = word_vectors(corpus, "glove", verbose=verbose)
+            V, _ = word_vectors(corpus, "glove", verbose=verbose)
         X = corpus.tfidf() if X is None else X
         return np.asarray(sp.csr_matrix(X) @ np.asarray(V, dtype=np.float64))
     if source == "corpus":
@@ -243,8 +241,7 @@ def expand_documents(X, S, strength=1.0):
     -------
     sparse CSR matrix of X's shape and dtype
     """
-    if isinstance(strength, bool) or not np.isfinite(strength) or strength < 0:
-        raise ValueError(f"the expansion strength must be a number >= 0, got {strength!r}.")
+    check_nonnegative_float(strength, "the expansion strength")
     X = sp.csr_matrix(X)
     if S.shape != (X.shape[1], X.shape[1]):
         raise ValueError(f"the word graph has shape {S.shape} but X has {X.shape[1]} terms.")
@@ -376,7 +373,7 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
     if documents:
         t = time.perf_counter()
         if source == "glove":
-            E = document_vectors(corpus, X=X, V=V, found=found)
+            E = document_vectors(corpus, X=X, V=V)
         else:
             E = document_vectors(corpus, source, cache_dir=cache_dir, verbose=verbose)
         inputs.E = E

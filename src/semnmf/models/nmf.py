@@ -6,7 +6,6 @@ class (:mod:`semnmf.models._frobenius`): NMF is Semantic-NMF without the word-co
 term (λ = 0), exactly as the Neurocomputing paper's §5.2 says.
 """
 
-import numbers
 import warnings
 
 import numpy as np
@@ -14,8 +13,8 @@ from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import (check_n_components, check_positive_int, empty_rows,
-                           validate_estimator_input)
+from .._validation import (check_n_components, check_nonnegative_float, check_positive_int,
+                           empty_rows, validate_estimator_input)
 from ..metrics import top_terms as _top_terms
 from . import _mu
 from ._frobenius import FrobeniusProblem, transpose_csr
@@ -24,18 +23,13 @@ from .init import INITS, initialize, initialize_context_factor
 LOSSES = ("frobenius", "kl")
 
 
-def _check_nonneg_float(value, name):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}.")
-
-
 def check_fit_params(estimator, X):
     """The parameters every multiplicative-update estimator shares: n_components,
     n_init, max_iter, tol and init."""
     check_n_components(estimator.n_components, X.shape[0])
     check_positive_int(estimator.n_init, "n_init")
     check_positive_int(estimator.max_iter, "max_iter", minimum=0)
-    _check_nonneg_float(estimator.tol, "tol")
+    check_nonnegative_float(estimator.tol, "tol")
     if estimator.init not in INITS:
         raise ValueError(f"init must be one of {INITS}, got {estimator.init!r}.")
 

@@ -12,7 +12,8 @@ import scipy.sparse as sp
 from .._validation import check_matrix
 from ..text.context import word_context
 from ._mu import squared_norm
-from .nmf import _BaseNMF, _check_nonneg_float
+from .._validation import check_nonnegative_float
+from .nmf import _BaseNMF
 
 # Default relative weight of the word-context term (see SemanticNMF's docstring).
 # Chosen from the sweep in benchmarks/results/lambda_sweep.md.
@@ -62,7 +63,7 @@ def effective_lambda(lam, X, M, scale="relative", loss="frobenius"):
 
 def check_lam(lam, lam_scale, name="lam"):
     """A word-context (or graph) weight: a finite number >= 0 and its scale's name."""
-    _check_nonneg_float(lam, name)
+    check_nonnegative_float(lam, name)
     if lam_scale not in ("relative", "absolute"):
         raise ValueError(f"lam_scale must be 'relative' or 'absolute', got {lam_scale!r}.")
 

@@ -36,7 +36,8 @@ from ..refine.graph import knn_graph, log2_neighbors, normalized_cut_scaling
 from ._mu import RowBlocked, squared_norm
 from .gnmf import check_affinity
 from .init import initialize
-from .nmf import NMF, _check_nonneg_float
+from .._validation import check_nonnegative_float
+from .nmf import NMF
 from .rank2 import _projected_gradient_sq
 
 __all__ = ["SymNMF", "NMFS", "symnmf_anls", "nnls_rows", "similarity_graph"]
@@ -415,9 +416,9 @@ class SymNMF(ClusterMixin, BaseEstimator):
             raise ValueError(f"init must be one of {SYMNMF_INITS}, got {self.init!r}.")
         check_positive_int(self.n_init, "n_init")
         check_positive_int(self.max_iter, "max_iter", minimum=0)
-        _check_nonneg_float(self.tol, "tol")
+        check_nonnegative_float(self.tol, "tol")
         if self.alpha is not None:
-            _check_nonneg_float(self.alpha, "alpha")
+            check_nonnegative_float(self.alpha, "alpha")
 
     def _start(self, X, A, rng):
         n, k = A.shape[0], self.n_components

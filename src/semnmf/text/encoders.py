@@ -33,7 +33,7 @@ import numpy as np
 from .._progress import log, progress
 
 __all__ = ["SentenceEncoder", "load_encoder", "embed_documents", "embed_terms",
-           "embedding_seconds", "default_cache_dir", "MODEL_ALIASES"]
+           "first_chunks", "embedding_seconds", "default_cache_dir", "MODEL_ALIASES"]
 
 _EXTRA_HINT = 'pip install "semnmf[embeddings]"'
 
@@ -351,13 +351,19 @@ def embed_documents(texts, model="minilm", *, pooling="mean", batch_size=64, cac
         C, owner, weight = C[keep], owner[keep], weight[keep]
     E = np.zeros((len(texts), C.shape[1]), dtype=np.float64)
     if pooling == "first":
-        first = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if owner.size else owner
+        first = first_chunks(owner)
         E[owner[first]] = C[first]
     else:
         np.add.at(E, owner, C * weight[:, None])
     norms = np.linalg.norm(E, axis=1)
     np.divide(E, norms[:, None], out=E, where=norms[:, None] > 0)
     return E.astype(np.float32)
+
+
+def first_chunks(owner):
+    """Index of each document's first chunk in the chunk list (``owner`` is sorted)."""
+    owner = np.asarray(owner)
+    return np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if owner.size else owner
 
 
 def embedding_seconds(texts, model="minilm", kind="chunks", cache_dir=None):
