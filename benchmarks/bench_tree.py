@@ -305,30 +305,45 @@ def scale_section(cache):
 
 
 NOTES = """\
-**What we see** (2026-11-21 session; the machine was shared with two other benchmark
-processes, load average 5-7 on 2 cores, so absolute seconds are inflated and only ratios
-within the interleaved speed rounds compare):
+**What we see**
 
-- **Speed target missed.** The tree to 20 leaves costs about as much as one flat NMF, not a
-  third of it: 0.70x the time of scikit-learn's cd, 1.26x that of scikit-learn's mu, and
-  2.7x that of our own flat NMF from a random start (which stops after about 31 MU
-  iterations on the relative objective change); it is 2.5x faster than our flat NMF with its
-  default start (spherical k-means, 10 restarts). The paper's 18.8 s vs 289 s compares against
-  an active-set flat NMF converged to the same projected-gradient tolerance; our flat NMF is
-  cheap per iteration and stops early. Where the tree's time went (profile, NG20): about 54
-  rank-2 factorizations, 3,000 ANLS iterations in all, half of the time in the two threaded
-  sparse products and half in numpy element-wise O(n + d) work.
+- **Speed target missed, and not reachable with the paper's algorithm (2026-11-22, quiet
+  machine, load about 1, the table below).** The tree to 20 leaves takes 3.55 s: 0.55x
+  scikit-learn's cd (6.50 s), but 1.6x scikit-learn's mu (2.21 s) and 2.3x our flat NMF from
+  a random start (1.54 s); it is 0.34x our flat NMF with its default start (spherical
+  k-means, 10 restarts, 10.55 s). A third of mu or of our random-start NMF would be
+  0.5-0.7 s.
+  - **Why the paper's 18.8 s vs 289 s does not carry over.** The paper stops both the tree
+    and the flat NMF on the projected gradient (§6.2, ε = 1e-4), and its flat NMF is an
+    active-set ANLS whose k = 20 iterations are expensive. Of the flat NMFs here, only
+    scikit-learn's cd stops on a projected-gradient criterion (L1, relative 1e-4, 106-116
+    iterations), and against it the tree is 0.55x. scikit-learn's mu and ours stop on the
+    relative objective change after 32-50 cheap iterations. Multiplicative updates never
+    reach the paper's criterion at all: run on NG20 from a random start (k = 20, our
+    updates, one thread), the relative projected gradient is 1.26 after 50 iterations and
+    still 1.07 after 625 (entries that MU drives towards 0 but never to 0 keep their
+    gradient), so "our flat NMF run as the paper runs it" does not terminate.
+  - **Where the tree's time goes** (profile, 2 threads): 56 rank-2 factorizations (19
+    splits, their tentative children, 17 outlier trials), 2,951 ANLS iterations, 700 M
+    non-zero x iteration steps. The Z half-steps take 2.2 s (threaded above 200,000
+    non-zeros), the W half-steps 0.7 s, `mndcg` 0.4 s (its argsorts over the vocabulary;
+    sorting only the positive weights saves 0.06 s, not kept), the rest 0.3 s. Even with
+    the scoring free and perfect scaling on 2 cores the tree would stay above 1.5 s:
+    reaching 0.5-0.7 s needs 3-5x fewer ANLS iterations than the paper's stopping rule
+    gives, i.e. a different algorithm (extrapolated ANLS, a looser tolerance, a cheaper
+    start), which we have not done.
+  - **float32 does not change the ratios:** with the matrix in float32 (one thread, pinned),
+    the tree goes 5.37 → 4.31 s (same labels and iterations), scikit-learn's cd
+    6.16 → 4.05 s and its mu 2.60 → 1.26 s.
 - **Compiled rank-2 kernels (2026-11-22): the tree is 1.75x faster, same labels.** numba
   kernels (`models/_rank2_kernels.py`) do each ANLS half-step in one pass: the Z half-step
   reads X once for both X W and Xᵀ Z (per-thread partials), and the solve, Gram matrices,
   projected gradient and objective terms come out of the same pass. Measured in one process,
   interleaved, load average 4.3-5.5: tree to 20 leaves, median of 3 seeds, 11.67 s before,
   6.68 s after (1.63-1.83x per seed), identical labels and iteration counts (2,891-2,951).
-  The table above still holds the older timings. Scaled, the tree would cost about 0.4x
-  scikit-learn's cd and 0.7x its mu: still not a third of flat NMF. What is left: about
-  700 M non-zero x iteration steps (a floor near 1.4 s on 2 cores) and the node scoring
-  (`mndcg`, about 1.4 s of 8 s under the profiler); fewer ANLS iterations per split or a
-  cheaper scoring are the remaining levers.
+  Before the kernels, on the loaded machine of 2026-11-21 (cache key
+  `speed_2026-11-21_numpy_rank2`), the tree took 23.6 s against 33.5 s (cd), 18.7 s (mu)
+  and 8.6 s (ours, random start).
 - **Quality: the paper's Figure 4 shape holds against flat NMF.** At level 2 (20 groups) the
   rank-2 tree is above flat NMF for every number of leaves from 2 to 20 (0.50 vs 0.38-0.48
   from 12 leaves on); at level 1 (6 groups) it is above flat NMF everywhere except 16
@@ -350,7 +365,7 @@ within the interleaved speed rounds compare):
   frequency. Two earlier runs are kept in the cache for the record: 414 s on the old
   generator (repeated draws merged, 41.5 M non-zeros, numpy rank-2), and 1,088 s on a
   generator with presence-only weights (topics too weak: NMI 0.27, 267 factorizations).
-- Seeds: fewer than planned (see each table's counts); the run was stopped to leave the
+- Quality seeds: fewer than planned (see each table's counts); the run was stopped to leave the
   machine to the scale run.
 """
 
