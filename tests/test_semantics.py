@@ -158,6 +158,59 @@ def test_damaged_cache_is_recomputed(fake, tmp_path):
     np.load(path)  # rewritten whole
 
 
+class Interrupted(Exception):
+    pass
+
+
+def test_interrupted_embedding_resumes_from_its_checkpoint(fake, tmp_path, monkeypatch):
+    """Finished segments are saved as they complete; a second run embeds only the rest,
+    gives what an uninterrupted run gives, and the partial files go once the entry exists."""
+    monkeypatch.setattr(encoders, "SEGMENT", 4)
+    texts = [f"aero_{i} law_{i % 3} medic_{i % 5}" for i in range(11)] + ["aero_1 " * 9]
+    expected = embed_documents(texts, fake, batch_size=2, cache_dir=False)
+    n_chunks = fake.model.encoded  # 11 one-chunk documents and 3 chunks of the last: 14
+    encode = fake.model.encode
+
+    def dies_in_the_third_segment(texts, **kwargs):
+        if fake.model.encoded >= n_chunks + 8:  # this run has embedded 2 segments
+            raise Interrupted
+        return encode(texts, **kwargs)
+
+    monkeypatch.setattr(fake.model, "encode", dies_in_the_third_segment)
+    with pytest.raises(Interrupted):
+        embed_documents(texts, fake, batch_size=2, cache_dir=tmp_path)
+    (partial,) = tmp_path.rglob("*.partial")
+    assert sorted(p.name for p in partial.iterdir()) == ["segment-000000000.npz",
+                                                         "segment-000000004.npz"]
+    assert not list(tmp_path.rglob("chunks-*.npz"))  # no entry from a broken run
+    monkeypatch.setattr(fake.model, "encode", encode)
+    before = fake.model.encoded
+    E = embed_documents(texts, fake, batch_size=2, cache_dir=tmp_path)
+    assert fake.model.encoded - before == n_chunks - 8  # the 2 saved segments are read
+    np.testing.assert_allclose(E, expected, atol=1e-6)
+    assert not partial.exists()
+    assert len(list(tmp_path.rglob("chunks-*.npz"))) == 1
+    assert encoders.embedding_seconds(texts, fake, cache_dir=tmp_path) > 0
+
+
+def test_damaged_checkpoint_segment_is_embedded_again(fake, tmp_path, monkeypatch):
+    monkeypatch.setattr(encoders, "SEGMENT", 2)
+    terms = ["aero_1", "aero_2", "law_1", "medic_1", "law_2"]
+    expected = embed_terms(terms, fake, batch_size=2, cache_dir=False)
+    path = encoders._cache_path(str(tmp_path), fake, "terms", terms)
+    checkpoint = path[:-len(".npz")] + ".partial"
+    os.makedirs(checkpoint)
+    with open(os.path.join(checkpoint, "segment-000000000.npz"), "wb") as f:
+        f.write(b"PK\x03\x04 truncated")
+    np.savez(os.path.join(checkpoint, "segment-000000002.npz"),  # wrong shape: ignored
+             E=np.ones((3, DIM), np.float32), seconds=np.array(1.0))
+    before = fake.model.encoded
+    np.testing.assert_allclose(embed_terms(terms, fake, batch_size=2, cache_dir=tmp_path),
+                               expected, atol=1e-6)
+    assert fake.model.encoded - before == len(terms)
+    assert not os.path.exists(checkpoint)
+
+
 def test_empty_documents_get_no_vector_even_when_the_model_embeds_nothing(fake, tmp_path):
     """Real models give "" a non-zero vector (MiniLM: norm 1); a document without a word
     piece must stay at zero so that it joins no cluster and no graph edge."""

