@@ -128,6 +128,41 @@ def test_first_pooling_is_the_truncated_embedding(fake, tmp_path):
     assert not np.allclose(first[0], mean[0])  # the law words count in the mean only
 
 
+class SubwordTokenizer:
+    """Word pieces like BERT's: a word starts with a 2-letter piece, continues with
+    3-letter ones ("##..."), so the tail of a word tokenized alone gives other pieces."""
+
+    def __call__(self, texts, add_special_tokens=False, return_offsets_mapping=True,
+                 truncation=False, verbose=False):
+        out = []
+        for text in texts:
+            offsets = []
+            for m in re.finditer(r"\S+", text):
+                lo = m.start()
+                offsets.append((lo, min(lo + 2, m.end())))
+                offsets.extend((a, min(a + 3, m.end())) for a in range(lo + 2, m.end(), 3))
+            out.append(offsets)
+        return {"offset_mapping": out}
+
+
+def test_chunks_cut_at_white_space_so_no_chunk_outgrows_the_model(fake):
+    """Cutting "abcdefgh" after "ab" leaves "cdefgh", which is 3 pieces alone but 2 in the
+    word: chunks are cut between words, and each still fits when tokenized again."""
+    fake.model.tokenizer = tokenizer = SubwordTokenizer()
+    texts = ["abcdefgh abcdefgh abcdefgh", "ab cdefgh ijklmn opq rs", "a" * 17]
+    pieces, owner, n_tokens = fake.chunks(texts)
+    assert n_tokens.max() <= fake.max_tokens
+    for piece, n, doc in zip(pieces, n_tokens, owner):
+        if doc < 2:  # a 17-letter word has no white space to cut at
+            assert len(tokenizer([piece])["offset_mapping"][0]) == n
+    for doc, text in enumerate(texts):
+        mine = [p for p, o in zip(pieces, owner) if o == doc]
+        assert "".join(mine).replace(" ", "") == text.replace(" ", "")  # nothing lost or repeated
+        assert all(p == p.strip() for p in mine)
+        assert n_tokens[owner == doc].sum() == len(tokenizer([text])["offset_mapping"][0])
+    assert pieces[:3] == ["abcdefgh"] * 3
+
+
 def test_cache_makes_the_second_run_free(fake, tmp_path):
     texts = ["aero_1 aero_2 aero_3 aero_4 aero_5", "law_1"]
     E1 = embed_documents(texts, fake, cache_dir=tmp_path)

