@@ -87,7 +87,9 @@ METHODS = {m.name: m for m in [
     Method("dcn", "DCN", f"{_M}.deep:DCN", shared_start=False, extra="deep"),
     # A dense embedding M wants a smaller relative λ than sparse PPMI: λ = 1 has the best
     # mean NMI over CSTR, CLASSIC4 and BBC among 0.1 / 1 / 10 (0.703 / 0.683 / 0.664,
-    # one seed); the paper recommends its λ = 0.1 for PGLOVE (§5.5, Figure 2).
+    # one seed); the paper recommends its λ = 0.1 for PGLOVE (§5.5, Figure 2). No λ suits
+    # every corpus (CSTR and NG5 are best as λ → 0, CLASSIC4 at absolute λ ≈ 1): PGLOVE's
+    # rank-k structure is weakly topical (see TABLE2_NOTES in tables.py).
     Method("snmf-pglove", "SNMF (PGLOVE)", f"{_M}.semantic:SemanticNMF", {"lam": 1.0},
            context="pglove"),
     Method("snmf-ppmi", "SNMF (PPMI)", f"{_M}.semantic:SemanticNMF", context="ppmi"),
