@@ -237,8 +237,8 @@ def test_damaged_checkpoint_segment_is_embedded_again(fake, tmp_path, monkeypatc
     os.makedirs(checkpoint)
     with open(os.path.join(checkpoint, "segment-000000000.npz"), "wb") as f:
         f.write(b"PK\x03\x04 truncated")
-    np.savez(os.path.join(checkpoint, "segment-000000002.npz"),  # wrong shape: ignored
-             E=np.ones((3, DIM), np.float32), seconds=np.array(1.0))
+    np.savez(os.path.join(checkpoint, "segment-000000002.npz"),  # other texts: ignored
+             E=np.ones((2, DIM), np.float32), seconds=np.array(1.0), key=np.array("other"))
     before = fake.model.encoded
     np.testing.assert_allclose(embed_terms(terms, fake, batch_size=2, cache_dir=tmp_path),
                                expected, atol=1e-6)

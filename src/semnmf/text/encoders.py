@@ -232,7 +232,8 @@ class SentenceEncoder:
             with progress(f"embedding {unit}", total=len(texts), enabled=show_progress) as bar:
                 for lo in range(0, len(texts), segment):
                     idx = order[lo:lo + segment]
-                    part = _read_segment(checkpoint, lo, len(idx), out.shape[1])
+                    key = _texts_digest(texts[i] for i in idx) if checkpoint else None
+                    part = _read_segment(checkpoint, lo, key, len(idx), out.shape[1])
                     if part is not None:
                         out[idx], spent = part
                         seconds += spent
@@ -252,7 +253,7 @@ class SentenceEncoder:
                     spent = time.perf_counter() - t1
                     seconds += spent
                     if lo + segment < len(texts):  # the last segment goes to the cache itself
-                        _write_segment(checkpoint, lo, out[idx], spent)
+                        _write_segment(checkpoint, lo, key, out[idx], spent)
         finally:
             if torch is not None:
                 torch.set_num_threads(previous)
@@ -282,25 +283,35 @@ def _segment_path(checkpoint, lo):
     return os.path.join(checkpoint, f"segment-{lo:09d}.npz")
 
 
-def _read_segment(checkpoint, lo, n, dim):
-    """(embeddings, seconds) of the checkpointed segment starting at ``lo``, or None."""
+def _texts_digest(texts):
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+    return digest.hexdigest()
+
+
+def _read_segment(checkpoint, lo, key, n, dim):
+    """(embeddings, seconds) of the checkpointed segment starting at ``lo``, or None when
+    there is none or it holds other texts (``key``: their digest; e.g. chunks cut by an
+    older version)."""
     if checkpoint is None:
         return None
     try:
         with np.load(_segment_path(checkpoint, lo)) as stored:
-            E, seconds = stored["E"], float(stored["seconds"])
+            E, seconds, stored_key = stored["E"], float(stored["seconds"]), str(stored["key"])
     except Exception:  # absent, truncated or foreign: embed it again
         return None
-    if E.shape != (n, dim) or not np.isfinite(E).all():
+    if stored_key != key or E.shape != (n, dim) or not np.isfinite(E).all():
         return None
     return E, seconds
 
 
-def _write_segment(checkpoint, lo, E, seconds):
+def _write_segment(checkpoint, lo, key, E, seconds):
     """Save one finished segment atomically; a cache that cannot be written is skipped."""
     if checkpoint is None:
         return
-    _atomic_savez(_segment_path(checkpoint, lo), E=E, seconds=np.array(seconds))
+    _atomic_savez(_segment_path(checkpoint, lo), E=E, seconds=np.array(seconds),
+                  key=np.array(key))
 
 
 def _atomic_savez(path, **arrays):
