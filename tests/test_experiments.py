@@ -13,6 +13,7 @@ from semnmf.cli import main
 from semnmf.experiments import (METHODS, PAPER, ResultCache, get_method, lambda_sweep,
                                 plot_sweep, run_dataset, summarize, table2_markdown)
 from semnmf.experiments import protocol
+from semnmf.experiments.methods import Method
 from semnmf.experiments.tables import beats_baselines
 from semnmf.metrics import nmi
 
@@ -90,6 +91,32 @@ def test_finished_cells_are_not_recomputed(corpus, monkeypatch):
     monkeypatch.setattr(protocol, "fit_one", refuse)
     monkeypatch.setattr(protocol, "shared_start", refuse)
     run_dataset("planted", corpus, X, FAST, cache, runs=2, seeds=2, log=lambda m: None)
+
+
+def test_a_method_with_its_own_start_reuses_its_seed_runs(corpus, monkeypatch):
+    """Without the shared start, paper run r is the seed-r fit (DCN: 11 min a fit on
+    CLASSIC4): it is taken from the seeds protocol, not fitted twice."""
+    own = Method("own", "Own", "semnmf.models.nmf:NMF", {"init": "random"},
+                 shared_start=False)
+    calls = []
+    original = protocol.fit_one
+
+    def counting(method, *args, **kwargs):
+        calls.append((method.name, kwargs.get("start") is not None))
+        return original(method, *args, **kwargs)
+
+    monkeypatch.setattr(protocol, "fit_one", counting)
+    cache = ResultCache()
+    run_dataset("planted", corpus, corpus.tfidf(), [own, "nmf"], cache, runs=3, seeds=2,
+                log=lambda m: None)
+    assert calls.count(("own", False)) == 3  # seeds 0, 1 and paper run 2
+    assert calls.count(("nmf", True)) == 3  # the shared start: every paper run is a fit
+    for run in (0, 1):
+        assert cache.get("planted", "paper", "own", run) == cache.get("planted", "seeds", "own", run)
+    fresh = ResultCache()  # fitted directly, paper run 2 is what a seed-2 fit gives
+    run_dataset("planted", corpus, corpus.tfidf(), [own], fresh, protocols=("seeds",), seeds=3,
+                log=lambda m: None)
+    assert cache.get("planted", "paper", "own", 2)["nmi"] == fresh.get("planted", "seeds", "own", 2)["nmi"]
 
 
 def test_a_failing_method_is_left_out_and_the_rest_runs(corpus, monkeypatch):
