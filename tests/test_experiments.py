@@ -44,6 +44,19 @@ def test_cache_saves_atomically_and_resumes(tmp_path):
     assert not [f for f in os.listdir(path.parent) if f.startswith(".cache-")]
 
 
+def test_two_benchmarks_sharing_a_cache_keep_each_others_runs(tmp_path):
+    """Each process holds the records it loaded; saving merges with the file instead of
+    overwriting it, so a run saved by the other process is not lost."""
+    path = str(tmp_path / "cache.json")
+    first, second = ResultCache(path), ResultCache(path)
+    first.put("cstr", "paper", "nmf", 0, {"nmi": 0.5, "objective": 2.0})
+    second.put("ng5", "paper", "nmf", 0, {"nmi": 0.6, "objective": 3.0})
+    first.put("cstr", "paper", "nmf", 1, {"nmi": 0.7, "objective": 1.0})
+    merged = ResultCache(path)
+    assert merged.get("ng5", "paper", "nmf", 0) == {"nmi": 0.6, "objective": 3.0}
+    assert [r["nmi"] for r in merged.runs("cstr", "paper", "nmf", 2)] == [0.5, 0.7]
+
+
 def test_summarize_keeps_the_best_runs_by_objective():
     records = [{"nmi": v, "objective": o} for v, o in [(0.1, 5.0), (0.9, 1.0), (0.5, 2.0),
                                                        (0.3, 3.0)]]

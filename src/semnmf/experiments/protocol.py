@@ -13,6 +13,7 @@ Two protocols (Neurocomputing §5.4-5.5 and DESIGN.md's quality protocol):
 k is the number of classes; X is TF-IDF with L2-normalized rows.
 """
 
+import contextlib
 import json
 import os
 import tempfile
@@ -54,24 +55,51 @@ class ResultCache:
         self.save()
 
     def save(self):
+        """Write the records atomically, merged with what is on disk now: two benchmarks
+        sharing one cache (say one per corpus, on two cores) keep each other's runs.
+        The read-merge-write holds an exclusive lock on ``path + ".lock"`` where the
+        platform has ``fcntl``."""
         if not self.path:
             return
         folder = os.path.dirname(os.path.abspath(self.path))
         os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".cache-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(self.records, f, indent=0, sort_keys=True)
-            os.replace(tmp, self.path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        with _locked(self.path + ".lock"):
+            if os.path.exists(self.path):
+                try:
+                    with open(self.path, encoding="utf-8") as f:
+                        self.records = {**json.load(f), **self.records}
+                except (OSError, ValueError):
+                    pass  # unreadable: replaced by ours
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".cache-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    json.dump(self.records, f, indent=0, sort_keys=True)
+                os.replace(tmp, self.path)
+            except BaseException:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                raise
 
     def runs(self, dataset, protocol, method, n):
         """The finished records of runs 0..n-1 (missing runs left out)."""
         found = (self.get(dataset, protocol, method, r) for r in range(n))
         return [r for r in found if r is not None]
+
+
+@contextlib.contextmanager
+def _locked(path):
+    """An exclusive advisory lock on the file ``path`` (a no-op without ``fcntl``)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no lock, the merge alone
+        yield
+        return
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class Contexts:
