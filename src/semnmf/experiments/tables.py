@@ -110,8 +110,35 @@ TABLE2_NOTES = """\
     0.59 / 0.66, the split [max(E, 0), max(−E, 0)] (not the paper's PGLOVE) 0.66 / 0.68;
   - in the paper, SNMF (PGLOVE) on CSTR equals its Skmeans start exactly (NMI 0.76 ±
     0.00, ARI 0.80 ± 0.00): there too PGLOVE added nothing above the start.
+- **Skmeans on CSTR below its published value (0.70 vs 0.76): the term weighting.** The
+  paper says "TF-IDF" without its variant. On our CSTR matrix (raw tf × idf, unit rows)
+  no spherical k-means run of 30 reaches 0.76 (best 10 by objective 0.67, highest 0.71);
+  with sublinear tf (1 + log tf) the best 10 give 0.725 and the highest 0.762, with
+  binary tf 0.735 and 0.763 (2026-11-22). The paper's CSTR column, where five methods
+  share 0.76 ± 0.00 / 0.80 ± 0.00, looks like one solution reached again and again. We
+  keep raw tf, the common default.
+- **GNMF on CLASSIC4 below (0.595 vs 0.62), and 0.02 below on CSTR (0.668 vs 0.69 ±
+  0.00):** on CLASSIC4 the same early peak as NMF: from the shared start, NMI is
+  0.57-0.61 after 5 iterations and 0.56 from 30 on (seeds 0-2, `max_iter=T, tol=0`). On
+  CSTR GNMF gives 0.64-0.71 at any number of iterations; 0.02 is the spread of our starts.
+- **SeNMF on CLASSIC4 (0.665 ± 0.095) below the SIGIR paper's 0.74 ± 0.004: not
+  explained.** The SIGIR paper averages all 50 runs from spherical k-means starts and
+  its runs agree (sd 0.004); ours split between solutions (NMI 0.44-0.77, mean of all 50
+  runs 0.649). With SIGIR's own objective, ‖X − ZWᵀ‖² + ‖M − WSWᵀ‖² (absolute λ = 1, our
+  default being relative λ = 10), the split remains (10 shared starts: mean 0.644,
+  0.52-0.77). Its NMF (0.53) matches ours (0.54).
 - **Skmeans on NG5 above its published value (0.79 vs 0.72)**: probably because our
   spherical k-means keeps the best of 10 restarts by its objective (not tested further).
+- **NG20 (10 shared starts, the best 2 by objective, the protocol's 1-in-5; 3 seeds;
+  PGLOVE and DCN not run: PGLOVE's training would take about 40 minutes and one DCN fit
+  about an hour on this machine)**: every method run is above its published value; SNMF
+  (PPMI) is not the best here (0.564 against GNMF's 0.597), as in the paper, where it
+  ties NMF and Skmeans (0.49).
+- **DCN on CLASSIC4 below (0.43 and 0.50 ± 0.06 over 3 seeds, against 0.57 ± 0.01): too
+  few fits to say more.** One DCN fit takes 11 minutes here (50 pretraining epochs of a
+  5,896-500-500-2000-10 autoencoder on one core), so 3 fits were run, not 50; their NMI
+  ranges 0.43-0.58 and the run with the lowest DCN objective has the lowest NMI. On CSTR
+  (10 fits) DCN is above its published value (0.65 vs 0.63).
 """
 
 
