@@ -344,17 +344,17 @@ NOTES = """\
   Before the kernels, on the loaded machine of 2026-11-21 (cache key
   `speed_2026-11-21_numpy_rank2`), the tree took 23.6 s against 33.5 s (cd), 18.7 s (mu)
   and 8.6 s (ours, random start).
-- **Quality: the paper's Figure 4 shape holds against flat NMF.** At level 2 (20 groups) the
-  rank-2 tree is above flat NMF for every number of leaves from 2 to 20 (0.50 vs 0.38-0.48
-  from 12 leaves on); at level 1 (6 groups) it is above flat NMF everywhere except 16
-  leaves (0.425 vs 0.429).
+- **Quality: the paper's Figure 4 shape holds against flat NMF** (3 seeds each, every
+  method). At level 2 (20 groups) the rank-2 tree is above flat NMF for every number of
+  leaves from 2 to 20 (0.49-0.50 vs 0.38-0.45 from 12 leaves on); at level 1 (6 groups) it
+  is above flat NMF at every number of leaves too (0.31-0.47 vs 0.19-0.39).
 - **kmeans-hier beats the rank-2 tree here**, unlike the paper's Figure 4: our kmeans-hier
   is *spherical* 2-means (cosine, the right geometry for L2-normalized TF-IDF), where the
   paper used Euclidean k-means. Same workflow, same scores and outlier rule (T = 5).
 - **The semantic splitter** (rank-2 Semantic-NMF with the window-10 PPMI, started from the
   rank-2 NMF split) gives worse trees than plain rank-2 NMF at every number of leaves at
-  level 2 (0.46 vs 0.50 at 20 leaves) and slightly better ones from 10 leaves on at level 1
-  (0.449 vs 0.419 at 20; one seed): no win at the 20-group level, so rank-2 NMF stays the
+  level 2 (0.45 vs 0.50 at 20 leaves) and slightly better ones from 10 leaves on at level 1
+  (0.446 vs 0.414 at 20; 3 seeds): no win at the 20-group level, so rank-2 NMF stays the
   default.
 - **Scale (2026-11-22): 60 leaves in 258 s (4.3 min) with a peak of 1.76 GiB** on the
   800,000 x 47,000 float32 synthetic matrix at exactly 0.16 % density (60,160,000
@@ -365,8 +365,6 @@ NOTES = """\
   frequency. Two earlier runs are kept in the cache for the record: 414 s on the old
   generator (repeated draws merged, 41.5 M non-zeros, numpy rank-2), and 1,088 s on a
   generator with presence-only weights (topics too weak: NMI 0.27, 267 factorizations).
-- Quality seeds: fewer than planned (see each table's counts); the run was stopped to leave the
-  machine to the scale run.
 """
 
 
