@@ -181,6 +181,42 @@ def test_cache_makes_the_second_run_free(fake, tmp_path):
     assert fake.model.encoded > calls
 
 
+def test_hub_models_are_keyed_by_the_commit_in_the_hub_cache(tmp_path, monkeypatch):
+    """Embeddings of an updated hub model must not be read back for the old one; the
+    commit comes from the local Hugging Face cache, without network or model loading."""
+    monkeypatch.setattr(encoders.importlib.util, "find_spec", lambda name: object())
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    for repo, commit in [("org/model", "0123456789abcdef0123"),
+                         ("sentence-transformers/bare-model", "fedcba9876543210fedc")]:
+        ref = tmp_path / "hub" / ("models--" + repo.replace("/", "--")) / "refs" / "main"
+        ref.parent.mkdir(parents=True)
+        ref.write_text(commit + "\n")
+    assert SentenceEncoder("org/model").name == "org/model@0123456789ab"
+    assert SentenceEncoder("bare-model").name == "bare-model@fedcba987654"
+    assert SentenceEncoder("org/not-downloaded").name == "org/not-downloaded"
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    assert SentenceEncoder(str(folder)).name == str(folder)  # a folder: its path, no commit
+
+
+def test_entry_is_keyed_by_the_name_known_after_the_model_loads(fake, tmp_path):
+    """A hub model downloaded during the run learns its commit then; the entry is written
+    under that key, so the next run (which knows the commit from the start) finds it."""
+    fake.name = "hub-model"
+    encode = fake.model.encode
+
+    def downloads_then_encodes(texts, **kwargs):
+        fake.name = "hub-model@0123456789ab"
+        return encode(texts, **kwargs)
+
+    fake.model.encode = downloads_then_encodes
+    texts = ["aero_1 law_1", "medic_2"]
+    E = embed_documents(texts, fake, cache_dir=tmp_path)
+    later = SentenceEncoder.from_model(FakeModel(), "hub-model@0123456789ab")
+    np.testing.assert_array_equal(embed_documents(texts, later, cache_dir=tmp_path), E)
+    assert later.model.encoded == 0
+
+
 def test_damaged_cache_is_recomputed(fake, tmp_path):
     texts = ["aero_1 law_1", "medic_2"]
     E1 = embed_documents(texts, fake, cache_dir=tmp_path)

@@ -68,6 +68,28 @@ def _bundled_minilm():
     return str(path) if os.path.isdir(path) else None
 
 
+def _hub_revision(repo):
+    """The commit of hub model ``repo`` in the local Hugging Face cache, or None.
+
+    Reads the cache's documented layout (``models--{org}--{name}/refs/main`` under
+    ``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else ``~/.cache/huggingface/hub``), so it
+    needs neither the network nor huggingface_hub. A bare name is looked up as
+    ``sentence-transformers/{name}``, as sentence-transformers does.
+    """
+    if "/" not in repo:
+        repo = f"sentence-transformers/{repo}"
+    root = os.environ.get("HF_HUB_CACHE") or os.path.join(
+        os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                  "huggingface"), "hub")
+    ref = os.path.join(root, "models--" + repo.replace("/", "--"), "refs", "main")
+    try:
+        with open(ref, encoding="utf-8") as f:
+            revision = f.read().strip()
+    except OSError:
+        return None
+    return revision if revision.isalnum() else None
+
+
 def _import_sentence_transformers():
     try:
         from sentence_transformers import SentenceTransformer
@@ -94,7 +116,8 @@ class SentenceEncoder:
     Attributes
     ----------
     name : str
-        The model's name, used in cache keys (a local folder is keyed by its folder name).
+        The model's name, used in cache keys: a local folder by its absolute path, a hub
+        model as ``name@commit`` once it is in the local Hugging Face cache.
     max_tokens : int
         Word pieces per chunk (the model's ``max_seq_length`` less the 2 special tokens).
     dim : int
@@ -110,11 +133,22 @@ class SentenceEncoder:
         source = name
         if name == "all-MiniLM-L6-v2":
             source = _bundled_minilm() or "sentence-transformers/all-MiniLM-L6-v2"
-        # a local folder is keyed by its absolute path (two "checkpoint-500" folders differ)
+        # a local folder is keyed by its absolute path (two "checkpoint-500" folders differ);
+        # a hub model by its name and the commit it was downloaded at, so that embeddings of
+        # an updated model are not mixed with the old ones (known once downloaded)
+        self._hub = None if os.path.isdir(source) else source
         self.name = os.path.abspath(name) if os.path.isdir(name) else name
         self._requested, self._source, self._device = model, source, device
         self._model = None
         self.n_threads = n_threads
+        self._add_revision()
+
+    def _add_revision(self):
+        """Append the hub commit to ``name`` when the model is in the local hub cache."""
+        if self._hub and "@" not in self.name:
+            revision = _hub_revision(self._hub)
+            if revision:
+                self.name = f"{self.name}@{revision[:12]}"
 
     @classmethod
     def from_model(cls, model, name, n_threads=None):
@@ -123,6 +157,7 @@ class SentenceEncoder:
         cache."""
         encoder = cls.__new__(cls)
         encoder.name, encoder._source, encoder._model = str(name), None, model
+        encoder._hub = None
         encoder.n_threads = n_threads
         return encoder
 
@@ -138,6 +173,7 @@ class SentenceEncoder:
                     f"could not load the sentence-transformers model {self._requested!r} "
                     f"({exc}). Use 'minilm' (offline, bundled with the [embeddings] extra), "
                     "a local model folder, or a hub model name while online.") from None
+            self._add_revision()  # downloaded just now
         return self._model
 
     @property
@@ -379,6 +415,8 @@ def _cached(texts, encoder, kind, compute, cache_dir, verbose, extra=""):
         log(f"ignoring a damaged cache file {path}", verbose)
     checkpoint = path[:-len(".npz")] + ".partial"
     arrays = compute(checkpoint)
+    # a hub model downloaded by compute() now knows its commit: the entry is keyed with it
+    path = _cache_path(cache_dir, encoder, kind, texts, extra)
     if _atomic_savez(path, **arrays):
         shutil.rmtree(checkpoint, ignore_errors=True)
     else:  # a read-only cache must not stop the run
