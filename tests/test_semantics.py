@@ -198,6 +198,18 @@ def test_hub_models_are_keyed_by_the_commit_in_the_hub_cache(tmp_path, monkeypat
     folder.mkdir()
     assert SentenceEncoder(str(folder)).name == str(folder)  # a folder: its path, no commit
 
+    # loading may download a newer commit: the name follows what was loaded
+    encoder = SentenceEncoder("org/model")
+    ref = tmp_path / "hub" / "models--org--model" / "refs" / "main"
+
+    def load_newer(source, device="cpu"):
+        ref.write_text("abcdefabcdefabcdef00")
+        return FakeModel()
+
+    monkeypatch.setattr(encoders, "_import_sentence_transformers", lambda: load_newer)
+    assert encoder.model is not None
+    assert encoder.name == "org/model@abcdefabcdef"
+
 
 def test_entry_is_keyed_by_the_name_known_after_the_model_loads(fake, tmp_path):
     """A hub model downloaded during the run learns its commit then; the entry is written

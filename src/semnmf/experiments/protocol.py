@@ -88,18 +88,29 @@ class ResultCache:
 
 @contextlib.contextmanager
 def _locked(path):
-    """An exclusive advisory lock on the file ``path`` (a no-op without ``fcntl``)."""
+    """An exclusive advisory lock on the file ``path`` (none without ``fcntl`` or where
+    the file system refuses locks: the merge alone then)."""
     try:
         import fcntl
     except ImportError:  # Windows: no lock, the merge alone
         yield
         return
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    try:  # a read-only descriptor is enough for flock, and works on another user's file
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
+    except OSError:
+        fd = None
+    try:
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:  # file systems without locks (some NFS mounts): merge only
+                os.close(fd)
+                fd = None
+        yield
+    finally:
+        if fd is not None:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
 
 
 class Contexts:

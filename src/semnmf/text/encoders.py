@@ -137,18 +137,17 @@ class SentenceEncoder:
         # a hub model by its name and the commit it was downloaded at, so that embeddings of
         # an updated model are not mixed with the old ones (known once downloaded)
         self._hub = None if os.path.isdir(source) else source
-        self.name = os.path.abspath(name) if os.path.isdir(name) else name
+        self._base = os.path.abspath(name) if os.path.isdir(name) else name
         self._requested, self._source, self._device = model, source, device
         self._model = None
         self.n_threads = n_threads
-        self._add_revision()
+        self._set_name()
 
-    def _add_revision(self):
-        """Append the hub commit to ``name`` when the model is in the local hub cache."""
-        if self._hub and "@" not in self.name:
-            revision = _hub_revision(self._hub)
-            if revision:
-                self.name = f"{self.name}@{revision[:12]}"
+    def _set_name(self):
+        """``name``: the base name, with the hub commit that the local hub cache holds now
+        (looked up again once the model is loaded: loading may download a newer one)."""
+        revision = _hub_revision(self._hub) if self._hub else None
+        self.name = f"{self._base}@{revision[:12]}" if revision else self._base
 
     @classmethod
     def from_model(cls, model, name, n_threads=None):
@@ -157,7 +156,7 @@ class SentenceEncoder:
         cache."""
         encoder = cls.__new__(cls)
         encoder.name, encoder._source, encoder._model = str(name), None, model
-        encoder._hub = None
+        encoder._base, encoder._hub = encoder.name, None
         encoder.n_threads = n_threads
         return encoder
 
@@ -173,7 +172,7 @@ class SentenceEncoder:
                     f"could not load the sentence-transformers model {self._requested!r} "
                     f"({exc}). Use 'minilm' (offline, bundled with the [embeddings] extra), "
                     "a local model folder, or a hub model name while online.") from None
-            self._add_revision()  # downloaded just now
+            self._set_name()  # the commit it was loaded at
         return self._model
 
     @property
@@ -303,8 +302,11 @@ def _windows(offsets, step):
     window's second half: cut inside a word, the rest of the word ("##ing") tokenized
     again on its own may become more pieces, and the chunk would exceed ``step`` (the
     model would silently drop its last piece). Cut at white space, a chunk tokenized
-    again gives back its pieces.
+    again gives back its pieces (with WordPiece tokenizers such as MiniLM's; a byte-level
+    BPE model may differ by a piece at the chunk's first word).
     """
+    if step < 1:
+        raise ValueError(f"a chunk must hold at least one word piece, got {step}.")
     n, lo = len(offsets), 0
     while lo < n:
         hi = min(lo + step, n)
@@ -414,9 +416,10 @@ def _cached(texts, encoder, kind, compute, cache_dir, verbose, extra=""):
             pass
         log(f"ignoring a damaged cache file {path}", verbose)
     checkpoint = path[:-len(".npz")] + ".partial"
+    name = encoder.name
     arrays = compute(checkpoint)
-    # a hub model downloaded by compute() now knows its commit: the entry is keyed with it
-    path = _cache_path(cache_dir, encoder, kind, texts, extra)
+    if encoder.name != name:  # a hub model loaded by compute() knows its commit now
+        path = _cache_path(cache_dir, encoder, kind, texts, extra)
     if _atomic_savez(path, **arrays):
         shutil.rmtree(checkpoint, ignore_errors=True)
     else:  # a read-only cache must not stop the run
