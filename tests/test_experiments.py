@@ -55,6 +55,16 @@ def test_two_benchmarks_sharing_a_cache_keep_each_others_runs(tmp_path):
     merged = ResultCache(path)
     assert merged.get("ng5", "paper", "nmf", 0) == {"nmi": 0.6, "objective": 3.0}
     assert [r["nmi"] for r in merged.runs("cstr", "paper", "nmf", 2)] == [0.5, 0.7]
+    # a record removed from the file by hand is not written back by a process that only
+    # read it
+    with open(path, encoding="utf-8") as f:
+        records = json.load(f)
+    del records[ResultCache.key("ng5", "paper", "nmf", 0)]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(records, f)
+    merged.put("cstr", "paper", "nmf", 2, {"nmi": 0.8, "objective": 0.5})
+    assert ResultCache(path).get("ng5", "paper", "nmf", 0) is None
+    assert ResultCache(path).get("cstr", "paper", "nmf", 2)["nmi"] == 0.8
 
 
 def test_summarize_keeps_the_best_runs_by_objective():

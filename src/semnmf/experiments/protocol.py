@@ -39,6 +39,7 @@ class ResultCache:
     def __init__(self, path=None):
         self.path = path
         self.records = {}
+        self._written = set()  # keys put by this object: what it adds to the file
         if path and os.path.exists(path):
             with open(path, encoding="utf-8") as f:
                 self.records = json.load(f)
@@ -51,12 +52,15 @@ class ResultCache:
         return self.records.get(self.key(dataset, protocol, method, run))
 
     def put(self, dataset, protocol, method, run, record):
-        self.records[self.key(dataset, protocol, method, run)] = record
+        key = self.key(dataset, protocol, method, run)
+        self.records[key] = record
+        self._written.add(key)
         self.save()
 
     def save(self):
-        """Write the records atomically, merged with what is on disk now: two benchmarks
-        sharing one cache (say one per corpus, on two cores) keep each other's runs.
+        """Write the records atomically, merged with what is on disk now: the file's
+        records plus the ones this object put, so two benchmarks sharing one cache (say
+        one per corpus, on two cores) keep each other's runs.
         The read-merge-write holds an exclusive lock on ``path + ".lock"`` where the
         platform has ``fcntl``."""
         if not self.path:
@@ -67,7 +71,10 @@ class ResultCache:
             if os.path.exists(self.path):
                 try:
                     with open(self.path, encoding="utf-8") as f:
-                        self.records = {**json.load(f), **self.records}
+                        on_disk = json.load(f)
+                    if isinstance(on_disk, dict):
+                        on_disk.update({key: self.records[key] for key in self._written})
+                        self.records = on_disk
                 except (OSError, ValueError):
                     pass  # unreadable: replaced by ours
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=".cache-", suffix=".json")
