@@ -135,10 +135,10 @@ TABLE2_NOTES = """\
   (PPMI) is not the best here (0.564 against GNMF's 0.597), as in the paper, where it
   ties NMF and Skmeans (0.49).
 - **DCN on CLASSIC4 and NG5 below (CLASSIC4 0.43 best of 5 by objective, 0.49 ± 0.06
-  over 5 seeds, against 0.57; NG5 0.37 against 0.62): not explained, and too few fits to
-  say much.** One fit takes 11 minutes on CLASSIC4 and 37 on NG5 here (50 pretraining
+  over 5 seeds, against 0.57; NG5 0.37 best of 2, 0.42 ± 0.04 over 2 seeds, against
+  0.62): not explained, and too few fits to say much.** One fit takes 11 minutes on CLASSIC4 and 37 on NG5 here (50 pretraining
   epochs of a d-500-500-2000-10 autoencoder, Yang et al.'s architecture, on one core), so
-  5 and 1-2 fits were run, not 50. Runs range 0.42-0.58 on CLASSIC4, and the run with the
+  5 and 2 fits were run, not 50. Runs range 0.42-0.58 on CLASSIC4, and the run with the
   lowest DCN objective has the lowest NMI. The SN paper states no DCN settings (input,
   layer sizes, λ, epochs), so we cannot tell which of them differs. On CSTR (10 fits)
   DCN is above its published value (0.65 vs 0.63).
