@@ -12,6 +12,7 @@ import os
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -144,3 +145,28 @@ def no_semnmf_data(monkeypatch):
     """Run with $SEMNMF_DATA unset, whatever the caller's environment holds."""
     monkeypatch.delenv("SEMNMF_DATA", raising=False)
     return os.environ
+
+
+def random_rank2_problem(seed, kind, *, n, max_m, density):
+    """(B, Y) of a random rank-2 NNLS problem min ‖Y − B G‖ (B: m x 2, Y: m x n, m drawn in
+    [2, max_m)), made degenerate as ``kind`` says: "generic", "collinear", "zero column",
+    "zero columns", "zero rhs" (the first n // 2 right-hand sides), "orthogonal" or "near
+    tie" (b2 = b1 rotated a hair, so eq. (11) of the rank-2 paper is decided by rounding)."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, max_m))
+    B = rng.random((m, 2))
+    Y = rng.random((m, n)) * (rng.random((m, n)) < density)
+    if kind == "collinear":
+        B[:, 1] = 3.0 * B[:, 0]
+    elif kind == "zero column":
+        B[:, rng.integers(2)] = 0.0
+    elif kind == "zero columns":
+        B[:] = 0.0
+    elif kind == "zero rhs":
+        Y[:, : n // 2] = 0.0
+    elif kind == "orthogonal":
+        B[: m // 2, 0] = 0.0
+        B[m // 2:, 1] = 0.0
+    elif kind == "near tie":
+        B[:, 1] = B[:, 0] * (1 + 1e-9 * rng.random(m))
+    return B, Y

@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.optimize import nnls
 
+from conftest import random_rank2_problem
 from semnmf import HierarchicalNMF, ari, topic_coherence
 from semnmf.models.hierarchical import mndcg, node_score
 from semnmf.models.rank2 import nnls_rank2, rank2_nmf
@@ -30,20 +31,7 @@ def algorithm1(B, y):
 
 
 def random_nnls(seed, kind):
-    rng = np.random.default_rng(seed)
-    m, n = rng.integers(2, 12), 7
-    B = rng.random((m, 2))
-    Y = rng.random((m, n)) * (rng.random((m, n)) < 0.7)
-    if kind == "collinear":
-        B[:, 1] = 3.0 * B[:, 0]
-    elif kind == "zero column":
-        B[:, rng.integers(2)] = 0.0
-    elif kind == "zero rhs":
-        Y[:, :3] = 0.0
-    elif kind == "orthogonal":
-        B[: m // 2, 0] = 0.0
-        B[m // 2:, 1] = 0.0
-    return B, Y
+    return random_rank2_problem(seed, kind, n=7, max_m=12, density=0.7)
 
 
 KINDS = ["generic", "collinear", "zero column", "zero rhs", "orthogonal"]

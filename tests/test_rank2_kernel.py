@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from conftest import random_rank2_problem
 from semnmf.models import _rank2_kernels as K
 from semnmf.models import rank2 as r2
 from semnmf.models.rank2 import nnls_rank2, rank2_nmf
@@ -53,25 +54,8 @@ def reference_rank2_nmf(X, W, max_iter, tol):
 
 def random_rhs(seed, kind, dtype, n=300):
     """(BᵀB, YᵀB) of a random rank-2 NNLS problem of the given kind."""
-    rng = np.random.default_rng(seed)
-    m = int(rng.integers(2, 15))
-    B = rng.random((m, 2))
-    Y = rng.random((m, n)) * (rng.random((m, n)) < 0.6)
-    if kind == "collinear":
-        B[:, 1] = 3.0 * B[:, 0]
-    elif kind == "zero column":
-        B[:, rng.integers(2)] = 0.0
-    elif kind == "zero columns":
-        B[:] = 0.0
-    elif kind == "zero rhs":
-        Y[:, : n // 2] = 0.0
-    elif kind == "orthogonal":
-        B[: m // 2, 0] = 0.0
-        B[m // 2:, 1] = 0.0
-    elif kind == "near tie":  # b2 = b1 rotated a hair: eq. (11) is decided by rounding
-        B[:, 1] = B[:, 0] * (1 + 1e-9 * rng.random(m))
-    YtB = (Y.T @ B).astype(dtype)
-    return (B.T @ B), YtB
+    B, Y = random_rank2_problem(seed, kind, n=n, max_m=15, density=0.6)
+    return B.T @ B, (Y.T @ B).astype(dtype)
 
 
 def run_nnls_rows(BtB, YtB, prev=None, scales=(1.0, 1.0, 1.0, 1.0)):
