@@ -321,8 +321,10 @@ def _segment_path(checkpoint, lo):
     return os.path.join(checkpoint, f"segment-{lo:09d}.npz")
 
 
-def _texts_digest(texts):
-    digest = hashlib.sha256()
+def _texts_digest(texts, digest=None):
+    """SHA-256 over the texts' own SHA-256 digests, in order, continuing ``digest`` when
+    given (the cache keys start it with the model and chunk length)."""
+    digest = hashlib.sha256() if digest is None else digest
     for text in texts:
         digest.update(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
     return digest.hexdigest()
@@ -389,12 +391,10 @@ def _check_texts(texts, what):
 
 
 def _cache_path(cache_dir, encoder, kind, texts, extra=""):
-    digest = hashlib.sha256()
-    digest.update(f"{encoder.name}|{kind}|{encoder.max_tokens}|{extra}|{len(texts)}".encode())
-    for text in texts:
-        digest.update(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+    header = f"{encoder.name}|{kind}|{encoder.max_tokens}|{extra}|{len(texts)}".encode()
+    key = _texts_digest(texts, hashlib.sha256(header))
     slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder.name)
-    return os.path.join(cache_dir, "embeddings", slug, f"{kind}-{digest.hexdigest()[:32]}.npz")
+    return os.path.join(cache_dir, "embeddings", slug, f"{kind}-{key[:32]}.npz")
 
 
 def _cached(texts, encoder, kind, compute, cache_dir, verbose, extra=""):
