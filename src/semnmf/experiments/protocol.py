@@ -105,19 +105,16 @@ def _locked(path):
     try:  # a read-only descriptor is enough for flock, and works on another user's file
         fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o666)
     except OSError:
-        fd = None
+        yield
+        return
     try:
-        if fd is not None:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except OSError:  # file systems without locks (some NFS mounts): merge only
-                os.close(fd)
-                fd = None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd closes
+        except OSError:  # file systems without locks (some NFS mounts): merge only
+            pass
         yield
     finally:
-        if fd is not None:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+        os.close(fd)
 
 
 class Contexts:
@@ -286,9 +283,9 @@ def run_dataset(name, corpus, X, methods, cache, *, protocols=PROTOCOLS, runs=50
             for method in missing:
                 if method.name == "skmeans":
                     record = _record(y, km.labels_, -km.objective_, km_seconds, km.n_iter_)
-                elif not method.shared_start and cache.get(name, "seeds", method.name, run):
-                    # a method with its own start (DCN) fits exactly its seed-``run`` fit
-                    record = cache.get(name, "seeds", method.name, run)
+                elif not method.shared_start and (
+                        seeded := cache.get(name, "seeds", method.name, run)):
+                    record = seeded  # its own start (DCN): the very fit of seed ``run``
                 else:
                     result = attempt(method, X, k, run, contexts,
                                      start=start if method.shared_start else None)
