@@ -9,10 +9,9 @@ contexts get close factors and documents about one topic cluster together.
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_matrix
+from .._validation import check_matrix, check_nonnegative_float
 from ..text.context import word_context
 from ._mu import squared_norm
-from .._validation import check_nonnegative_float
 from .nmf import _BaseNMF
 
 # Default relative weight of the word-context term (see SemanticNMF's docstring).

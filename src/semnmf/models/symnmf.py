@@ -31,12 +31,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
 from .._progress import progress
-from .._validation import check_matrix, check_n_components, check_positive_int
+from .._validation import (check_matrix, check_n_components, check_nonnegative_float,
+                           check_positive_int)
 from ..refine.graph import knn_graph, log2_neighbors, normalized_cut_scaling
 from ._mu import RowBlocked, squared_norm
 from .gnmf import check_affinity
 from .init import initialize
-from .._validation import check_nonnegative_float
 from .nmf import NMF
 from .rank2 import _projected_gradient_sq
 
