@@ -85,7 +85,7 @@ def child(method, folder, iters):
             return model.reconstruction_err_ ** 2 / 2, model.n_iter_, None
     else:
         from semnmf import NMF, SemanticNMF
-        from semnmf.models._kernels import warm_up
+        from semnmf.models._solvers.kl_kernels import warm_up
 
         warm_up()
         if method == "nmf-kl-float32":
@@ -134,7 +134,7 @@ def emulate_sklearn(X, Z0, W0, iters):
     scikit-learn's ``_beta_divergence``."""
     from sklearn.decomposition._nmf import _beta_divergence
 
-    from semnmf.models._kernels import RatioKernel
+    from semnmf.models._solvers.kl_kernels import RatioKernel
 
     eps32, eps64 = float(np.finfo(np.float32).eps), np.finfo(np.float64).eps
     Kx, Kt = RatioKernel(X, floor=eps32), RatioKernel(X.T.tocsr(), floor=eps32)

@@ -39,7 +39,8 @@ import numpy as np
 from _common import (HERE, load, load_cache, machine_line, mean_sd, save_cache, table,
                      write_markdown)
 from semnmf import SemanticNMF, clustering_scores, topic_coherence
-from semnmf.semantics import PretrainedSemanticNMF, term_forms
+from semnmf.pipelines import PretrainedSemanticNMF
+from semnmf.text.pretrained import term_forms
 from semnmf.text import encoders
 
 CACHE = os.path.join(HERE, "cache", "semantics.json")

@@ -16,7 +16,7 @@ import numpy as np
 
 from _common import default_context, load, machine_line, mean_sd, table, write_markdown
 from semnmf import SemanticNMF, ari, nmi
-from semnmf.models._mu import squared_norm
+from semnmf.models._solvers.mu import squared_norm
 
 LAMBDAS = [0, 0.01, 0.1, 1, 3, 10, 30, 100, 1000]
 

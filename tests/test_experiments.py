@@ -275,16 +275,16 @@ def test_cli_bench_missing_dataset_is_skipped(tmp_path, capsys, no_semnmf_data):
 
 
 def test_graph_methods_share_one_document_graph(corpus, monkeypatch):
-    from semnmf.models import gnmf
+    from semnmf import graphs
 
     calls = []
-    original = gnmf.document_graph
+    original = graphs.document_graph
 
     def counted(*args, **kwargs):
         calls.append(kwargs)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(gnmf, "document_graph", counted)
+    monkeypatch.setattr(graphs, "document_graph", counted)
     cache = ResultCache()
     run_dataset("planted", corpus, corpus.tfidf(), ["gnmf", "sgnmf"], cache, runs=2, seeds=2,
                 log=lambda m: None)

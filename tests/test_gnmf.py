@@ -14,7 +14,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from semnmf import NMF, SemanticNMF, nmi
 from semnmf.models.gnmf import (GNMF, GraphProblem, SemanticGNMF, effective_graph_lambda)
 from semnmf.models.init import initialize, initialize_context_factor
-from semnmf.refine.graph import knn_graph
+from semnmf.graphs.knn import knn_graph
 from conftest import planted_corpus
 
 EPS = np.finfo(np.float32).eps

@@ -11,7 +11,7 @@ from scipy.optimize import nnls
 from conftest import random_rank2_problem
 from semnmf import HierarchicalNMF, ari, topic_coherence
 from semnmf.models.hierarchical import mndcg, node_score
-from semnmf.models.rank2 import nnls_rank2, rank2_nmf
+from semnmf.models._solvers.rank2 import nnls_rank2, rank2_nmf
 
 
 # -- rank-2 NNLS ------------------------------------------------------------------------

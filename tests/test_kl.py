@@ -1,4 +1,4 @@
-"""NMF-KL and SNMF-KL (slides eq. 2, Algorithm 2 corrected in semnmf.models._kl): the fused
+"""NMF-KL and SNMF-KL (slides eq. 2, Algorithm 2 corrected in semnmf.models._solvers.kl): the fused
 kernel against dense arithmetic, the updates against a slow dense reference, monotonicity,
 KKT conditions, and the estimator API with loss="kl"."""
 
@@ -12,15 +12,15 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from semnmf import NMF, SemanticNMF, nmi
-from semnmf.models import _kernels
-from semnmf.models._kl import KLProblem
+from semnmf.models._solvers import kl_kernels as _kernels
+from semnmf.models._solvers.kl import KLProblem
 from semnmf.models.init import initialize, initialize_context_factor
 from semnmf.models.semantic import effective_lambda
 
 from test_nmf import EXPECTED_FAILED_CHECKS, planted_corpus, random_problem
 
 
-# -- slow, obvious dense reference of eq. (2) and the updates of semnmf.models._kl -------
+# -- slow, obvious dense reference of eq. (2) and the updates of semnmf.models._solvers.kl -------
 def dense_kl(A, B):
     """Generalized KL divergence D(A‖B) = Σ a log(a/b) − a + b over all entries."""
     mask = A > 0

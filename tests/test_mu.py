@@ -1,11 +1,11 @@
-"""The shared multiplicative-update loop (semnmf.models._mu.run): its stopping rule."""
+"""The shared multiplicative-update loop (semnmf.models._solvers.mu.run): its stopping rule."""
 
 import warnings
 
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from semnmf.models import _mu
+from semnmf.models._solvers import mu as _mu
 
 
 class ScriptedProblem:

@@ -15,7 +15,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from semnmf.metrics import nmi
-from semnmf.models._frobenius import FrobeniusProblem
+from semnmf.models._solvers.frobenius import FrobeniusProblem
 from semnmf.models.init import initialize, initialize_context_factor
 from semnmf.models.nmf import NMF
 from semnmf.models.semantic import SemanticNMF

@@ -1,4 +1,4 @@
-"""The compiled rank-2 ANLS kernels (semnmf.models._rank2_kernels) against numpy references.
+"""The compiled rank-2 ANLS kernels (semnmf.models._solvers.rank2_kernels) against numpy references.
 
 The numpy reference of one NNLS solve is :func:`nnls_rank2` (Algorithm 2, itself tested
 against scipy's NNLS and Algorithm 1 in test_hierarchical.py); the reference of the
@@ -13,9 +13,9 @@ import pytest
 import scipy.sparse as sp
 
 from conftest import random_rank2_problem
-from semnmf.models import _rank2_kernels as K
-from semnmf.models import rank2 as r2
-from semnmf.models.rank2 import nnls_rank2, rank2_nmf
+from semnmf.models._solvers import rank2_kernels as K
+from semnmf.models._solvers import rank2 as r2
+from semnmf.models._solvers.rank2 import nnls_rank2, rank2_nmf
 
 DTYPES = [np.float32, np.float64]
 KINDS = ["generic", "collinear", "zero column", "zero columns", "zero rhs", "orthogonal",

@@ -18,10 +18,10 @@ import pytest
 import scipy.sparse as sp
 
 from semnmf import Corpus, SemanticNMF, nmi
-from semnmf.semantics import (PretrainedSemanticNMF, combined_context, document_start,
-                              document_vectors, expand_documents, pretrained_inputs,
-                              semantic_document_graph, term_forms, word_graph)
-from semnmf import semantics
+from semnmf.graphs import semantic_document_graph, word_graph
+from semnmf.pipelines import pretrained as semantics
+from semnmf.pipelines.pretrained import PretrainedSemanticNMF, document_start, pretrained_inputs
+from semnmf.text.pretrained import combined_context, document_vectors, expand_documents, term_forms
 from semnmf.cli import main
 from semnmf.text import encoders
 from semnmf.text.encoders import SentenceEncoder, embed_documents, embed_terms
@@ -360,7 +360,7 @@ def test_missing_extra_names_the_install_command(monkeypatch):
 
 
 def test_core_import_needs_no_torch():
-    code = ("import sys, semnmf, semnmf.semantics, semnmf.text.encoders; "
+    code = ("import sys, semnmf, semnmf.pipelines.pretrained, semnmf.text.encoders; "
             "print('torch' in sys.modules, 'sentence_transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()

@@ -14,7 +14,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from semnmf import NMF, nmi
 from semnmf.models.symnmf import NMFS, SymNMF, nnls_rows, symnmf_anls
-from semnmf.refine.graph import knn_graph, normalized_cut_scaling
+from semnmf.graphs.knn import knn_graph, normalized_cut_scaling
 from conftest import planted_corpus
 
 

@@ -13,7 +13,7 @@ from .models import (GNMF, NMF, HierarchicalNMF, ProjectiveNMF, SemanticGNMF, Se
                      SeNMF, SphericalKMeans)
 from .ensemble import consensus, mixture_consensus
 from .refine import GTNMF
-from .semantics import PretrainedSemanticNMF
+from .pipelines import PretrainedSemanticNMF
 from .text.corpus import Corpus
 from .text.context import word_context
 

@@ -52,8 +52,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
-from .._progress import log
-from .._validation import check_n_components
+from .._utils.progress import log
+from .._utils.validation import check_n_components
 from ..metrics import ari, nmi
 
 __all__ = [

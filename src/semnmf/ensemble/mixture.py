@@ -46,8 +46,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._progress import progress
-from .._validation import check_n_components
+from .._utils.progress import progress
+from .._utils.validation import check_n_components
 from .consensus import MISSING, _check_label_matrix, _incidence, _n_categories, _relabel
 
 __all__ = ["MODELS", "MultinomialMixture", "mixture_consensus", "n_parameters"]

@@ -163,7 +163,7 @@ class Contexts:
 
     def graph(self, X, model):
         """GNMF's kNN document graph for ``model``'s settings, built once per setting."""
-        from ..models.gnmf import document_graph
+        from ..graphs import document_graph
 
         key = ("graph", model.n_neighbors, model.weight, model.metric, model.bandwidth)
         if key not in self.built:

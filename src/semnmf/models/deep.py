@@ -33,8 +33,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
-from .._progress import progress
-from .._validation import FLOAT_DTYPES, check_matrix, check_n_components
+from .._utils.progress import progress
+from .._utils.validation import FLOAT_DTYPES, check_matrix, check_n_components
 
 __all__ = ["DCN"]
 

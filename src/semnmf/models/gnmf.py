@@ -8,7 +8,7 @@ terms x documents; here X is documents x terms, Z = V, W = U)::
 
 over a sparse symmetric k-nearest-neighbour graph A of the documents (Cai et al.'s 0/1,
 heat-kernel or dot-product weights), built by
-:func:`semnmf.refine.graph.knn_graph` without ever forming an n x n matrix.
+:func:`semnmf.graphs.knn.knn_graph` without ever forming an n x n matrix.
 ``Tr(Ẑᵀ L Ẑ) = ½ Σ_ij a_ij ‖ẑ_i − ẑ_j‖²`` (Cai et al. §3, the smoothness R) is small
 when documents joined by an edge have close factors.
 
@@ -55,17 +55,15 @@ With μ = 0 everything is exactly (bit for bit) NMF / Semantic-NMF.
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 
-from .._validation import check_positive_int, check_square_nonnegative, empty_rows
-from ..refine.graph import knn_graph
-from ._frobenius import FrobeniusProblem
-from ._mu import EPSILON, RowBlocked
+from .._utils.validation import check_positive_int, empty_rows
+from ..graphs.documents import check_affinity, document_graph  # noqa: F401
+from ._solvers.frobenius import FrobeniusProblem
+from ._solvers.mu import EPSILON, RowBlocked
 from .nmf import _BaseNMF
 from .semantic import DEFAULT_LAM, SemanticNMF, check_lam
 
-__all__ = ["GNMF", "SemanticGNMF", "GraphProblem", "effective_graph_lambda", "check_affinity",
-           "document_graph"]
+__all__ = ["GNMF", "SemanticGNMF", "GraphProblem", "effective_graph_lambda"]
 
 # Default relative weight of the document-graph term (see effective_graph_lambda), from
 # the sweeps reported in GNMF's and SemanticGNMF's docstrings (CSTR, CLASSIC4, BBC, NG5).
@@ -74,39 +72,10 @@ DEFAULT_GRAPH_LAM = 3.0
 GRAPH_WEIGHTS = ("binary", "heat", "cosine")
 
 
-# -- the document graph --------------------------------------------------------------------
-def check_affinity(A, n_samples, name="A", dtype=np.float64):
-    """Validate a user's document graph: sparse or dense (n, n), finite, non-negative,
-    symmetric. Returned as CSR of ``dtype`` (dense input is converted; it is the caller's
-    already, so this costs no n x n beyond it)."""
-    A = check_square_nonnegative(A, name, square_as="a square (n_documents, n_documents) graph",
-                                 nonnegative_as="hold non-negative similarities")
-    if A.shape[0] != n_samples:
-        raise ValueError(
-            f"{name} has shape {A.shape} but X has {n_samples} documents: the graph must be "
-            f"({n_samples}, {n_samples}), one row and column per document of X, in X's order.")
-    A = sp.csr_matrix(A, dtype=dtype)
-    asym = A - A.T
-    if asym.nnz and np.abs(asym.data).max() > 1e-10 * max(np.abs(A.data).max(), 1e-300):
-        raise ValueError(
-            f"{name} must be symmetric (an undirected graph); symmetrize it first, e.g. "
-            f"{name}.maximum({name}.T) or ({name} + {name}.T) / 2.")
-    A.sort_indices()
-    return A
-
-
 def _check_n_neighbors_param(n_neighbors, allow_none=False):
     if n_neighbors is None and allow_none:
         return None
     return check_positive_int(n_neighbors, "n_neighbors")
-
-
-def document_graph(X, n_neighbors, *, weight="binary", metric="cosine", bandwidth=None):
-    """Symmetric kNN graph of the documents (rows of X): :func:`knn_graph` with
-    ``symmetrize="max"`` (an edge when either document is among the other's neighbours,
-    as Cai et al.'s graph and their ``constructW`` do), no self loops."""
-    return knn_graph(X, n_neighbors, metric=metric, weight=weight, symmetrize="max",
-                     self_loops=False, bandwidth=bandwidth)
 
 
 def effective_graph_lambda(lam, A, scale="relative"):
@@ -139,7 +108,7 @@ class GraphProblem(FrobeniusProblem):
     Parameters
     ----------
     X, Z, W, M, Q, lam, update_W, Xt, Mt
-        As in :class:`~semnmf.models._frobenius.FrobeniusProblem`.
+        As in :class:`~semnmf.models._solvers.frobenius.FrobeniusProblem`.
     A : CSR (n, n), symmetric, non-negative
         Document graph.
     mu : float

@@ -1,7 +1,7 @@
 """Hierarchical document clustering by rank-2 NMF (HierNMF2; Kuang & Park, KDD 2013).
 
 A binary topic tree grown top-down (Algorithm 3): every new node is split tentatively by
-rank-2 NMF (:func:`~semnmf.models.rank2.rank2_nmf`), the split is scored by the modified
+rank-2 NMF (:func:`~semnmf.models._solvers.rank2.rank2_nmf`), the split is scored by the modified
 NDCG of eq. (12)-(17) (:func:`node_score`), and the leaf with the highest score is split
 next, until ``n_leaves`` leaves exist or no leaf scores above ``score_threshold`` (σ).
 Small, low-scoring children are set apart as outliers (β, T). Nothing of size n x n is
@@ -18,10 +18,10 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._progress import progress
-from .._validation import check_positive_int, empty_rows, validate_estimator_input
+from .._utils.progress import progress
+from .._utils.validation import check_positive_int, empty_rows, validate_estimator_input
 from ..metrics import top_terms as _top_terms
-from .rank2 import rank2_nmf
+from ._solvers.rank2 import rank2_nmf
 
 SPLITTERS = ("rank2", "semantic", "kmeans")
 

@@ -2,7 +2,7 @@
 
 :class:`NMF` and :class:`~semnmf.SemanticNMF` share :class:`_BaseNMF` (parameters,
 initialization, restarts, final normalization, labels, ``transform``) and one problem
-class (:mod:`semnmf.models._frobenius`): NMF is Semantic-NMF without the word-context
+class (:mod:`semnmf.models._solvers.frobenius`): NMF is Semantic-NMF without the word-context
 term (λ = 0), exactly as the Neurocomputing paper's §5.2 says.
 """
 
@@ -13,11 +13,11 @@ from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import (check_n_components, check_nonnegative_float, check_positive_int,
+from .._utils.validation import (check_n_components, check_nonnegative_float, check_positive_int,
                            empty_rows, validate_estimator_input)
 from ..metrics import top_terms as _top_terms
-from . import _mu
-from ._frobenius import FrobeniusProblem, transpose_csr
+from ._solvers import mu as _mu
+from ._solvers.frobenius import FrobeniusProblem, transpose_csr
 from .init import INITS, initialize, initialize_context_factor
 
 LOSSES = ("frobenius", "kl")
@@ -134,7 +134,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
     def _make_problem(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None):
         """The update problem for this estimator's loss and variant (one per run)."""
         if self.loss == "kl":
-            from ._kl import KLProblem
+            from ._solvers.kl import KLProblem
             return KLProblem(X, Z, W, M=M, Q=Q, lam=lam, update_W=update_W, Xt=Xt, Mt=Mt)
         return FrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, update_W=update_W, Xt=Xt, Mt=Mt,
                                 orthogonal=bool(self.orthogonal))
@@ -234,10 +234,10 @@ class NMF(_BaseNMF):
         Number of clusters k (the paper's g).
     loss : {"frobenius", "kl"}, default="frobenius"
         "frobenius": ½‖X − ZWᵀ‖²_F. "kl": the generalized Kullback-Leibler divergence
-        D(X‖ZWᵀ) (slides, eq. 2), see :mod:`semnmf.models._kl`.
+        D(X‖ZWᵀ) (slides, eq. 2), see :mod:`semnmf.models._solvers.kl`.
     orthogonal : bool, default=False
         Orthogonal NMF (Ding et al. 2006; Yoo & Choi 2008): the Z update keeps ZᵀZ close
-        to the identity (Frobenius loss only), see :mod:`semnmf.models._frobenius`.
+        to the identity (Frobenius loss only), see :mod:`semnmf.models._solvers.frobenius`.
     init : {"skmeans", "random", "nndsvda", "custom"}, default="skmeans"
         Starting point. "skmeans" starts from spherical k-means (best of 10 restarts), as
         the papers do (Neurocomputing §5.4).

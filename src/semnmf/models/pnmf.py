@@ -56,9 +56,9 @@ next sweep.
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._validation import validate_estimator_input
-from ._frobenius import FrobeniusProblem, transpose_csr
-from ._mu import EPSILON, RowBlocked, squared_norm
+from .._utils.validation import validate_estimator_input
+from ._solvers.frobenius import FrobeniusProblem, transpose_csr
+from ._solvers.mu import EPSILON, RowBlocked, squared_norm
 from .init import initialize
 from .nmf import (_BaseNMF, best_of_runs, check_documents, check_fit_params,
                   labels_from_memberships, normalize_columns)

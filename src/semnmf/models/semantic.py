@@ -9,9 +9,9 @@ contexts get close factors and documents about one topic cluster together.
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_matrix, check_nonnegative_float
+from .._utils.validation import check_matrix, check_nonnegative_float
 from ..text.context import word_context
-from ._mu import squared_norm
+from ._solvers.mu import squared_norm
 from .nmf import _BaseNMF
 
 # Default relative weight of the word-context term (see SemanticNMF's docstring).
@@ -102,7 +102,7 @@ class SemanticNMF(_BaseNMF):
         "absolute" uses ``lam`` as the paper's raw λ.
     loss : {"frobenius", "kl"}, default="frobenius"
         "kl" replaces both squared errors of eq. (5) by generalized KL divergences
-        (SNMF-KL, slides Algorithm 2), see :mod:`semnmf.models._kl`.
+        (SNMF-KL, slides Algorithm 2), see :mod:`semnmf.models._solvers.kl`.
     orthogonal : bool, default=False
         The Neurocomputing paper's §6.1 variant: the Z update of orthogonal NMF.
     init, n_init, max_iter, tol, random_state, verbose, Z_init, W_init

@@ -60,9 +60,9 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_matrix
-from ._frobenius import FrobeniusProblem, transpose_csr
-from ._mu import EPSILON, RowBlocked, squared_norm
+from .._utils.validation import check_matrix
+from ._solvers.frobenius import FrobeniusProblem, transpose_csr
+from ._solvers.mu import EPSILON, RowBlocked, squared_norm
 from .nmf import _BaseNMF
 from .semantic import DEFAULT_LAM, check_lam, document_context, effective_lambda
 

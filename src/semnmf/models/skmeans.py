@@ -18,7 +18,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import FLOAT_DTYPES, check_matrix, check_n_components, empty_rows
+from .._utils.validation import FLOAT_DTYPES, check_matrix, check_n_components, empty_rows
 
 from sklearn.utils.validation import validate_data as _sk_validate_data
 

@@ -10,7 +10,7 @@ similarity matrix A of the documents, built as GT §V-B prescribes (after Kuang 
 3. symmetrized: an edge when either document is among the other's neighbours;
 4. normalized-cut scaling ``A = D^{-1/2} Ŝ D^{-1/2}``.
 
-(:func:`semnmf.refine.graph.knn_graph` and :func:`~semnmf.refine.graph.normalized_cut_scaling`,
+(:func:`semnmf.graphs.knn.knn_graph` and :func:`~semnmf.graphs.knn.normalized_cut_scaling`,
 never an n x n dense matrix.) GT feeds this A to every method except plain NMF, and
 takes each document's cluster as the argmax of its row of the factor.
 
@@ -30,49 +30,20 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import validate_data
 
-from .._progress import progress
-from .._validation import (check_matrix, check_n_components, check_nonnegative_float,
+from .._utils.progress import progress
+from .._utils.validation import (check_matrix, check_n_components, check_nonnegative_float,
                            check_positive_int)
-from ..refine.graph import knn_graph, log2_neighbors, normalized_cut_scaling
-from ._mu import RowBlocked, squared_norm
-from .gnmf import check_affinity
+from ..graphs.documents import check_affinity, similarity_graph
+from ..graphs.knn import normalized_cut_scaling
+from ._solvers.mu import RowBlocked, squared_norm
 from .init import initialize
 from .nmf import NMF
-from .rank2 import _projected_gradient_sq
+from ._solvers.rank2 import _projected_gradient_sq
 
-__all__ = ["SymNMF", "NMFS", "symnmf_anls", "nnls_rows", "similarity_graph"]
+__all__ = ["SymNMF", "NMFS", "symnmf_anls", "nnls_rows"]
 
 SCALINGS = ("ncut", None)
 SYMNMF_INITS = ("random", "skmeans", "custom")
-
-
-# -- the similarity graph (GT §V-B) ------------------------------------------------------------
-def similarity_graph(X, n_neighbors=None, *, metric="cosine", weight="auto", scaling="ncut"):
-    """GT §V-B's similarity matrix of the rows of X, sparse (n, n).
-
-    Parameters
-    ----------
-    X : array-like or sparse matrix of shape (n_samples, n_features)
-    n_neighbors : int or None, default=None
-        q; None uses GT eq. 8, ``q = ⌊log₂ n⌋ + 1``.
-    metric, weight
-        As in :func:`~semnmf.refine.knn_graph` ("auto": cosine weights for metric="cosine",
-        the self-tuning kernel for "euclidean", GT's two choices).
-    scaling : {"ncut", None}, default="ncut"
-        "ncut": ``D^{-1/2} Ŝ D^{-1/2}`` (GT §V-B); None keeps Ŝ.
-
-    Returns
-    -------
-    A : scipy.sparse.csr_matrix (n_samples, n_samples), symmetric, float64
-    q : int
-        The number of neighbours used.
-    """
-    n = X.shape[0]
-    q = log2_neighbors(n) if n_neighbors is None else n_neighbors
-    A = knn_graph(X, q, metric=metric, weight=weight, symmetrize="max", self_loops=False)
-    if scaling == "ncut":
-        A = normalized_cut_scaling(A)
-    return A, q
 
 
 def _check_graph_estimator_params(est):

@@ -7,7 +7,7 @@ neighbour-count rules :func:`log2_neighbors`, :func:`cluster_log2_neighbors`) ar
 and shared with the graph-based estimators.
 """
 
-from .graph import cluster_log2_neighbors, knn_graph, log2_neighbors, normalized_cut_scaling
+from ..graphs.knn import cluster_log2_neighbors, knn_graph, log2_neighbors, normalized_cut_scaling
 from .gtnmf import GTNMF, refine, replicator_dynamics
 
 __all__ = [

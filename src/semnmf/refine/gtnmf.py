@@ -23,10 +23,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from .._progress import progress
-from .._validation import check_matrix, check_square_nonnegative
-from ..models._mu import RowBlocked
-from .graph import (METRICS, SYMMETRIZE, WEIGHTS, cluster_log2_neighbors, knn_graph,
+from .._utils.progress import progress
+from .._utils.validation import check_matrix, check_square_nonnegative
+from .._utils.parallel import RowBlocked
+from ..graphs.knn import (METRICS, SYMMETRIZE, WEIGHTS, cluster_log2_neighbors, knn_graph,
                     log2_neighbors, normalized_cut_scaling)
 
 __all__ = ["GTNMF", "refine", "replicator_dynamics"]

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_matrix, check_positive_int
+from .._utils.validation import check_matrix, check_positive_int
 
 __all__ = ["TokenSequences", "cooccurrence", "association", "prune", "word_context"]
 

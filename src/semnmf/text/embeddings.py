@@ -299,7 +299,7 @@ def align_vectors(vocabulary, vectors, *, surface_forms=None, lowercase=True,
     """The signed vector of every vocabulary term (zero rows for the terms not found).
 
     The lookup of :func:`embedding_context` without making anything non-negative: for
-    similarities between terms (:func:`semnmf.semantics.word_graph`). Parameters as there.
+    similarities between terms (:func:`semnmf.graphs.word_graph`). Parameters as there.
 
     Returns
     -------

@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from .._progress import log, progress
+from .._utils.progress import log, progress
 
 __all__ = ["SentenceEncoder", "load_encoder", "embed_documents", "embed_terms",
            "first_chunks", "embedding_seconds", "default_cache_dir", "MODEL_ALIASES"]

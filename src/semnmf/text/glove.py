@@ -64,7 +64,6 @@ References
 import math
 import numbers
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
@@ -72,7 +71,8 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
-from .._validation import FLOAT_DTYPES, check_matrix, check_positive_int
+from .._utils.parallel import thread_pool
+from .._utils.validation import FLOAT_DTYPES, check_matrix, check_positive_int
 
 __all__ = ["GloVe", "glove_context", "glove_weights"]
 
@@ -332,34 +332,30 @@ class GloVe(BaseEstimator):
         eta_, clip_ = dtype.type(eta), dtype.type(clip)
 
         history = []
-        pool = ThreadPoolExecutor(n_jobs) if n_jobs > 1 and nnz >= 2 * n_jobs else None
-        try:
-            for epoch in range(max_iter):
-                order = rng.permutation(nnz).astype(np.int64)
-                if pool is None:
-                    _adagrad_epoch(rows, cols, log_x, weight, order, 0, nnz, W, Wc, bw, bc,
-                                   GW, GWc, Gbw, Gbc, eta_, clip_)
-                else:  # Hogwild: threads on contiguous slices of the order, shared arrays
-                    bounds = np.linspace(0, nnz, n_jobs + 1).astype(np.int64)
-                    futures = [pool.submit(_adagrad_epoch, rows, cols, log_x, weight, order,
-                                           bounds[t], bounds[t + 1], W, Wc, bw, bc, GW, GWc,
-                                           Gbw, Gbc, eta_, clip_) for t in range(n_jobs)]
-                    for future in futures:
-                        future.result()
-                history.append(float(_loss(rows, cols, log_x, weight, W, Wc, bw, bc)))
-                if self.verbose:
-                    print(f"GloVe epoch {epoch + 1:02d} after {time.perf_counter() - start_time:.3f}"
-                          f" s, loss J = {history[-1]:.6g}")
-                if not np.isfinite(history[-1]):
-                    raise FloatingPointError(
-                        f"GloVe diverged at epoch {epoch + 1} (loss {history[-1]}); lower "
-                        f"learning_rate (now {eta}) or grad_clip (now {clip}).")
-                if (tol > 0 and len(history) > 1
-                        and history[-2] - history[-1] < tol * history[0]):
-                    break
-        finally:
-            if pool is not None:
-                pool.shutdown()
+        pool = thread_pool(n_jobs) if n_jobs > 1 and nnz >= 2 * n_jobs else None
+        for epoch in range(max_iter):
+            order = rng.permutation(nnz).astype(np.int64)
+            if pool is None:
+                _adagrad_epoch(rows, cols, log_x, weight, order, 0, nnz, W, Wc, bw, bc,
+                               GW, GWc, Gbw, Gbc, eta_, clip_)
+            else:  # Hogwild: threads on contiguous slices of the order, shared arrays
+                bounds = np.linspace(0, nnz, n_jobs + 1).astype(np.int64)
+                futures = [pool.submit(_adagrad_epoch, rows, cols, log_x, weight, order,
+                                       bounds[t], bounds[t + 1], W, Wc, bw, bc, GW, GWc,
+                                       Gbw, Gbc, eta_, clip_) for t in range(n_jobs)]
+                for future in futures:
+                    future.result()
+            history.append(float(_loss(rows, cols, log_x, weight, W, Wc, bw, bc)))
+            if self.verbose:
+                print(f"GloVe epoch {epoch + 1:02d} after {time.perf_counter() - start_time:.3f}"
+                      f" s, loss J = {history[-1]:.6g}")
+            if not np.isfinite(history[-1]):
+                raise FloatingPointError(
+                    f"GloVe diverged at epoch {epoch + 1} (loss {history[-1]}); lower "
+                    f"learning_rate (now {eta}) or grad_clip (now {clip}).")
+            if (tol > 0 and len(history) > 1
+                    and history[-2] - history[-1] < tol * history[0]):
+                break
 
         self.word_vectors_, self.context_vectors_ = W, Wc
         self.word_bias_, self.context_bias_ = bw, bc

@@ -1,4 +1,4 @@
-"""Numba kernels of the rank-2 ANLS iteration (:func:`semnmf.models.rank2.rank2_nmf`).
+"""Numba kernels of the rank-2 ANLS iteration (:func:`semnmf.models._solvers.rank2.rank2_nmf`).
 
 One ANLS iteration of rank-2 NMF (Kuang & Park, KDD 2013, §3) solves two non-negative
 least-squares problems with a two-column basis, each by Algorithm 2 on the 2 x 2 Gram
@@ -10,7 +10,7 @@ fused, one row at a time, with everything that row's solution is needed for:
 
 :func:`nnls_rows` (one pass over YᵀB): g = Algorithm 2 for that row (eq. 9-11, the same
 arithmetic, precision and tie rule as the numpy reference
-:func:`~semnmf.models.rank2.nnls_rank2`), and in the same pass the sums of GᵀG, the
+:func:`~semnmf.models._solvers.rank2.nnls_rank2`), and in the same pass the sums of GᵀG, the
 squared projected gradient of G (grad = G BᵀB − YᵀB; Lin 2007) and ⟨G, YᵀB⟩; optionally
 also the projected gradient of the previous iterate ``prev`` at the same (BᵀB, YᵀB),
 which is exactly the W-part of the previous iteration's stopping test (W's solve and W's

@@ -34,7 +34,6 @@ GTNMF specific: graph-regularized NMF and SymNMF use the same graphs.
 """
 
 import numbers
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,8 +42,8 @@ from sklearn import get_config
 from sklearn.neighbors import NearestNeighbors
 from sklearn.preprocessing import normalize
 
-from .._validation import check_matrix, check_square_nonnegative, empty_rows
-from ..models._mu import n_threads
+from .._utils.validation import check_matrix, check_square_nonnegative, empty_rows
+from .._utils.parallel import n_threads, thread_pool
 
 __all__ = ["knn_graph", "normalized_cut_scaling", "log2_neighbors", "cluster_log2_neighbors"]
 
@@ -340,8 +339,7 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
         for start in starts:
             work(start)
     else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(work, starts))
+        list(thread_pool(workers).map(work, starts))
     return dist, ind
 
 

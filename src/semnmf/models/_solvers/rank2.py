@@ -19,7 +19,7 @@ to a stationary point) and stops when the projected gradient norm falls under
 ``tol`` times its value after the first iteration (Lin 2007; the paper uses 1e-4).
 
 Compiled, fused iteration. :func:`nnls_rank2` stays the numpy reference of Algorithm 2;
-:func:`rank2_nmf` runs the numba kernels of :mod:`~semnmf.models._rank2_kernels`, which
+:func:`rank2_nmf` runs the numba kernels of :mod:`~semnmf.models._solvers.rank2_kernels`, which
 compute the same solutions (same candidates, same singular threshold, same tie rule of
 eq. 11, same precision) one row at a time and, in the same pass, what the iteration needs
 of them next. Why: with k = 2 every O(n + d) step is a few flops per row, so the numpy
@@ -44,8 +44,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
-from . import _rank2_kernels as _k
-from ._mu import _MIN_NNZ_FOR_THREADS, _pool, n_threads, row_blocks
+from . import rank2_kernels as _k
+from ..._utils.parallel import MIN_NNZ_FOR_THREADS, n_threads, row_blocks, thread_pool
+
+_MIN_NNZ_FOR_THREADS = MIN_NNZ_FOR_THREADS
 
 # A 2 x 2 Gram matrix with det(BᵀB) <= _SINGULAR * b11 * b22 (cosine of the angle between
 # b1 and b2 above 1 - 5e-11) is treated as singular: its unconstrained solution is not
@@ -131,7 +133,7 @@ def _coefficients(BtB, dtype):
 
     Returns ``gram`` (float64: a, b, c, 1/‖b1‖, 1/‖b2‖, 1.0 if BᵀB is regular else 0.0) and
     ``tcoef`` (in ``dtype``: a, c with 1 for a zero column, c/det, b/det, a/det), see
-    :func:`~semnmf.models._rank2_kernels.nnls_rows`.
+    :func:`~semnmf.models._solvers.rank2_kernels.nnls_rows`.
     """
     a, b, c = float(BtB[0, 0]), float(BtB[0, 1]), float(BtB[1, 1])
     r1 = 1.0 / np.sqrt(a) if a > 0 else 0.0
@@ -145,13 +147,13 @@ def _coefficients(BtB, dtype):
 
 class _ZStep:
     """The Z half-step of one iteration, fused with both products of X (see
-    :mod:`~semnmf.models._rank2_kernels`).
+    :mod:`~semnmf.models._solvers.rank2_kernels`).
 
     ``self(W, scale, WtW)`` overwrites ``self.Z`` with NNLS(WᵀW, X W) for the column-scaled
     W · diag(scale) (WtW is its Gram matrix) and ``self.parts`` with
     Xᵀ Z (as per-thread partial sums, shape (n_parts, d, 2)); returns (ZᵀZ, squared
     projected gradient of Z, ⟨Z, X W⟩). Sparse X: one pass over its non-zeros, by row
-    blocks on threads (:func:`~semnmf.models._rank2_kernels.z_rows`). Dense X: the two
+    blocks on threads (:func:`~semnmf.models._solvers.rank2_kernels.z_rows`). Dense X: the two
     BLAS products around the fused solve.
     """
 
@@ -189,7 +191,7 @@ class _ZStep:
             if len(self.blocks) == 1:
                 sums = [_k.z_rows(*args, self.parts[0], 0, X.shape[0])]
             else:
-                sums = list(_pool(len(self.blocks)).map(
+                sums = list(thread_pool(len(self.blocks)).map(
                     lambda q: _k.z_rows(*args, self.parts[q], *self.blocks[q]),
                     range(len(self.blocks))))
             s11, s12, s22, pg, zy = (sum(values) for values in zip(*sums))
@@ -221,7 +223,7 @@ def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None):
     across iterations; the rescaling of W is absorbed by the exact Z solve). The objective
     is evaluated by the trace identity ½(‖X‖² − 2⟨Z, XW⟩ + ⟨WᵀW, ZᵀZ⟩).
 
-    Compiled and fused (:mod:`~semnmf.models._rank2_kernels`): per iteration one pass
+    Compiled and fused (:mod:`~semnmf.models._solvers.rank2_kernels`): per iteration one pass
     over the non-zeros of X (the Z solve sits between X W and Xᵀ Z, row by row, threaded
     by row blocks without a transposed copy of X) and one pass over XᵀZ (the W solve, its
     Gram matrix, and the W-part of the previous iteration's projected gradient, which

@@ -19,15 +19,15 @@ import warnings
 
 import numpy as np
 
-from . import __version__
-from ._progress import log
-from .datasets import BUILTIN, DatasetError, list_datasets, load_dataset
-from .metrics import clustering_scores, nmi, top_terms
-from .models import NMF, HierarchicalNMF, SemanticNMF, SphericalKMeans
-from .models.semantic import DEFAULT_LAM
-from .experiments import (LAMBDAS, TABLE2_ORDER, ResultCache, get_method, lambda_sweep,
+from .. import __version__
+from .._utils.progress import log
+from ..datasets import BUILTIN, DatasetError, list_datasets, load_dataset
+from ..metrics import clustering_scores, nmi, top_terms
+from ..models import NMF, HierarchicalNMF, SemanticNMF, SphericalKMeans
+from ..models.semantic import DEFAULT_LAM
+from ..experiments import (LAMBDAS, TABLE2_ORDER, ResultCache, get_method, lambda_sweep,
                           plot_sweep, run_dataset, table2_markdown)
-from .text.corpus import json_default
+from ..text.corpus import json_default
 
 METHODS = ("snmf", "nmf", "skmeans", "senmf", "gnmf", "sgnmf", "pnmf")
 CONTEXT_METHODS = ("snmf", "senmf", "sgnmf")  # methods that fit a word-context matrix M
@@ -359,7 +359,7 @@ def _cluster(args):
     extra = {}
     E = None
     if args.semantics != "corpus":
-        from .semantics import pretrained_inputs, semantic_model
+        from ..pipelines.pretrained import pretrained_inputs, semantic_model
 
         log(f"adding pretrained semantics ({args.semantics}, embedding {args.embed}) ...",
             verbose)
@@ -417,7 +417,7 @@ def _cluster(args):
 
 def _cluster_model(args, verbose):
     """The estimator of ``--method`` with the command's options."""
-    from .models import GNMF, ProjectiveNMF, SemanticGNMF, SeNMF
+    from ..models import GNMF, ProjectiveNMF, SemanticGNMF, SeNMF
 
     common = dict(n_init=args.n_init, max_iter=args.max_iter, tol=args.tol,
                   random_state=args.seed, verbose=int(verbose))
@@ -455,7 +455,7 @@ def _check_combination(args):
             raise ValueError("with embedded documents every run starts from the same k-means "
                              "of the document vectors, so --consensus and --n-init would repeat "
                              "one run; use --embed words, or drop them.")
-        from .semantics import check_available
+        from ..pipelines.pretrained import check_available
 
         check_available(args.semantics)
     if (args.loss != "frobenius" or args.orthogonal) and args.method not in ("nmf", "snmf"):
@@ -482,7 +482,7 @@ def _consensus_runs(args, model, X, fit_params, verbose):
     by objective and combine their labels. Returns (labels, record, kept partitions)."""
     from sklearn.base import clone
 
-    from .ensemble import consensus, mixture_consensus, pairwise_agreement
+    from ..ensemble import consensus, mixture_consensus, pairwise_agreement
 
     runs = []
     for r in range(args.runs):
@@ -517,7 +517,7 @@ def _consensus_runs(args, model, X, fit_params, verbose):
 
 
 def _refine(args, X, memberships, labels, corpus, verbose):
-    from .refine import GTNMF
+    from ..refine import GTNMF
 
     log("refining with GTNMF (replicator dynamics on a kNN graph) ...", verbose)
     gt = GTNMF(verbose=int(verbose)).fit(X, memberships=memberships)
@@ -585,7 +585,7 @@ def _tree(args):
     _atomic_write(os.path.join(out, "tree.json"),
                   lambda f: json.dump(tree, f, indent=1, default=json_default))
     _write_assignments(os.path.join(out, "assignments.csv"), corpus, model.labels_)
-    from .report import plot_tree
+    from ..report import plot_tree
     figure = plot_tree(model, corpus.vocabulary, n_terms=6,
                        title=f"{corpus.name}: {model.n_leaves_} leaves")
     for ext in ("png", "svg"):

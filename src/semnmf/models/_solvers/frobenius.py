@@ -60,7 +60,7 @@ What holds, and what does not (the tests check the former):
 import numpy as np
 import scipy.sparse as sp
 
-from ._mu import EPSILON, RowBlocked, squared_norm
+from .mu import EPSILON, RowBlocked, squared_norm
 
 
 def transpose_csr(A):

@@ -1,7 +1,7 @@
-"""Numba kernels of the KL multiplicative updates (:mod:`semnmf.models._kl`).
+"""Numba kernels of the KL multiplicative updates (:mod:`semnmf.models._solvers.kl`).
 
 Every KL update needs one product of the form (slides, Algorithm 2, written out in
-:mod:`semnmf.models._kl`)::
+:mod:`semnmf.models._solvers.kl`)::
 
     P = (A ⊘ L Rᵀ) R          A sparse (m x p), L (m x k), R (p x k)
 
@@ -24,13 +24,12 @@ specialization per dtype on first use (and caches it on disk).
 """
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ._mu import n_threads, row_blocks
+from ..._utils.parallel import n_threads, row_blocks, thread_pool
 
 # Reassociation lets LLVM vectorize the k-term dot product; no flag that assumes
 # finite values ("nnan", "ninf") is set, so the floor on s keeps its meaning.
@@ -43,20 +42,6 @@ _MIN_NNZ_FOR_THREADS = 50_000
 # Blocks per thread: more blocks than threads lets a thread that is slowed down on a
 # shared machine hand its remaining rows to the others.
 _BLOCKS_PER_THREAD = 4
-
-_executor = None
-_executor_workers = 0
-
-
-def _pool(workers):
-    """The module's thread pool (re-created only when $SEMNMF_NUM_THREADS changes; an old
-    pool is left to finish whatever another thread still runs on it)."""
-    global _executor, _executor_workers
-    if _executor is None or _executor_workers != workers:
-        _executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="semnmf-kl")
-        _executor_workers = workers
-    return _executor
-
 
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
 def ratio_rows(indptr, indices, data, L, R, out, start, stop, floor, with_log):
@@ -149,7 +134,7 @@ class RatioKernel:
         if len(self.blocks) == 1:
             total = ratio_rows(*args, 0, m, floor, with_log)
         else:
-            parts = list(_pool(self.workers).map(
+            parts = list(thread_pool(self.workers).map(
                 lambda block: ratio_rows(*args, block[0], block[1], floor, with_log),
                 self.blocks))
             total = math.fsum(parts)

