@@ -1,41 +1,58 @@
 """semnmf: document clustering with non-negative matrix factorization.
 
 Semantic-NMF (NMF of the document-term matrix jointly with a word-context PPMI matrix),
-plain NMF and spherical k-means, a text pipeline that builds both matrices, the papers'
-metrics, and the ``semnmf`` command line.
+its variants and baselines, topic trees, cluster ensembles, game-theoretic refinement, the
+papers' metrics and protocols, and the ``semnmf`` command line.
+
+The public names below load on first use (PEP 562), so ``import semnmf`` costs no
+scikit-learn, numba or PyTorch import until a name is used.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+import importlib
 
-from .datasets import list_datasets, load_dataset
-from .metrics import accuracy, ari, clustering_scores, nmi, top_terms, topic_coherence
-from .models import (GNMF, NMF, HierarchicalNMF, ProjectiveNMF, SemanticGNMF, SemanticNMF,
-                     SeNMF, SphericalKMeans)
-from .ensemble import consensus, mixture_consensus
-from .refine import GTNMF
-from .pipelines import PretrainedSemanticNMF
-from .text.corpus import Corpus
-from .text.context import word_context
+from ._utils.version import __version__
+
+# public name -> module that defines it
+_NAMES = {
+    "Corpus": ".text.corpus",
+    "word_context": ".text.context",
+    "load_dataset": ".datasets",
+    "list_datasets": ".datasets",
+    "NMF": ".models.nmf",
+    "SemanticNMF": ".models.semantic",
+    "SphericalKMeans": ".models.skmeans",
+    "HierarchicalNMF": ".models.hierarchical",
+    "ProjectiveNMF": ".models.pnmf",
+    "SeNMF": ".models.senmf",
+    "GNMF": ".models.gnmf",
+    "SemanticGNMF": ".models.gnmf",
+    "SymNMF": ".models.symnmf",
+    "NMFS": ".models.symnmf",
+    "DCN": ".models.deep",
+    "GTNMF": ".refine.gtnmf",
+    "consensus": ".ensemble.consensus",
+    "mixture_consensus": ".ensemble.mixture",
+    "PretrainedSemanticNMF": ".pipelines.pretrained",
+    "nmi": ".metrics",
+    "ari": ".metrics",
+    "accuracy": ".metrics",
+    "clustering_scores": ".metrics",
+    "top_terms": ".metrics",
+    "topic_coherence": ".metrics",
+}
 
 
 def __getattr__(name):
-    if name in ("SymNMF", "NMFS", "DCN"):  # imported on first use (numba kernels, PyTorch)
-        from . import models
+    module = _NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
 
-        return getattr(models, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__():
+    return sorted(set(globals()) | set(_NAMES))
 
 
-try:
-    __version__ = version("semnmf")
-except PackageNotFoundError:  # running from a source tree
-    __version__ = "0.0.0+local"
-
-__all__ = [
-    "Corpus", "load_dataset", "list_datasets", "word_context",
-    "NMF", "SemanticNMF", "SphericalKMeans", "HierarchicalNMF", "ProjectiveNMF", "SeNMF",
-    "GNMF", "SemanticGNMF", "SymNMF", "NMFS", "DCN",
-    "GTNMF", "consensus", "mixture_consensus", "PretrainedSemanticNMF",
-    "nmi", "ari", "accuracy", "clustering_scores", "top_terms", "topic_coherence",
-    "__version__",
-]
+__all__ = [*_NAMES, "__version__"]

@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from .. import __version__
+from .._utils.version import __version__
 from .._utils.progress import log
 from ..datasets import BUILTIN, DatasetError, list_datasets, load_dataset
 from ..metrics import clustering_scores, nmi, top_terms

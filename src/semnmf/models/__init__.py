@@ -1,21 +1,22 @@
-from .gnmf import GNMF, SemanticGNMF
-from .hierarchical import HierarchicalNMF
-from .nmf import NMF
-from .pnmf import ProjectiveNMF
-from .semantic import SemanticNMF
-from .senmf import SeNMF
-from .skmeans import SphericalKMeans
+"""The public estimators (each loads on first use, PEP 562) over the private solver layer
+:mod:`semnmf.models._solvers` (problem objects, update rules, compiled kernels, restarts)."""
 
-# Imported on first use: SymNMF / NMFS compile numba kernels, DCN needs PyTorch.
-_LAZY = {"SymNMF": ".symnmf", "NMFS": ".symnmf", "DCN": ".deep"}
+import importlib
 
-__all__ = ["GNMF", "SemanticGNMF", "HierarchicalNMF", "NMF", "ProjectiveNMF", "SemanticNMF",
-           "SeNMF", "SphericalKMeans", *_LAZY]
+_NAMES = {
+    "NMF": ".nmf", "SemanticNMF": ".semantic", "SeNMF": ".senmf", "GNMF": ".gnmf",
+    "SemanticGNMF": ".gnmf", "ProjectiveNMF": ".pnmf", "SymNMF": ".symnmf", "NMFS": ".symnmf",
+    "SphericalKMeans": ".skmeans", "HierarchicalNMF": ".hierarchical", "DCN": ".deep",
+}
+
+__all__ = list(_NAMES)
 
 
 def __getattr__(name):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    if name in _NAMES:
+        return getattr(importlib.import_module(_NAMES[name], __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_NAMES))
