@@ -110,3 +110,14 @@ def test_the_reader_resolves_deferred_relative_imports():
     found = _imports(PACKAGE / "models" / "gnmf.py", source)
     assert found == ["semnmf.refine", "semnmf.models.nmf", "semnmf.cli", "semnmf.report"]
     assert [_unit(t) for t in found] == ["refine", "models", "cli", "report"]
+
+
+@pytest.mark.parametrize("path", [p for p in SOURCES if p.parent.name != "cli"
+                                  and p.name != "__main__.py"],
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_the_library_never_prints(path):
+    """Only the command line writes to stdout; the library logs (``_utils.progress.log``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    calls = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Name) and node.func.id == "print"]
+    assert not calls, f"{path.relative_to(PACKAGE)} calls print() on lines {calls}"

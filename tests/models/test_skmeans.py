@@ -240,7 +240,8 @@ def test_explicit_init(corpus):
 def test_verbose(capsys):
     X, _ = planted_corpus(n_docs=40, seed=1)
     SphericalKMeans(n_clusters=2, n_init=1, verbose=1, random_state=0).fit(X)
-    assert "objective" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "objective" in err and out == ""  # messages on stderr, stdout stays clean
 
 
 # ---------------------------------------------------------------- errors

@@ -1,13 +1,54 @@
-"""Progress display for slow steps (rich progress bars on stderr, off by default)."""
+"""Messages and progress of slow steps.
+
+Library code never prints: it logs through the ``"semnmf"`` :mod:`logging` logger
+(:data:`logger`), and draws progress bars (rich, on stderr) only when asked (``verbose``
+of an estimator, or the command line). :func:`log` is the one call for a status line:
+with ``enabled`` (an estimator's ``verbose``) it is logged at INFO and shown on stderr
+even when the application configured no logging; otherwise at DEBUG, visible to an
+application that asks for it (``logging.getLogger("semnmf").setLevel(logging.DEBUG)``).
+"""
 
 import contextlib
+import logging
 import sys
 
-from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
+logger = logging.getLogger("semnmf")
 
-_console = Console(stderr=True)
+_console = None
+
+
+def _stderr_console():
+    global _console
+    if _console is None:
+        from rich.console import Console
+
+        _console = Console(stderr=True)
+    return _console
+
+
+class _RichStderrHandler(logging.Handler):
+    """One line per record on stderr, rich markup ("[yellow]...[/]") rendered."""
+
+    def emit(self, record):
+        try:
+            _stderr_console().print(self.format(record), highlight=False)
+        except Exception:  # a logging handler must never raise
+            self.handleError(record)
+
+
+_handler = None
+
+
+def _ensure_handler():
+    """Attach the stderr handler once, unless the application gave the "semnmf" logger
+    handlers of its own (then those show the messages)."""
+    global _handler
+    if _handler is not None or logger.handlers:
+        return
+    _handler = _RichStderrHandler(logging.INFO)
+    logger.addHandler(_handler)
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.INFO)
 
 
 class _NullTask:
@@ -40,15 +81,21 @@ def progress(description, total=None, enabled=True, status=""):
     if not enabled:
         yield _NullTask()
         return
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
     columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[status]}")]
-    with Progress(*columns, console=_console, transient=False,
+    with Progress(*columns, console=_stderr_console(), transient=False,
                   disable=not sys.stderr) as bar:
         task_id = bar.add_task(description, total=total, status=status)
         yield _Task(bar, task_id)
 
 
 def log(message, enabled=True):
-    """Print a one-line status message on stderr."""
+    """Log a one-line status message: INFO, shown on stderr, when ``enabled``; else DEBUG."""
     if enabled:
-        _console.print(message, highlight=False)
+        _ensure_handler()
+        logger.info(message)
+    else:
+        logger.debug(message)

@@ -18,6 +18,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._utils.progress import log
 from .._utils.validation import FLOAT_DTYPES, check_matrix, check_n_components, empty_rows
 
 from sklearn.utils.validation import validate_data as _sk_validate_data
@@ -473,25 +474,24 @@ def _lloyd(Xn, zero, centers, max_iter, tol, verbose, run):
     objective = float(sims.sum(dtype=np.float64))
     history = [objective]
     n_iter = 0
-    if verbose:
-        print(f"[SphericalKMeans] init {run}: objective {objective:.6f}")
+    log(f"[SphericalKMeans] init {run}: objective {objective:.6f}", bool(verbose))
     for it in range(1, max_iter + 1):
         centers = _update_centers(Xn, labels, sims, centers)
         new_labels, sims = _assign(Xn, zero, centers)
         new_objective = float(sims.sum(dtype=np.float64))
         history.append(new_objective)
         n_iter = it
-        if verbose:
-            print(f"[SphericalKMeans] init {run}, iteration {it}: objective {new_objective:.6f}")
+        log(f"[SphericalKMeans] init {run}, iteration {it}: objective {new_objective:.6f}",
+            bool(verbose))
         stable = np.array_equal(new_labels, labels)
         change = abs(new_objective - objective) / max(abs(objective), np.finfo(np.float64).tiny)
         labels, objective = new_labels, new_objective
         if stable:
-            if verbose:
-                print(f"[SphericalKMeans] init {run}: converged (assignment stable) at iteration {it}")
+            log(f"[SphericalKMeans] init {run}: converged (assignment stable) at iteration {it}",
+                bool(verbose))
             break
         if change < tol:
-            if verbose:
-                print(f"[SphericalKMeans] init {run}: converged (relative change {change:.2e} < tol) at iteration {it}")
+            log(f"[SphericalKMeans] init {run}: converged (relative change {change:.2e} < tol) "
+                f"at iteration {it}", bool(verbose))
             break
     return labels, centers, objective, n_iter, history
