@@ -33,8 +33,6 @@ class Method:
         Whether ``fit`` builds a document graph (reported, not needed here).
     shared_start : bool
         Whether the paper protocol starts it from the shared spherical k-means solution.
-    maximize : bool
-        The estimator's ``objective_`` is maximized (spherical k-means' cosine sum).
     extra : str or None
         The pip extra it needs, for the skip message.
     """
@@ -46,7 +44,6 @@ class Method:
     context: str | None = None
     graph: bool = False
     shared_start: bool = True
-    maximize: bool = False
     extra: str | None = None
 
     def estimator_class(self):
@@ -65,21 +62,18 @@ class Method:
                 params["Z_init"] = start[0]
             if "W_init" in names:
                 params["W_init"] = start[1]
-        if self.name == "skmeans":
-            return cls(n_clusters=n_components, random_state=random_state, **params)
         return cls(n_components, random_state=random_state, **params)
 
     def objective(self, model):
-        """The criterion that ranks runs (smaller is better), or NaN if it has none."""
+        """The criterion that ranks runs (``objective_``: smaller is better), or NaN."""
         value = getattr(model, "objective_", np.nan)
-        value = float(value) if value is not None else np.nan
-        return -value if self.maximize else value
+        return float(value) if value is not None else np.nan
 
 
 _M = "semnmf.models"
 METHODS = {m.name: m for m in [
     Method("skmeans", "Skmeans", "semnmf.models.skmeans:SphericalKMeans", {"n_init": 1},
-           shared_start=False, maximize=True),
+           shared_start=False),
     Method("nmf", "NMF", f"{_M}.nmf:NMF"),
     Method("onmf", "ONMF", f"{_M}.nmf:NMF", {"orthogonal": True}),
     Method("pnmf", "PNMF", f"{_M}.pnmf:ProjectiveNMF"),
