@@ -46,7 +46,7 @@ def fit(method, X, M, k, seed, start=None):
     t = time.perf_counter()
     if method == "skmeans":
         model = SphericalKMeans(k, n_init=1, random_state=seed).fit(X)
-        return model.labels_, -model.objective_, time.perf_counter() - t
+        return model.labels_, model.objective_, time.perf_counter() - t
     custom = {}
     if start is not None:
         custom = dict(init="custom", Z_init=start[0], W_init=start[1])
@@ -92,7 +92,7 @@ def run_dataset(name, seeds, runs, cache):
             continue
         Z0, W0, km = skmeans_start(X, k, 1000 + run)
         cache[f"{name}|paper|skmeans|{run}"] = {**clustering_scores(y, km.labels_),
-                                               "objective": -km.objective_, "seconds": 0.0}
+                                               "objective": km.objective_, "seconds": 0.0}
         for method in METHODS[1:]:
             if method == "snmf" and M is None:
                 M = corpus.word_context(context=default_context(corpus))

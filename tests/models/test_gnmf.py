@@ -125,7 +125,7 @@ def test_objective_is_invariant_to_the_scaling_of_the_factors():
 
 
 @pytest.mark.parametrize("Estimator,kwargs", [
-    (GNMF, {"lam": 1.0}), (GNMF, {"lam": 100.0}),
+    (GNMF, {"graph_lam": 1.0}), (GNMF, {"graph_lam": 100.0}),
     (SemanticGNMF, {"lam": 1.0, "graph_lam": 10.0}),
     (SemanticGNMF, {"lam": 30.0, "graph_lam": 300.0})])
 @pytest.mark.parametrize("seed", [0, 1])
@@ -176,7 +176,7 @@ def test_lambda_zero_gives_nmf():
     X, M, Z, W, _, A = random_problem(n=50, d=35, k=3, seed=4)
     common = dict(init="custom", Z_init=Z, W_init=W, max_iter=60, tol=0)
     nmf = quiet_fit(NMF(3, **common), X)
-    gnmf = quiet_fit(GNMF(3, lam=0.0, **common), X, A=A)
+    gnmf = quiet_fit(GNMF(3, graph_lam=0.0, **common), X, A=A)
     np.testing.assert_array_equal(gnmf.components_, nmf.components_)
     np.testing.assert_array_equal(gnmf.objective_history_, nmf.objective_history_)
     np.testing.assert_array_equal(gnmf.labels_, nmf.labels_)
@@ -190,7 +190,7 @@ def test_graph_weight_zero_gives_semantic_nmf_and_lam_zero_gives_gnmf():
     np.testing.assert_array_equal(sgnmf.components_, snmf.components_)
     np.testing.assert_array_equal(sgnmf.context_components_, snmf.context_components_)
     np.testing.assert_array_equal(sgnmf.objective_history_, snmf.objective_history_)
-    gnmf = quiet_fit(GNMF(3, lam=5.0, **common), X, A=A)
+    gnmf = quiet_fit(GNMF(3, graph_lam=5.0, **common), X, A=A)
     sgnmf = quiet_fit(SemanticGNMF(3, lam=0.0, graph_lam=5.0, **common), X, M=M, A=A)
     np.testing.assert_allclose(sgnmf.components_, gnmf.components_, rtol=1e-12)
     np.testing.assert_allclose(sgnmf.objective_history_, gnmf.objective_history_, rtol=1e-12)
@@ -199,7 +199,7 @@ def test_graph_weight_zero_gives_semantic_nmf_and_lam_zero_gives_gnmf():
 def test_relative_lambda_is_scale_free():
     """With lam_scale='relative' multiplying the graph by a constant changes nothing."""
     X, M, Z, W, _, A = random_problem(n=45, d=30, k=3, seed=6)
-    common = dict(lam=20.0, init="custom", Z_init=Z, W_init=W, max_iter=40, tol=0)
+    common = dict(graph_lam=20.0, init="custom", Z_init=Z, W_init=W, max_iter=40, tol=0)
     a = quiet_fit(GNMF(3, **common), X, A=A)
     b = quiet_fit(GNMF(3, **common), X, A=1000.0 * A)
     np.testing.assert_allclose(a.components_, b.components_, rtol=1e-6)
@@ -256,7 +256,7 @@ def test_graph_term_helps_when_the_graph_knows_the_clusters():
     plain, graph = [], []
     for seed in range(4):
         plain.append(nmi(y, NMF(k, init="random", random_state=seed).fit_predict(X)))
-        graph.append(nmi(y, GNMF(k, lam=100.0, init="random", random_state=seed)
+        graph.append(nmi(y, GNMF(k, graph_lam=100.0, init="random", random_state=seed)
                          .fit_predict(X, A=A)))
     assert np.mean(graph) > 0.9
     assert np.mean(graph) > np.mean(plain) + 0.3
@@ -330,7 +330,7 @@ def test_bad_graphs_and_parameters():
     with pytest.raises(ValueError, match="weight must be one of"):
         GNMF(3, weight="gaussian").fit(X)
     with pytest.raises(ValueError, match="lam must be a finite number"):
-        GNMF(3, lam=-1.0).fit(X)
+        GNMF(3, graph_lam=-1.0).fit(X)
     with pytest.raises(ValueError, match="graph_lam must be a finite number"):
         SemanticGNMF(3, graph_lam=np.inf).fit(X)
     with pytest.raises(ValueError, match="lam_scale"):
@@ -378,3 +378,13 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         check(estimator)
+
+
+def test_gnmf_lam_deprecated():
+    X, _, Z, W, _, A = random_problem(n=45, d=30, k=3, seed=6)
+    common = dict(init="custom", Z_init=Z, W_init=W, max_iter=20, tol=0)
+    new = quiet_fit(GNMF(3, graph_lam=7.0, **common), X, A=A)
+    with pytest.warns(FutureWarning, match="lam was renamed graph_lam in 0.2"):
+        old = GNMF(3, lam=7.0, **common).fit(X, A=A)
+    np.testing.assert_array_equal(old.components_, new.components_)
+    assert old.graph_lambda_ == new.graph_lambda_

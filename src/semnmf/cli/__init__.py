@@ -488,8 +488,7 @@ def _consensus_runs(args, model, X, fit_params, verbose):
     for r in range(args.runs):
         seed = args.seed + r
         fitted = clone(model).set_params(random_state=seed, verbose=0).fit(X, **fit_params)
-        # skmeans maximizes its cosine objective; the NMF family minimizes its loss
-        cost = -fitted.objective_ if args.method == "skmeans" else fitted.objective_
+        cost = fitted.objective_  # lower is better for every estimator
         runs.append({"seed": seed, "objective": float(fitted.objective_), "cost": float(cost),
                      "labels": fitted.labels_})
         log(f"run {r + 1}/{args.runs} (seed {seed}): objective {fitted.objective_:.6g}", verbose)

@@ -56,6 +56,7 @@ import warnings
 
 import numpy as np
 
+from .._utils.deprecation import DEPRECATED, renamed_param
 from .._utils.validation import check_positive_int, empty_rows
 from ..graphs.documents import check_affinity, document_graph  # noqa: F401
 from ._solvers.frobenius import FrobeniusProblem
@@ -205,15 +206,13 @@ class GraphProblem(FrobeniusProblem):
 class _GraphRegularized:
     """Shared part of GNMF and Semantic-GNMF: the graph's parameters, its construction at
     fit time and the problem class. Subclasses call ``_prepare_graph`` from
-    ``_prepare_context`` and set ``_graph_weight_name``."""
-
-    _graph_weight_name = "lam"
+    ``_prepare_context``."""
 
     def _graph_weight(self):
-        return getattr(self, self._graph_weight_name)
+        return self.graph_lam
 
-    def _check_graph_params(self):
-        check_lam(self._graph_weight(), self.lam_scale, self._graph_weight_name)
+    def _check_graph_params(self, graph_lam):
+        check_lam(graph_lam, self.lam_scale, "graph_lam")
         if self.weight not in GRAPH_WEIGHTS:
             raise ValueError(f"weight must be one of {GRAPH_WEIGHTS}, got {self.weight!r}.")
         _check_n_neighbors_param(self.n_neighbors)
@@ -223,7 +222,8 @@ class _GraphRegularized:
 
     def _prepare_graph(self, X, A):
         """Build (or check) the graph, set ``affinity_matrix_`` and ``graph_lambda_``."""
-        self._check_graph_params()
+        graph_lam = self._graph_weight()
+        self._check_graph_params(graph_lam)
         if A is None:
             if X.shape[0] < 2:
                 raise ValueError("a document graph needs at least 2 documents; got 1 sample.")
@@ -234,13 +234,13 @@ class _GraphRegularized:
         A = A.astype(X.dtype)
         # documents with terms but no edge (documents without terms get their own warning)
         isolated = (np.diff(A.indptr) == 0) & ~empty_rows(X)
-        if isolated.any() and self._graph_weight() > 0:
+        if isolated.any() and graph_lam > 0:
             warnings.warn(
                 f"{int(isolated.sum())} document(s) have no neighbour in the graph (no term "
                 "in common with any other document, or an empty row of A); the graph term "
                 "does not constrain them.", UserWarning)
         self.affinity_matrix_ = A
-        self.graph_lambda_ = effective_graph_lambda(self._graph_weight(), A, self.lam_scale)
+        self.graph_lambda_ = effective_graph_lambda(graph_lam, A, self.lam_scale)
 
     def _make_problem(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None):
         if not update_W:
@@ -263,30 +263,31 @@ class GNMF(_GraphRegularized, _BaseNMF):
     into the objective: see the module docstring), by multiplicative updates that never
     increase F (:class:`GraphProblem`). As all NMF-like estimators here, Z is then
     normalized to unit-length columns and each document goes to the argmax of its row.
-    With ``lam=0`` it is exactly :class:`~semnmf.NMF`.
+    With ``graph_lam=0`` it is exactly :class:`~semnmf.NMF`.
 
     Parameters
     ----------
     n_components : int, default=8
         Number of clusters k.
-    lam : float, default=3.0
-        Weight of the document-graph term. With ``lam_scale="relative"`` (default) the
-        paper's λ is ``μ = lam / d̄``, d̄ the mean degree of the graph
-        (:func:`effective_graph_lambda`), so ``lam`` weighs the mean squared distance of a
+    graph_lam : float, default=3.0
+        Weight of the document-graph term (``lam`` before 0.2; ``lam`` is the
+        word-context weight of the semantic estimators). With ``lam_scale="relative"``
+        (default) the paper's λ is ``μ = graph_lam / d̄``, d̄ the mean degree of the graph
+        (:func:`effective_graph_lambda`), so ``graph_lam`` weighs the mean squared distance of a
         document's factors to its neighbours' against the squared reconstruction error,
         the same way on every corpus and graph. The default is the middle of the flat
         optimum of this sweep (NMI, mean of seeds 0 and 1, skmeans start, 0/1 5-NN graph,
         TF-IDF with unit rows)::
 
-            lam        0      1      3      10     30     100    1000
+            graph_lam  0      1      3      10     30     100    1000
             CSTR     0.735  0.747  0.752  0.746  0.749  0.699  0.700
             CLASSIC4 0.531  0.582  0.589  0.586  0.586  0.586  0.615
             BBC      0.799  0.840  0.832  0.821  0.807  0.784  0.748
             NG5      0.709  0.757  0.759  0.750  0.746  0.738  0.708
 
-        Cai et al.'s default λ = 100 on a 0/1 5-NN graph is about lam = 700.
+        Cai et al.'s default λ = 100 on a 0/1 5-NN graph is about graph_lam = 700.
     lam_scale : {"relative", "absolute"}, default="relative"
-        "absolute" uses ``lam`` as Cai et al.'s λ directly.
+        "absolute" uses ``graph_lam`` as Cai et al.'s λ directly.
     n_neighbors : int, default=5
         Neighbours per document in the graph (Cai et al. use p = 5); the graph keeps an
         edge when either document is among the other's neighbours.
@@ -301,6 +302,11 @@ class GNMF(_GraphRegularized, _BaseNMF):
         t of the heat kernel; None: the mean squared distance over the kNN pairs.
     init, n_init, max_iter, tol, random_state, verbose, Z_init, W_init
         As in :class:`~semnmf.NMF`.
+    lam : float, default="deprecated"
+        Former name of ``graph_lam``; when set it is used, with a FutureWarning.
+
+        .. deprecated:: 0.2
+           Renamed ``graph_lam``; removed in 0.3.
 
     Attributes
     ----------
@@ -326,19 +332,23 @@ class GNMF(_GraphRegularized, _BaseNMF):
     sections cited are from the published version).
     """
 
-    def __init__(self, n_components=8, *, lam=DEFAULT_GRAPH_LAM, lam_scale="relative",
+    def __init__(self, n_components=8, *, graph_lam=DEFAULT_GRAPH_LAM, lam_scale="relative",
                  n_neighbors=5, weight="binary", metric="cosine", bandwidth=None,
                  init="skmeans", n_init=1, max_iter=200, tol=1e-4, random_state=None,
-                 verbose=0, Z_init=None, W_init=None):
+                 verbose=0, Z_init=None, W_init=None, lam=DEPRECATED):
         super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
                          random_state=random_state, verbose=verbose, Z_init=Z_init,
                          W_init=W_init)
+        self.graph_lam = graph_lam
         self.lam = lam
         self.lam_scale = lam_scale
         self.n_neighbors = n_neighbors
         self.weight = weight
         self.metric = metric
         self.bandwidth = bandwidth
+
+    def _graph_weight(self):
+        return renamed_param(self, "lam", "graph_lam")
 
     def _prepare_context(self, X, A=None):
         self._prepare_graph(X, A)
@@ -365,7 +375,7 @@ class SemanticGNMF(_GraphRegularized, SemanticNMF):
     lam : float, default=10.0
         Weight of the word-context term, as in :class:`~semnmf.SemanticNMF`.
     graph_lam : float, default=3.0
-        Weight of the document-graph term, as GNMF's ``lam``. Sweep (NMI, seed 0,
+        Weight of the document-graph term, as GNMF's ``graph_lam``. Sweep (NMI, seed 0,
         skmeans start, lam = 10 with the default document-level PPMI built from X, 0/1
         5-NN graph)::
 
@@ -398,8 +408,6 @@ class SemanticGNMF(_GraphRegularized, SemanticNMF):
     ``fit(X, M=M, A=A)``: M is the word-context matrix (built from X when omitted, as in
     SemanticNMF), A a document graph of one's own (the kNN graph of X when omitted).
     """
-
-    _graph_weight_name = "graph_lam"
 
     def __init__(self, n_components=8, *, lam=DEFAULT_LAM, graph_lam=DEFAULT_GRAPH_LAM,
                  lam_scale="relative", n_neighbors=5, weight="binary", metric="cosine",

@@ -64,7 +64,7 @@ def initialize(X, n_components, init="skmeans", random_state=None, Z=None, W=Non
         with warnings.catch_warnings():
             # the estimator being initialized already warns about empty documents
             warnings.filterwarnings("ignore", message=".*all-zero.*", category=UserWarning)
-            km = SphericalKMeans(n_clusters=k, n_init=SKMEANS_RESTARTS, random_state=rng).fit(X)
+            km = SphericalKMeans(n_components=k, n_init=SKMEANS_RESTARTS, random_state=rng).fit(X)
         return factors_from_skmeans(km, dtype)
     if init == "random":
         mean = X.sum() / (n * d)
