@@ -32,6 +32,7 @@ _NAMES = {
     "GTNMF": ".refine.gtnmf",
     "consensus": ".ensemble.consensus",
     "mixture_consensus": ".ensemble.mixture",
+    "ClusterEnsemble": ".ensemble.runs",
     "PretrainedSemanticNMF": ".pipelines.pretrained",
     "nmi": ".metrics",
     "ari": ".metrics",

@@ -237,7 +237,7 @@ def test_cli_bench_writes_table_and_resumes(dataset_folder, tmp_path, capsys):
 
 
 def test_cli_bench_sweep_figures(dataset_folder, tmp_path, monkeypatch):
-    monkeypatch.setattr("semnmf.cli.LAMBDAS", (0, 1))
+    monkeypatch.setattr("semnmf.experiments.sweep.LAMBDAS", (0, 1))
 
     def build(self, kind):  # PGLOVE's training is tested in test_glove.py; a stand-in here
         if kind == "pglove":

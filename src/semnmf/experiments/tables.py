@@ -212,6 +212,11 @@ def table2_preamble(*, runs, best, seeds):
         "SeNMF from SIGIR 2017. A dash: not run. " + nmi_convention())
 
 
+def dataset_info(X, n_classes):
+    """The heading line of one dataset's table: its size and number of classes."""
+    return f"n = {X.shape[0]:,}, d = {X.shape[1]:,}, k = {n_classes}"
+
+
 def write_table2(path, cache, datasets, methods, *, runs, best, seeds):
     """Write the whole Table 2 file (:func:`table2_markdown` under
     :func:`table2_preamble`) to ``path``, atomically."""
