@@ -8,7 +8,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from .._utils.io import json_default
+from .._utils.io import atomic_write, json_default
 from .context import TokenSequences, word_context
 from .vectorize import (STEMMERS, TOKEN_PATTERN, count_matrix, make_analyzer, prune_columns,
                         split_sentences, weight)
@@ -252,22 +252,27 @@ class Corpus:
 
     # -- output ------------------------------------------------------------------------
     def to_folder(self, path):
-        """Write the corpus as a dataset folder (counts.mtx, vocab.txt, labels.txt, docs.jsonl)."""
+        """Write the corpus as a dataset folder (counts.mtx, vocab.txt, labels.txt,
+        docs.jsonl), each file atomically."""
         os.makedirs(path, exist_ok=True)
-        scipy.io.mmwrite(os.path.join(path, "counts.mtx"), self._counts.astype(np.int64)
-                         if np.all(np.mod(self._counts.data, 1) == 0) else self._counts)
-        with open(os.path.join(path, "vocab.txt"), "w", encoding="utf-8") as f:
-            f.writelines(f"{t}\n" for t in self.vocabulary)
+        counts = (self._counts.astype(np.int64) if np.all(np.mod(self._counts.data, 1) == 0)
+                  else self._counts)
+        atomic_write(os.path.join(path, "counts.mtx"), lambda f: scipy.io.mmwrite(f, counts),
+                     binary=True)
+        atomic_write(os.path.join(path, "vocab.txt"),
+                     lambda f: f.writelines(f"{t}\n" for t in self.vocabulary))
         if self.labels is not None:
-            with open(os.path.join(path, "labels.txt"), "w", encoding="utf-8") as f:
-                f.writelines(f"{label}\n" for label in self.labels)
+            atomic_write(os.path.join(path, "labels.txt"),
+                         lambda f: f.writelines(f"{label}\n" for label in self.labels))
         if self.texts is not None:
-            with open(os.path.join(path, "docs.jsonl"), "w", encoding="utf-8") as f:
+            def documents(f):
                 for i, text in enumerate(self.texts):
                     record = {"text": text, "id": self.ids[i]}
                     if self.labels is not None:
                         record["label"] = self.labels[i]
                     f.write(json.dumps(record, default=json_default) + "\n")
+
+            atomic_write(os.path.join(path, "docs.jsonl"), documents)
 
     # -- word embeddings -----------------------------------------------------------------
     def surface_forms(self):

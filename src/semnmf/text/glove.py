@@ -72,6 +72,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 
 from .._utils.parallel import thread_pool
+from .._utils.progress import log
 from .._utils.validation import FLOAT_DTYPES, check_matrix, check_positive_int
 
 __all__ = ["GloVe", "glove_context", "glove_weights"]
@@ -347,8 +348,8 @@ class GloVe(BaseEstimator):
                     future.result()
             history.append(float(_loss(rows, cols, log_x, weight, W, Wc, bw, bc)))
             if self.verbose:
-                print(f"GloVe epoch {epoch + 1:02d} after {time.perf_counter() - start_time:.3f}"
-                      f" s, loss J = {history[-1]:.6g}")
+                log(f"GloVe epoch {epoch + 1:02d} after {time.perf_counter() - start_time:.3f}"
+                    f" s, loss J = {history[-1]:.6g}")
             if not np.isfinite(history[-1]):
                 raise FloatingPointError(
                     f"GloVe diverged at epoch {epoch + 1} (loss {history[-1]}); lower "
