@@ -39,7 +39,8 @@ import numpy as np
 
 from _common import (DATASETS, load_cache, save_cache, HERE, load, machine_line, mean_sd, table,
                      write_markdown)
-from semnmf import NMF, SemanticNMF, clustering_scores
+from semnmf import clustering_scores
+from semnmf.experiments.methods import get_method
 from semnmf.refine import GTNMF
 from semnmf.refine.gtnmf import replicator_dynamics
 
@@ -104,12 +105,9 @@ OBSERVATIONS = """\
 def fit_base(method, X, M, k, seed):
     """(model, Z, seconds) of one base fit with its defaults."""
     t = time.perf_counter()
-    if method == "nmf":
-        model = NMF(k, random_state=seed)
-        Z = model.fit_transform(X)
-    else:
-        model = SemanticNMF(k, random_state=seed)
-        Z = model.fit_transform(X, M=M)
+    registered = get_method(method)  # the registry's "nmf" / "snmf" (SNMF (PPMI))
+    model = registered.build(k, seed)
+    Z = model.fit_transform(X, M=M) if registered.word_context else model.fit_transform(X)
     return model, Z, time.perf_counter() - t
 
 
