@@ -92,7 +92,7 @@ def test_paper_protocol_starts_from_the_shared_kmeans(corpus):
     run_dataset("planted", corpus, X, FAST, cache, protocols=("paper",), runs=2,
                 log=lambda m: None)
     start, km, _ = protocol.shared_start(X, corpus.n_classes, 1)
-    expected = NMF(corpus.n_classes, init="custom", Z_init=start[0], W_init=start[1],
+    expected = NMF(corpus.n_classes, init=tuple(start),
                    random_state=1).fit(X)
     record = cache.get("planted", "paper", "nmf", 1)
     assert record["objective"] == pytest.approx(expected.objective_)

@@ -174,7 +174,7 @@ def test_kkt_conditions_at_convergence(with_context):
 # -- reductions -------------------------------------------------------------------------------
 def test_lambda_zero_gives_nmf():
     X, M, Z, W, _, A = random_problem(n=50, d=35, k=3, seed=4)
-    common = dict(init="custom", Z_init=Z, W_init=W, max_iter=60, tol=0)
+    common = dict(init=(Z, W), max_iter=60, tol=0)
     nmf = quiet_fit(NMF(3, **common), X)
     gnmf = quiet_fit(GNMF(3, graph_lam=0.0, **common), X, A=A)
     np.testing.assert_array_equal(gnmf.components_, nmf.components_)
@@ -184,7 +184,7 @@ def test_lambda_zero_gives_nmf():
 
 def test_graph_weight_zero_gives_semantic_nmf_and_lam_zero_gives_gnmf():
     X, M, Z, W, _, A = random_problem(n=50, d=35, k=3, seed=5)
-    common = dict(init="custom", Z_init=Z, W_init=W, max_iter=60, tol=0)
+    common = dict(init=(Z, W), max_iter=60, tol=0)
     snmf = quiet_fit(SemanticNMF(3, lam=2.0, **common), X, M=M)
     sgnmf = quiet_fit(SemanticGNMF(3, lam=2.0, graph_lam=0.0, **common), X, M=M, A=A)
     np.testing.assert_array_equal(sgnmf.components_, snmf.components_)
@@ -199,7 +199,7 @@ def test_graph_weight_zero_gives_semantic_nmf_and_lam_zero_gives_gnmf():
 def test_relative_lambda_is_scale_free():
     """With lam_scale='relative' multiplying the graph by a constant changes nothing."""
     X, M, Z, W, _, A = random_problem(n=45, d=30, k=3, seed=6)
-    common = dict(graph_lam=20.0, init="custom", Z_init=Z, W_init=W, max_iter=40, tol=0)
+    common = dict(graph_lam=20.0, init=(Z, W), max_iter=40, tol=0)
     a = quiet_fit(GNMF(3, **common), X, A=A)
     b = quiet_fit(GNMF(3, **common), X, A=1000.0 * A)
     np.testing.assert_allclose(a.components_, b.components_, rtol=1e-6)
@@ -382,7 +382,7 @@ def test_sklearn_compatible(estimator, check):
 
 def test_gnmf_lam_deprecated():
     X, _, Z, W, _, A = random_problem(n=45, d=30, k=3, seed=6)
-    common = dict(init="custom", Z_init=Z, W_init=W, max_iter=20, tol=0)
+    common = dict(init=(Z, W), max_iter=20, tol=0)
     new = quiet_fit(GNMF(3, graph_lam=7.0, **common), X, A=A)
     with pytest.warns(FutureWarning, match="lam was renamed graph_lam in 0.2"):
         old = GNMF(3, lam=7.0, **common).fit(X, A=A)

@@ -122,7 +122,7 @@ def test_kkt_conditions_at_convergence(with_context):
 def test_lambda_zero_gives_nmf():
     """λ = 0 reduces Semantic-NMF to NMF (§5.2): same start, same factors."""
     X, M, Z, W, _ = random_problem(n=50, d=35, k=3, seed=4)
-    common = dict(init="custom", Z_init=Z, W_init=W, max_iter=80, tol=0)
+    common = dict(init=(Z, W), max_iter=80, tol=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         nmf = NMF(3, **common).fit(X)
@@ -134,7 +134,7 @@ def test_lambda_zero_gives_nmf():
 
 def test_dense_and_sparse_give_same_factors():
     X, M, Z, W, _ = random_problem(n=45, d=30, k=3, seed=5)
-    common = dict(lam=2.0, init="custom", Z_init=Z, W_init=W, max_iter=40, tol=0)
+    common = dict(lam=2.0, init=(Z, W), max_iter=40, tol=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         sparse = SemanticNMF(3, **common).fit(X, M=M)
@@ -146,7 +146,7 @@ def test_dense_and_sparse_give_same_factors():
 def test_relative_lambda_is_scale_free():
     """With lam_scale='relative', multiplying M by a constant changes nothing."""
     X, M, Z, W, _ = random_problem(n=45, d=30, k=3, seed=6)
-    common = dict(lam=1.0, init="custom", Z_init=Z, W_init=W, max_iter=30, tol=0)
+    common = dict(lam=1.0, init=(Z, W), max_iter=30, tol=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         a = SemanticNMF(3, **common).fit(X, M=M)

@@ -84,7 +84,7 @@ def test_estimator_runs_the_orthogonal_update():
     X, _, Z, W, _ = random_problem(n=30, d=25, seed=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = NMF(3, orthogonal=True, init="custom", Z_init=Z, W_init=W, max_iter=8,
+        model = NMF(3, orthogonal=True, init=(Z, W), max_iter=8,
                     tol=0).fit(X)
     Xd, Zr, Wr = X.toarray(), Z.copy(), W.copy()
     expected = [reference_objective(Xd, Zr, Wr)]
@@ -135,7 +135,7 @@ def test_columns_closer_to_orthogonal_than_nmf(seed):
     """Same start, same sweeps: ONMF's ZᵀZ has less off-diagonal mass than NMF's, and less
     than at the start."""
     X, _, Z, W, _ = random_problem(n=60, d=40, k=4, seed=seed)
-    common = dict(init="custom", Z_init=Z, W_init=W, max_iter=200, tol=0)
+    common = dict(init=(Z, W), max_iter=200, tol=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         plain = NMF(4, **common).fit_transform(X)
@@ -146,7 +146,7 @@ def test_columns_closer_to_orthogonal_than_nmf(seed):
 
 def test_semantic_lambda_zero_equals_orthogonal_nmf():
     X, M, Z, W, _ = random_problem(n=50, d=35, k=3, seed=4)
-    common = dict(orthogonal=True, init="custom", Z_init=Z, W_init=W, max_iter=60, tol=0)
+    common = dict(orthogonal=True, init=(Z, W), max_iter=60, tol=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         onmf = NMF(3, **common).fit(X)
@@ -159,7 +159,7 @@ def test_semantic_lambda_zero_equals_orthogonal_nmf():
 def test_orthogonal_semantic_differs_from_plain_semantic():
     """λ > 0 with orthogonal=True is its own model, not silently the plain one."""
     X, M, Z, W, _ = random_problem(n=50, d=35, k=3, seed=5)
-    common = dict(lam=1.0, init="custom", Z_init=Z, W_init=W, max_iter=30, tol=0)
+    common = dict(lam=1.0, init=(Z, W), max_iter=30, tol=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         plain = SemanticNMF(3, **common).fit(X, M=M)

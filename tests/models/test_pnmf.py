@@ -139,7 +139,7 @@ def test_custom_start_and_n_init():
     X, y = planted_corpus(seed=5)
     Z0 = np.full((X.shape[0], 3), 0.2)
     Z0[np.arange(X.shape[0]), y] += 1.0
-    model = ProjectiveNMF(3, init="custom", Z_init=Z0).fit(X)
+    model = ProjectiveNMF(3, init=Z0).fit(X)
     assert nmi(y, model.labels_) == pytest.approx(1.0)
     Xd = X.toarray()
     assert model.objective_history_[0] == pytest.approx(

@@ -178,7 +178,7 @@ def test_kkt_conditions_at_convergence():
 
 def test_lambda_zero_gives_nmf():
     X, M, Z, W, _ = random_problem(n=50, d=35, k=3, seed=4)
-    common = dict(init="custom", Z_init=Z, W_init=W, max_iter=60, tol=0)
+    common = dict(init=(Z, W), max_iter=60, tol=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         nmf = NMF(3, **common).fit(X)
@@ -227,7 +227,7 @@ def test_non_symmetric_context_uses_its_symmetric_part():
     X, _, Z, W, _ = random_problem(n=40, d=30, seed=7)
     rng = np.random.default_rng(7)
     M = sp.random(30, 30, density=0.3, random_state=rng, format="csr")
-    common = dict(lam=1.0, lam_scale="absolute", init="custom", Z_init=Z, W_init=W,
+    common = dict(lam=1.0, lam_scale="absolute", init=(Z, W),
                   max_iter=20, tol=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -150,8 +150,8 @@ def test_nmfs_is_nmf_of_the_graph():
     model = NMFS(3, init="random", random_state=3).fit(X)
     reference = NMF(3, init="random", random_state=3).fit(model.affinity_matrix_)
     np.testing.assert_array_equal(model.labels_, reference.labels_)
-    np.testing.assert_allclose(model.components_, reference.components_)
-    assert model.components_.shape == (3, X.shape[0])
+    np.testing.assert_allclose(model.affinity_components_, reference.components_)
+    assert model.affinity_components_.shape == (3, X.shape[0])
 
 
 def test_determinism_and_restarts():
@@ -165,7 +165,7 @@ def test_determinism_and_restarts():
     A = best.affinity_matrix_
     rng = np.random.RandomState(0)
     scale = 2 * np.sqrt(A.sum() / A.shape[0] ** 2 / 3)
-    errors = [SymNMF(3, init="custom", H_init=scale * rng.random_sample((A.shape[0], 3)))
+    errors = [SymNMF(3, init=scale * rng.random_sample((A.shape[0], 3)))
               .fit(X).reconstruction_err_ for _ in range(3)]
     assert best.reconstruction_err_ == pytest.approx(min(errors), rel=1e-12)
     assert max(errors) > min(errors)
@@ -175,7 +175,7 @@ def test_custom_start():
     X, y = planted_corpus(seed=8)
     H0 = np.full((X.shape[0], 3), 0.1)
     H0[np.arange(X.shape[0]), y] = 1.0
-    model = SymNMF(3, init="custom", H_init=H0).fit(X)
+    model = SymNMF(3, init=H0).fit(X)
     assert nmi(y, model.labels_) == pytest.approx(1.0)
 
 

@@ -93,13 +93,8 @@ class Method:
         cls = self.estimator_class()
         params = {**self.params, **overrides}
         names = cls().get_params() if start is not None else {}
-        if start is not None:
-            if "init" in names:
-                params["init"] = "custom"
-            if "Z_init" in names:
-                params["Z_init"] = start[0]
-            if "W_init" in names:
-                params["W_init"] = start[1]
+        if start is not None and "init" in names:
+            params["init"] = tuple(start)        # init=(Z, W): the start itself
         return cls(n_components, random_state=random_state, **params)
 
     def objective(self, model):

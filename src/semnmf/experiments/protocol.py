@@ -3,7 +3,7 @@
 Two protocols (Neurocomputing §5.4-5.5 and DESIGN.md's quality protocol):
 
 - ``"paper"``: ``runs`` spherical k-means solutions (one restart each, seeds 1000 + r);
-  every NMF-like method starts from each of them (``init="custom"``); for every method the
+  every NMF-like method starts from each of them (``init=(Z, W)``); for every method the
   ``best`` runs by its own objective are kept and NMI / ARI are reported as mean ± sd.
   Methods that are not NMF-like (DCN) run with ``random_state = r``; the Skmeans row is
   the shared k-means solutions themselves.

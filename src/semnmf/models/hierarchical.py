@@ -395,7 +395,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         Z = np.maximum(result.Z, np.finfo(W.dtype).eps)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = SemanticNMF(2, lam=self.lam, init="custom", Z_init=Z, W_init=W,
+            model = SemanticNMF(2, lam=self.lam, init=(Z, W),
                                 max_iter=self.max_iter, tol=self.tol).fit(Xs, M=self._M)
         self.n_iter_ += model.n_iter_
         labels = model.labels_

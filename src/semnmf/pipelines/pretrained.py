@@ -324,8 +324,7 @@ def semantic_model(n_components, inputs, **params):
     if inputs.A is None:
         return SemanticNMF(n_components, **params)
     Z0, W0 = factors_from_labels(inputs.X, inputs.start, n_components, dtype=inputs.X.dtype)
-    return SemanticGNMF(n_components, graph_lam=graph_lam, init="custom", Z_init=Z0,
-                        W_init=W0, **params)
+    return SemanticGNMF(n_components, graph_lam=graph_lam, init=(Z0, W0), **params)
 
 
 def fit_semantic_model(model, inputs):
