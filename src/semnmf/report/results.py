@@ -55,6 +55,15 @@ def _finite_or_none(value):
     return value if np.isfinite(value) else None
 
 
+def _describe(value):
+    """A parameter as run.json shows it: a start matrix (``init=(Z, W)``) by its shape."""
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return f"array {tuple(int(n) for n in value.shape)}"
+    if isinstance(value, tuple) and any(hasattr(v, "shape") for v in value):
+        return [_describe(v) for v in value]
+    return value
+
+
 def run_record(model, labels, *, method, corpus=None, X=None, source=None, weighting=None,
                word_context=True, cli_arguments=None, context=None, scores=None, extra=None,
                timings=None):
@@ -78,7 +87,8 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
     cli_arguments, context, scores, extra, timings : recorded as given (``extra``'s keys
         at the top level; ``timings`` in seconds, rounded to 0.1 ms).
     """
-    params = {k: v for k, v in model.get_params().items() if k not in ("Z_init", "W_init")}
+    params = {k: _describe(v) for k, v in model.get_params().items()
+              if k not in ("Z_init", "W_init", "H_init")}
     lam = getattr(model, "lambda_", None) if word_context else None
     clusters, sizes = np.unique(np.asarray(labels), return_counts=True)
     return {
