@@ -347,6 +347,10 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
         ``{(model, n_components): BIC}`` for every pair tried (lower is better).
     icl_ : dict
         ``{(model, n_components): ICL}`` for every pair tried (lower is better).
+    objective_ : float
+        The selection criterion of the selected model: its BIC (``criterion="bic"``,
+        ``-2 log L + ν log n``) or its ICL. Lower is better, as every semnmf
+        ``objective_``; it is the minimum of ``bic_`` (or ``icl_``).
     weights_ : ndarray of shape (n_components_,)
         Mixing proportions ``π_k``.
     category_probs_ : list of n_partitions ndarrays of shape (n_components_, m_q)
@@ -489,6 +493,7 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
                     bar.advance(status=f"{model} K={K} BIC={value:.1f}")
 
         self.model_, self.n_components_ = best_key
+        self.objective_ = table[best_key]
         self.bic_ = bic
         self.icl_ = icl
         self.categories_ = categories
