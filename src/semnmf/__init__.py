@@ -20,6 +20,8 @@ _NAMES = {
     "list_datasets": ".datasets",
     "NMF": ".models.nmf",
     "SemanticNMF": ".models.semantic",
+    "semantic_nmf": ".models.semantic",
+    "non_negative_factorization": ".models.nmf",
     "SphericalKMeans": ".models.skmeans",
     "HierarchicalNMF": ".models.hierarchical",
     "ProjectiveNMF": ".models.pnmf",

@@ -11,7 +11,6 @@ import time
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import semnmf.models
 from semnmf import nmi
@@ -258,13 +257,3 @@ def test_bad_input(torch):
 
 
 # -- scikit-learn API ----------------------------------------------------------------------
-EXPECTED_FAILED_CHECKS = {}
-
-
-@parametrize_with_checks(
-    [DCN(3, hidden_layer_sizes=(8,), latent_dim=2, pretrain_epochs=3, max_iter=2,
-         batch_size=16, n_threads=1, random_state=0)],
-    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS)
-def test_sklearn_compatible(estimator, check):
-    pytest.importorskip("torch")
-    check(estimator)

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from semnmf.metrics import nmi
 from semnmf.models._solvers.frobenius import FrobeniusProblem
@@ -201,8 +200,6 @@ def test_transform_is_per_document():
 
 def test_bad_parameters():
     X, _ = planted_corpus()
-    with pytest.raises(ValueError, match="orthogonal must be True or False"):
-        NMF(3, orthogonal="yes").fit(X)
     with pytest.raises(ValueError, match="Frobenius loss only"):
         SemanticNMF(3, orthogonal=True, loss="kl").fit(X)
     negative = X.copy()
@@ -211,22 +208,3 @@ def test_bad_parameters():
         NMF(3, orthogonal=True).fit(negative)
     with pytest.raises(ValueError, match="larger than the number of documents"):
         NMF(500, orthogonal=True).fit(X)
-
-
-EXPECTED_FAILED_CHECKS = {
-    "check_clustering": "fits standardized Gaussian blobs, which have negative values; the "
-                        "NMF family only accepts non-negative data",
-    "check_transformer_general": "transform solves Z anew by (7a) with W fixed, from a flat "
-                                 "start; for orthogonal NMF that is not fit's Z (which solves "
-                                 "the orthogonal update), see test_transform_is_per_document",
-    "check_transformer_data_not_an_array": "same reason as check_transformer_general",
-}
-
-
-@parametrize_with_checks([NMF(3, orthogonal=True, random_state=0, max_iter=50),
-                          SemanticNMF(3, orthogonal=True, random_state=0, max_iter=50)],
-                         expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS)
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        check(estimator)

@@ -4,7 +4,6 @@ import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 from sklearn.metrics import normalized_mutual_info_score
 from sklearn.metrics.pairwise import cosine_similarity
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from semnmf.models import skmeans as skmeans_module
 from semnmf.models.skmeans import SphericalKMeans
@@ -279,22 +278,6 @@ def test_list_input():
     X = [[3, 1, 0, 0], [2, 1, 0, 0], [0, 0, 1, 4], [0, 0, 1, 2]]
     labels = SphericalKMeans(n_components=2, random_state=0).fit_predict(X)
     assert labels[0] == labels[1] != labels[2] == labels[3]
-
-
-# ---------------------------------------------------------------- scikit-learn API
-# some checks fit sparse data with all-zero rows: the warning about them is expected
-@pytest.mark.filterwarnings("ignore:.*all-zero:UserWarning")
-@parametrize_with_checks(
-    [SphericalKMeans(n_components=3, n_init=2, random_state=0)],
-    expected_failed_checks=lambda est: {
-        "check_clustering": (
-            "fits standardized Gaussian blobs, which have negative values; spherical "
-            "k-means in semnmf only accepts non-negative document-term data"
-        ),
-    },
-)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def test_n_clusters_deprecated(corpus):

@@ -115,8 +115,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
 
     def _check_params(self, X):
         """The checks that need the data or span several parameters (the others are
-        declared in ``_parameter_constraints``)."""
-        self._validate_params()
+        declared in ``_parameter_constraints`` and validated first, before any work)."""
         check_n_components(self.n_components, X.shape[0])
         if self.orthogonal and self.loss != "frobenius":
             raise ValueError("orthogonal=True is derived for the Frobenius loss only; use "
@@ -141,6 +140,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
 
     def fit_transform(self, X, y=None, **fit_params):
         """Fit and return the document factors Z (n_documents, n_components), unit-norm columns."""
+        self._validate_params()
         X = validate_estimator_input(self, X, reset=True)
         self._check_params(X)
         M, lam = self._prepare_context(X, **fit_params)
@@ -275,6 +275,7 @@ def non_negative_factorization(X, n_components=8, *, loss="frobenius", orthogona
     """
     model = NMF(n_components, loss=loss, orthogonal=orthogonal, init=init, n_init=n_init,
                 max_iter=max_iter, tol=tol, random_state=random_state, verbose=verbose)
+    model._validate_params()
     X = validate_estimator_input(model, X, reset=True)
     model._check_params(X)
     result = _fit_factors(X, model._make_problem, n_components,

@@ -150,6 +150,7 @@ class ProjectiveNMF(_BaseNMF):
 
     def fit_transform(self, X, y=None):
         """Fit and return the document factors Z (n_documents, n_components), unit-norm columns."""
+        self._validate_params()
         X = validate_estimator_input(self, X, reset=True)
         self._check_params(X)
         empty = check_documents(X)

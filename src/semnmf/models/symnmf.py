@@ -28,13 +28,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from .._utils.validation import check_matrix, check_n_components
 from ..graphs.documents import check_affinity, similarity_graph
 from ..graphs.knn import METRICS, WEIGHTS, normalized_cut_scaling
 from ._solvers.mu import reraise, squared_norm
-from ._solvers.symnmf import _nnls_bpp, nnls_rows, symnmf_anls  # noqa: F401 (re-exported)
+from ._solvers.symnmf import nnls_rows, symnmf_anls  # noqa: F401 (re-exported)
 from .init import initialize, resolve_start
 from .nmf import _INIT_CONSTRAINT, NMF
 
