@@ -305,3 +305,19 @@ def test_pglove_matrix_is_kept_on_disk(corpus, tmp_path, monkeypatch):
     second = protocol.Contexts(corpus, cache_dir=str(tmp_path), name="planted")["pglove"]
     assert len(calls) == 1 and calls[0]["context"] == "window"
     np.testing.assert_array_equal(first, second)
+
+
+def test_table2_states_its_nmi_convention(tmp_path):
+    """The preamble names the NMI normalization the tables use (metrics.nmi's default) and
+    the paper's (Strehl & Ghosh's geometric one)."""
+    import inspect
+
+    from semnmf.experiments.tables import write_table2
+
+    path = write_table2(str(tmp_path / "table2.md"), ResultCache(), {}, ["nmf"], runs=2,
+                        best=1, seeds=1)
+    text = open(path, encoding="utf-8").read()
+    average = inspect.signature(nmi).parameters["average_method"].default
+    assert f'average_method="{average}"' in text
+    assert "Strehl & Ghosh's geometric normalization" in text
+    assert f"The tables report the {average} one" in text
