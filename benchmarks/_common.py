@@ -30,11 +30,6 @@ def load(name):
     return corpus, corpus.tfidf(), corpus.n_classes
 
 
-def default_context(corpus):
-    """What `semnmf cluster` uses: a 10-word window when raw text exists, else documents."""
-    return "window" if corpus.texts is not None else "document"
-
-
 def mean_sd(values):
     values = np.asarray(values, dtype=float)
     return f"{values.mean():.3f} ± {values.std():.3f}"
@@ -47,15 +42,19 @@ def machine_line():
 
 def write_markdown(filename, title, sections):
     """sections: list of (heading or None, text)."""
+    from semnmf._utils.io import atomic_write
+
     os.makedirs(RESULTS, exist_ok=True)
     path = os.path.join(RESULTS, filename)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
+
+    def write(f):
         f.write(f"# {title}\n\n")
         for heading, text in sections:
             if heading:
                 f.write(f"## {heading}\n\n")
             f.write(text.rstrip() + "\n\n")
-    os.replace(path + ".tmp", path)
+
+    atomic_write(path, write)
     print(f"wrote {path}")
 
 
@@ -87,8 +86,7 @@ def save_cache(path, cache):
             disk[key].update(value)
         else:
             disk[key] = value
+    from semnmf._utils.io import atomic_write
+
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(disk, f)
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: json.dump(disk, f))

@@ -35,7 +35,7 @@ import warnings
 
 import numpy as np
 
-from _common import (HERE, RESULTS, default_context, load, load_cache, machine_line, mean_sd,
+from _common import (HERE, RESULTS, load, load_cache, machine_line, mean_sd,
                      save_cache, table, write_markdown)
 from semnmf import SemanticNMF, ari, nmi
 from semnmf.ensemble import consensus, mixture_consensus, pairwise_agreement
@@ -89,7 +89,7 @@ def fit_runs(name, runs, inits, cache, supplement_runs=None):
                 continue
             if M is None:
                 t = time.perf_counter()
-                M = corpus.word_context(context=default_context(corpus), window=10)
+                M = corpus.word_context(context=corpus.default_context(), window=10)
                 cache[f"{name}|context_seconds"] = time.perf_counter() - t
             t = time.perf_counter()
             model = SemanticNMF(k, random_state=seed, **INITS[init]).fit(X, M=M)
@@ -99,7 +99,7 @@ def fit_runs(name, runs, inits, cache, supplement_runs=None):
             save_cache(CACHE, cache)
             print(f"{key}: NMI {nmi(corpus.labels, model.labels_):.3f} "
                   f"obj {model.objective_:.6g} {seconds:.1f}s", flush=True)
-    return corpus.labels, k, X, default_context(corpus)
+    return corpus.labels, k, X, corpus.default_context()
 
 
 def n_runs(name, init, runs, cache):

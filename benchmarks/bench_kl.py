@@ -36,7 +36,7 @@ import warnings
 
 import numpy as np
 
-from _common import HERE, default_context, load, load_cache, machine_line, save_cache, table, write_markdown
+from _common import HERE, load, load_cache, machine_line, save_cache, table, write_markdown
 
 CACHE = os.path.join(HERE, "cache", "kl.json")
 METHODS = ["sklearn-kl", "nmf-kl", "nmf-kl-float32", "snmf-kl"]
@@ -183,7 +183,7 @@ def main():
                 continue
             if method == "snmf-kl" and M is None:
                 t = time.perf_counter()
-                context = default_context(corpus)
+                context = corpus.default_context()
                 M = corpus.word_context(context=context, window=10, association="ppmi")
                 print(f"{context} PPMI: {M.shape}, nnz {M.nnz:,}, {time.perf_counter() - t:.0f} s",
                       flush=True)

@@ -26,10 +26,11 @@ import warnings
 import numpy as np
 from sklearn.decomposition import NMF as SkNMF
 
-from _common import (DATASETS, HERE, default_context, load, load_cache, machine_line, mean_sd,
+from _common import (DATASETS, HERE, load, load_cache, machine_line, mean_sd,
                      save_cache, table, write_markdown)
-from semnmf import NMF, SemanticNMF, SphericalKMeans, clustering_scores
-from semnmf.models.init import factors_from_skmeans
+from semnmf import clustering_scores
+from semnmf.experiments.methods import get_method
+from semnmf.experiments.protocol import shared_start
 
 CACHE = os.path.join(HERE, "cache", "quality.json")
 METHODS = ["skmeans", "nmf", "snmf", "sklearn-mu", "sklearn-cd"]
@@ -42,19 +43,15 @@ PAPER = {  # Neurocomputing 2022, Table 2 (best 10 of 50 runs): NMI, ARI
 
 
 def fit(method, X, M, k, seed, start=None):
-    """Fit one method; returns (labels, objective to minimize, seconds)."""
+    """Fit one method; returns (labels, objective to minimize, seconds). Ours come from the
+    method registry (semnmf.experiments.methods; "snmf" is `semnmf cluster`'s name of
+    SNMF (PPMI)), scikit-learn's are built here."""
     t = time.perf_counter()
-    if method == "skmeans":
-        model = SphericalKMeans(k, n_init=1, random_state=seed).fit(X)
-        return model.labels_, -model.objective_, time.perf_counter() - t
-    custom = {}
-    if start is not None:
-        custom = dict(init="custom", Z_init=start[0], W_init=start[1])
-    if method in ("nmf", "snmf"):
-        Model = NMF if method == "nmf" else SemanticNMF
-        model = Model(k, random_state=seed, **custom)
-        model.fit(X, M=M) if method == "snmf" else model.fit(X)
-        return model.labels_, model.objective_, time.perf_counter() - t
+    if method in ("skmeans", "nmf", "snmf"):
+        registered = get_method(method)
+        model = registered.build(k, seed, start)
+        model.fit(X, M=M) if registered.word_context else model.fit(X)
+        return model.labels_, registered.objective(model), time.perf_counter() - t
     solver = method.split("-")[1]
     model = SkNMF(k, solver=solver, random_state=seed,
                   **({"init": "custom"} if start is not None else {}))
@@ -64,12 +61,6 @@ def fit(method, X, M, k, seed, start=None):
         Z = model.fit_transform(X)
     objective = 0.5 * model.reconstruction_err_ ** 2
     return Z.argmax(axis=1), objective, time.perf_counter() - t
-
-
-def skmeans_start(X, k, seed):
-    """The papers' common start: one spherical k-means run -> (Z0, W0), as init='skmeans'."""
-    km = SphericalKMeans(k, n_init=1, random_state=seed).fit(X)
-    return (*factors_from_skmeans(km, X.dtype), km)
 
 
 def run_dataset(name, seeds, runs, cache):
@@ -82,7 +73,7 @@ def run_dataset(name, seeds, runs, cache):
             if key in cache:
                 continue
             if method == "snmf" and M is None:
-                M = corpus.word_context(context=default_context(corpus))
+                M = corpus.word_context(context=corpus.default_context())
             labels, objective, seconds = fit(method, X, M, k, seed)
             cache[key] = {**clustering_scores(y, labels), "objective": objective, "seconds": seconds}
             save_cache(CACHE, cache)
@@ -90,12 +81,12 @@ def run_dataset(name, seeds, runs, cache):
     for run in range(runs):
         if all(f"{name}|paper|{m}|{run}" in cache for m in METHODS):
             continue
-        Z0, W0, km = skmeans_start(X, k, 1000 + run)
+        (Z0, W0), km, _ = shared_start(X, k, run)  # spherical k-means, seed 1000 + run
         cache[f"{name}|paper|skmeans|{run}"] = {**clustering_scores(y, km.labels_),
-                                               "objective": -km.objective_, "seconds": 0.0}
+                                               "objective": km.objective_, "seconds": 0.0}
         for method in METHODS[1:]:
             if method == "snmf" and M is None:
-                M = corpus.word_context(context=default_context(corpus))
+                M = corpus.word_context(context=corpus.default_context())
             labels, objective, seconds = fit(method, X, M, k, run, start=(Z0, W0))
             cache[f"{name}|paper|{method}|{run}"] = {**clustering_scores(y, labels),
                                                     "objective": objective, "seconds": seconds}

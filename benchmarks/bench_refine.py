@@ -37,9 +37,10 @@ import warnings
 
 import numpy as np
 
-from _common import (DATASETS, load_cache, save_cache, HERE, default_context, load, machine_line, mean_sd, table,
+from _common import (DATASETS, load_cache, save_cache, HERE, load, machine_line, mean_sd, table,
                      write_markdown)
-from semnmf import NMF, SemanticNMF, clustering_scores
+from semnmf import clustering_scores
+from semnmf.experiments.methods import get_method
 from semnmf.refine import GTNMF
 from semnmf.refine.gtnmf import replicator_dynamics
 
@@ -104,12 +105,9 @@ OBSERVATIONS = """\
 def fit_base(method, X, M, k, seed):
     """(model, Z, seconds) of one base fit with its defaults."""
     t = time.perf_counter()
-    if method == "nmf":
-        model = NMF(k, random_state=seed)
-        Z = model.fit_transform(X)
-    else:
-        model = SemanticNMF(k, random_state=seed)
-        Z = model.fit_transform(X, M=M)
+    registered = get_method(method)  # the registry's "nmf" / "snmf" (SNMF (PPMI))
+    model = registered.build(k, seed)
+    Z = model.fit_transform(X, M=M) if registered.word_context else model.fit_transform(X)
     return model, Z, time.perf_counter() - t
 
 
@@ -158,7 +156,7 @@ def run_dataset(name, seeds, extra, cache, with_trajectory=True):
     y = corpus.labels
     info = cache.setdefault("_datasets", {})
     info[name] = {"n": int(X.shape[0]), "terms": int(X.shape[1]), "k": int(k),
-                  "context": default_context(corpus)}
+                  "context": corpus.default_context()}
     M = None
     variants = ["eq9"] + [v for v in extra if v != "eq9"]
     for method in METHODS:
@@ -171,7 +169,7 @@ def run_dataset(name, seeds, extra, cache, with_trajectory=True):
                 continue
             if method == "snmf" and M is None:
                 t = time.perf_counter()
-                M = corpus.word_context(context=default_context(corpus), window=10)
+                M = corpus.word_context(context=corpus.default_context(), window=10)
                 info[name]["context_s"] = time.perf_counter() - t
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -281,7 +279,7 @@ def report(names, cache, seeds_for):
         "**Protocol.** k = number of classes, TF-IDF + L2 rows. Base methods with their "
         "defaults (`init=\"skmeans\"`, max_iter 200): `NMF(k, random_state=seed)` and "
         "`SemanticNMF(k, random_state=seed)` with M = `corpus.word_context(context="
-        "default_context(corpus), window=10)` (window-10 PPMI; document-level PPMI for "
+        "corpus.default_context(), window=10)` (window-10 PPMI; document-level PPMI for "
         f"{counts_only}, which ship counts only), Z = `fit_transform`. Refinement: "
         "`GTNMF().fit(X, memberships=Z)` with its defaults (cosine kNN graph with GT eq. 9's "
         "per-cluster neighbour counts q_i = ⌊log₂|C_i|⌋ + 1, union symmetrization, "

@@ -163,7 +163,7 @@ def run_cell(method, corpus, X, k, seed):
         E = encoders.embed_documents(corpus.texts, "minilm", pooling=pooling)
         labels = KMeans(k, n_init=10, random_state=seed).fit(E).labels_
     elif method == "snmf":
-        context = "window" if corpus.texts is not None else "document"
+        context = corpus.default_context()
         model = SemanticNMF(k, random_state=seed).fit(X, M=corpus.word_context(context=context))
         labels, components = model.labels_, model.components_
     else:

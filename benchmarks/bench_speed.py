@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 from sklearn.decomposition import NMF as SkNMF
 
-from _common import DATASETS, default_context, load, machine_line, table, write_markdown
+from _common import DATASETS, load, machine_line, table, write_markdown
 from semnmf import NMF, SemanticNMF
 from semnmf.models.init import initialize
 
@@ -55,7 +55,7 @@ def main():
     rows = []
     for name in args.datasets.split(","):
         corpus, X, k = load(name)
-        M = corpus.word_context(context=default_context(corpus))
+        M = corpus.word_context(context=corpus.default_context())
         Z0, W0 = initialize(X, k, "random", 0)
         it = args.iters
 

@@ -49,7 +49,7 @@ def _run_corpus(name, corpus):
 
     X = corpus.tfidf()
     k = corpus.n_classes
-    context = "window" if corpus.texts is not None else "document"
+    context = corpus.default_context()
     M = corpus.word_context(context=context)
     S = corpus.word_context(context=context, association="sppmi", shift=2)
     out = {}
@@ -110,9 +110,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     golden = record()
     if args.action == "record":
-        with open(args.out + ".tmp", "w") as f:
-            json.dump(golden, f, indent=1, sort_keys=True)
-        os.replace(args.out + ".tmp", args.out)
+        from semnmf._utils.io import atomic_write
+
+        atomic_write(args.out, lambda f: json.dump(golden, f, indent=1, sort_keys=True))
         print(f"wrote {args.out}")
         return 0
     with open(args.against) as f:

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from _common import default_context, load, machine_line, mean_sd, table, write_markdown
+from _common import load, machine_line, mean_sd, table, write_markdown
 from semnmf import SemanticNMF, ari, nmi
 from semnmf.models._solvers.mu import squared_norm
 
@@ -38,7 +38,7 @@ def main():
     summary = {}
     for name in args.datasets.split(","):
         corpus, X, k = load(name)
-        contexts = [default_context(corpus)]
+        contexts = [corpus.default_context()]
         if args.contexts == "both" and corpus.texts is not None:
             contexts.insert(0, "document")
         rows_nmi, rows_ari = [], []

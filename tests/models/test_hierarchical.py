@@ -323,12 +323,9 @@ def test_deterministic_with_random_state():
     assert a.splits_ == b.splits_
 
 
+# Bad parameter values: one table for every estimator in tests/test_common.py.
 @pytest.mark.parametrize("params, match", [
-    ({"n_leaves": 0}, "n_leaves"),
-    ({"n_leaves": 1000}, "larger than the number"),
-    ({"beta": 1.0}, "beta must be > 1"),
-    ({"n_trials": 0}, "n_trials"),
-    ({"splitter": "louvain"}, "splitter must be one of"),
+    ({"n_components": 1000}, "larger than the number"),
     ({"score_threshold": float("nan")}, "score_threshold"),
 ])
 def test_bad_parameters(params, match):
@@ -388,15 +385,3 @@ def test_topic_coherence_ranks_coherent_topics_higher_and_checks_input():
 
 
 # -- scikit-learn API -------------------------------------------------------------------
-from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
-
-
-@parametrize_with_checks([HierarchicalNMF(3, random_state=0, max_iter=50)],
-                         expected_failed_checks=lambda est: {
-                             "check_clustering": "fits standardized Gaussian blobs, which have "
-                                                 "negative values; NMF needs non-negative data",
-                             "check_fit2d_1sample": "3 leaves from 1 document is refused with "
-                                                    "'n_leaves=3 is larger than the number of "
-                                                    "non-empty documents (1)'"})
-def test_sklearn_compatible(estimator, check):
-    check(estimator)

@@ -568,8 +568,8 @@ def test_word_graph_in_context_mode(fake_loader, tmp_path):
 
 @pytest.mark.parametrize("params, message", [
     (dict(semantics=""), "semantics must be"),
-    (dict(semantics=3), "semantics must be"),
-    (dict(embed="all"), "embed must be one of"),
+    (dict(semantics=3), "semantics"),
+    (dict(embed="all"), "embed"),
 ])
 def test_bad_parameters(planted_texts, params, message):
     with pytest.raises(ValueError, match=message):

@@ -133,6 +133,22 @@ def empty_rows(X):
     return ~np.any(X != 0, axis=1)
 
 
+def check_documents(X):
+    """Mask of the documents (rows of X) without any term: refused when all are, warned
+    about (they get label -1) otherwise. One rule for every document clusterer."""
+    import warnings
+
+    empty = empty_rows(X)
+    if empty.all():
+        raise ValueError("every row of X is zero: there is nothing to cluster.")
+    if empty.any():
+        warnings.warn(
+            f"{int(empty.sum())} document(s) have no term (all-zero rows); they get "
+            "label -1. Remove them or lower min_df to give them terms.", UserWarning,
+            stacklevel=3)
+    return empty
+
+
 def validate_estimator_input(estimator, X, *, reset):
     """scikit-learn's ``validate_data`` (n_features_in_ bookkeeping, its standard
     messages for complex / 1-D / empty / non-finite input), then our non-negativity

@@ -56,13 +56,13 @@ from .._utils.progress import log
 from .._utils.validation import check_n_components
 from ..metrics import ari, nmi
 
+from ._labels import MISSING, check_label_matrix, incidence, n_categories, relabel
+
 __all__ = [
     "MISSING", "ConsensusResult", "hypergraph_incidence", "cspa", "hgpa", "mcla",
     "anmi", "consensus", "pairwise_agreement",
 ]
 
-#: The integer that marks a missing label (a document that a partition leaves out).
-MISSING = -1
 
 #: Methods that :func:`consensus` knows, in the order ``method="anmi"`` tries them.
 _METHODS = ("cspa", "hgpa", "mcla")
@@ -73,126 +73,6 @@ _CSPA_BYTES_PER_PAIR = 24
 
 
 # ----------------------------------------------------------------------------- input
-def _check_label_matrix(labels, name="labels", *, require_labelled_rows=True):
-    """Validate an ``n x r`` label matrix and code every column as ``0..m_q-1``.
-
-    A document labelled by no partition is refused when ``require_labelled_rows``
-    (a consensus must place it), accepted otherwise (ANMI, pairwise agreement).
-
-    Returns
-    -------
-    codes : ndarray of int64 of shape (n, r)
-        Cluster of each document in each partition, numbered in order of first
-        appearance in the column; ``-1`` where the label is missing.
-    categories : list of r ndarrays
-        ``categories[q][c]`` is the original label value of code ``c`` in column ``q``.
-    """
-    if labels is None:
-        raise ValueError(
-            f"{name} is None: pass an array of shape (n_documents, n_partitions) with one "
-            "column of cluster labels per partition."
-        )
-    if sp.issparse(labels):
-        raise ValueError(
-            f"{name} must be a dense array of labels of shape (n_documents, n_partitions), "
-            "not a sparse matrix; pass labels.toarray() (missing labels as -1)."
-        )
-    try:
-        arr = np.asarray(labels)
-    except Exception as exc:  # ragged nested lists and the like
-        raise ValueError(f"{name} could not be read as a 2-D array of labels: {exc}") from None
-    if arr.ndim != 2:
-        hint = (" A single partition is a column: use labels.reshape(-1, 1); several label "
-                "vectors are stacked with np.column_stack([labels_1, labels_2, ...]).")
-        raise ValueError(
-            f"{name} must be 2-D (n_documents, n_partitions) with one column per partition; "
-            f"got an array of shape {arr.shape}.{hint if arr.ndim == 1 else ''}"
-        )
-    n, r = arr.shape
-    if n == 0 or r == 0:
-        raise ValueError(
-            f"{name} is empty (shape {arr.shape}); it needs at least one document (row) "
-            "and one partition (column)."
-        )
-    if arr.dtype == bool:
-        arr = arr.astype(np.int64)
-    if np.issubdtype(arr.dtype, np.integer):
-        missing = arr == MISSING
-        values = arr.astype(np.int64, copy=False)
-    elif np.issubdtype(arr.dtype, np.floating):
-        missing = np.isnan(arr)
-        finite = arr[~missing]
-        if not np.all(np.isfinite(finite)):
-            raise ValueError(
-                f"{name} contains infinite values; labels must be integers, with missing "
-                "labels as -1 or NaN."
-            )
-        if np.any(finite != np.round(finite)):
-            bad = finite[finite != np.round(finite)][:3]
-            raise ValueError(
-                f"{name} must hold integer cluster labels; got non-integer values such as "
-                f"{bad.tolist()}. Pass hard labels (e.g. the argmax of a membership matrix)."
-            )
-        missing |= arr == MISSING
-        values = np.where(missing, MISSING, arr).astype(np.int64)
-    else:
-        raise ValueError(
-            f"{name} must hold integer cluster labels (missing ones as -1 or NaN); got "
-            f"dtype {arr.dtype}. Encode other labels as integers first, e.g. "
-            "np.unique(column, return_inverse=True)[1] for each column."
-        )
-
-    labelled_per_column = n - missing.sum(axis=0)
-    empty_cols = np.flatnonzero(labelled_per_column == 0)
-    if empty_cols.size:
-        raise ValueError(
-            f"{name}: partition(s) (column(s)) {empty_cols[:10].tolist()} label no document "
-            "(all missing); drop these columns."
-        )
-    empty_rows = np.flatnonzero(missing.all(axis=1)) if require_labelled_rows else []
-    if len(empty_rows):
-        raise ValueError(
-            f"{name}: {len(empty_rows)} document(s) (e.g. rows {np.asarray(empty_rows[:10]).tolist()}) "
-            "have no label in any partition, so no consensus can place them; drop these "
-            "rows (or label them in at least one partition)."
-        )
-
-    codes = np.full((n, r), MISSING, dtype=np.int64)
-    categories = []
-    for q in range(r):  # a loop over partitions, each step vectorized over documents
-        keep = ~missing[:, q]
-        uniq, first, inverse = np.unique(values[keep, q], return_index=True,
-                                         return_inverse=True)
-        order = np.argsort(first, kind="stable")  # clusters by first appearance
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        codes[keep, q] = rank[inverse.ravel()]
-        categories.append(uniq[order])
-    return codes, categories
-
-
-def _n_categories(codes):
-    """Number of clusters ``m_q`` of every column of a coded label matrix."""
-    return codes.max(axis=0) + 1
-
-
-def _incidence(codes, n_categories, dtype=np.float64):
-    """CSR incidence matrix ``H`` of a coded label matrix (no validation)."""
-    n, r = codes.shape
-    offsets = np.concatenate([[0], np.cumsum(n_categories)])
-    labelled = codes >= 0
-    rows, cols = np.nonzero(labelled)  # row-major: sorted by row, then by partition
-    indices = offsets[cols] + codes[rows, cols]
-    indptr = np.concatenate([[0], np.cumsum(labelled.sum(axis=1))])
-    index_dtype = np.int32 if max(indices.size, offsets[-1]) < 2**31 else np.int64
-    H = sp.csr_matrix(
-        (np.ones(indices.size, dtype=dtype), indices.astype(index_dtype),
-         indptr.astype(index_dtype)),
-        shape=(n, int(offsets[-1])),
-    )
-    return H, offsets
-
-
 def hypergraph_incidence(labels, *, return_offsets=False):
     """Binary hypergraph incidence matrix ``H`` of a cluster ensemble (SN §5.6).
 
@@ -219,8 +99,8 @@ def hypergraph_incidence(labels, *, return_offsets=False):
     offsets : ndarray of shape (n_partitions + 1,)
         Returned when ``return_offsets`` is true.
     """
-    codes, _ = _check_label_matrix(labels)
-    H, offsets = _incidence(codes, _n_categories(codes))
+    codes, _ = check_label_matrix(labels)
+    H, offsets = incidence(codes, n_categories(codes))
     return (H, offsets) if return_offsets else H
 
 
@@ -241,7 +121,7 @@ def _check_candidate(labels_candidate, n):
             f"labels_candidate has {arr.shape[0]} labels but labels has {n} documents "
             "(rows); they must match."
         )
-    codes, _ = _check_label_matrix(arr.reshape(-1, 1), name="labels_candidate",
+    codes, _ = check_label_matrix(arr.reshape(-1, 1), name="labels_candidate",
                                    require_labelled_rows=False)
     if np.any(codes < 0):
         raise ValueError(
@@ -254,15 +134,6 @@ def _check_candidate(labels_candidate, n):
 def _seed(rng):
     """An int seed for METIS drawn from a numpy RandomState."""
     return int(rng.randint(np.iinfo(np.int32).max))
-
-
-def _relabel(labels):
-    """Labels renamed 0..g-1 in order of first appearance."""
-    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return rank[inverse.ravel()].astype(np.int64)
 
 
 def _metis(adjacency, n_parts, *, vertex_weights=None, seed=0):
@@ -340,7 +211,7 @@ def cspa(labels, n_clusters, *, max_samples=10000, random_state=None):
     --------
     hgpa, mcla, consensus
     """
-    codes, _ = _check_label_matrix(labels)
+    codes, _ = check_label_matrix(labels)
     n, r = codes.shape
     k = check_n_components(n_clusters, n, "n_clusters")
     if isinstance(max_samples, bool) or not isinstance(max_samples, numbers.Integral) \
@@ -355,11 +226,11 @@ def cspa(labels, n_clusters, *, max_samples=10000, random_state=None):
             "in n, or raise max_samples if you have the memory."
         )
     rng = check_random_state(random_state)
-    H, _ = _incidence(codes, _n_categories(codes), dtype=np.int32)
+    H, _ = incidence(codes, n_categories(codes), dtype=np.int32)
     S = (H @ H.T).tocsr()  # integer co-association counts, 0..r
     S.setdiag(0)
     S.eliminate_zeros()
-    return _relabel(_metis(S, k, seed=_seed(rng)))
+    return relabel(_metis(S, k, seed=_seed(rng)))
 
 
 # ------------------------------------------------------------------------- HGPA
@@ -408,17 +279,17 @@ def hgpa(labels, n_clusters, *, random_state=None):
     --------
     cspa, mcla, consensus
     """
-    codes, _ = _check_label_matrix(labels)
+    codes, _ = check_label_matrix(labels)
     n = codes.shape[0]
     k = check_n_components(n_clusters, n, "n_clusters")
     rng = check_random_state(random_state)
-    H, _ = _incidence(codes, _n_categories(codes), dtype=np.int64)
+    H, _ = incidence(codes, n_categories(codes), dtype=np.int64)
     n_edges = H.shape[1]
     graph = sp.bmat([[None, H], [H.T, None]], format="csr",
                     dtype=np.int64)  # (n + E) x (n + E), symmetric, empty diagonal
     vertex_weights = np.concatenate([np.ones(n, np.int64), np.zeros(n_edges, np.int64)])
     part = _metis(graph, k, vertex_weights=vertex_weights, seed=_seed(rng))
-    return _relabel(part[:n])
+    return relabel(part[:n])
 
 
 # ------------------------------------------------------------------------- MCLA
@@ -460,11 +331,11 @@ def mcla(labels, n_clusters, *, random_state=None):
     --------
     cspa, hgpa, consensus
     """
-    codes, _ = _check_label_matrix(labels)
+    codes, _ = check_label_matrix(labels)
     n = codes.shape[0]
     k = check_n_components(n_clusters, n, "n_clusters")
     rng = check_random_state(random_state)
-    H, _ = _incidence(codes, _n_categories(codes), dtype=np.float64)
+    H, _ = incidence(codes, n_categories(codes), dtype=np.float64)
     n_edges = H.shape[1]
     k_meta = min(k, n_edges)
 
@@ -486,7 +357,7 @@ def mcla(labels, n_clusters, *, random_state=None):
     ties = association == best
     # random tie-breaking: the largest random key among the tied meta-clusters wins
     keys = rng.random_sample(association.shape) * ties
-    return _relabel(np.argmax(keys, axis=1))
+    return relabel(np.argmax(keys, axis=1))
 
 
 # ------------------------------------------------------------------------- ANMI
@@ -522,7 +393,7 @@ def anmi(labels_candidate, labels, *, weighted=False):
     score : float
         In ``[0, 1]``, 1 when the candidate equals every partition (up to renaming).
     """
-    codes, _ = _check_label_matrix(labels, require_labelled_rows=False)
+    codes, _ = check_label_matrix(labels, require_labelled_rows=False)
     candidate = _check_candidate(labels_candidate, codes.shape[0])
     return _anmi_coded(candidate, codes, weighted=weighted)
 
@@ -605,7 +476,7 @@ def consensus(labels, n_clusters, method="anmi", *, max_samples=10000, random_st
     valid = ("anmi",) + _METHODS
     if not isinstance(method, str) or method not in valid:
         raise ValueError(f"method must be one of {valid}, got {method!r}.")
-    codes, _ = _check_label_matrix(labels)
+    codes, _ = check_label_matrix(labels)
     n = codes.shape[0]
     k = check_n_components(n_clusters, n, "n_clusters")
     rng = check_random_state(random_state)
@@ -658,7 +529,7 @@ def pairwise_agreement(labels, metric="nmi", *, average_method="geometric"):
     """
     if metric not in ("nmi", "ari"):
         raise ValueError(f"metric must be 'nmi' or 'ari', got {metric!r}.")
-    codes, _ = _check_label_matrix(labels, require_labelled_rows=False)
+    codes, _ = check_label_matrix(labels, require_labelled_rows=False)
     r = codes.shape[1]
     out = np.eye(r)
     for a in range(r):

@@ -48,7 +48,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._utils.progress import progress
 from .._utils.validation import check_n_components
-from .consensus import MISSING, _check_label_matrix, _incidence, _n_categories, _relabel
+from ._labels import MISSING, check_label_matrix, incidence, n_categories, relabel
 
 __all__ = ["MODELS", "MultinomialMixture", "mixture_consensus", "n_parameters"]
 
@@ -106,8 +106,8 @@ class _Data:
     def __init__(self, codes):
         self.codes = codes
         self.n, self.r = codes.shape
-        self.m = _n_categories(codes)
-        self.X, self.offsets = _incidence(codes, self.m, dtype=np.float64)  # n x D
+        self.m = n_categories(codes)
+        self.X, self.offsets = incidence(codes, self.m, dtype=np.float64)  # n x D
         self.XT = self.X.T.tocsr()                                          # D x n
         self.block = np.repeat(np.arange(self.r), self.m)                   # D -> q
         self.informative = self.m >= 2                                      # q with m_q >= 2
@@ -347,6 +347,10 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
         ``{(model, n_components): BIC}`` for every pair tried (lower is better).
     icl_ : dict
         ``{(model, n_components): ICL}`` for every pair tried (lower is better).
+    objective_ : float
+        The selection criterion of the selected model: its BIC (``criterion="bic"``,
+        ``-2 log L + ν log n``) or its ICL. Lower is better, as every semnmf
+        ``objective_``; it is the minimum of ``bic_`` (or ``icl_``).
     weights_ : ndarray of shape (n_components_,)
         Mixing proportions ``π_k``.
     category_probs_ : list of n_partitions ndarrays of shape (n_components_, m_q)
@@ -459,7 +463,7 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
         -------
         self : MultinomialMixture
         """
-        codes, categories = _check_label_matrix(labels)
+        codes, categories = check_label_matrix(labels)
         data = _Data(codes)
         grid = _check_n_components_grid(self.n_components, data.n, int(data.m.max()))
         models = _check_models(self.models)
@@ -489,6 +493,7 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
                     bar.advance(status=f"{model} K={K} BIC={value:.1f}")
 
         self.model_, self.n_components_ = best_key
+        self.objective_ = table[best_key]
         self.bic_ = bic
         self.icl_ = icl
         self.categories_ = categories
@@ -517,7 +522,7 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
     def _encode(self, labels):
         """Code new labels with the training categories; unknown labels are missing."""
         check_is_fitted(self, "categories_")
-        codes, categories = _check_label_matrix(labels, require_labelled_rows=False)
+        codes, categories = check_label_matrix(labels, require_labelled_rows=False)
         if codes.shape[1] != self.n_partitions_in_:
             raise ValueError(
                 f"labels has {codes.shape[1]} partitions (columns) but the model was fitted "
@@ -544,7 +549,7 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
     def _log_joint(self, labels):
         codes = self._encode(labels)
         m = np.array([c.size for c in self.categories_])
-        X, _ = _incidence(codes, m, dtype=np.float64)
+        X, _ = incidence(codes, m, dtype=np.float64)
         return np.asarray(X @ self._log_alpha.T) + self._log_weights
 
     def predict_proba(self, labels):
@@ -609,6 +614,6 @@ def mixture_consensus(labels, n_clusters=None, *, models="all", n_init=5, max_it
         smoothing=smoothing, criterion=criterion, random_state=random_state,
         verbose=verbose,
     ).fit(labels)
-    out = _relabel(model.labels_)
+    out = relabel(model.labels_)
     return (out, model) if return_model else out
 

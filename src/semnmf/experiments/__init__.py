@@ -1,15 +1,36 @@
-"""The papers' experiments: Table 2's methods, the shared-start protocol, the λ sweep.
+"""The papers' experiments: the method registry, Table 2's shared-start protocol, the λ
+sweep.
 
 ``semnmf bench`` runs them from the command line; results are cached per run so an
 interrupted benchmark resumes, and written as markdown with the published numbers.
+
+The names below load on first use (PEP 562): the command line reads the method registry
+(:mod:`.methods`, no numpy) without loading the protocols.
 """
 
-from .methods import METHODS, TABLE2_ORDER, Method, get_method
-from .paper import PAPER
-from .protocol import PROTOCOLS, Contexts, ResultCache, run_dataset, summarize
-from .sweep import LAMBDAS, lambda_sweep, plot_sweep
-from .tables import table2_markdown
+import importlib
 
-__all__ = ["METHODS", "TABLE2_ORDER", "Method", "get_method", "PAPER", "PROTOCOLS",
-           "Contexts", "ResultCache", "run_dataset", "summarize", "LAMBDAS", "lambda_sweep",
-           "plot_sweep", "table2_markdown"]
+_NAMES = {
+    "METHODS": ".methods", "TABLE2_ORDER": ".methods", "CLI_METHODS": ".methods",
+    "CONSENSUS_METHODS": ".methods", "Method": ".methods", "get_method": ".methods",
+    "PAPER": ".paper",
+    "PROTOCOLS": ".protocol", "Contexts": ".protocol", "ResultCache": ".protocol",
+    "run_dataset": ".protocol", "summarize": ".protocol",
+    "LAMBDAS": ".sweep", "lambda_sweep": ".sweep", "plot_sweep": ".sweep",
+    "table2_markdown": ".tables", "nmi_convention": ".tables",
+}
+
+__all__ = list(_NAMES)
+
+
+def __getattr__(name):
+    module = _NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_NAMES))

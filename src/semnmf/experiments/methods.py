@@ -1,42 +1,53 @@
-"""The methods of the Neurocomputing paper's Table 2 (and the family around it), by name.
+"""The one registry of clustering methods, shared by ``semnmf cluster``, ``semnmf bench``,
+the papers' protocols (:mod:`.protocol`) and the benchmark scripts.
 
-Each :class:`Method` knows how to build its estimator for k clusters, whether it starts
-from the shared spherical k-means solution (the papers start every NMF-like method from
-it, Neurocomputing §5.4), which word-context matrix it needs, and how to read the
-objective used to keep the best runs. Estimators of optional extras (DCN needs PyTorch)
-are imported only when their method is run.
+Each :class:`Method` knows its estimator (imported only when the method is built), its
+parameters, which word-context matrix it needs (none, PPMI, shifted PPMI or PGLOVE),
+whether it uses a document graph, whether the paper protocol starts it from the shared
+spherical k-means solution (Neurocomputing §5.4), and which command-line options apply
+to it. ``semnmf cluster --method`` offers the methods that have a ``cli`` name.
+
+This module imports nothing heavy (no numpy, no estimator), so the command line can build
+its parser from it in a few milliseconds.
 """
 
 import importlib
+import math
 from dataclasses import dataclass, field
-
-import numpy as np
 
 
 @dataclass(frozen=True)
 class Method:
-    """One row of Table 2.
+    """One clustering method (a row of Table 2, a choice of ``semnmf cluster --method``).
 
     Attributes
     ----------
     name : str
-        Short name used on the command line and in caches ("snmf-ppmi").
+        Name used by ``semnmf bench`` and in caches ("snmf-ppmi").
     label : str
-        Column label in the tables ("SNMF (PPMI)").
+        Label in the tables ("SNMF (PPMI)").
     estimator : str
         "module:Class" of the estimator, imported lazily.
     params : dict
         Constructor parameters besides n_components / random_state / the start.
     context : {None, "ppmi", "sppmi", "pglove"}
-        Word-context matrix passed as ``fit(X, M=...)``.
+        Word-context matrix passed as ``fit(X, M=...)``; None for a method without a
+        word-context term (``lam`` does not apply to it).
     graph : bool
-        Whether ``fit`` builds a document graph (reported, not needed here).
+        Whether the method has a document-graph term (``graph_lam`` applies; the
+        protocol passes the graph as ``fit(..., A=...)``).
     shared_start : bool
         Whether the paper protocol starts it from the shared spherical k-means solution.
-    maximize : bool
-        The estimator's ``objective_`` is maximized (spherical k-means' cosine sum).
     extra : str or None
         The pip extra it needs, for the skip message.
+    cli : str or None
+        Its name on ``semnmf cluster --method`` (None: not offered there).
+    description : str
+        What it is, in a few words, for the command line's help.
+    variants : bool
+        Whether ``loss`` and ``orthogonal`` apply (NMF and Semantic-NMF).
+    takes_init : bool
+        Whether the estimator takes ``init`` (every NMF-like method; not spherical k-means).
     """
 
     name: str
@@ -46,44 +57,64 @@ class Method:
     context: str | None = None
     graph: bool = False
     shared_start: bool = True
-    maximize: bool = False
     extra: str | None = None
+    cli: str | None = None
+    description: str = ""
+    variants: bool = False
+    takes_init: bool = True
+
+    @property
+    def word_context(self):
+        """Whether the method has a word-context term (``lam`` applies)."""
+        return self.context is not None
 
     def estimator_class(self):
         module, _, cls = self.estimator.partition(":")
         return getattr(importlib.import_module(module), cls)
+
+    def options(self, **candidates):
+        """The constructor parameters among ``candidates`` that apply to this method,
+        None values left out: ``init``, ``n_init``, ``max_iter``, ``tol``, ``verbose``,
+        ``lam``, ``lam_scale`` (word-context term), ``graph_lam`` (graph term), ``loss``,
+        ``orthogonal`` (variants); anything else is passed as given."""
+        drop = set()
+        if not self.takes_init:
+            drop.add("init")
+        if not self.word_context:
+            drop |= {"lam", "lam_scale"}
+        if not self.graph:
+            drop.add("graph_lam")
+        if not self.variants:
+            drop |= {"loss", "orthogonal"}
+        return {k: v for k, v in candidates.items() if k not in drop and v is not None}
 
     def build(self, n_components, random_state, start=None, **overrides):
         """The estimator for one run; ``start`` = (Z0, W0) from the shared k-means."""
         cls = self.estimator_class()
         params = {**self.params, **overrides}
         names = cls().get_params() if start is not None else {}
-        if start is not None:
-            if "init" in names:
-                params["init"] = "custom"
-            if "Z_init" in names:
-                params["Z_init"] = start[0]
-            if "W_init" in names:
-                params["W_init"] = start[1]
-        if self.name == "skmeans":
-            return cls(n_clusters=n_components, random_state=random_state, **params)
+        if start is not None and "init" in names:
+            params["init"] = tuple(start)        # init=(Z, W): the start itself
         return cls(n_components, random_state=random_state, **params)
 
     def objective(self, model):
-        """The criterion that ranks runs (smaller is better), or NaN if it has none."""
-        value = getattr(model, "objective_", np.nan)
-        value = float(value) if value is not None else np.nan
-        return -value if self.maximize else value
+        """The criterion that ranks runs (smaller is better for every estimator), or NaN if
+        it has none."""
+        value = getattr(model, "objective_", None)
+        return math.nan if value is None else float(value)
 
 
 _M = "semnmf.models"
 METHODS = {m.name: m for m in [
-    Method("skmeans", "Skmeans", "semnmf.models.skmeans:SphericalKMeans", {"n_init": 1},
-           shared_start=False, maximize=True),
-    Method("nmf", "NMF", f"{_M}.nmf:NMF"),
+    Method("skmeans", "Skmeans", f"{_M}.skmeans:SphericalKMeans", {"n_init": 1},
+           shared_start=False, cli="skmeans", description="spherical k-means",
+           takes_init=False),
+    Method("nmf", "NMF", f"{_M}.nmf:NMF", cli="nmf", description="plain NMF", variants=True),
     Method("onmf", "ONMF", f"{_M}.nmf:NMF", {"orthogonal": True}),
-    Method("pnmf", "PNMF", f"{_M}.pnmf:ProjectiveNMF"),
-    Method("gnmf", "GNMF", f"{_M}.gnmf:GNMF", graph=True),
+    Method("pnmf", "PNMF", f"{_M}.pnmf:ProjectiveNMF", cli="pnmf",
+           description="projective NMF"),
+    Method("gnmf", "GNMF", f"{_M}.gnmf:GNMF", graph=True, cli="gnmf",
+           description="graph-regularized NMF"),
     Method("dcn", "DCN", f"{_M}.deep:DCN", shared_start=False, extra="deep"),
     # A dense embedding M wants a smaller relative λ than sparse PPMI: λ = 1 has the best
     # mean NMI over CSTR, CLASSIC4 and BBC among 0.1 / 1 / 10 (0.703 / 0.683 / 0.664,
@@ -92,20 +123,35 @@ METHODS = {m.name: m for m in [
     # rank-k structure is weakly topical (see TABLE2_NOTES in tables.py).
     Method("snmf-pglove", "SNMF (PGLOVE)", f"{_M}.semantic:SemanticNMF", {"lam": 1.0},
            context="pglove"),
-    Method("snmf-ppmi", "SNMF (PPMI)", f"{_M}.semantic:SemanticNMF", context="ppmi"),
+    Method("snmf-ppmi", "SNMF (PPMI)", f"{_M}.semantic:SemanticNMF", context="ppmi",
+           cli="snmf", description="Semantic-NMF (default)", variants=True),
     Method("nmf-kl", "NMF-KL", f"{_M}.nmf:NMF", {"loss": "kl"}),
     Method("snmf-kl", "SNMF-KL", f"{_M}.semantic:SemanticNMF", {"loss": "kl"}, context="ppmi"),
-    Method("senmf", "SeNMF", f"{_M}.senmf:SeNMF", context="sppmi"),
-    Method("sgnmf", "Semantic-GNMF", f"{_M}.gnmf:SemanticGNMF", context="ppmi", graph=True),
+    Method("senmf", "SeNMF", f"{_M}.senmf:SeNMF", context="sppmi", cli="senmf",
+           description="SeNMF (SIGIR tri-factor, shifted PPMI)"),
+    Method("sgnmf", "Semantic-GNMF", f"{_M}.gnmf:SemanticGNMF", context="ppmi", graph=True,
+           cli="sgnmf", description="Semantic-GNMF"),
 ]}
 
 # Table 2's order, then the other members of the family.
 TABLE2_ORDER = ["skmeans", "nmf", "onmf", "pnmf", "gnmf", "dcn", "snmf-pglove", "snmf-ppmi",
                 "nmf-kl", "snmf-kl", "senmf", "sgnmf"]
 
+# ``semnmf cluster --method``: the methods with a command-line name, in the help's order.
+CLI_ORDER = ["snmf", "nmf", "skmeans", "senmf", "gnmf", "sgnmf", "pnmf"]
+CLI_METHODS = {m.cli: m for m in sorted((m for m in METHODS.values() if m.cli),
+                                        key=lambda m: CLI_ORDER.index(m.cli))}
+DEFAULT_CLI_METHOD = "snmf"
+
+# Ways of combining the partitions of many runs (semnmf.ensemble.ClusterEnsemble's
+# ``consensus``; held here too so that the parser loads no numpy: a test checks they agree).
+CONSENSUS_METHODS = ("anmi", "cspa", "hgpa", "mcla", "mmm")
+
 
 def get_method(name):
-    try:
+    """The method called ``name`` (a ``semnmf bench`` name, or a ``--method`` name)."""
+    if name in METHODS:
         return METHODS[name]
-    except KeyError:
-        raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHODS)}.") from None
+    if name in CLI_METHODS:
+        return CLI_METHODS[name]
+    raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHODS)}.")

@@ -3,7 +3,7 @@
 Two protocols (Neurocomputing §5.4-5.5 and DESIGN.md's quality protocol):
 
 - ``"paper"``: ``runs`` spherical k-means solutions (one restart each, seeds 1000 + r);
-  every NMF-like method starts from each of them (``init="custom"``); for every method the
+  every NMF-like method starts from each of them (``init=(Z, W)``); for every method the
   ``best`` runs by its own objective are kept and NMI / ARI are reported as mean ± sd.
   Methods that are not NMF-like (DCN) run with ``random_state = r``; the Skmeans row is
   the shared k-means solutions themselves.
@@ -15,15 +15,18 @@ k is the number of classes; X is TF-IDF with L2-normalized rows.
 
 import contextlib
 import json
+import logging
 import os
-import tempfile
 import time
 import warnings
 
 import numpy as np
 
+from .._utils.io import atomic_write
 from ..metrics import clustering_scores
 from .methods import get_method
+
+_logger = logging.getLogger(__name__)
 
 PROTOCOLS = ("paper", "seeds")
 START_SEED = 1000
@@ -77,15 +80,8 @@ class ResultCache:
                         self.records = on_disk
                 except (OSError, ValueError):
                     pass  # unreadable: replaced by ours
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".cache-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    json.dump(self.records, f, indent=0, sort_keys=True)
-                os.replace(tmp, self.path)
-            except BaseException:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-                raise
+            records = self.records
+            atomic_write(self.path, lambda f: json.dump(records, f, indent=0, sort_keys=True))
 
     def runs(self, dataset, protocol, method, n):
         """The finished records of runs 0..n-1 (missing runs left out)."""
@@ -132,7 +128,7 @@ class Contexts:
         self.random_state = random_state
         self.cache_dir = cache_dir
         self.name = name
-        self.context = "window" if corpus.texts is not None else "document"
+        self.context = corpus.default_context()
         self.built = {}
         self.seconds = {}
 
@@ -156,9 +152,7 @@ class Contexts:
         M = self.corpus.glove_context(context=self.context, random_state=self.random_state)
         if path:
             os.makedirs(self.cache_dir, exist_ok=True)
-            tmp = path + ".tmp.npy"
-            np.save(tmp, M)
-            os.replace(tmp, path)
+            atomic_write(path, lambda f: np.save(f, M), binary=True)
         return M
 
     def graph(self, X, model):
@@ -234,8 +228,15 @@ def method_available(method):
 
 
 def run_dataset(name, corpus, X, methods, cache, *, protocols=PROTOCOLS, runs=50, seeds=10,
-                log=print):
-    """Run every missing cell of one dataset; finished cells are read from ``cache``."""
+                log=None):
+    """Run every missing cell of one dataset; finished cells are read from ``cache``.
+
+    ``log(message)`` receives one line per finished run and per skipped or failed method;
+    by default they go to the ``semnmf.experiments.protocol`` logger (level INFO), never
+    to stdout.
+    """
+    if log is None:
+        log = _logger.info
     y = corpus.labels
     k = corpus.n_classes
     cache_dir = os.path.dirname(os.path.abspath(cache.path)) if cache.path else None
@@ -281,8 +282,8 @@ def run_dataset(name, corpus, X, methods, cache, *, protocols=PROTOCOLS, runs=50
                 continue
             start, km, km_seconds = shared_start(X, k, run)
             for method in missing:
-                if method.name == "skmeans":
-                    record = _record(y, km.labels_, -km.objective_, km_seconds, km.n_iter_)
+                if method.name == "skmeans":  # objective_: lower is better, as for all
+                    record = _record(y, km.labels_, km.objective_, km_seconds, km.n_iter_)
                 elif not method.shared_start and (
                         seeded := cache.get(name, "seeds", method.name, run)):
                     record = seeded  # its own start (DCN): the very fit of seed ``run``

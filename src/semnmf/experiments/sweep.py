@@ -7,10 +7,12 @@ by the corpus-dependent factor ‖X‖²/‖M‖², so the curves have the paper
 its λ axis.
 """
 
+import os
 import warnings
 
 import numpy as np
 
+from .._utils.io import atomic_write
 from ..metrics import ari, nmi
 
 LAMBDAS = (0, 1e-3, 1e-2, 1e-1, 1, 10, 100, 1000)
@@ -31,6 +33,31 @@ def lambda_sweep(X, y, k, M, lambdas=LAMBDAS, seeds=3, log=None, **params):
             log(f"λ={lam:g}: NMI {scores[0, i].mean():.3f}")
     return {"lambdas": list(map(float, lambdas)), "nmi": scores[0].tolist(),
             "ari": scores[1].tolist()}
+
+
+def cached_sweeps(name, corpus, X, contexts, cache, *, seeds=3, lambdas=None, log=None):
+    """The λ sweeps of one corpus with PPMI and with PGLOVE, read from ``cache`` when
+    done with the same λ grid, else run (:func:`lambda_sweep`) and cached.
+
+    ``contexts`` is the corpus' :class:`~semnmf.experiments.protocol.Contexts`;
+    ``lambdas`` defaults to :data:`LAMBDAS`. Returns ``{"ppmi": sweep, "pglove": sweep}``.
+    """
+    lambdas = LAMBDAS if lambdas is None else lambdas
+    results = {}
+    for kind in ("ppmi", "pglove"):
+        record = cache.get(name, "sweep", kind, seeds)
+        if record is None or record["lambdas"] != list(map(float, lambdas)):
+            if log:
+                log(f"{name}: λ sweep with {kind} ...")
+            record = lambda_sweep(X, corpus.labels, corpus.n_classes, contexts[kind], lambdas,
+                                  seeds=seeds, log=log)
+            cache.put(name, "sweep", kind, seeds, record)
+        results[kind] = record
+    return results
+
+
+SWEEP_TITLES = {"ppmi": "SNMF (PPMI): NMI / ARI against λ (SN Figure 3)",
+                "pglove": "SNMF (PGLOVE): NMI / ARI against λ (SN Figure 2)"}
 
 
 def plot_sweep(results, path=None, title="Semantic-NMF: NMI and ARI against λ"):
@@ -67,5 +94,7 @@ def plot_sweep(results, path=None, title="Semantic-NMF: NMI and ARI against λ")
     axes[0].legend(fontsize=8)
     fig.suptitle(title)
     if path:
-        fig.savefig(path, dpi=120)
+        atomic_write(path, lambda f: fig.savefig(
+            f, format=os.path.splitext(path)[1].lstrip(".").lower() or "png", dpi=120),
+            binary=True)
     return fig

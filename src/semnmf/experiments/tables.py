@@ -1,5 +1,12 @@
 """Markdown of the reproduced Table 2, with the published numbers beside ours."""
 
+import inspect
+import os
+import platform
+import time
+
+from .._utils.io import atomic_write
+from .._utils.version import __version__
 from .methods import get_method
 from .paper import BASELINES, PAPER, PAPER_DATASETS
 from .protocol import summarize
@@ -171,3 +178,49 @@ def table2_markdown(cache, datasets, methods, *, runs, best, seeds, preamble="",
     if notes:
         parts += ["## Notes", "", notes.strip(), ""]
     return "\n".join(parts)
+
+
+def nmi_convention():
+    """The sentence that says which NMI the tables report (read from
+    :func:`semnmf.metrics.nmi`'s default, so it cannot drift from the code)."""
+    from ..metrics import nmi
+
+    average = inspect.signature(nmi).parameters["average_method"].default
+    formula = {"arithmetic": "I(Y; C) / ((H(Y) + H(C)) / 2)",
+               "geometric": "I(Y; C) / sqrt(H(Y) H(C))",
+               "min": "I(Y; C) / min(H(Y), H(C))",
+               "max": "I(Y; C) / max(H(Y), H(C))"}.get(average, average)
+    return (f"NMI convention: our NMI is `semnmf.metrics.nmi` with average_method="
+            f"\"{average}\", {formula}; the Neurocomputing paper cites Strehl & Ghosh's "
+            "geometric normalization, I(Y; C) / sqrt(H(Y) H(C)). The tables report the "
+            f"{average} one (the two agree when both partitions have the same entropy).")
+
+
+def table2_preamble(*, runs, best, seeds):
+    """The paragraph under Table 2's title: machine, protocols, contexts, sources, and the
+    NMI convention."""
+    return (
+        f"Written by `semnmf bench` (semnmf {__version__}, {platform.platform()}, "
+        f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}). k = number of classes; "
+        "TF-IDF rows with unit L2 norm. **Paper protocol** (Neurocomputing §5.4-5.5): "
+        f"{runs} spherical k-means solutions shared by every NMF-like method as its "
+        f"start; mean ± sd of each method's {best} best runs by its own objective. "
+        f"**Seeds**: each method's default start, random_state 0..{seeds - 1}: what a "
+        "user gets. Word contexts: PPMI over a 10-word window when raw text exists, else "
+        "over documents; SeNMF uses the shifted PPMI (N = 2). Published numbers: "
+        "Neurocomputing 2022 Table 2; NMF-KL / SNMF-KL from the 2019 slides (mean of 30); "
+        "SeNMF from SIGIR 2017. A dash: not run. " + nmi_convention())
+
+
+def dataset_info(X, n_classes):
+    """The heading line of one dataset's table: its size and number of classes."""
+    return f"n = {X.shape[0]:,}, d = {X.shape[1]:,}, k = {n_classes}"
+
+
+def write_table2(path, cache, datasets, methods, *, runs, best, seeds):
+    """Write the whole Table 2 file (:func:`table2_markdown` under
+    :func:`table2_preamble`) to ``path``, atomically."""
+    text = table2_markdown(cache, datasets, methods, runs=runs, best=best, seeds=seeds,
+                           preamble=table2_preamble(runs=runs, best=best, seeds=seeds))
+    atomic_write(path, lambda f: f.write(text))
+    return path

@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from .._utils.progress import progress
+from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
 from .._utils.validation import FLOAT_DTYPES, check_matrix, check_n_components
 
 __all__ = ["DCN"]
@@ -231,16 +232,18 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         hidden layer; ``()`` gives a linear autoencoder.
     latent_dim : int, default=10
         Dimension of the code ``f(x)`` in which k-means runs.
-    lam : float, default=1.0
-        Weight λ of the clustering term of eq. (3). With ``lam_scale="relative"`` it is
+    cluster_weight : float, default=1.0
+        Weight λ of the clustering (k-means) term of eq. (3) (``lam`` before 0.2; in
+        semnmf ``lam`` is the word-context weight). With ``lam_scale="relative"`` it is
         scale-free: the clustering term is divided by its value at the k-means
         initialization and the reconstruction term by its value after pretraining, so
-        ``lam=2`` makes both terms weigh the same at the start of the joint training
-        (then λ of eq. (3) is ``lam_ = lam · R₀ / K₀``, ``R₀`` the mean reconstruction
-        error after pretraining, ``K₀`` the mean squared distance of the codes to their
-        k-means centroid). With ``"absolute"``, ``lam`` is eq. (3)'s λ as is.
+        ``cluster_weight=2`` makes both terms weigh the same at the start of the joint
+        training (then λ of eq. (3) is ``lam_ = cluster_weight · R₀ / K₀``, ``R₀`` the
+        mean reconstruction error after pretraining, ``K₀`` the mean squared distance of
+        the codes to their k-means centroid). With ``"absolute"``, ``cluster_weight`` is
+        eq. (3)'s λ as is.
     lam_scale : {"relative", "absolute"}, default="relative"
-        How ``lam`` is read, see ``lam``.
+        How ``cluster_weight`` is read, see ``cluster_weight``.
     pretrain_epochs : int, default=50
         Epochs of autoencoder pretraining (0 skips it: k-means then runs on the codes of
         the randomly initialized encoder).
@@ -286,6 +289,8 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
     pretrain_loss_history_ : ndarray of shape (pretrain_epochs + 1,)
         Mean reconstruction error ``(1/n) Σ ‖x_i − g(f(x_i))‖²`` over the whole data
         before pretraining and after every pretraining epoch.
+    objective_ : float
+        The last value of ``objective_history_`` (lower is better).
     objective_history_ : ndarray of shape (n_iter_ + 1,)
         Eq. (3) divided by n, over the whole data with each document assigned to its
         nearest centroid, at the k-means initialization and after every joint epoch.
@@ -348,7 +353,7 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         "hidden_layer_sizes": ["array-like",
                                Interval(numbers.Integral, 1, None, closed="left")],
         "latent_dim": [Interval(numbers.Integral, 1, None, closed="left")],
-        "lam": [Interval(numbers.Real, 0, None, closed="left")],
+        "cluster_weight": [Interval(numbers.Real, 0, None, closed="left")],
         "lam_scale": [StrOptions({"relative", "absolute"})],
         "pretrain_epochs": [Interval(numbers.Integral, 0, None, closed="left")],
         "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
@@ -358,6 +363,7 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         "n_threads": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "lam": [Interval(numbers.Real, 0, None, closed="left"), DEPRECATED_OPTION],
     }
 
     def __init__(
@@ -366,7 +372,7 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         *,
         hidden_layer_sizes=(500, 500, 2000),
         latent_dim=10,
-        lam=1.0,
+        cluster_weight=1.0,
         lam_scale="relative",
         pretrain_epochs=50,
         max_iter=50,
@@ -376,11 +382,12 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         n_threads=None,
         random_state=None,
         verbose=0,
+        lam=DEPRECATED,
     ):
         self.n_components = n_components
         self.hidden_layer_sizes = hidden_layer_sizes
         self.latent_dim = latent_dim
-        self.lam = lam
+        self.cluster_weight = cluster_weight
         self.lam_scale = lam_scale
         self.pretrain_epochs = pretrain_epochs
         self.max_iter = max_iter
@@ -390,6 +397,7 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         self.n_threads = n_threads
         self.random_state = random_state
         self.verbose = verbose
+        self.lam = lam
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -442,6 +450,7 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         X = self._check_X(X, reset=True)
         n_samples, n_features = X.shape
         k = check_n_components(self.n_components, n_samples)
+        weight = renamed_param(self, "lam", "cluster_weight")
         hidden = self._check_hidden_layer_sizes()
         batch_size = min(int(self.batch_size), n_samples)
         rng = check_random_state(self.random_state)
@@ -459,7 +468,7 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
                 kmeans = KMeans(n_clusters=k, n_init=10, random_state=kmeans_seed).fit(Z)
             centers = np.array(kmeans.cluster_centers_, dtype=np.float64)
             counts = np.maximum(np.bincount(kmeans.labels_, minlength=k), 1).astype(np.float64)
-            lam = self._effective_lambda(recon.mean(), kmeans.inertia_ / n_samples)
+            lam = self._effective_lambda(weight, recon.mean(), kmeans.inertia_ / n_samples)
 
             history = [_objective(recon, Z, centers, lam)]
             optimizer = _make_optimizer(torch, self.solver, net.parameters(),
@@ -485,21 +494,22 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         self.labels_ = np.argmin(_squared_distances(Z, centers), axis=1).astype(np.intp)
         self.pretrain_loss_history_ = np.asarray(pretrain_history, dtype=np.float64)
         self.objective_history_ = np.asarray(history, dtype=np.float64)
+        self.objective_ = float(self.objective_history_[-1])
         self.reconstruction_err_ = float(recon.mean())
         self.n_iter_ = int(self.max_iter)
         return self
 
-    def _effective_lambda(self, recon0, kmeans0):
-        """λ of eq. (3) for ``lam`` (see the ``lam`` parameter)."""
+    def _effective_lambda(self, weight, recon0, kmeans0):
+        """λ of eq. (3) for ``cluster_weight`` (see that parameter)."""
         if self.lam_scale == "absolute" or kmeans0 <= 0 or recon0 <= 0:
-            return float(self.lam)
-        return float(self.lam) * float(recon0) / float(kmeans0)
+            return float(weight)
+        return float(weight) * float(recon0) / float(kmeans0)
 
     def _check_finite(self, value, phase, epoch):
         if not np.isfinite(value):
             raise ValueError(
                 f"DCN {phase} diverged: the loss became {value} at epoch {epoch}. Lower "
-                f"learning_rate (now {self.learning_rate}) or lam (now {self.lam}), or use "
+                f"learning_rate (now {self.learning_rate}) or cluster_weight (now {self.cluster_weight}), or use "
                 "solver='adam'.")
 
     def _pretrain(self, torch, net, X, scale, batch_size, rng):

@@ -52,14 +52,18 @@ both are written out under :class:`GraphProblem`).
 With μ = 0 everything is exactly (bit for bit) NMF / Semantic-NMF.
 """
 
+import numbers
 import warnings
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._utils.validation import check_positive_int, empty_rows
+from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
+from .._utils.validation import empty_rows
 from ..graphs.documents import check_affinity, document_graph  # noqa: F401
+from ..graphs.knn import METRICS
 from ._solvers.frobenius import FrobeniusProblem
-from ._solvers.mu import EPSILON, RowBlocked
+from ._solvers.graph import GraphProblem
 from .nmf import _BaseNMF
 from .semantic import DEFAULT_LAM, SemanticNMF, check_lam
 
@@ -70,12 +74,6 @@ __all__ = ["GNMF", "SemanticGNMF", "GraphProblem", "effective_graph_lambda"]
 DEFAULT_GRAPH_LAM = 3.0
 
 GRAPH_WEIGHTS = ("binary", "heat", "cosine")
-
-
-def _check_n_neighbors_param(n_neighbors, allow_none=False):
-    if n_neighbors is None and allow_none:
-        return None
-    return check_positive_int(n_neighbors, "n_neighbors")
 
 
 def effective_graph_lambda(lam, A, scale="relative"):
@@ -101,129 +99,22 @@ def effective_graph_lambda(lam, A, scale="relative"):
     return float(lam) * A.shape[0] / total
 
 
-# -- the problem -----------------------------------------------------------------------------
-class GraphProblem(FrobeniusProblem):
-    """GNMF (``M is None``) or Semantic-GNMF, updated in place: module docstring's F.
-
-    Parameters
-    ----------
-    X, Z, W, M, Q, lam, update_W, Xt, Mt
-        As in :class:`~semnmf.models._solvers.frobenius.FrobeniusProblem`.
-    A : CSR (n, n), symmetric, non-negative
-        Document graph.
-    mu : float
-        Effective weight μ of the graph term.
-
-    Updates (one sweep; ``ν_k = ‖w_k‖²``, ``s_k = z_kᵀ L z_k``, ``d = A 1``)::
-
-        Z ← Z ⊙ (X W + μ (A Z) diag(ν)) / (Z WᵀW + μ (d ⊙ Z) diag(ν))      (Cai et al. V update)
-        W ← W ⊙ (XᵀZ + λ M Q) / (W (ZᵀZ + λ QᵀQ + μ diag(s)))              (eq. 7b + graph)
-        Q ← Q ⊙ MᵀW / (Q WᵀW)                                               (eq. 7c)
-
-    Why they are monotone. For fixed W, F(Z) is the quadratic
-    ``½‖X − ZWᵀ‖² + (μ/2) Σ_k ν_k z_kᵀ (D − A) z_k``: Cai et al.'s Theorem 1 (their
-    auxiliary function, with their λ replaced by μ ν_k in column k, ν_k > 0 fixed) gives
-    the Z update, which is their V update ``V ⊙ (XᵀU + λ W V)/(V UᵀU + λ D V)`` with
-    unit-norm U. For fixed Z, the graph term is ``(μ/2) Σ_k s_k ‖w_k‖²``, a ridge penalty
-    on the columns of W with non-negative weights (s_k ≥ 0 because L is positive
-    semi-definite): it adds ``μ W diag(s)`` to the non-negative part of the gradient,
-    so Lee & Seung's auxiliary function for (7b) still applies (as in Theorem 1 of the
-    Neurocomputing paper). Q's update is (7c) unchanged. Each block update does not
-    increase F, so neither does the sweep.
-
-    Cost per sweep: Semantic-NMF's plus one product ``A Z`` (O(k nnz A)), whose result
-    serves the next Z update, the s_k of the W update and the objective:
-    ``s_k = Σ_i d_i z_ik² − Σ_i z_ik (A Z)_ik`` (trace identity, A Z never densifies A).
-    """
-
-    def __init__(self, X, Z, W, A, mu, M=None, Q=None, lam=0.0, update_W=True, Xt=None,
-                 Mt=None):
-        super().__init__(X, Z, W, M=M, Q=Q, lam=lam, update_W=update_W, Xt=Xt, Mt=Mt)
-        self.mu = float(mu)
-        self.A = RowBlocked(A)
-        self.degree = np.asarray(A.sum(axis=1), dtype=Z.dtype).ravel()
-        self._update_graph_products()
-
-    def _update_graph_products(self):
-        """A Z and s_k = z_kᵀ L z_k at the current Z."""
-        Z = self.Z
-        self.AZ = self.A @ Z
-        self.s = (np.einsum("i,ik,ik->k", self.degree, Z, Z, dtype=np.float64)
-                  - np.einsum("ik,ik->k", Z, self.AZ, dtype=np.float64))
-
-    def _graph_term(self, WtW):
-        """½ Tr(Ẑᵀ L Ẑ) = ½ Σ_k ‖w_k‖² s_k (module docstring)."""
-        return 0.5 * max(float(np.diag(WtW) @ self.s), 0.0)
-
-    def objective(self):
-        """F of the module docstring; requires XtZ, MtW and AZ to match the factors."""
-        WtW = self.W.T @ self.W
-        value = self._data_term(WtW, self.Z.T @ self.Z)
-        if self.M is not None and self.lam > 0:
-            value += self.lam * self._context_term(WtW)
-        if self.mu > 0:
-            value += self.mu * self._graph_term(WtW)
-        return value
-
-    def graph_term(self):
-        """½ Tr(Ẑᵀ L Ẑ) at the current factors (without the weight μ)."""
-        return self._graph_term(self.W.T @ self.W)
-
-    def step(self):
-        Z, W = self.Z, self.W
-        WtW = W.T @ W
-        XW = self.X @ W
-        if self.mu > 0:
-            nu = np.diag(WtW).astype(Z.dtype)
-            numerator = XW + self.mu * (self.AZ * nu)
-            denominator = Z @ WtW + self.mu * (self.degree[:, None] * Z * nu)
-            Z *= numerator / (denominator + EPSILON)                      # Cai et al., V
-            self._update_graph_products()
-        else:
-            Z *= XW / (Z @ WtW + EPSILON)                                 # (7a)
-        self.XtZ = self.Xt @ Z
-        ZtZ = Z.T @ Z
-        if self.update_W:
-            gram = ZtZ
-            if self.mu > 0:
-                gram = ZtZ + np.diag(self.mu * np.maximum(self.s, 0.0)).astype(Z.dtype)
-            use_context = self.M is not None and self.lam > 0
-            if use_context:
-                QtQ = self.Q.T @ self.Q
-                numerator = self.XtZ + self.lam * (self.M @ self.Q)
-                W *= numerator / (W @ (gram + self.lam * QtQ) + EPSILON)  # (7b) + graph
-            else:
-                W *= self.XtZ / (W @ gram + EPSILON)                      # (7b), λ = 0
-            if self.M is not None:
-                WtW = W.T @ W
-                self.MtW = self.Mt @ W
-                self.Q *= self.MtW / (self.Q @ WtW + EPSILON)             # (7c)
-        return self.objective()
-
-
 # -- the estimators --------------------------------------------------------------------------
 class _GraphRegularized:
     """Shared part of GNMF and Semantic-GNMF: the graph's parameters, its construction at
     fit time and the problem class. Subclasses call ``_prepare_graph`` from
-    ``_prepare_context`` and set ``_graph_weight_name``."""
-
-    _graph_weight_name = "lam"
+    ``_prepare_context``."""
 
     def _graph_weight(self):
-        return getattr(self, self._graph_weight_name)
+        return self.graph_lam
 
-    def _check_graph_params(self):
-        check_lam(self._graph_weight(), self.lam_scale, self._graph_weight_name)
-        if self.weight not in GRAPH_WEIGHTS:
-            raise ValueError(f"weight must be one of {GRAPH_WEIGHTS}, got {self.weight!r}.")
-        _check_n_neighbors_param(self.n_neighbors)
-        if self.loss != "frobenius" or self.orthogonal:
-            raise ValueError("the graph term is derived for the Frobenius loss without the "
-                             "orthogonal variant; use loss='frobenius', orthogonal=False.")
+    def _check_graph_params(self, graph_lam):
+        check_lam(graph_lam, self.lam_scale, "graph_lam")
 
     def _prepare_graph(self, X, A):
         """Build (or check) the graph, set ``affinity_matrix_`` and ``graph_lambda_``."""
-        self._check_graph_params()
+        graph_lam = self._graph_weight()
+        self._check_graph_params(graph_lam)
         if A is None:
             if X.shape[0] < 2:
                 raise ValueError("a document graph needs at least 2 documents; got 1 sample.")
@@ -234,13 +125,13 @@ class _GraphRegularized:
         A = A.astype(X.dtype)
         # documents with terms but no edge (documents without terms get their own warning)
         isolated = (np.diff(A.indptr) == 0) & ~empty_rows(X)
-        if isolated.any() and self._graph_weight() > 0:
+        if isolated.any() and graph_lam > 0:
             warnings.warn(
                 f"{int(isolated.sum())} document(s) have no neighbour in the graph (no term "
                 "in common with any other document, or an empty row of A); the graph term "
                 "does not constrain them.", UserWarning)
         self.affinity_matrix_ = A
-        self.graph_lambda_ = effective_graph_lambda(self._graph_weight(), A, self.lam_scale)
+        self.graph_lambda_ = effective_graph_lambda(graph_lam, A, self.lam_scale)
 
     def _make_problem(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None):
         if not update_W:
@@ -263,30 +154,31 @@ class GNMF(_GraphRegularized, _BaseNMF):
     into the objective: see the module docstring), by multiplicative updates that never
     increase F (:class:`GraphProblem`). As all NMF-like estimators here, Z is then
     normalized to unit-length columns and each document goes to the argmax of its row.
-    With ``lam=0`` it is exactly :class:`~semnmf.NMF`.
+    With ``graph_lam=0`` it is exactly :class:`~semnmf.NMF`.
 
     Parameters
     ----------
     n_components : int, default=8
         Number of clusters k.
-    lam : float, default=3.0
-        Weight of the document-graph term. With ``lam_scale="relative"`` (default) the
-        paper's λ is ``μ = lam / d̄``, d̄ the mean degree of the graph
-        (:func:`effective_graph_lambda`), so ``lam`` weighs the mean squared distance of a
+    graph_lam : float, default=3.0
+        Weight of the document-graph term (``lam`` before 0.2; ``lam`` is the
+        word-context weight of the semantic estimators). With ``lam_scale="relative"``
+        (default) the paper's λ is ``μ = graph_lam / d̄``, d̄ the mean degree of the graph
+        (:func:`effective_graph_lambda`), so ``graph_lam`` weighs the mean squared distance of a
         document's factors to its neighbours' against the squared reconstruction error,
         the same way on every corpus and graph. The default is the middle of the flat
         optimum of this sweep (NMI, mean of seeds 0 and 1, skmeans start, 0/1 5-NN graph,
         TF-IDF with unit rows)::
 
-            lam        0      1      3      10     30     100    1000
+            graph_lam  0      1      3      10     30     100    1000
             CSTR     0.735  0.747  0.752  0.746  0.749  0.699  0.700
             CLASSIC4 0.531  0.582  0.589  0.586  0.586  0.586  0.615
             BBC      0.799  0.840  0.832  0.821  0.807  0.784  0.748
             NG5      0.709  0.757  0.759  0.750  0.746  0.738  0.708
 
-        Cai et al.'s default λ = 100 on a 0/1 5-NN graph is about lam = 700.
+        Cai et al.'s default λ = 100 on a 0/1 5-NN graph is about graph_lam = 700.
     lam_scale : {"relative", "absolute"}, default="relative"
-        "absolute" uses ``lam`` as Cai et al.'s λ directly.
+        "absolute" uses ``graph_lam`` as Cai et al.'s λ directly.
     n_neighbors : int, default=5
         Neighbours per document in the graph (Cai et al. use p = 5); the graph keeps an
         edge when either document is among the other's neighbours.
@@ -301,6 +193,11 @@ class GNMF(_GraphRegularized, _BaseNMF):
         t of the heat kernel; None: the mean squared distance over the kNN pairs.
     init, n_init, max_iter, tol, random_state, verbose, Z_init, W_init
         As in :class:`~semnmf.NMF`.
+    lam : float, default="deprecated"
+        Former name of ``graph_lam``; when set it is used, with a FutureWarning.
+
+        .. deprecated:: 0.2
+           Renamed ``graph_lam``; removed in 0.3.
 
     Attributes
     ----------
@@ -326,19 +223,34 @@ class GNMF(_GraphRegularized, _BaseNMF):
     sections cited are from the published version).
     """
 
-    def __init__(self, n_components=8, *, lam=DEFAULT_GRAPH_LAM, lam_scale="relative",
+    _parameter_constraints: dict = {
+        **_BaseNMF._parameter_constraints,
+        "graph_lam": [Interval(numbers.Real, 0, None, closed="left")],
+        "lam_scale": [StrOptions({"relative", "absolute"})],
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "weight": [StrOptions(set(GRAPH_WEIGHTS))],
+        "metric": [StrOptions(set(METRICS))],
+        "bandwidth": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "lam": [Interval(numbers.Real, 0, None, closed="left"), DEPRECATED_OPTION],
+    }
+
+    def __init__(self, n_components=8, *, graph_lam=DEFAULT_GRAPH_LAM, lam_scale="relative",
                  n_neighbors=5, weight="binary", metric="cosine", bandwidth=None,
                  init="skmeans", n_init=1, max_iter=200, tol=1e-4, random_state=None,
-                 verbose=0, Z_init=None, W_init=None):
+                 verbose=0, Z_init=None, W_init=None, lam=DEPRECATED):
         super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
                          random_state=random_state, verbose=verbose, Z_init=Z_init,
                          W_init=W_init)
+        self.graph_lam = graph_lam
         self.lam = lam
         self.lam_scale = lam_scale
         self.n_neighbors = n_neighbors
         self.weight = weight
         self.metric = metric
         self.bandwidth = bandwidth
+
+    def _graph_weight(self):
+        return renamed_param(self, "lam", "graph_lam")
 
     def _prepare_context(self, X, A=None):
         self._prepare_graph(X, A)
@@ -365,7 +277,7 @@ class SemanticGNMF(_GraphRegularized, SemanticNMF):
     lam : float, default=10.0
         Weight of the word-context term, as in :class:`~semnmf.SemanticNMF`.
     graph_lam : float, default=3.0
-        Weight of the document-graph term, as GNMF's ``lam``. Sweep (NMI, seed 0,
+        Weight of the document-graph term, as GNMF's ``graph_lam``. Sweep (NMI, seed 0,
         skmeans start, lam = 10 with the default document-level PPMI built from X, 0/1
         5-NN graph)::
 
@@ -399,7 +311,10 @@ class SemanticGNMF(_GraphRegularized, SemanticNMF):
     SemanticNMF), A a document graph of one's own (the kNN graph of X when omitted).
     """
 
-    _graph_weight_name = "graph_lam"
+    _parameter_constraints: dict = {
+        **{name: rule for name, rule in GNMF._parameter_constraints.items() if name != "lam"},
+        "lam": [Interval(numbers.Real, 0, None, closed="left")],
+    }
 
     def __init__(self, n_components=8, *, lam=DEFAULT_LAM, graph_lam=DEFAULT_GRAPH_LAM,
                  lam_scale="relative", n_neighbors=5, weight="binary", metric="cosine",

@@ -16,10 +16,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._utils.progress import progress
-from .._utils.validation import check_positive_int, empty_rows, validate_estimator_input
+from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
+from .._utils.validation import check_documents, check_positive_int, validate_estimator_input
 from ..metrics import top_terms as _top_terms
 from ._solvers.rank2 import rank2_nmf
 
@@ -200,11 +202,11 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_leaves : int, default=10
-        Stop when the tree has this many leaves (the paper's k).
+    n_components : int, default=10
+        Stop when the tree has this many leaves (the paper's k; ``n_leaves`` before 0.2).
     score_threshold : float, default=0.0
         σ: stop also when no leaf scores above it (σ = 0 splits until every leaf is
-        permanent or ``n_leaves`` is reached).
+        permanent or ``n_components`` is reached).
     beta : float, default=9.0
         β > 1 of the outlier rule (|N1| ≥ β|N2|); the paper's value.
     n_trials : int, default=3
@@ -219,10 +221,16 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
     max_iter : int, default=500
         Iterations per rank-2 factorization.
     tol : float, default=1e-4
-        Projected-gradient tolerance of the rank-2 NMF (the paper's ε).
+        Each rank-2 factorization stops when the norm of its projected gradient falls
+        under ``tol`` times its first value (the paper's ε).
     random_state : int, RandomState or None
     verbose : int, default=0
         Show a progress bar of the splits.
+    n_leaves : int, default="deprecated"
+        Former name of ``n_components``; when set it is used, with a FutureWarning.
+
+        .. deprecated:: 0.2
+           Renamed ``n_components``; removed in 0.3.
 
     Attributes
     ----------
@@ -241,15 +249,33 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
     components_ : ndarray of shape (n_leaves_, n_terms)
         Term distributions of the final leaves.
     n_leaves_ : int
+        Number of leaves of the final tree (at most ``n_components``).
+    n_components_ : int
+        Same as ``n_leaves_``.
     n_factorizations_ : int
         Rank-2 factorizations run (tentative splits included).
     n_iter_ : int
         Iterations of all those factorizations together.
     """
 
-    def __init__(self, n_leaves=10, *, score_threshold=0.0, beta=9.0, n_trials=3,
+    _parameter_constraints: dict = {
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "score_threshold": [Interval(numbers.Real, None, None, closed="neither")],
+        "beta": [Interval(numbers.Real, 1, None, closed="neither")],
+        "n_trials": [Interval(numbers.Integral, 1, None, closed="left")],
+        "splitter": [StrOptions(set(SPLITTERS))],
+        "lam": [Interval(numbers.Real, 0, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "n_leaves": [Interval(numbers.Integral, 1, None, closed="left"), DEPRECATED_OPTION],
+    }
+
+    def __init__(self, n_components=10, *, score_threshold=0.0, beta=9.0, n_trials=3,
                  splitter="rank2", lam=10.0, max_iter=500, tol=1e-4, random_state=None,
-                 verbose=0):
+                 verbose=0, n_leaves=DEPRECATED):
+        self.n_components = n_components
         self.n_leaves = n_leaves
         self.score_threshold = score_threshold
         self.beta = beta
@@ -263,23 +289,17 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ parameters
     def _check_params(self, n_documents):
-        check_positive_int(self.n_leaves, "n_leaves")
-        if self.n_leaves > n_documents:
+        """The checks that need the data; the others are in ``_parameter_constraints``.
+        Returns the number of leaves to grow."""
+        n_leaves = renamed_param(self, "n_leaves", "n_components")
+        if n_leaves > n_documents:
             raise ValueError(
-                f"n_leaves={self.n_leaves} is larger than the number of non-empty documents "
+                f"n_components={n_leaves} is larger than the number of non-empty documents "
                 f"({n_documents}); ask for at most {n_documents} leaves.")
-        check_positive_int(self.n_trials, "n_trials")
-        check_positive_int(self.max_iter, "max_iter")
         for name in ("beta", "score_threshold", "tol", "lam"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-                raise ValueError(f"{name} must be a finite number, got {value!r}.")
-        if self.beta <= 1:
-            raise ValueError(f"beta must be > 1 (the outlier rule |N1| >= beta |N2|), got {self.beta}.")
-        if self.tol < 0 or self.lam < 0:
-            raise ValueError("tol and lam must be >= 0.")
-        if self.splitter not in SPLITTERS:
-            raise ValueError(f"splitter must be one of {SPLITTERS}, got {self.splitter!r}.")
+            if not np.isfinite(getattr(self, name)):
+                raise ValueError(f"{name} must be a finite number, got {getattr(self, name)!r}.")
+        return n_leaves
 
     # ------------------------------------------------------------------ fitting
     def fit(self, X, y=None, M=None):
@@ -295,20 +315,15 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
             Word-context matrix for ``splitter="semantic"`` (default: the document-level
             PPMI that :class:`~semnmf.SemanticNMF` builds).
         """
+        self._validate_params()
         X = validate_estimator_input(self, X, reset=True)
-        empty = empty_rows(X)
+        empty = check_documents(X)
         documents = np.flatnonzero(~empty).astype(np.int64)
-        if documents.size == 0:
-            raise ValueError("every row of X is zero: there is nothing to cluster.")
-        if empty.any():
-            warnings.warn(
-                f"{int(empty.sum())} document(s) have no term (all-zero rows); they get "
-                "label -1. Remove them or lower min_df to give them terms.", UserWarning)
-        self._check_params(documents.size)
+        n_leaves = self._check_params(documents.size)
         if self.splitter == "semantic":
-            from .semantic import SemanticNMF
+            from .semantic import prepare_context
             # validated (or the default document-level PPMI built) once, not per split
-            M, _ = SemanticNMF(lam=self.lam)._prepare_context(X, M)
+            M, _ = prepare_context(X, M, self.lam)
         elif M is not None:
             raise ValueError("M is only used with splitter='semantic'.")
         self._X, self._M = X, M
@@ -322,14 +337,14 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         self._pending = {}
         leaves = [root]
         self.splits_ = []
-        with progress("HierarchicalNMF splits", total=self.n_leaves - 1,
+        with progress("HierarchicalNMF splits", total=n_leaves - 1,
                       enabled=self.verbose > 0) as bar:
             # the root is split as it is (no outlier trials), score inf (Algorithm 3, line 3)
             split = self._try_split(documents)
             if split is not None:
                 root.score = np.inf
                 self._pending[root.id] = split
-            while len(leaves) < self.n_leaves:
+            while len(leaves) < n_leaves:
                 candidates = [node for node in leaves if node.score > self.score_threshold]
                 if not candidates:
                     break
@@ -356,6 +371,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
 
         self.leaves_ = sorted(node.id for node in leaves)
         self.n_leaves_ = len(self.leaves_)
+        self.n_components_ = self.n_leaves_
         self.labels_ = self._labels_for(self.leaves_, X.shape[0])
         outliers = [node.outliers for node in self.nodes_ if node.outliers.size]
         self.outliers_ = np.sort(np.concatenate(outliers)) if outliers else np.empty(0, dtype=np.int64)
@@ -364,6 +380,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         return self
 
     def fit_predict(self, X, y=None, M=None):
+        """Fit and return ``labels_``."""
         return self.fit(X, M=M).labels_
 
     def _factorize(self, rows):
@@ -395,7 +412,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         Z = np.maximum(result.Z, np.finfo(W.dtype).eps)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = SemanticNMF(2, lam=self.lam, init="custom", Z_init=Z, W_init=W,
+            model = SemanticNMF(2, lam=self.lam, init=(Z, W),
                                 max_iter=self.max_iter, tol=self.tol).fit(Xs, M=self._M)
         self.n_iter_ += model.n_iter_
         labels = model.labels_

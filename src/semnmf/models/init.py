@@ -5,16 +5,18 @@ The papers start every NMF-like method from the same spherical k-means solution
 """
 
 import warnings
+from math import sqrt
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.decomposition._nmf import _initialize_nmf
 from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
+from sklearn.utils.extmath import randomized_svd
 
+from .._utils.deprecation import is_set
 from .skmeans import SphericalKMeans
 
-INITS = ("skmeans", "random", "nndsvda", "custom")
+INITS = ("skmeans", "random", "nndsvda")
 
 # Offset added to the one-hot membership of the k-means start: a zero entry never moves
 # under multiplicative updates, so a hard 0/1 start would freeze the partition. 0.2 is
@@ -28,6 +30,102 @@ SKMEANS_OFFSET = 0.2
 SKMEANS_RESTARTS = 10
 
 
+def check_start(array, shape, name, dtype=np.float64):
+    """A user's starting factor: a finite, non-negative array of ``shape``, copied to
+    ``dtype`` (C order). The one check of every start array of the package."""
+    if sp.issparse(array):
+        array = array.toarray()                      # a k-column factor: small
+    try:
+        array = np.array(array, dtype=dtype, order="C", copy=True)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} could not be read as a numeric array: {exc}") from None
+    if array.shape != tuple(shape):
+        raise ValueError(f"{name} has shape {array.shape}; expected {tuple(shape)}.")
+    if not np.isfinite(array).all() or (array < 0).any():
+        raise ValueError(f"{name} must be finite and non-negative.")
+    return array
+
+
+def resolve_start(estimator, X_shape, *, n_factors=2, dtype=np.float64):
+    """The start of a fit: ``(strategy, Z, W)``, with ``Z, W`` None for a strategy.
+
+    The start scheme of every semnmf estimator (scikit-learn's KMeans): ``init`` is a
+    strategy name or the starting value itself. For the two-factor models (X ≈ Z Wᵀ),
+    ``init=(Z, W)`` with Z of shape (n_documents, k) and W (n_terms, k); for the
+    one-factor models (``n_factors=1``: ProjectiveNMF's Z, SymNMF's H) ``init=Z`` (a
+    pair ``(Z, W)`` is accepted too, W then unused, so that one shared start serves
+    every model).
+
+    The former scheme, ``init="custom"`` with ``Z_init``/``W_init`` (``H_init`` for
+    SymNMF), still works in 0.2 with a FutureWarning; it is removed in 0.3.
+    """
+    n, d = X_shape
+    k = estimator.n_components
+    init = estimator.init
+    if isinstance(init, str):
+        if init != "custom":
+            return init, None, None
+        if hasattr(estimator, "H_init"):
+            names = ("H_init",)
+        else:
+            names = ("Z_init", "W_init") if n_factors == 2 else ("Z_init",)
+        given = tuple(getattr(estimator, name, None) for name in names)
+        if any(value is None or not is_set(value) for value in given):
+            raise ValueError(f"init='custom' needs {' and '.join(names)}; pass the start "
+                             f"as init={'(Z, W)' if n_factors == 2 else 'Z'} instead.")
+        warnings.warn(f"init='custom' with {'/'.join(names)} is deprecated since 0.2 and "
+                      f"will be removed in 0.3; pass init={'(Z, W)' if n_factors == 2 else 'Z'}"
+                      " instead.", FutureWarning, stacklevel=4)
+        init = given if n_factors == 2 else given[0]
+    if n_factors == 1:
+        Z = init[0] if isinstance(init, tuple) and len(init) == 2 else init
+        return "custom", check_start(Z, (n, k), "init (Z)", dtype), None
+    if not (isinstance(init, (tuple, list)) and len(init) == 2):
+        raise ValueError("init must be a strategy name or the pair (Z, W) of starting "
+                         f"factors of shapes {(n, k)} and {(d, k)}.")
+    return ("custom", check_start(init[0], (n, k), "init (Z)", dtype),
+            check_start(init[1], (d, k), "init (W)", dtype))
+
+
+def nndsvda(X, n_components, random_state=None, eps=1e-6):
+    """NNDSVD start with zeros filled by the mean of X ("NNDSVDa").
+
+    Boutsidis & Gallopoulos (2008), "SVD based initialization: a head start for
+    nonnegative matrix factorization", Pattern Recognition 41(4), Algorithm NNDSVD: from
+    the rank-k truncated SVD X ≈ Σ_j s_j u_j v_jᵀ (randomized), the leading pair is
+    taken as |u_1|, |v_1|; for j ≥ 2 the positive or the negative parts of (u_j, v_j),
+    whichever has the larger product of norms m, scaled by √(s_j m). Entries below
+    ``eps`` are zeroed, then (variant "a") every zero is set to the mean of X.
+
+    Returns ``(Z, H)`` of shapes (n, k) and (k, d), in X's dtype (as scikit-learn's).
+    """
+    U, S, V = randomized_svd(X, n_components, random_state=random_state)
+    Z = np.zeros_like(U)
+    H = np.zeros_like(V)
+    Z[:, 0] = np.sqrt(S[0]) * np.abs(U[:, 0])
+    H[0, :] = np.sqrt(S[0]) * np.abs(V[0, :])
+    for j in range(1, n_components):
+        x, y = U[:, j], V[j, :]
+        x_p, y_p = np.maximum(x, 0), np.maximum(y, 0)
+        x_n, y_n = np.abs(np.minimum(x, 0)), np.abs(np.minimum(y, 0))
+        x_p_nrm, y_p_nrm = sqrt(np.dot(x_p, x_p)), sqrt(np.dot(y_p, y_p))
+        x_n_nrm, y_n_nrm = sqrt(np.dot(x_n, x_n)), sqrt(np.dot(y_n, y_n))
+        m_p, m_n = x_p_nrm * y_p_nrm, x_n_nrm * y_n_nrm
+        if m_p > m_n:
+            u, v, sigma = x_p / x_p_nrm, y_p / y_p_nrm, m_p
+        else:
+            u, v, sigma = x_n / x_n_nrm, y_n / y_n_nrm, m_n
+        scale = np.sqrt(S[j] * sigma)
+        Z[:, j] = scale * u
+        H[j, :] = scale * v
+    Z[Z < eps] = 0
+    H[H < eps] = 0
+    mean = X.mean()
+    Z[Z == 0] = mean
+    H[H == 0] = mean
+    return Z, H
+
+
 def initialize(X, n_components, init="skmeans", random_state=None, Z=None, W=None):
     """Return starting factors ``(Z, W)`` of shapes (n, k) and (d, k), in X's dtype.
 
@@ -39,8 +137,8 @@ def initialize(X, n_components, init="skmeans", random_state=None, Z=None, W=Non
         "skmeans": spherical k-means (best of ``SKMEANS_RESTARTS`` = 10 restarts);
         Z = one-hot labels + 0.2, W = centroids.
         "random": scaled absolute Gaussian entries (as scikit-learn's "random").
-        "nndsvda": NNDSVD with zeros filled by the mean (Boutsidis & Gallopoulos 2008).
-        "custom": use the arrays ``Z`` and ``W``.
+        "nndsvda": NNDSVD with zeros filled by the mean (:func:`nndsvda`).
+        "custom": use the arrays ``Z`` and ``W`` (checked by :func:`check_start`).
     random_state : int, RandomState or None
     """
     n, d = X.shape
@@ -50,21 +148,12 @@ def initialize(X, n_components, init="skmeans", random_state=None, Z=None, W=Non
     if init == "custom":
         if Z is None or W is None:
             raise ValueError("init='custom' needs both Z (n_documents, k) and W (n_terms, k).")
-        Z = np.array(Z, dtype=dtype, copy=True)
-        W = np.array(W, dtype=dtype, copy=True)
-        if Z.shape != (n, k) or W.shape != (d, k):
-            raise ValueError(
-                f"custom init arrays have shapes Z {Z.shape} and W {W.shape}; expected "
-                f"Z {(n, k)} and W {(d, k)}."
-            )
-        if (Z < 0).any() or (W < 0).any() or not (np.isfinite(Z).all() and np.isfinite(W).all()):
-            raise ValueError("custom init arrays must be finite and non-negative.")
-        return Z, W
+        return check_start(Z, (n, k), "Z", dtype), check_start(W, (d, k), "W", dtype)
     if init == "skmeans":
         with warnings.catch_warnings():
             # the estimator being initialized already warns about empty documents
             warnings.filterwarnings("ignore", message=".*all-zero.*", category=UserWarning)
-            km = SphericalKMeans(n_clusters=k, n_init=SKMEANS_RESTARTS, random_state=rng).fit(X)
+            km = SphericalKMeans(n_components=k, n_init=SKMEANS_RESTARTS, random_state=rng).fit(X)
         return factors_from_skmeans(km, dtype)
     if init == "random":
         mean = X.sum() / (n * d)
@@ -75,7 +164,7 @@ def initialize(X, n_components, init="skmeans", random_state=None, Z=None, W=Non
     if init == "nndsvda":
         if k > min(n, d):
             raise ValueError(f"init='nndsvda' needs n_components <= min(n_documents, n_terms) = {min(n, d)}.")
-        Z, H = _initialize_nmf(X, k, init="nndsvda", random_state=rng)
+        Z, H = nndsvda(X, k, random_state=rng)
         return np.ascontiguousarray(Z, dtype=dtype), np.ascontiguousarray(H.T, dtype=dtype)
     raise ValueError(f"init must be one of {INITS}, got {init!r}.")
 

@@ -6,68 +6,41 @@ class (:mod:`semnmf.models._solvers.frobenius`): NMF is Semantic-NMF without the
 term (λ = 0), exactly as the Neurocomputing paper's §5.2 says.
 """
 
+import numbers
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._utils.validation import (check_n_components, check_nonnegative_float, check_positive_int,
-                           empty_rows, validate_estimator_input)
+from .._utils.validation import check_documents as _check_documents
+from .._utils.validation import check_n_components, empty_rows, validate_estimator_input
 from ..metrics import top_terms as _top_terms
 from ._solvers import mu as _mu
 from ._solvers.frobenius import FrobeniusProblem, transpose_csr
-from .init import INITS, initialize, initialize_context_factor
+from .init import initialize, initialize_context_factor, resolve_start
 
 LOSSES = ("frobenius", "kl")
 
-
-def check_fit_params(estimator, X):
-    """The parameters every multiplicative-update estimator shares: n_components,
-    n_init, max_iter, tol and init."""
-    check_n_components(estimator.n_components, X.shape[0])
-    check_positive_int(estimator.n_init, "n_init")
-    check_positive_int(estimator.max_iter, "max_iter", minimum=0)
-    check_nonnegative_float(estimator.tol, "tol")
-    if estimator.init not in INITS:
-        raise ValueError(f"init must be one of {INITS}, got {estimator.init!r}.")
+# The start of the multiplicative-update estimators: a strategy name or the factors
+# themselves, (Z, W) (see semnmf.models.init.resolve_start).
+_INIT_CONSTRAINT = [StrOptions({"skmeans", "random", "nndsvda"}), Hidden(StrOptions({"custom"})),
+                    tuple, list]
 
 
 def check_documents(X):
-    """Mask of the documents without any term: refused when all are, warned about else."""
-    empty = empty_rows(X)
-    if empty.all():
-        raise ValueError("every row of X is zero: there is nothing to cluster.")
-    if empty.any():
-        warnings.warn(
-            f"{int(empty.sum())} document(s) have no term (all-zero rows); they get "
-            "label -1. Remove them or lower min_df to give them terms.", UserWarning)
-    return empty
+    """Mask of the documents without any term (see :func:`semnmf._utils.validation.check_documents`)."""
+    return _check_documents(X)
 
 
 def best_of_runs(estimator, new_problem):
-    """Run ``new_problem(run)`` for ``estimator.n_init`` restarts through :func:`_mu.run`.
-
-    Keeps the run with the lowest final objective and re-raises only that run's warnings
-    (a restart that did not converge is no concern when another one is kept). Returns
-    ``(problem, n_iter, history)`` of the kept run.
-    """
-    best = None
-    for run in range(estimator.n_init):
-        problem = new_problem(run)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            n_iter, history, _ = _mu.run(
-                problem, max_iter=estimator.max_iter, tol=estimator.tol,
-                verbose=estimator.verbose,
-                description=f"{type(estimator).__name__} run {run + 1}/{estimator.n_init}")
-        if best is None or history[-1] < best[2][-1]:
-            best = (problem, n_iter, history, caught)
-    problem, n_iter, history, caught = best
-    for warning in caught:
-        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-    return problem, n_iter, history
+    """Keep the best of ``estimator.n_init`` runs of ``new_problem(run)`` (see
+    :func:`semnmf.models._solvers.mu.best_of_runs`). Returns ``(problem, n_iter, history)``."""
+    return _mu.best_of_runs(new_problem, n_init=estimator.n_init, max_iter=estimator.max_iter,
+                            tol=estimator.tol, verbose=estimator.verbose,
+                            name=type(estimator).__name__)
 
 
 def normalize_columns(Z, W, Q=None):
@@ -93,14 +66,33 @@ def labels_from_memberships(Z, empty):
 
 
 class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
-    """Shared code of the multiplicative-update clustering estimators."""
+    """Shared code of the multiplicative-update clustering estimators.
 
-    def __init__(self, n_components=8, *, loss="frobenius", orthogonal=False, init="skmeans",
-                 n_init=1, max_iter=200, tol=1e-4, random_state=None, verbose=0, Z_init=None,
-                 W_init=None):
+    Subclasses extend :attr:`_parameter_constraints` (``{**_BaseNMF._parameter_constraints,
+    "lam": [...]}``) and call ``super().__init__``; parameters are validated once, at the
+    start of ``fit``/``fit_transform``, by scikit-learn's ``_validate_params``.
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "init": _INIT_CONSTRAINT,
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "Z_init": ["array-like", None],
+        "W_init": ["array-like", None],
+    }
+
+    # The loss and the orthogonal variant: parameters of NMF and SemanticNMF only; the
+    # other variants are derived for the plain Frobenius loss.
+    loss = "frobenius"
+    orthogonal = False
+
+    def __init__(self, n_components=8, *, init="skmeans", n_init=1, max_iter=200, tol=1e-4,
+                 random_state=None, verbose=0, Z_init=None, W_init=None):
         self.n_components = n_components
-        self.loss = loss
-        self.orthogonal = orthogonal
         self.init = init
         self.n_init = n_init
         self.max_iter = max_iter
@@ -122,11 +114,9 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         return None, 0.0
 
     def _check_params(self, X):
-        check_fit_params(self, X)
-        if self.loss not in LOSSES:
-            raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}.")
-        if not isinstance(self.orthogonal, (bool, np.bool_)):
-            raise ValueError(f"orthogonal must be True or False, got {self.orthogonal!r}.")
+        """The checks that need the data or span several parameters (the others are
+        declared in ``_parameter_constraints`` and validated first, before any work)."""
+        check_n_components(self.n_components, X.shape[0])
         if self.orthogonal and self.loss != "frobenius":
             raise ValueError("orthogonal=True is derived for the Frobenius loss only; use "
                              "loss='frobenius' or orthogonal=False.")
@@ -145,30 +135,25 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         return self
 
     def fit_predict(self, X, y=None, **fit_params):
+        """Fit and return ``labels_``."""
         return self.fit(X, y, **fit_params).labels_
 
     def fit_transform(self, X, y=None, **fit_params):
         """Fit and return the document factors Z (n_documents, n_components), unit-norm columns."""
+        self._validate_params()
         X = validate_estimator_input(self, X, reset=True)
         self._check_params(X)
         M, lam = self._prepare_context(X, **fit_params)
         empty = check_documents(X)
-
-        rng = check_random_state(self.random_state)
-        Xt = transpose_csr(X)
-        factored = M is not None and self._context_factor
-        Mt = transpose_csr(M) if factored else None
-
-        def new_problem(run):
-            Z, W = initialize(X, self.n_components, self.init, rng, Z=self.Z_init, W=self.W_init)
-            Q = initialize_context_factor(Mt @ W, W) if factored else None
-            return self._make_problem(X, Z, W, M=M, Q=Q, lam=lam, Xt=Xt, Mt=Mt)
-
-        problem, n_iter, history = best_of_runs(self, new_problem)
-
-        self.reconstruction_err_, self.context_err_ = (np.sqrt(2 * t) for t in problem.terms())
-        Z, W, Q = problem.Z, problem.W, (problem.Q if factored else None)
-        norms = normalize_columns(Z, W, Q)
+        result = _fit_factors(X, self._make_problem, self.n_components, M=M, lam=lam,
+                              context_factor=self._context_factor,
+                              start=resolve_start(self, X.shape, dtype=X.dtype), n_init=self.n_init,
+                              max_iter=self.max_iter, tol=self.tol,
+                              random_state=self.random_state, verbose=self.verbose,
+                              name=type(self).__name__)
+        problem, n_iter, history, norms = result
+        Z, W, Q = problem.Z, problem.W, result.Q
+        self.reconstruction_err_, self.context_err_ = result.errors
         self._finish_fit(problem, norms)
         self.components_ = W.T.copy()
         if Q is not None:
@@ -221,6 +206,86 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         return tags
 
 
+class _FitResult(tuple):
+    """``(problem, n_iter, history, norms)`` of :func:`_fit_factors`, with ``Q`` and
+    ``errors`` (‖X − ZWᵀ‖_F, ‖M − WQᵀ‖_F at the end, before the normalization)."""
+
+    Q = None
+    errors = (0.0, 0.0)
+
+
+def _fit_factors(X, make_problem, n_components, *, M=None, lam=0.0, context_factor=True,
+                 start=None, n_init=1, max_iter=200, tol=1e-4, random_state=None, verbose=0,
+                 name="NMF"):
+    """The core shared by the estimators and the function twins: restarts of the
+    multiplicative updates, best run kept, Z normalized to unit-length columns.
+
+    ``make_problem(X, Z, W, M=, Q=, lam=, Xt=, Mt=)`` builds one run's problem; ``start``
+    is :func:`~semnmf.models.init.resolve_start`'s (strategy, Z, W). X is validated.
+    """
+    rng = check_random_state(random_state)
+    Xt = transpose_csr(X)
+    factored = M is not None and context_factor
+    Mt = transpose_csr(M) if factored else None
+    strategy, Z0, W0 = start if start is not None else ("skmeans", None, None)
+
+    def new_problem(run):
+        if Z0 is not None:
+            Z, W = Z0.copy(), W0.copy()
+        else:
+            Z, W = initialize(X, n_components, strategy, rng)
+        Q = initialize_context_factor(Mt @ W, W) if factored else None
+        return make_problem(X, Z, W, M=M, Q=Q, lam=lam, Xt=Xt, Mt=Mt)
+
+    problem, n_iter, history = _mu.best_of_runs(new_problem, n_init=n_init,
+                                                max_iter=max_iter, tol=tol, verbose=verbose,
+                                                name=name)
+    errors = tuple(float(np.sqrt(2 * t)) for t in problem.terms())
+    Q = problem.Q if factored else None
+    norms = normalize_columns(problem.Z, problem.W, Q)
+    result = _FitResult((problem, n_iter, history, norms))
+    result.Q = Q
+    result.errors = errors
+    return result
+
+
+def non_negative_factorization(X, n_components=8, *, loss="frobenius", orthogonal=False,
+                               init="skmeans", n_init=1, max_iter=200, tol=1e-4,
+                               random_state=None, verbose=0):
+    """Function twin of :class:`NMF`: X ≈ Z Wᵀ by multiplicative updates.
+
+    As scikit-learn's ``non_negative_factorization``, on the same code as :class:`NMF`
+    (:func:`_fit_factors`): the same parameters give the same factors as
+    ``NMF(...).fit_transform(X)``, Z with unit-length columns.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_documents, n_terms), non-negative
+    n_components, loss, orthogonal, init, n_init, max_iter, tol, random_state, verbose
+        As in :class:`NMF` (``init`` a strategy name or the starting ``(Z, W)``).
+
+    Returns
+    -------
+    Z : ndarray of shape (n_documents, n_components)
+        Document factors (unit-length columns).
+    W : ndarray of shape (n_terms, n_components)
+        Term factors (``NMF.components_.T``).
+    n_iter : int
+        Iterations of the kept run.
+    """
+    model = NMF(n_components, loss=loss, orthogonal=orthogonal, init=init, n_init=n_init,
+                max_iter=max_iter, tol=tol, random_state=random_state, verbose=verbose)
+    model._validate_params()
+    X = validate_estimator_input(model, X, reset=True)
+    model._check_params(X)
+    result = _fit_factors(X, model._make_problem, n_components,
+                          start=resolve_start(model, X.shape, dtype=X.dtype), n_init=n_init,
+                          max_iter=max_iter, tol=tol, random_state=random_state,
+                          verbose=verbose, name="non_negative_factorization")
+    problem, n_iter = result[0], result[1]
+    return problem.Z, problem.W, n_iter
+
+
 class NMF(_BaseNMF):
     """Non-negative matrix factorization X ≈ Z Wᵀ for clustering (Lee & Seung 2001).
 
@@ -236,22 +301,32 @@ class NMF(_BaseNMF):
         "frobenius": ½‖X − ZWᵀ‖²_F. "kl": the generalized Kullback-Leibler divergence
         D(X‖ZWᵀ) (slides, eq. 2), see :mod:`semnmf.models._solvers.kl`.
     orthogonal : bool, default=False
-        Orthogonal NMF (Ding et al. 2006; Yoo & Choi 2008): the Z update keeps ZᵀZ close
-        to the identity (Frobenius loss only), see :mod:`semnmf.models._solvers.frobenius`.
-    init : {"skmeans", "random", "nndsvda", "custom"}, default="skmeans"
+        Orthogonal NMF with Ding et al.'s (2006) uni-orthogonal update of Z, which keeps
+        ZᵀZ close to the identity (Frobenius loss only); the Neurocomputing paper's §6.1
+        also cites Yoo & Choi (2008), whose rule is not used (the reason is in
+        :mod:`semnmf.models._solvers.frobenius`).
+    init : {"skmeans", "random", "nndsvda"} or tuple (Z, W), default="skmeans"
         Starting point. "skmeans" starts from spherical k-means (best of 10 restarts), as
-        the papers do (Neurocomputing §5.4).
+        the papers do (Neurocomputing §5.4); "random": scaled absolute Gaussian entries;
+        "nndsvda": :func:`semnmf.models.init.nndsvda`. A pair of arrays ``(Z, W)`` of
+        shapes (n_documents, k) and (n_terms, k) is the start itself (as scikit-learn's
+        ``KMeans(init=array)``); ``n_init`` restarts then all start from it.
     n_init : int, default=1
         Number of restarts; the run with the lowest objective is kept.
     max_iter : int, default=200
     tol : float, default=1e-4
-        Stop when the relative decrease of the objective over one iteration is below tol
-        (tested from the 10th iteration on: multiplicative updates cross plateaus early).
+        Stop when the relative change of the objective over one iteration,
+        ``|F(t−1) − F(t)| / F(t−1)``, is below tol (tested from the 10th iteration on:
+        multiplicative updates cross plateaus early).
     random_state : int, RandomState instance or None
     verbose : int, default=0
         Show a progress bar per run.
     Z_init, W_init : ndarray, optional
-        Starting factors for ``init="custom"``: (n_documents, k) and (n_terms, k).
+        Starting factors for the former ``init="custom"``.
+
+        .. deprecated:: 0.2
+           Pass ``init=(Z, W)``; ``init="custom"`` with ``Z_init``/``W_init`` warns
+           (FutureWarning) and is removed in 0.3.
 
     Attributes
     ----------
@@ -268,3 +343,18 @@ class NMF(_BaseNMF):
     >>> X = load_dataset("bbc").tfidf()          # doctest: +SKIP
     >>> NMF(5, random_state=0).fit(X).labels_    # doctest: +SKIP
     """
+
+    _parameter_constraints: dict = {
+        **_BaseNMF._parameter_constraints,
+        "loss": [StrOptions(set(LOSSES))],
+        "orthogonal": ["boolean"],
+    }
+
+    def __init__(self, n_components=8, *, loss="frobenius", orthogonal=False, init="skmeans",
+                 n_init=1, max_iter=200, tol=1e-4, random_state=None, verbose=0, Z_init=None,
+                 W_init=None):
+        super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
+                         random_state=random_state, verbose=verbose, Z_init=Z_init,
+                         W_init=W_init)
+        self.loss = loss
+        self.orthogonal = orthogonal

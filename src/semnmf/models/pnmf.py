@@ -58,66 +58,10 @@ from sklearn.utils import check_random_state
 
 from .._utils.validation import validate_estimator_input
 from ._solvers.frobenius import FrobeniusProblem, transpose_csr
-from ._solvers.mu import EPSILON, RowBlocked, squared_norm
-from .init import initialize
-from .nmf import (_BaseNMF, best_of_runs, check_documents, check_fit_params,
+from ._solvers.projective import ProjectiveProblem
+from .init import initialize, resolve_start
+from .nmf import (_INIT_CONSTRAINT, _BaseNMF, best_of_runs, check_documents,
                   labels_from_memberships, normalize_columns)
-
-
-class ProjectiveProblem:
-    """One PNMF problem X ≈ Z ZᵀX, updated in place (the ``_mu.run`` protocol).
-
-    Parameters
-    ----------
-    X : CSR or ndarray (n, d)
-    Z : ndarray (n, k), modified in place (rescaled at construction, see ``rescale``)
-    Xt : CSR or ndarray (d, n), optional
-        Xᵀ when the caller already has it.
-    rescale : bool, default=True
-        Multiply Z by the least-squares scalar first (F only decreases).
-    """
-
-    def __init__(self, X, Z, Xt=None, rescale=True):
-        self.X = RowBlocked(X)
-        self.Xt = RowBlocked(transpose_csr(X) if Xt is None else Xt)
-        self.Z = Z
-        self.sqX = squared_norm(X)
-        self.B = self.Xt @ Z                               # XᵀZ, kept for the current Z
-        if rescale:
-            self._rescale()
-
-    def _rescale(self):
-        """Z ← sZ with s² = tr(ZᵀAZ) / tr(ZᵀZ ZᵀAZ), the minimizer of F(sZ)."""
-        BtB = self.B.T @ self.B
-        t1 = float(np.trace(BtB))
-        t2 = float(np.sum((self.Z.T @ self.Z) * BtB))
-        if t1 > 0 and t2 > 0:
-            s = self.Z.dtype.type(np.sqrt(t1 / t2))
-            self.Z *= s
-            self.B *= s
-
-    @property
-    def W(self):
-        """XᵀZ (d x k): X ≈ Z Wᵀ, the term weights of each cluster (a fresh array)."""
-        return np.array(self.B, copy=True)
-
-    def objective(self):
-        """½‖X − Z ZᵀX‖² by the trace identity of the module docstring."""
-        BtB = self.B.T @ self.B
-        value = self.sqX - 2.0 * float(np.trace(BtB)) + float(np.sum((self.Z.T @ self.Z) * BtB))
-        return 0.5 * max(value, 0.0)
-
-    def terms(self):
-        """(½‖X − Z ZᵀX‖², 0): the estimator API's (data, context) pair."""
-        return self.objective(), 0.0
-
-    def step(self):
-        Z, B = self.Z, self.B
-        AZ = self.X @ B                                    # X Xᵀ Z, n x k
-        denominator = Z @ (B.T @ B) + AZ @ (Z.T @ Z)      # Z ZᵀAZ + AZ ZᵀZ
-        Z *= np.cbrt(2.0 * AZ / (denominator + EPSILON))   # η = 1/3
-        self.B = self.Xt @ Z
-        return self.objective()
 
 
 class ProjectiveNMF(_BaseNMF):
@@ -134,19 +78,24 @@ class ProjectiveNMF(_BaseNMF):
     ----------
     n_components : int, default=8
         Number of clusters k.
-    init : {"skmeans", "random", "nndsvda", "custom"}, default="skmeans"
+    init : {"skmeans", "random", "nndsvda"} or array-like, default="skmeans"
         Starting Z (see :func:`semnmf.models.init.initialize`; only its Z is used), then
-        scaled by the least-squares scalar. "custom" uses ``Z_init``.
+        scaled by the least-squares scalar. An array of shape (n_documents, n_components)
+        is the starting Z itself (a pair ``(Z, W)`` is accepted too, W unused, so that the
+        shared start of the NMF family serves here).
     n_init : int, default=1
         Number of restarts; the run with the lowest objective is kept.
     max_iter : int, default=200
     tol : float, default=1e-4
-        Stop when the relative decrease of the objective over one iteration is below tol
-        (tested from the 10th iteration on).
+        Stop when the relative change of the objective over one iteration,
+        ``|F(t−1) − F(t)| / F(t−1)``, is below tol (tested from the 10th iteration on).
     random_state : int, RandomState instance or None
     verbose : int, default=0
     Z_init : ndarray of shape (n_documents, n_components), optional
-        Starting Z for ``init="custom"``.
+        Starting Z for the former ``init="custom"``.
+
+        .. deprecated:: 0.2
+           Pass ``init=Z``; removed in 0.3.
 
     Attributes
     ----------
@@ -183,33 +132,17 @@ class ProjectiveNMF(_BaseNMF):
     >>> ProjectiveNMF(5, random_state=0).fit(X).labels_        # doctest: +SKIP
     """
 
+    _parameter_constraints: dict = {
+        **{name: rule for name, rule in _BaseNMF._parameter_constraints.items()
+           if name != "W_init"},
+        "init": [*_INIT_CONSTRAINT, "array-like"],
+    }
+
     def __init__(self, n_components=8, *, init="skmeans", n_init=1, max_iter=200, tol=1e-4,
                  random_state=None, verbose=0, Z_init=None):
-        self.n_components = n_components
-        self.init = init
-        self.n_init = n_init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.verbose = verbose
-        self.Z_init = Z_init
-
-    def _check_params(self, X):
-        check_fit_params(self, X)
-
-    def _initial_Z(self, X, rng):
-        k = self.n_components
-        if self.init != "custom":
-            return initialize(X, k, self.init, rng)[0]
-        if self.Z_init is None:
-            raise ValueError("init='custom' needs Z_init of shape (n_documents, n_components).")
-        Z = np.array(self.Z_init, dtype=X.dtype, copy=True)
-        if Z.shape != (X.shape[0], k):
-            raise ValueError(f"Z_init has shape {Z.shape}; expected {(X.shape[0], k)} "
-                             "(n_documents, n_components).")
-        if not np.isfinite(Z).all() or (Z < 0).any():
-            raise ValueError("Z_init must be finite and non-negative.")
-        return Z
+        super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
+                         random_state=random_state, verbose=verbose, Z_init=Z_init)
+        del self.W_init                          # one factor: no W start
 
     def _make_problem(self, X, Z, W, update_W=True, **unused):
         """``transform``'s problem: (7a) with the fitted W frozen."""
@@ -217,13 +150,19 @@ class ProjectiveNMF(_BaseNMF):
 
     def fit_transform(self, X, y=None):
         """Fit and return the document factors Z (n_documents, n_components), unit-norm columns."""
+        self._validate_params()
         X = validate_estimator_input(self, X, reset=True)
         self._check_params(X)
         empty = check_documents(X)
         rng = check_random_state(self.random_state)
         Xt = transpose_csr(X)
-        problem, n_iter, history = best_of_runs(
-            self, lambda run: ProjectiveProblem(X, self._initial_Z(X, rng), Xt=Xt))
+        strategy, Z0, _ = resolve_start(self, X.shape, n_factors=1, dtype=X.dtype)
+
+        def new_problem(run):
+            Z = Z0.copy() if Z0 is not None else initialize(X, self.n_components, strategy, rng)[0]
+            return ProjectiveProblem(X, Z, Xt=Xt)
+
+        problem, n_iter, history = best_of_runs(self, new_problem)
 
         self.reconstruction_err_ = float(np.sqrt(2.0 * problem.objective()))
         Z, W = problem.Z, problem.W

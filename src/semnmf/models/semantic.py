@@ -6,13 +6,16 @@ contexts get close factors and documents about one topic cluster together.
 """
 
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._utils.validation import check_matrix, check_nonnegative_float
 from ..text.context import word_context
 from ._solvers.mu import squared_norm
-from .nmf import _BaseNMF
+from .nmf import NMF, _BaseNMF
 
 # Default relative weight of the word-context term (see SemanticNMF's docstring).
 # Chosen from the sweep in benchmarks/results/lambda_sweep.md.
@@ -126,24 +129,90 @@ class SemanticNMF(_BaseNMF):
     (sentence, L-word window, shifted PPMI) with :meth:`semnmf.Corpus.word_context`.
     """
 
+    _parameter_constraints: dict = {
+        **NMF._parameter_constraints,
+        "lam": [Interval(numbers.Real, 0, None, closed="left")],
+        "lam_scale": [StrOptions({"relative", "absolute"})],
+    }
+
     def __init__(self, n_components=8, *, lam=DEFAULT_LAM, lam_scale="relative",
                  loss="frobenius", orthogonal=False, init="skmeans", n_init=1, max_iter=200,
                  tol=1e-4, random_state=None, verbose=0, Z_init=None, W_init=None):
-        super().__init__(n_components, loss=loss, orthogonal=orthogonal, init=init,
-                         n_init=n_init, max_iter=max_iter, tol=tol, random_state=random_state,
-                         verbose=verbose, Z_init=Z_init, W_init=W_init)
+        super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
+                         random_state=random_state, verbose=verbose, Z_init=Z_init,
+                         W_init=W_init)
+        self.loss = loss
+        self.orthogonal = orthogonal
         self.lam = lam
         self.lam_scale = lam_scale
 
     def _prepare_context(self, X, M=None):
-        check_lam(self.lam, self.lam_scale)
-        if M is None:
-            M = document_context(X, "ppmi")
-        else:
-            M = check_matrix(M, "M", dtype=X.dtype)
-            if M.shape[0] != X.shape[1]:
-                raise ValueError(
-                    f"M has {M.shape[0]} rows but X has {X.shape[1]} terms: M must be "
-                    "(n_terms, n_contexts) over the same vocabulary as X's columns.")
-        return M, effective_lambda(self.lam, X, M, self.lam_scale, loss=self.loss)
+        return prepare_context(X, M, self.lam, self.lam_scale, loss=self.loss)
 
+
+def prepare_context(X, M, lam, lam_scale="relative", loss="frobenius"):
+    """The word-context matrix of a Semantic-NMF fit and its effective λ: ``(M, λ)``.
+
+    M is checked against X (rows = X's terms) or, when None, built from X by
+    :func:`document_context`; λ is :func:`effective_lambda` of ``lam``. Used by
+    :class:`SemanticNMF`, :func:`semantic_nmf` and HierarchicalNMF's semantic splitter.
+    """
+    check_lam(lam, lam_scale)
+    if M is None:
+        M = document_context(X, "ppmi")
+    else:
+        M = check_matrix(M, "M", dtype=X.dtype)
+        if M.shape[0] != X.shape[1]:
+            raise ValueError(
+                f"M has {M.shape[0]} rows but X has {X.shape[1]} terms: M must be "
+                "(n_terms, n_contexts) over the same vocabulary as X's columns.")
+    return M, effective_lambda(lam, X, M, lam_scale, loss=loss)
+
+
+def semantic_nmf(X, M=None, n_components=8, *, lam=DEFAULT_LAM, lam_scale="relative",
+                 loss="frobenius", orthogonal=False, init="skmeans", n_init=1, max_iter=200,
+                 tol=1e-4, random_state=None, verbose=0):
+    """Function twin of :class:`SemanticNMF`: X ≈ Z Wᵀ and M ≈ W Qᵀ (eq. 5, Algorithm 1).
+
+    As scikit-learn's ``non_negative_factorization`` for :class:`~sklearn.decomposition.NMF`:
+    the same code as the estimator (:func:`semnmf.models.nmf._fit_factors`), so the same
+    parameters give the same factors as ``SemanticNMF(...).fit_transform(X, M=M)``.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_documents, n_terms), non-negative
+    M : {array-like, sparse matrix} of shape (n_terms, n_contexts) or None
+        Word-context matrix; None builds the document-level PPMI of X
+        (:func:`document_context`).
+    n_components, lam, lam_scale, loss, orthogonal, init, n_init, max_iter, tol, \
+random_state, verbose
+        As in :class:`SemanticNMF`.
+
+    Returns
+    -------
+    Z : ndarray of shape (n_documents, n_components)
+        Document factors, unit-length columns (Algorithm 1, step 5).
+    W : ndarray of shape (n_terms, n_components)
+        Word factors (``SemanticNMF.components_.T``).
+    Q : ndarray of shape (n_contexts, n_components)
+        Context factors (``SemanticNMF.context_components_.T``).
+    n_iter : int
+        Iterations of the kept run.
+    """
+    from .nmf import _fit_factors
+    from .init import resolve_start
+    from .._utils.validation import validate_estimator_input
+
+    model = SemanticNMF(n_components, lam=lam, lam_scale=lam_scale, loss=loss,
+                        orthogonal=orthogonal, init=init, n_init=n_init, max_iter=max_iter,
+                        tol=tol, random_state=random_state, verbose=verbose)
+    model._validate_params()
+    X = validate_estimator_input(model, X, reset=True)
+    model._check_params(X)
+    M, lam_effective = model._prepare_context(X, M)
+    result = _fit_factors(X, model._make_problem, n_components, M=M, lam=lam_effective,
+                          start=resolve_start(model, X.shape, dtype=X.dtype), n_init=n_init,
+                          max_iter=max_iter, tol=tol, random_state=random_state,
+                          verbose=verbose, name="semantic_nmf")
+    problem, n_iter = result[0], result[1]
+    return problem.Z, problem.W, result.Q, n_iter

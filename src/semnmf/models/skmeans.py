@@ -18,6 +18,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
 from .._utils.progress import log
 from .._utils.validation import FLOAT_DTYPES, check_matrix, check_n_components, empty_rows
 
@@ -33,18 +34,19 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     is their cosine similarity. Lloyd iterations alternate between assigning every
     document to the centroid of largest cosine similarity and replacing every centroid
     by the normalized sum (the "concept vector") of its documents. This maximizes the
-    objective
+    cosine sum
 
     .. math:: Q = \\sum_i \\max_j \\; x_i^\\top c_j, \\quad \\|x_i\\| = \\|c_j\\| = 1,
 
-    the sum over the documents of the cosine similarity to their centroid; each
-    iteration can only increase it.
+    the sum over the documents of the cosine similarity to their centroid (Dhillon &
+    Modha 2001, eq. 5); each iteration can only increase it. As for every estimator of
+    semnmf, ``objective_`` is lower-is-better: it is ``-Q`` (``similarity_`` is Q).
 
     Parameters
     ----------
-    n_clusters : int, default=8
-        Number of clusters.
-    init : {"k-means++", "random"} or array-like of shape (n_clusters, n_features), \
+    n_components : int, default=8
+        Number of clusters k (called ``n_clusters`` before 0.2).
+    init : {"k-means++", "random"} or array-like of shape (n_components, n_features), \
             default="k-means++"
         How the centroids start:
 
@@ -52,7 +54,7 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
           documents (on the unit sphere the Euclidean distance
           ``sqrt(2 - 2 cos)`` is a decreasing function of the cosine similarity, so
           this is k-means++ seeding for cosine);
-        - ``"random"``: ``n_clusters`` distinct documents drawn at random;
+        - ``"random"``: ``n_components`` distinct documents drawn at random;
         - an array: these centroids (normalized to unit length); ``n_init`` is then 1.
     n_init : int, default=10
         Number of runs from different starting centroids; the run with the best
@@ -60,33 +62,42 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     max_iter : int, default=100
         Maximum number of Lloyd iterations of a run.
     tol : float, default=1e-4
-        A run stops when the relative change of the objective between two iterations
-        falls below ``tol``, or when the assignment no longer changes.
+        A run stops when the relative change ``|Q_t - Q_{t-1}| / |Q_{t-1}|`` of the
+        cosine sum between two iterations falls below ``tol``, or when the assignment
+        no longer changes.
     random_state : int, RandomState instance or None, default=None
         Seeds the initializations (one generator shared by the ``n_init`` runs). Pass an
         int for reproducible results.
     verbose : int, default=0
         Print the objective at every iteration when > 0.
+    n_clusters : int, default="deprecated"
+        Former name of ``n_components``; when set it is used, with a FutureWarning.
+
+        .. deprecated:: 0.2
+           Renamed ``n_components``; removed in 0.3.
 
     Attributes
     ----------
-    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+    cluster_centers_ : ndarray of shape (n_components, n_features)
         Unit-norm centroids (concept vectors), in the dtype of ``X``.
     labels_ : ndarray of shape (n_samples,)
         Cluster of each training document; ``-1`` for all-zero documents, which have
         no direction and are assigned nowhere.
     objective_ : float
-        Sum over the training documents of the cosine similarity to their centroid
-        (to maximize; all-zero documents contribute 0).
+        Minus the sum over the training documents of the cosine similarity to their
+        centroid (lower is better, as for every semnmf estimator; all-zero documents
+        contribute 0). Before 0.2 it was the (positive) cosine sum.
+    similarity_ : float
+        The cosine sum Q itself (``-objective_``, higher is better).
     inertia_ : float
-        ``n_nonzero_documents - objective_``: a cost, as for
+        ``n_nonzero_documents - similarity_``: a cost, as for
         :class:`sklearn.cluster.KMeans` (half the sum of squared Euclidean distances
         between the normalized documents and their centroid).
     n_iter_ : int
         Number of Lloyd iterations of the best run.
     objective_history_ : ndarray of shape (n_iter_ + 1,)
-        Objective of the best run after the initial assignment and after every
-        iteration; non-decreasing (up to rounding).
+        ``objective_`` (= -Q) of the best run after the initial assignment and after
+        every iteration; non-increasing (up to rounding).
     n_features_in_ : int
         Number of features (terms) seen during :meth:`fit`.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -114,24 +125,25 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     >>> import numpy as np
     >>> from semnmf.models.skmeans import SphericalKMeans
     >>> X = np.array([[3., 1., 0., 0.], [2., 1., 0., 0.], [0., 0., 1., 4.], [0., 0., 1., 2.]])
-    >>> model = SphericalKMeans(n_clusters=2, random_state=0).fit(X)
+    >>> model = SphericalKMeans(n_components=2, random_state=0).fit(X)
     >>> bool(model.labels_[0] == model.labels_[1] != model.labels_[2] == model.labels_[3])
     True
     """
 
     _parameter_constraints: dict = {
-        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "init": [StrOptions({"k-means++", "random"}), "array-like"],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), DEPRECATED_OPTION],
     }
 
     def __init__(
         self,
-        n_clusters=8,
+        n_components=8,
         *,
         init="k-means++",
         n_init=10,
@@ -139,14 +151,16 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         tol=1e-4,
         random_state=None,
         verbose=0,
+        n_clusters=DEPRECATED,
     ):
-        self.n_clusters = n_clusters
+        self.n_components = n_components
         self.init = init
         self.n_init = n_init
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
         self.verbose = verbose
+        self.n_clusters = n_clusters
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -217,7 +231,7 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         """
         Xn, zero = self._check_X(X, reset=True)
         n_samples, n_features = Xn.shape
-        k = check_n_components(self.n_clusters, n_samples, name="n_clusters")
+        k = check_n_components(renamed_param(self, "n_clusters", "n_components"), n_samples)
         nonzero_idx = np.flatnonzero(~zero)
         if nonzero_idx.size == 0:
             raise ValueError(
@@ -225,7 +239,7 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             )
         if nonzero_idx.size < k:
             raise ValueError(
-                f"n_clusters={k} is larger than the number of non-empty documents "
+                f"n_components={k} is larger than the number of non-empty documents "
                 f"({nonzero_idx.size} of {n_samples}; the others are all-zero); ask for "
                 f"at most {nonzero_idx.size} clusters."
             )
@@ -259,17 +273,18 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         if n_distinct < k:
             warnings.warn(
                 f"Number of distinct clusters ({n_distinct}) found smaller than "
-                f"n_clusters ({k}). Possibly due to duplicate documents in X.",
+                f"n_components ({k}). Possibly due to duplicate documents in X.",
                 ConvergenceWarning,
                 stacklevel=2,
             )
 
         self.labels_ = labels
         self.cluster_centers_ = centers
-        self.objective_ = float(objective)
+        self.similarity_ = float(objective)
+        self.objective_ = -self.similarity_
         self.inertia_ = float(nonzero_idx.size - objective)
         self.n_iter_ = int(n_iter)
-        self.objective_history_ = np.asarray(history, dtype=np.float64)
+        self.objective_history_ = -np.asarray(history, dtype=np.float64)
         return self
 
     def _init_centers(self, Xn, nonzero_idx, k, init, rng):
@@ -301,7 +316,7 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        similarities : ndarray of shape (n_samples, n_clusters)
+        similarities : ndarray of shape (n_samples, n_components)
             In ``[0, 1]`` for non-negative data; rows of all-zero documents are 0.
         """
         check_is_fitted(self)
@@ -347,7 +362,7 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     def score(self, X, y=None):
         """Objective on X: sum of the cosine similarities to the closest centroid.
 
-        Higher is better (unlike ``inertia_``), following scikit-learn's convention
+        Higher is better (unlike ``inertia_`` and ``objective_``), following scikit-learn's convention
         for ``score``.
 
         Parameters
@@ -394,7 +409,7 @@ def _check_init_array(init, k, n_features, dtype):
     if init.shape != (k, n_features):
         raise ValueError(
             f"init has shape {init.shape}; an explicit init must be an array of shape "
-            f"(n_clusters, n_features) = ({k}, {n_features})."
+            f"(n_components, n_features) = ({k}, {n_features})."
         )
     if not np.all(np.isfinite(init)):
         raise ValueError("init contains NaN or infinite values.")

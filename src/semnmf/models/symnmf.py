@@ -21,36 +21,36 @@ takes each document's cluster as the argmax of its row of the factor.
   instead of the features") is :class:`~semnmf.NMF` of A, ``A ≈ Z Wᵀ``.
 """
 
+import numbers
 import warnings
 
-import numba
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from .._utils.progress import progress
-from .._utils.validation import (check_matrix, check_n_components, check_nonnegative_float,
-                           check_positive_int)
+from .._utils.validation import check_matrix, check_n_components
 from ..graphs.documents import check_affinity, similarity_graph
-from ..graphs.knn import normalized_cut_scaling
-from ._solvers.mu import RowBlocked, squared_norm
-from .init import initialize
-from .nmf import NMF
-from ._solvers.rank2 import _projected_gradient_sq
+from ..graphs.knn import METRICS, WEIGHTS, normalized_cut_scaling
+from ._solvers.mu import reraise, squared_norm
+from ._solvers.symnmf import nnls_rows, symnmf_anls  # noqa: F401 (re-exported)
+from .init import initialize, resolve_start
+from .nmf import _INIT_CONSTRAINT, NMF
 
 __all__ = ["SymNMF", "NMFS", "symnmf_anls", "nnls_rows"]
 
 SCALINGS = ("ncut", None)
-SYMNMF_INITS = ("random", "skmeans", "custom")
+SYMNMF_INITS = ("random", "skmeans")
 
-
-def _check_graph_estimator_params(est):
-    if est.n_neighbors is not None:
-        check_positive_int(est.n_neighbors, "n_neighbors")
-    if est.scaling not in SCALINGS:
-        raise ValueError(f"scaling must be one of {SCALINGS}, got {est.scaling!r}.")
+# The similarity graph's parameters, shared by SymNMF and NMFS.
+_GRAPH_CONSTRAINTS = {
+    "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    "metric": [StrOptions(set(METRICS))],
+    "weight": [StrOptions(set(WEIGHTS))],
+    "scaling": [StrOptions({"ncut"}), None],
+}
 
 
 def _fit_graph(est, X, A):
@@ -61,7 +61,6 @@ def _fit_graph(est, X, A):
     X = check_matrix(X, "X", nonnegative=False)
     n = X.shape[0]
     check_n_components(est.n_components, n)
-    _check_graph_estimator_params(est)
     if A is None:
         if n < 2:
             raise ValueError("a similarity graph needs at least 2 samples; got 1 sample.")
@@ -83,210 +82,6 @@ def _fit_graph(est, X, A):
     est.affinity_matrix_ = A
     est.n_neighbors_ = q
     return X, A, isolated
-
-
-# -- non-negative least squares by block principal pivoting ---------------------------------------
-@numba.njit(cache=True, nogil=True)
-def _cholesky_solve(G, f, idx, m, L, z, out):
-    """Solve G[idx, idx] out = f[idx] (first m entries of idx) by Cholesky, G SPD."""
-    for a in range(m):
-        for b in range(a + 1):
-            s = G[idx[a], idx[b]]
-            for c in range(b):
-                s -= L[a, c] * L[b, c]
-            if a == b:
-                floor = 1e-14 * G[idx[a], idx[a]] + 1e-300
-                L[a, a] = np.sqrt(s if s > floor else floor)
-            else:
-                L[a, b] = s / L[b, b]
-    for a in range(m):
-        s = f[idx[a]]
-        for c in range(a):
-            s -= L[a, c] * z[c]
-        z[a] = s / L[a, a]
-    for a in range(m - 1, -1, -1):
-        s = z[a]
-        for c in range(a + 1, m):
-            s -= L[c, a] * out[c]
-        out[a] = s / L[a, a]
-
-
-@numba.njit(cache=True, nogil=True)
-def _nnls_bpp(G, F, X):
-    """Row-wise NNLS ``min_x ½ xᵀGx − fᵀx, x ≥ 0`` for each row f of F, in place on X.
-
-    Block principal pivoting (Kim & Park 2011, "Fast nonnegative matrix factorization: an
-    active-set-like method and comparisons", Algorithm 1; Júdice & Pires 1994): from the
-    passive set of the warm start X, solve the unconstrained problem on the passive set,
-    compute the dual ``y = G x − f`` on the others, and exchange every infeasible
-    variable (x < 0 passive, y < 0 active); when the number of infeasible variables stops
-    decreasing for 3 rounds, exchange only the one with the largest index (the backup rule
-    that guarantees finite termination).
-    """
-    n, k = F.shape
-    passive = np.empty(k, dtype=np.bool_)
-    bad = np.empty(k, dtype=np.bool_)
-    idx = np.empty(k, dtype=np.int64)
-    L = np.empty((k, k))
-    z = np.empty(k)
-    sol = np.empty(k)
-    x = np.empty(k)
-    max_rounds = 10 * k + 50
-    for i in range(n):
-        f = F[i]
-        scale = 0.0
-        for j in range(k):
-            passive[j] = X[i, j] > 0
-            if abs(f[j]) > scale:
-                scale = abs(f[j])
-        threshold = 1e-12 * scale
-        n_best = k + 1
-        backup = 3
-        for _ in range(max_rounds):
-            m = 0
-            for j in range(k):
-                if passive[j]:
-                    idx[m] = j
-                    m += 1
-            _cholesky_solve(G, f, idx, m, L, z, sol)
-            for j in range(k):
-                x[j] = 0.0
-            for a in range(m):
-                x[idx[a]] = sol[a]
-            n_bad = 0
-            last = -1
-            for j in range(k):
-                bad[j] = False
-                if passive[j]:
-                    if x[j] < 0.0:
-                        bad[j] = True
-                else:
-                    y = -f[j]
-                    for a in range(m):
-                        y += G[j, idx[a]] * sol[a]
-                    if y < -threshold:
-                        bad[j] = True
-                if bad[j]:
-                    n_bad += 1
-                    last = j
-            if n_bad == 0:
-                break
-            if n_bad < n_best:
-                n_best = n_bad
-                backup = 3
-                for j in range(k):
-                    if bad[j]:
-                        passive[j] = not passive[j]
-            elif backup > 0:
-                backup -= 1
-                for j in range(k):
-                    if bad[j]:
-                        passive[j] = not passive[j]
-            else:
-                passive[last] = not passive[last]
-        for j in range(k):
-            X[i, j] = x[j] if x[j] > 0.0 else 0.0
-
-
-def nnls_rows(G, F, X0=None):
-    """``argmin_{X ≥ 0} ½ tr(X G Xᵀ) − tr(Fᵀ X)``, row by row (G symmetric positive
-    definite, k x k; F (n, k)), by block principal pivoting warm-started from X0."""
-    G = np.ascontiguousarray(G, dtype=np.float64)
-    F = np.ascontiguousarray(F, dtype=np.float64)
-    X = np.zeros_like(F) if X0 is None else np.array(X0, dtype=np.float64, order="C")
-    _nnls_bpp(G, F, X)
-    return X
-
-
-# -- SymNMF by ANLS (Kuang, Yun & Park 2015) ----------------------------------------------
-def symnmf_anls(A, H, *, alpha=None, max_iter=500, tol=1e-3, verbose=0, description="SymNMF"):
-    """SymNMF ``min_{H ≥ 0} ‖A − HHᵀ‖²_F`` by alternating non-negative least squares.
-
-    Kuang, Yun & Park (2015), their alternating non-negative least squares (ANLS)
-    algorithm (the paper is not in ``papers/``; no equation numbers are cited): solve the
-    penalized non-symmetric problem::
-
-        min_{W, H ≥ 0} f(W, H) = ‖A − W Hᵀ‖²_F + α ‖W − H‖²_F
-
-    by exact block minimization, each block a row-wise NNLS with the k x k Gram matrix::
-
-        W ← argmin_{W ≥ 0} ‖[H; √α I] Wᵀ − [A; √α Hᵀ]‖²  (normal equations: HᵀH + α I, A H + α H)
-        H ← argmin_{H ≥ 0} ‖[W; √α I] Hᵀ − [A; √α Wᵀ]‖²  (WᵀW + α I, A W + α W)
-
-    (A symmetric; :func:`nnls_rows`, block principal pivoting). Each block is solved
-    exactly, so f never increases. With α large enough the limit points have W = H and
-    are stationary points of SymNMF (Kuang et al.'s convergence result for ANLS); the
-    default α = max(A)² and the stopping rule (projected gradient of f below ``tol``
-    times its value after the first iteration, tol = 1e-3) are those of the authors'
-    ``symnmf_anls.m``, which GT ran. f is computed with trace identities, never forming
-    W Hᵀ::
-
-        f = ‖A‖² − 2 tr(Hᵀ (A W)) + tr((WᵀW)(HᵀH)) + α‖W − H‖²
-
-    and A W, A H are the products the next updates need: two sparse x dense products per
-    iteration, O(k nnz A + k² n + n k³) with the NNLS.
-
-    Parameters
-    ----------
-    A : CSR (n, n), symmetric, non-negative
-    H : ndarray (n, k), float64
-        Start (W starts equal to H); not modified.
-    alpha : float or None
-        Penalty α; None: max(A)².
-
-    Returns
-    -------
-    H, W : ndarray (n, k)
-    AH : ndarray (n, k)
-        A H at the returned H.
-    history : list of float
-        f at the start and after each iteration.
-    n_iter : int
-    converged : bool
-    alpha : float
-    """
-    A_op = RowBlocked(A)
-    if alpha is None:
-        alpha = float(A.max()) ** 2 if A.nnz else 0.0
-    alpha = float(alpha)
-    H = np.array(H, dtype=np.float64, order="C")
-    k = H.shape[1]
-    W = H.copy()
-    ridge = alpha * np.eye(k)
-    sqA = squared_norm(A)
-    HtH = H.T @ H
-    AH = A_op @ H
-    history = [max(sqA - 2.0 * float(np.sum(H * AH)) + float(np.sum(HtH * HtH)), 0.0)]
-    converged = False
-    initial = None
-    n_iter = 0
-    with progress(description, total=max_iter, enabled=verbose > 0) as bar:
-        for n_iter in range(1, max_iter + 1):
-            _nnls_bpp(HtH + ridge, AH + alpha * H, W)
-            WtW = W.T @ W
-            AW = A_op @ W
-            _nnls_bpp(WtW + ridge, AW + alpha * W, H)
-            HtH = H.T @ H
-            AH = A_op @ H
-            diff = H - W
-            value = (sqA - 2.0 * float(np.sum(H * AW)) + float(np.sum(WtW * HtH))
-                     + alpha * float(np.sum(diff * diff)))
-            history.append(max(value, 0.0))
-            bar.advance(1, status=f"objective {history[-1]:.6g}")
-            grad_H = H @ WtW - AW + alpha * diff
-            grad_W = W @ HtH - AH - alpha * diff
-            norm = np.sqrt(_projected_gradient_sq(W, grad_W) + _projected_gradient_sq(H, grad_H))
-            if initial is None:
-                initial = norm
-            elif norm <= tol * initial:
-                converged = True
-                break
-    if not converged and tol > 0 and max_iter > 0:
-        warnings.warn(
-            f"Maximum number of iterations {max_iter} reached before the projected gradient "
-            f"fell under tol={tol} times its first value. Increase max_iter to improve "
-            "convergence.", ConvergenceWarning)
-    return H, W, AH, history, n_iter, converged, alpha
 
 
 def _labels(H, isolated):
@@ -318,10 +113,13 @@ class SymNMF(ClusterMixin, BaseEstimator):
         a user's graph too.
     alpha : float or None, default=None
         Penalty α of the ANLS method; None: max(A)² (Kuang et al.'s code).
-    init : {"random", "skmeans", "custom"}, default="random"
+    init : {"random", "skmeans"} or array-like of shape (n_documents, n_components), \
+            default="random"
         "random": Kuang et al.'s ``2 sqrt(mean(A)/k) · U(0, 1)`` entries (what GT ran);
         "skmeans": spherical k-means of X (one-hot labels + 0.2, scaled by the
-        least-squares factor c of ‖A − c ZZᵀ‖); "custom": ``H_init``.
+        least-squares factor c of ‖A − c ZZᵀ‖); an array: the starting H itself (the
+        start scheme of every semnmf estimator, see
+        :func:`semnmf.models.init.resolve_start`).
     n_init : int, default=1
         Restarts; the one with the lowest ‖A − HHᵀ‖ is kept.
     max_iter : int, default=500
@@ -332,13 +130,19 @@ class SymNMF(ClusterMixin, BaseEstimator):
     random_state : int, RandomState instance or None
     verbose : int, default=0
     H_init : ndarray of shape (n_documents, n_components), optional
+        Starting H for the former ``init="custom"``.
+
+        .. deprecated:: 0.2
+           Pass ``init=H``; removed in 0.3.
 
     Attributes
     ----------
     labels_ : ndarray of shape (n_documents,)
         argmax of each row of H; -1 for documents without any neighbour.
     embedding_ : ndarray of shape (n_documents, n_components)
-        H.
+        H, the document factors (what :meth:`fit_transform` returns). SymNMF has no
+        feature factor and no ``components_``; it defines no ``transform`` for new
+        documents, which are not in the graph.
     affinity_matrix_ : scipy.sparse.csr_matrix of shape (n_documents, n_documents)
         The (scaled) similarity graph A.
     n_neighbors_ : int or None
@@ -365,6 +169,18 @@ class SymNMF(ClusterMixin, BaseEstimator):
     ``papers/``). R. Tripodi, S. Vascon, M. Pelillo, GTNMF (``papers/gtnmf-...``), §V-B.
     """
 
+    _parameter_constraints: dict = {
+        **_GRAPH_CONSTRAINTS,
+        "alpha": [Interval(numbers.Real, 0, None, closed="left"), None],
+        "init": [StrOptions(set(SYMNMF_INITS)), *_INIT_CONSTRAINT[1:], "array-like"],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "H_init": ["array-like", None],
+    }
+
     def __init__(self, n_components=8, *, n_neighbors=None, metric="cosine", weight="auto",
                  scaling="ncut", alpha=None, init="random", n_init=1, max_iter=500, tol=1e-3,
                  random_state=None, verbose=0, H_init=None):
@@ -382,27 +198,12 @@ class SymNMF(ClusterMixin, BaseEstimator):
         self.verbose = verbose
         self.H_init = H_init
 
-    def _check_params(self):
-        if self.init not in SYMNMF_INITS:
-            raise ValueError(f"init must be one of {SYMNMF_INITS}, got {self.init!r}.")
-        check_positive_int(self.n_init, "n_init")
-        check_positive_int(self.max_iter, "max_iter", minimum=0)
-        check_nonnegative_float(self.tol, "tol")
-        if self.alpha is not None:
-            check_nonnegative_float(self.alpha, "alpha")
-
-    def _start(self, X, A, rng):
+    def _start(self, X, A, rng, start):
         n, k = A.shape[0], self.n_components
-        if self.init == "custom":
-            if self.H_init is None:
-                raise ValueError("init='custom' needs H_init of shape (n_documents, n_components).")
-            H = np.array(self.H_init, dtype=np.float64)
-            if H.shape != (n, k):
-                raise ValueError(f"H_init has shape {H.shape}; expected {(n, k)}.")
-            if not np.isfinite(H).all() or (H < 0).any():
-                raise ValueError("H_init must be finite and non-negative.")
-            return H
-        if self.init == "skmeans":
+        strategy, H, _ = start
+        if H is not None:
+            return H.copy()
+        if strategy == "skmeans":
             Z, _ = initialize(X, k, "skmeans", rng)
             Z = Z.astype(np.float64)
             ZtZ = Z.T @ Z
@@ -413,13 +214,14 @@ class SymNMF(ClusterMixin, BaseEstimator):
 
     def fit(self, X, y=None, A=None):
         """Build (or take) the similarity graph and factorize it; sets ``labels_``."""
-        self._check_params()
+        self._validate_params()
         X, A, isolated = _fit_graph(self, X, A)
+        start = resolve_start(self, (A.shape[0], X.shape[1]), n_factors=1)
         rng = check_random_state(self.random_state)
         sqA = squared_norm(A)
         best = None
         for run in range(self.n_init):
-            H0 = self._start(X, A, rng)
+            H0 = self._start(X, A, rng, start)
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 H, W, AH, history, n_iter, _, alpha = symnmf_anls(
@@ -430,9 +232,7 @@ class SymNMF(ClusterMixin, BaseEstimator):
             if best is None or error < best[0]:
                 best = (error, H, history, n_iter, alpha, caught)
         error, H, history, n_iter, alpha, caught = best
-        for warning in caught:
-            warnings.warn_explicit(warning.message, warning.category, warning.filename,
-                                   warning.lineno)
+        reraise(caught)
         self.embedding_ = H
         self.labels_ = _labels(H, isolated)
         self.alpha_ = alpha
@@ -443,7 +243,12 @@ class SymNMF(ClusterMixin, BaseEstimator):
         return self
 
     def fit_predict(self, X, y=None, A=None):
+        """Fit and return ``labels_``."""
         return self.fit(X, y, A=A).labels_
+
+    def fit_transform(self, X, y=None, A=None):
+        """Fit and return the document factors (``embedding_``)."""
+        return self.fit(X, y, A=A).embedding_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -473,9 +278,12 @@ class NMFS(ClusterMixin, BaseEstimator):
     labels_ : ndarray of shape (n_documents,)
         -1 for documents without any neighbour.
     embedding_ : ndarray of shape (n_documents, n_components)
-        Z (unit-length columns).
-    components_ : ndarray of shape (n_components, n_documents)
-        Wᵀ.
+        Z (unit-length columns): the document factors, what :meth:`fit_transform`
+        returns.
+    affinity_components_ : ndarray of shape (n_components, n_documents)
+        Wᵀ, the second factor of A ≈ Z Wᵀ. It is indexed by documents, not by features,
+        so NMFS has no ``components_`` (before 0.2 this array was wrongly called
+        ``components_``), and no ``transform``: new documents are not in the graph.
     affinity_matrix_, n_neighbors_
         As in SymNMF.
     objective_history_, objective_, reconstruction_err_, n_iter_
@@ -485,6 +293,12 @@ class NMFS(ClusterMixin, BaseEstimator):
     -----
     ``fit(X, A=A)`` takes a similarity graph of one's own, as SymNMF.
     """
+
+    _parameter_constraints: dict = {
+        **_GRAPH_CONSTRAINTS,
+        **{name: NMF._parameter_constraints[name]
+           for name in ("init", "n_init", "max_iter", "tol", "random_state", "verbose")},
+    }
 
     def __init__(self, n_components=8, *, n_neighbors=None, metric="cosine", weight="auto",
                  scaling="ncut", init="skmeans", n_init=1, max_iter=200, tol=1e-4,
@@ -503,6 +317,7 @@ class NMFS(ClusterMixin, BaseEstimator):
 
     def fit(self, X, y=None, A=None):
         """Build (or take) the similarity graph and factorize it with NMF."""
+        self._validate_params()
         X, A, isolated = _fit_graph(self, X, A)
         nmf = NMF(self.n_components, init=self.init, n_init=self.n_init,
                   max_iter=self.max_iter, tol=self.tol, random_state=self.random_state,
@@ -512,7 +327,7 @@ class NMFS(ClusterMixin, BaseEstimator):
             warnings.filterwarnings("ignore", message=".*no term.*", category=UserWarning)
             Z = nmf.fit_transform(A)
         self.embedding_ = Z
-        self.components_ = nmf.components_
+        self.affinity_components_ = nmf.components_
         self.labels_ = _labels(Z, isolated)
         self.objective_history_ = nmf.objective_history_
         self.objective_ = nmf.objective_
@@ -521,7 +336,12 @@ class NMFS(ClusterMixin, BaseEstimator):
         return self
 
     def fit_predict(self, X, y=None, A=None):
+        """Fit and return ``labels_``."""
         return self.fit(X, y, A=A).labels_
+
+    def fit_transform(self, X, y=None, A=None):
+        """Fit and return the document factors (``embedding_``)."""
+        return self.fit(X, y, A=A).embedding_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

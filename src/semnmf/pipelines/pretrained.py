@@ -41,11 +41,14 @@ needed on CLASSIC4 (0.79 without it) and costs BBC above 1 (:data:`DOCUMENT_GRAP
 core package does not import them (nor PyTorch).
 """
 
+import numbers
+import os
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._utils.validation import check_positive_int
 from ..graphs.semantic import semantic_document_graph, word_graph
@@ -235,12 +238,36 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
     labels_ : ndarray of shape (n_documents,)
     components_ : ndarray of shape (n_components, n_terms)
         Word topics W.
+    objective_ : float
+        The fitted model's ``objective_`` (lower is better).
     model_ : SemanticNMF or SemanticGNMF
     inputs_ : SemanticInputs
         The matrices fitted, the document vectors and the word graph.
     timings_ : dict
         Seconds per stage.
     """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "semantics": [str],
+        "embed": [StrOptions({"words", "documents", "both"})],
+        "lam": [Interval(numbers.Real, 0, None, closed="left")],
+        "graph_lam": [Interval(numbers.Real, 0, None, closed="left")],
+        "word_mode": [StrOptions({"expand", "context"})],
+        "expand": [Interval(numbers.Real, 0, None, closed="left")],
+        "word_weight": [Interval(numbers.Real, 0, None, closed="left")],
+        "word_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "refine": ["boolean"],
+        "context": [str],
+        "window": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "random_state": ["random_state"],
+        "cache_dir": [str, os.PathLike, bool, None],
+        "verbose": ["verbose"],
+    }
 
     def __init__(self, n_components=8, *, semantics="minilm", embed="both", lam=10.0,
                  graph_lam=DOCUMENT_GRAPH_LAM, word_mode="expand", expand=1.0, word_weight=0.3,
@@ -272,6 +299,7 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         and fit."""
         from ..text.corpus import Corpus
 
+        self._validate_params()
         if not isinstance(corpus, Corpus):
             if isinstance(corpus, str) or not hasattr(corpus, "__len__"):
                 raise ValueError("fit takes a semnmf.Corpus or a list of document texts.")
@@ -302,12 +330,13 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
             from ..refine import GTNMF
 
             t = time.perf_counter()
-            labels = GTNMF(verbose=self.verbose).fit(inputs.E, Z).labels_
+            labels = GTNMF(verbose=self.verbose).fit(inputs.E, memberships=Z).labels_
             timings["refine"] = time.perf_counter() - t
         self.model_ = model
         self.inputs_ = inputs
         self.labels_ = labels
         self.components_ = model.components_
+        self.objective_ = model.objective_
         self.n_features_in_ = X.shape[1]
         self.timings_ = timings
         return self
@@ -324,8 +353,7 @@ def semantic_model(n_components, inputs, **params):
     if inputs.A is None:
         return SemanticNMF(n_components, **params)
     Z0, W0 = factors_from_labels(inputs.X, inputs.start, n_components, dtype=inputs.X.dtype)
-    return SemanticGNMF(n_components, graph_lam=graph_lam, init="custom", Z_init=Z0,
-                        W_init=W0, **params)
+    return SemanticGNMF(n_components, graph_lam=graph_lam, init=(Z0, W0), **params)
 
 
 def fit_semantic_model(model, inputs):

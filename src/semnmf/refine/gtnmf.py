@@ -20,8 +20,11 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.base import BaseEstimator, ClusterMixin, clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import get_tags
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import validate_data
 
 from .._utils.progress import progress
 from .._utils.validation import check_matrix, check_square_nonnegative
@@ -275,6 +278,12 @@ class GTNMF(ClusterMixin, BaseEstimator):
         first few hundred.
     verbose : int, default=0
         Show a progress bar on stderr.
+    estimator : estimator or None, default=None
+        Where the memberships come from when ``fit`` gets none, so that GTNMF can be the
+        last step of a :class:`~sklearn.pipeline.Pipeline`: an unfitted estimator is
+        cloned and fitted with ``fit_transform(X)`` (the NMF pipeline of GT); a fitted
+        one gives ``transform(X)`` (see :meth:`fit`). GTNMF has no ``n_components``:
+        k is the number of columns of the memberships.
 
     Attributes
     ----------
@@ -288,6 +297,13 @@ class GTNMF(ClusterMixin, BaseEstimator):
         Number of documents with ``labels_ != initial_labels_``.
     n_iter_ : int
         Replicator iterations run.
+    objective_ : float
+        Minus the total payoff ``Σ_i x_iᵀ (A X)_i`` of the final strategy profile (lower
+        is better, as every semnmf ``objective_``): for a symmetric payoff matrix A the
+        replicator dynamics (a Baum-Eagon growth transform of this polynomial with
+        non-negative coefficients) never increase it.
+    estimator_ : estimator or None
+        The fitted estimator the memberships came from (None when they were given).
     history_ : ndarray of shape (n_iter_,)
         ``‖X(t) − X(t−1)‖_F`` after each iteration.
     converged_ : bool
@@ -304,11 +320,28 @@ class GTNMF(ClusterMixin, BaseEstimator):
     >>> from semnmf.refine import GTNMF
     >>> X = load_dataset("bbc").tfidf()                       # doctest: +SKIP
     >>> Z = NMF(5, random_state=0).fit_transform(X)           # doctest: +SKIP
-    >>> GTNMF().fit(X, Z).labels_                             # doctest: +SKIP
+    >>> GTNMF().fit(X, memberships=Z).labels_                 # doctest: +SKIP
+    >>> from sklearn.pipeline import make_pipeline
+    >>> make_pipeline(GTNMF(estimator=NMF(5))).fit(X)       # doctest: +SKIP
     """
 
+    _parameter_constraints: dict = {
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left"),
+                        StrOptions({"log2"}), None],
+        "metric": [StrOptions(set(METRICS) | {"precomputed"})],
+        "weight": [StrOptions(set(WEIGHTS))],
+        "symmetrize": [StrOptions({s for s in SYMMETRIZE if s is not None}), None],
+        "scaling": [StrOptions({"ncut"}), None],
+        "smoothing": [Interval(numbers.Real, 0, 1, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "verbose": ["verbose"],
+        "estimator": [HasMethods(["fit_transform"]), HasMethods(["transform"]), None],
+    }
+
     def __init__(self, n_neighbors=None, *, metric="cosine", weight="auto", symmetrize="max",
-                 scaling="ncut", smoothing=0.0, tol=1e-4, max_iter=10000, verbose=0):
+                 scaling="ncut", smoothing=0.0, tol=1e-4, max_iter=10000, verbose=0,
+                 estimator=None):
         self.n_neighbors = n_neighbors
         self.metric = metric
         self.weight = weight
@@ -318,26 +351,9 @@ class GTNMF(ClusterMixin, BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.verbose = verbose
+        self.estimator = estimator
 
-    def _check_params(self):
-        if self.metric not in METRICS + ("precomputed",):
-            raise ValueError(f"metric must be one of {METRICS + ('precomputed',)}, got {self.metric!r}.")
-        if self.weight not in WEIGHTS:
-            raise ValueError(f"weight must be one of {WEIGHTS}, got {self.weight!r}.")
-        if self.symmetrize not in SYMMETRIZE:
-            raise ValueError(f"symmetrize must be one of {SYMMETRIZE}, got {self.symmetrize!r}.")
-        if self.scaling not in ("ncut", None):
-            raise ValueError(f"scaling must be 'ncut' or None, got {self.scaling!r}.")
-        q = self.n_neighbors
-        if not (q is None or (isinstance(q, str) and q == "log2")
-                or (isinstance(q, numbers.Integral) and not isinstance(q, bool) and q >= 1)):
-            raise ValueError(f"n_neighbors must be None, 'log2' or an integer >= 1, got {q!r}.")
-        s = self.smoothing
-        if isinstance(s, bool) or not isinstance(s, numbers.Real) or not 0 <= s < 1:
-            raise ValueError(f"smoothing must be a number in [0, 1), got {s!r}.")
-        _check_tol_iter(self.tol, self.max_iter)
-
-    def fit(self, X, memberships=None, y=None):
+    def fit(self, X, y=None, *, memberships=None):
         """Refine ``memberships`` on the similarity graph of X.
 
         Parameters
@@ -353,23 +369,43 @@ class GTNMF(ClusterMixin, BaseEstimator):
             semnmf's NMF, SemanticNMF and SphericalKMeans; a transform whose argmax
             disagrees with ``labels_`` on most documents (distances, as scikit-learn's
             KMeans returns) is refused. Hard labels alone are not accepted: one-hot
-            rows are fixed points of eq. 5 (see ``smoothing``).
+            rows are fixed points of eq. 5 (see ``smoothing``). None: from the
+            ``estimator`` parameter.
         y : ignored
+            Not used (a Pipeline passes it). Before 0.2 the second positional argument
+            was ``memberships``: a 2-D array or an estimator there is still taken as the
+            memberships, with a FutureWarning.
 
         Returns
         -------
         self
         """
-        self._check_params()
+        self._validate_params()
+        if memberships is None and y is not None and (
+                hasattr(y, "fit") or hasattr(y, "labels_") or np.ndim(y) == 2):
+            warnings.warn("GTNMF.fit(X, memberships) is deprecated since 0.2 and will be "
+                          "removed in 0.3: pass fit(X, memberships=Z), or set "
+                          "GTNMF(estimator=...).", FutureWarning, stacklevel=2)
+            memberships = y
+        self.estimator_ = None
+        if memberships is None:
+            if self.estimator is None:
+                raise ValueError("GTNMF needs memberships: pass fit(X, memberships=Z) or "
+                                 "set GTNMF(estimator=NMF(k)) to compute them.")
+            memberships = self.estimator
+            if not hasattr(memberships, "labels_"):       # unfitted: never fit the parameter
+                memberships = clone(memberships)
+            self.estimator_ = memberships
         if self.metric == "precomputed":
             S = _check_payoff(X, name="X (precomputed similarity graph)")
             n = S.shape[0]
             if hasattr(memberships, "fit_transform") or hasattr(memberships, "labels_"):
                 raise ValueError('with metric="precomputed" pass the memberships as an array, not an estimator.')
         else:
+            X = validate_data(self, X, reset=True, accept_sparse=("csr", "csc"),
+                              dtype=[np.float64, np.float32], ensure_all_finite=False)
             X = check_matrix(X, "X", nonnegative=False)
             n = X.shape[0]
-            self.n_features_in_ = X.shape[1]
             if memberships is not None and (hasattr(memberships, "fit_transform")
                                             or hasattr(memberships, "labels_")):
                 memberships = _memberships_from_estimator(memberships, X)
@@ -423,17 +459,25 @@ class GTNMF(ClusterMixin, BaseEstimator):
         self.initial_labels_ = initial
         self.n_changed_ = int(np.count_nonzero(labels != initial))
         self.n_iter_ = n_iter
+        self.objective_ = -float(np.sum(strategies * (A @ strategies)))
         self.history_ = history
         self.converged_ = converged
         return self
 
-    def fit_predict(self, X, memberships=None, y=None):
-        """Refine and return ``labels_``."""
-        return self.fit(X, memberships).labels_
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        if self.estimator is not None:        # its memberships need what it needs
+            tags.input_tags.positive_only = get_tags(self.estimator).input_tags.positive_only
+        return tags
 
-    def fit_transform(self, X, memberships=None, y=None):
-        """Refine and return ``strategies_`` (n_documents, k)."""
-        return self.fit(X, memberships).strategies_
+    def fit_predict(self, X, y=None, *, memberships=None):
+        """Refine and return ``labels_``."""
+        return self.fit(X, y, memberships=memberships).labels_
+
+    def fit_transform(self, X, y=None, *, memberships=None):
+        """Refine and return ``strategies_`` (n_documents, k): the refined memberships."""
+        return self.fit(X, y, memberships=memberships).strategies_
 
 
 def refine(X, memberships, **params):
@@ -452,5 +496,5 @@ def refine(X, memberships, **params):
     labels : ndarray of int64, shape (n_documents,)
     strategies : ndarray of shape (n_documents, k)
     """
-    model = GTNMF(**params).fit(X, memberships)
+    model = GTNMF(**params).fit(X, memberships=memberships)
     return model.labels_, model.strategies_

@@ -1,5 +1,10 @@
-"""Pictures of results (matplotlib, no pyplot global state)."""
+"""Pictures and files of results (matplotlib, no pyplot global state): topic-tree pictures
+(:mod:`.tree`) and the result folders of ``semnmf cluster`` / ``semnmf tree``
+(:mod:`.results`)."""
 
-from .tree import plot_tree
+from .results import (run_record, write_assignments, write_partitions, write_results,
+                      write_topics, write_tree_results)
+from .tree import plot_tree, save_figure
 
-__all__ = ["plot_tree"]
+__all__ = ["plot_tree", "save_figure", "write_results", "write_tree_results",
+           "write_assignments", "write_topics", "write_partitions", "run_record"]

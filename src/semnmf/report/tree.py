@@ -1,7 +1,11 @@
 """A picture of a topic tree in which every node shows its size and top terms."""
 
+import os
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
+
+from .._utils.io import atomic_write
 
 
 def _layout(model):
@@ -85,5 +89,13 @@ def plot_tree(model, vocabulary=None, n_terms=6, path=None, title=None):
     fig.tight_layout()
     if path is not None:
         for target in ([path] if isinstance(path, (str, bytes)) or hasattr(path, "__fspath__") else path):
-            fig.savefig(target, dpi=150)
+            save_figure(fig, target)
     return fig
+
+
+def save_figure(fig, path, dpi=150):
+    """Save ``fig`` to ``path`` atomically, in the format of its extension (png, svg,
+    pdf, ...)."""
+    path = os.fsdecode(os.fspath(path))
+    fmt = os.path.splitext(path)[1].lstrip(".").lower() or "png"
+    atomic_write(path, lambda f: fig.savefig(f, format=fmt, dpi=dpi), binary=True)

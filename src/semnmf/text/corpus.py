@@ -8,6 +8,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
+from .._utils.io import atomic_write, json_default
 from .context import TokenSequences, word_context
 from .vectorize import (STEMMERS, TOKEN_PATTERN, count_matrix, make_analyzer, prune_columns,
                         split_sentences, weight)
@@ -216,6 +217,14 @@ class Corpus:
             sent_ptr=np.asarray(sent_ptr, dtype=np.int64), n_terms=self.n_terms)
         return self._sequences
 
+    def default_context(self):
+        """The context a word-context matrix uses by default: ``"window"`` (10 words on each
+        side) when raw text exists, else ``"document"`` (the counts hold no word order).
+
+        The one rule behind ``semnmf cluster --context auto``, ``semnmf bench`` and the
+        benchmark scripts."""
+        return "window" if self.texts is not None else "document"
+
     def word_context(self, context="window", window=10, association="ppmi", shift=2,
                      min_count=1, top_k=None, threshold=None, dtype=np.float64):
         """Word-context matrix M (n_terms x n_terms, sparse) for :class:`SemanticNMF`.
@@ -243,22 +252,27 @@ class Corpus:
 
     # -- output ------------------------------------------------------------------------
     def to_folder(self, path):
-        """Write the corpus as a dataset folder (counts.mtx, vocab.txt, labels.txt, docs.jsonl)."""
+        """Write the corpus as a dataset folder (counts.mtx, vocab.txt, labels.txt,
+        docs.jsonl), each file atomically."""
         os.makedirs(path, exist_ok=True)
-        scipy.io.mmwrite(os.path.join(path, "counts.mtx"), self._counts.astype(np.int64)
-                         if np.all(np.mod(self._counts.data, 1) == 0) else self._counts)
-        with open(os.path.join(path, "vocab.txt"), "w", encoding="utf-8") as f:
-            f.writelines(f"{t}\n" for t in self.vocabulary)
+        counts = (self._counts.astype(np.int64) if np.all(np.mod(self._counts.data, 1) == 0)
+                  else self._counts)
+        atomic_write(os.path.join(path, "counts.mtx"), lambda f: scipy.io.mmwrite(f, counts),
+                     binary=True)
+        atomic_write(os.path.join(path, "vocab.txt"),
+                     lambda f: f.writelines(f"{t}\n" for t in self.vocabulary))
         if self.labels is not None:
-            with open(os.path.join(path, "labels.txt"), "w", encoding="utf-8") as f:
-                f.writelines(f"{label}\n" for label in self.labels)
+            atomic_write(os.path.join(path, "labels.txt"),
+                         lambda f: f.writelines(f"{label}\n" for label in self.labels))
         if self.texts is not None:
-            with open(os.path.join(path, "docs.jsonl"), "w", encoding="utf-8") as f:
+            def documents(f):
                 for i, text in enumerate(self.texts):
                     record = {"text": text, "id": self.ids[i]}
                     if self.labels is not None:
                         record["label"] = self.labels[i]
                     f.write(json.dumps(record, default=json_default) + "\n")
+
+            atomic_write(os.path.join(path, "docs.jsonl"), documents)
 
     # -- word embeddings -----------------------------------------------------------------
     def surface_forms(self):
@@ -366,13 +380,3 @@ class Corpus:
         return embedding_context(self.vocabulary, vectors, positive=positive, oov=oov,
                                  surface_forms=surface_forms, lowercase=lowercase,
                                  term_counts=term_counts, dtype=dtype)
-
-
-def json_default(value):
-    """``json.dump`` fallback: numpy scalars and arrays as Python values, anything else as text."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return str(value)
-

@@ -28,11 +28,11 @@ import importlib.util
 import json
 import os
 import shutil
-import tempfile
 import time
 
 import numpy as np
 
+from .._utils.io import atomic_write
 from .._utils.progress import log, progress
 
 __all__ = ["SentenceEncoder", "load_encoder", "embed_documents", "embed_terms",
@@ -355,22 +355,14 @@ def _write_segment(checkpoint, lo, key, E, seconds):
 
 
 def _atomic_savez(path, **arrays):
-    """np.savez to ``path`` through a temporary file; False (and no file) on OSError."""
-    tmp = None
+    """np.savez to ``path`` atomically (:func:`semnmf._utils.io.atomic_write`, readable by
+    other users of a shared cache); False (and no file) on OSError."""
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(suffix=".npz", dir=os.path.dirname(path))
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a shared cache from other users
-        os.replace(tmp, path)
-        tmp = None
+        atomic_write(path, lambda f: np.savez(f, **arrays), binary=True)
         return True
     except OSError:
         return False
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 @functools.lru_cache(maxsize=4)

@@ -60,7 +60,7 @@ What holds, and what does not (the tests check the former):
 import numpy as np
 import scipy.sparse as sp
 
-from .mu import EPSILON, RowBlocked, squared_norm
+from .mu import EPSILON, RowBlocked, squared_norm, trace_residual
 
 
 def transpose_csr(A):
@@ -107,13 +107,11 @@ class FrobeniusProblem:
 
     # -- objective -------------------------------------------------------------------
     def _data_term(self, WtW, ZtZ):
-        value = self.sqX - 2.0 * float(np.sum(self.W * self.XtZ)) + float(np.sum(WtW * ZtZ))
-        return 0.5 * max(value, 0.0)
+        return trace_residual(self.sqX, self.W, self.XtZ, WtW, ZtZ)
 
     def _context_term(self, WtW):
-        QtQ = self.Q.T @ self.Q
-        value = self.sqM - 2.0 * float(np.sum(self.Q * self.MtW)) + float(np.sum(WtW * QtQ))
-        return 0.5 * max(value, 0.0)
+        # ½‖M − WQᵀ‖²: the same identity with (M, W, Q) in the roles of (X, Z, W)
+        return trace_residual(self.sqM, self.Q, self.MtW, WtW, self.Q.T @ self.Q)
 
     def objective(self):
         """F(Z, W, Q) of eq. (5); requires ``XtZ`` and ``MtW`` to match the current factors."""

@@ -44,7 +44,9 @@ def run(problem, *, max_iter, tol, verbose=0, description="fit"):
     objective, so the objective comes for free: see the problems' docstrings).
 
     Stopping rule: from iteration ``MIN_ITER`` = 10 on, stop at the first iteration whose
-    relative decrease ``(F(t − 1) − F(t)) / F(t − 1)`` is below ``tol``.
+    relative change ``|F(t − 1) − F(t)| / |F(t − 1)|`` is below ``tol`` (the absolute
+    value: an update that raised F by less than ``tol`` relative, which the monotone
+    updates only do by rounding, also stops the loop).
 
     Returns
     -------
@@ -74,3 +76,44 @@ def run(problem, *, max_iter, tol, verbose=0, description="fit"):
             ConvergenceWarning,
         )
     return n_iter, history, converged
+
+
+def best_of_runs(new_problem, *, n_init, max_iter, tol, verbose=0, name="fit"):
+    """Run ``new_problem(run)`` for ``n_init`` restarts through :func:`run`.
+
+    Keeps the run with the lowest final objective and re-raises only that run's warnings
+    (a restart that did not converge is no concern when another one is kept). Returns
+    ``(problem, n_iter, history)`` of the kept run.
+    """
+    best = None
+    for index in range(n_init):
+        problem = new_problem(index)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            n_iter, history, _ = run(problem, max_iter=max_iter, tol=tol, verbose=verbose,
+                                     description=f"{name} run {index + 1}/{n_init}")
+        if best is None or history[-1] < best[2][-1]:
+            best = (problem, n_iter, history, caught)
+    problem, n_iter, history, caught = best
+    reraise(caught)
+    return problem, n_iter, history
+
+
+def reraise(caught):
+    """Re-emit warnings recorded by ``warnings.catch_warnings(record=True)``."""
+    for warning in caught:
+        warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                               warning.lineno)
+
+
+def trace_residual(sqX, W, XtZ, WtW, ZtZ):
+    """½‖X − ZWᵀ‖²_F by the trace identity, never forming ZWᵀ (Neurocomputing paper,
+    proof of Theorem 1; SIGIR eq. 4)::
+
+        ‖X − ZWᵀ‖² = ‖X‖² − 2 tr(Wᵀ XᵀZ) + tr((WᵀW)(ZᵀZ))
+
+    with ``sqX`` = ‖X‖², ``XtZ`` = XᵀZ, ``WtW`` = WᵀW and ``ZtZ`` = ZᵀZ (the products the
+    updates already have); clipped at 0 against rounding.
+    """
+    value = sqX - 2.0 * float(np.sum(W * XtZ)) + float(np.sum(WtW * ZtZ))
+    return 0.5 * max(value, 0.0)

@@ -1,0 +1,77 @@
+"""Atomic file writes and JSON helpers: the one way semnmf writes a result file.
+
+Every file semnmf writes (run records, assignments, tables, figures, caches) goes through
+:func:`atomic_write`: the content is written to a temporary file in the same folder and
+renamed over ``path``, so a reader never sees a half-written file and an interrupted
+write leaves the old file (or none) in place.
+
+Only the standard library is imported here; numpy values are recognized by duck typing.
+"""
+
+import json
+import math
+import os
+import tempfile
+
+
+def atomic_write(path, write, binary=False):
+    """Write ``path`` through a temporary file renamed into place: never half-written.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to (re)write. Its folder must exist.
+    write : callable
+        ``write(f)`` writes the content to the open file object ``f``.
+    binary : bool, default=False
+        Open ``f`` in binary mode; otherwise text, UTF-8, ``newline=""`` (what the
+        :mod:`csv` module wants; ``"\\n"`` is written as is).
+
+    The file gets the permissions of an ordinary new file (``0666`` less the umask), not
+    the ``0600`` of :func:`tempfile.mkstemp`. On any error, the temporary file is removed
+    and the exception propagates; ``path`` is unchanged.
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        mode = {"mode": "wb"} if binary else {"mode": "w", "encoding": "utf-8", "newline": ""}
+        with os.fdopen(fd, **mode) as f:
+            write(f)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; results are ordinary files
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def json_default(value):
+    """``json.dump`` fallback: numpy scalars and arrays as Python values, anything else as
+    text."""
+    if hasattr(value, "tolist") and type(value).__module__ == "numpy":
+        return value.tolist()  # numpy scalar (-> Python scalar) or array (-> lists)
+    return str(value)
+
+
+def json_safe(value):
+    """``value`` with every non-finite float (NaN, ±inf) replaced by ``None`` (JSON
+    ``null``: NaN is not JSON), numpy values turned into Python ones, tuples into lists."""
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+        return json_safe(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def write_json(path, value, indent=2):
+    """Write ``value`` as JSON to ``path`` atomically; NaN and infinities become ``null``,
+    numpy values Python ones, anything else not JSON its ``str``."""
+    text = json.dumps(json_safe(value), indent=indent, default=json_default, allow_nan=False)
+    atomic_write(path, lambda f: f.write(text))

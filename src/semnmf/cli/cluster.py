@@ -1,0 +1,304 @@
+"""``semnmf cluster``: cluster a corpus, print the clusters, write the result folder.
+
+Parses the options, builds the estimator from the method registry
+(:mod:`semnmf.experiments.methods`), fits it (or a :class:`semnmf.ClusterEnsemble` of
+it), refines with GTNMF if asked, and writes the results with
+:func:`semnmf.report.write_results`.
+"""
+
+import argparse
+import os
+import time
+
+from ..experiments.methods import CLI_METHODS, CONSENSUS_METHODS, DEFAULT_CLI_METHOD
+from ..models._defaults import DEFAULT_GRAPH_LAM, DEFAULT_LAM
+from ._common import (add_context_arguments, add_input_arguments, add_output_arguments,
+                      context_record, load_corpus, logged_warnings, word_context)
+
+EPILOG = """\
+examples:
+  semnmf cluster bbc -k 5                       Semantic-NMF on the built-in BBC News corpus
+  semnmf cluster bbc -k 5 --method nmf          plain NMF for comparison
+  semnmf cluster docs.csv -k 10 --text-column body --out results/
+  semnmf cluster my_folder/ -k 4 --context window --window 10
+  semnmf cluster bbc -k 5 --consensus mmm --runs 10 --keep 5   consensus of the 5 best of 10 runs
+  semnmf cluster bbc -k 5 --refine gt                          refine with GTNMF
+  semnmf cluster bbc -k 5 --semantics minilm                   with pretrained semantics
+
+SOURCE is "bbc", a dataset name found in $SEMNMF_DATA, a dataset folder (counts.mtx,
+vocab.txt, labels.txt, docs.jsonl), a folder of .txt files (one sub-folder per label, or
+flat), or a .csv / .tsv / .jsonl file with a text column (and optional label column).
+Results go to --out: assignments.csv, topics.csv, run.json.
+"""
+
+
+def _names(test):
+    return ", ".join(name for name, m in CLI_METHODS.items() if test(m))
+
+
+def add_parser(commands):
+    c = commands.add_parser(
+        "cluster", help="cluster a corpus and write assignments, topics and run record",
+        description="Cluster a corpus into K groups and show the top words of each.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("source", metavar="SOURCE", help="corpus to cluster (see below)")
+    c.add_argument("-k", "--n-clusters", type=int, required=True, dest="k",
+                   help="number of clusters")
+    c.add_argument("--method", choices=list(CLI_METHODS), default=DEFAULT_CLI_METHOD,
+                   help="; ".join(f"{name}: {m.description}" for name, m in CLI_METHODS.items()))
+    c.add_argument("--loss", choices=("frobenius", "kl"), default="frobenius",
+                   help=f"loss of {' / '.join(n for n, m in CLI_METHODS.items() if m.variants)}: "
+                        "Frobenius (default) or generalized KL")
+    c.add_argument("--orthogonal", action="store_true",
+                   help="orthogonal updates of the document factors "
+                        f"({' / '.join(n for n, m in CLI_METHODS.items() if m.variants)}, "
+                        "Frobenius)")
+    model = c.add_argument_group("Semantic-NMF")
+    model.add_argument("--lam", type=float, default=None,
+                       help=f"weight of the word-context term (default {DEFAULT_LAM}; relative "
+                            "to the document term unless --lam-scale absolute); for "
+                            f"{_names(lambda m: m.word_context)} only")
+    model.add_argument("--lam-scale", choices=("relative", "absolute"), default="relative",
+                       help="relative: lam weighs the relative errors of both terms (same "
+                            "meaning on every corpus); absolute: the paper's raw lambda")
+    model.add_argument("--graph-lam", type=float, default=None,
+                       help=f"weight of the document-graph term (default {DEFAULT_GRAPH_LAM}, "
+                            f"relative); for {_names(lambda m: m.graph)} only")
+    add_context_arguments(model)
+    fit = c.add_argument_group("fitting")
+    fit.add_argument("--init", choices=("skmeans", "random", "nndsvda"), default="skmeans",
+                     help="starting point (default: spherical k-means, as in the papers)")
+    fit.add_argument("--n-init", type=int, default=1, help="restarts; the best objective is kept")
+    fit.add_argument("--max-iter", type=int, default=200)
+    fit.add_argument("--tol", type=float, default=1e-4)
+    fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    pre = c.add_argument_group("pretrained semantics (needs the [embeddings] extra)")
+    pre.add_argument("--semantics", default="corpus", metavar="SOURCE",
+                     help="corpus: word contexts of this corpus only (default); glove: GloVe "
+                          "6B word vectors; minilm: all-MiniLM-L6-v2 (offline); or any "
+                          "sentence-transformers model name")
+    pre.add_argument("--embed", choices=("words", "documents", "both"), default="both",
+                     help="what the pretrained model reads: the vocabulary terms (a word graph "
+                          "that expands the documents), the documents (chunked, in full: a "
+                          "document graph and the start), or both (default)")
+    pre.add_argument("--cache-dir", default=None, metavar="DIR",
+                     help="embedding cache (default $SEMNMF_CACHE or ~/.cache/semnmf)")
+    combine = c.add_argument_group("many runs and refinement")
+    combine.add_argument("--consensus", choices=CONSENSUS_METHODS, default=None,
+                         help="combine --runs runs into one partition: cspa / hgpa / mcla "
+                              "(Strehl & Ghosh), anmi (the best of the three by ANMI), mmm "
+                              "(multinomial-mixture consensus)")
+    combine.add_argument("--runs", type=int, default=10,
+                         help="runs for --consensus, seeds SEED..SEED+RUNS-1 (default 10)")
+    combine.add_argument("--keep", type=int, default=None,
+                         help="keep the best KEEP runs by objective (default: all)")
+    combine.add_argument("--refine", choices=("gt",), default=None,
+                         help="gt: game-theoretic refinement (GTNMF) of the memberships")
+    add_input_arguments(c)
+    add_output_arguments(c, "semnmf_results/<source>_<method>_k<K>")
+    return c
+
+
+def check_arguments(args):
+    """Refuse option combinations that cannot work, before reading any data."""
+    method = CLI_METHODS[args.method]
+    if args.k < 1:
+        raise ValueError(f"-k must be at least 1, got {args.k}.")
+    if args.lam is not None and not method.word_context:
+        raise ValueError(f"--lam weighs the word-context term, which --method {args.method} "
+                         f"does not have; use it with {_names(lambda m: m.word_context)}.")
+    if args.graph_lam is not None and not method.graph:
+        raise ValueError(f"--graph-lam weighs the document-graph term, which --method "
+                         f"{args.method} does not have; use it with "
+                         f"{_names(lambda m: m.graph)}.")
+    if args.semantics != "corpus":
+        if not args.semantics.strip():
+            raise ValueError("--semantics needs a source: corpus, glove, minilm or a "
+                             "sentence-transformers model name.")
+        if args.method != "snmf" or args.loss != "frobenius" or args.orthogonal:
+            raise ValueError("--semantics adds pretrained knowledge to Semantic-NMF: use it "
+                             "with the default --method snmf (Frobenius loss, not orthogonal).")
+        if args.init != "skmeans":
+            raise ValueError("--semantics chooses its own start (spherical k-means, or k-means "
+                             "of the document vectors); drop --init.")
+        embeds_documents = args.embed != "words" and args.semantics.strip().lower() != "glove"
+        if embeds_documents and (args.consensus or args.n_init > 1):
+            raise ValueError("with embedded documents every run starts from the same k-means "
+                             "of the document vectors, so --consensus and --n-init would repeat "
+                             "one run; use --embed words, or drop them.")
+        from ..pipelines.pretrained import check_available
+
+        check_available(args.semantics)
+    if (args.loss != "frobenius" or args.orthogonal) and not method.variants:
+        raise ValueError("--loss and --orthogonal apply to --method "
+                         f"{' or '.join(sorted(n for n, m in CLI_METHODS.items() if m.variants))} only.")
+    if args.loss == "kl" and args.orthogonal:
+        raise ValueError("--orthogonal is derived for the Frobenius loss; drop --loss kl or "
+                         "--orthogonal.")
+    if args.consensus and args.refine:
+        raise ValueError("--refine gt needs the soft memberships of one run; a consensus "
+                         "partition has none. Use --consensus or --refine, not both.")
+    if args.refine and args.method == "skmeans":
+        raise ValueError("--refine gt needs soft memberships (NMF or Semantic-NMF); "
+                         "spherical k-means gives hard labels. Use --method nmf or snmf.")
+    if args.consensus:
+        if args.runs < 2:
+            raise ValueError(f"--runs must be at least 2 for a consensus, got {args.runs}.")
+        keep = args.runs if args.keep is None else args.keep
+        if not 2 <= keep <= args.runs:
+            raise ValueError(f"--keep must be between 2 and --runs ({args.runs}), got {keep}.")
+
+
+def build_model(args, verbose):
+    """The estimator of ``--method`` with the command's options (from the registry)."""
+    method = CLI_METHODS[args.method]
+    options = method.options(init=args.init, n_init=args.n_init, max_iter=args.max_iter,
+                             tol=args.tol, verbose=int(verbose), lam=args.lam,
+                             lam_scale=args.lam_scale, graph_lam=args.graph_lam,
+                             loss=args.loss, orthogonal=args.orthogonal)
+    return method.build(args.k, args.seed, **options)
+
+
+def run(args):
+    from .._utils.progress import log
+    from ..metrics import clustering_scores, top_terms
+    from ..report.results import run_record, write_results
+
+    verbose = not args.quiet
+    method = CLI_METHODS[args.method]
+    timings = {}
+    t0 = time.perf_counter()
+    check_arguments(args)
+    # the weights used, as the run record shows them
+    if method.word_context and args.lam is None:
+        args.lam = DEFAULT_LAM
+    if method.graph and args.graph_lam is None:
+        args.graph_lam = DEFAULT_GRAPH_LAM
+    corpus, X = load_corpus(args, verbose, timings, t0)
+    if args.k > X.shape[0]:
+        raise ValueError(f"-k {args.k} is larger than the number of documents ({X.shape[0]}).")
+
+    M, context = None, None
+    if method.word_context:
+        M, context = word_context(args, corpus, verbose, timings, association=method.context)
+    extra = {}
+    E = None
+    if args.semantics != "corpus":
+        from ..pipelines.pretrained import pretrained_inputs, semantic_model
+
+        log(f"adding pretrained semantics ({args.semantics}, embedding {args.embed}) ...",
+            verbose)
+        inputs = pretrained_inputs(corpus, X, M, args.k, args.semantics, args.embed,
+                                   random_state=args.seed, cache_dir=args.cache_dir,
+                                   verbose=int(verbose))
+        timings.update(inputs.timings)
+        X, M, E = inputs.X, inputs.M, inputs.E
+        model = semantic_model(args.k, inputs, lam=args.lam, lam_scale=args.lam_scale,
+                               n_init=args.n_init, max_iter=args.max_iter, tol=args.tol,
+                               random_state=args.seed, verbose=int(verbose))
+        fit_params = {"M": M} if inputs.A is None else {"M": M, "A": inputs.A}
+        extra["semantics"] = {
+            "source": args.semantics, "embed": args.embed,
+            "documents_expanded": inputs.word_graph is not None,
+            "document_graph": inputs.A is not None,
+            "word_graph_nnz": None if inputs.word_graph is None else int(inputs.word_graph.nnz),
+            "document_graph_nnz": None if inputs.A is None else int(inputs.A.nnz)}
+    else:
+        model = build_model(args, verbose)
+        fit_params = {"M": M} if M is not None else {}
+    ensemble = None
+    t = time.perf_counter()
+    with logged_warnings():
+        if args.consensus:
+            from ..ensemble.runs import ClusterEnsemble
+
+            ensemble = ClusterEnsemble(model, n_runs=args.runs, n_keep=args.keep,
+                                       consensus=args.consensus, random_state=args.seed,
+                                       verbose=int(verbose))
+            labels = ensemble.fit(X, **fit_params).labels_
+            extra["consensus"] = ensemble.consensus_
+        elif args.refine:
+            memberships = model.fit_transform(X, **fit_params)
+            labels = model.labels_
+        else:
+            labels = model.fit(X, **fit_params).labels_
+    timings["fit"] = time.perf_counter() - t
+    if args.refine:
+        t = time.perf_counter()
+        # with embedded documents the games are played on their vectors
+        labels, extra["refine"] = _refine(X if E is None else E, memberships, labels, corpus,
+                                          verbose)
+        timings["refine"] = time.perf_counter() - t
+
+    if ensemble is not None:  # consensus clusters have no factor: their mean TF-IDF row
+        from ..ensemble.runs import cluster_means
+
+        components = cluster_means(X, labels, args.k)
+    else:
+        components = model.cluster_centers_ if args.method == "skmeans" else model.components_
+    topics = top_terms(components, corpus.vocabulary, args.top)
+    scores = clustering_scores(corpus.labels, labels) if corpus.labels is not None else None
+    timings["total"] = time.perf_counter() - t0
+
+    out = args.out or os.path.join("semnmf_results", f"{corpus.name}_{args.method}_k{args.k}")
+    record = run_record(model, labels, method=args.method, corpus=corpus, X=X,
+                        source=args.source, weighting=args.weighting,
+                        word_context=method.word_context, cli_arguments=vars(args),
+                        context=context_record(args, M, context), scores=scores, extra=extra,
+                        timings=timings)
+    files = write_results(out, corpus, labels, components, record, n_top=max(args.top, 20),
+                          partitions=None if ensemble is None else ensemble.partitions_,
+                          partition_seeds=None if ensemble is None else ensemble.kept_seeds_)
+    _print_summary(corpus, labels, topics, scores, args, out, files)
+    return 0
+
+
+def _refine(X, memberships, labels, corpus, verbose):
+    from .._utils.progress import log
+    from ..metrics import clustering_scores
+    from ..refine import GTNMF
+
+    log("refining with GTNMF (replicator dynamics on a kNN graph) ...", verbose)
+    gt = GTNMF(verbose=int(verbose)).fit(X, memberships=memberships)
+    record = {"method": "gt", "n_changed": int(gt.n_changed_), "n_iter": int(gt.n_iter_),
+              "converged": bool(gt.converged_), "parameters": gt.get_params()}
+    if corpus.labels is not None:
+        record["scores_before"] = clustering_scores(corpus.labels, labels)
+    return gt.labels_, record
+
+
+def _print_summary(corpus, labels, topics, scores, args, out, files):
+    import numpy as np
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    clusters, sizes = np.unique(labels, return_counts=True)
+    size = dict(zip(clusters.tolist(), sizes.tolist()))
+    table = Table(title=f"{args.method} on {corpus.name}: {len(corpus)} documents, k={args.k}")
+    table.add_column("cluster", justify="right")
+    table.add_column("size", justify="right")
+    if corpus.labels is not None:
+        table.add_column("main label")
+    table.add_column(f"top {args.top} words")
+    for c, terms in enumerate(topics):
+        row = [str(c), str(size.get(c, 0))]
+        if corpus.labels is not None:
+            members = corpus.labels[labels == c]
+            if len(members):
+                values, counts = np.unique(members.astype(str), return_counts=True)
+                row.append(f"{values[counts.argmax()]} ({counts.max() / len(members):.0%})")
+            else:
+                row.append("-")
+        row.append(" ".join(term for term, _ in terms))
+        table.add_row(*row)
+    if -1 in size:
+        table.add_row("-1", str(size[-1]), *([""] if corpus.labels is not None else []),
+                      "(documents without any term)")
+    console.print(table)
+    if scores:
+        console.print(f"NMI {scores['nmi']:.4f}   ARI {scores['ari']:.4f}   "
+                      f"accuracy {scores['accuracy']:.4f}")
+    # the files in the order users know: the three results, then the ensemble's runs
+    names = [f for f in files if f != "partitions.csv"] + [f for f in files if f == "partitions.csv"]
+    console.print(f"results written to {out}/ ({', '.join(names)})")

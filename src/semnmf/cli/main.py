@@ -1,0 +1,55 @@
+"""The ``semnmf`` parser and entry point: one sub-command per module of this package.
+
+Building the parser imports the standard library and small constant modules only (the
+method registry, the default weights); each command imports the library when it runs.
+"""
+
+import argparse
+import sys
+
+from .._utils.version import __version__
+from . import bench, cluster, datasets, tree
+
+COMMANDS = {"cluster": cluster, "tree": tree, "bench": bench, "datasets": datasets}
+
+EPILOG = """\
+examples:
+  semnmf cluster bbc -k 5                       Semantic-NMF on the built-in BBC News corpus
+  semnmf cluster docs.csv -k 10 --out results/  cluster the "text" column of a CSV
+  semnmf tree bbc --leaves 8                    a topic tree of 8 leaves (rank-2 NMF splits)
+  semnmf bench cstr classic4 --runs 50         the papers' Table 2 on two shared corpora
+  semnmf datasets                               corpora that can be opened by name
+
+Run "semnmf cluster --help" for all options of a command.
+"""
+
+
+def build_parser():
+    """The ``semnmf`` argument parser (no numpy, scikit-learn or numba is imported)."""
+    parser = argparse.ArgumentParser(
+        prog="semnmf", description="Cluster text documents with (Semantic-)NMF.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"semnmf {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+    for module in COMMANDS.values():
+        module.add_parser(commands)
+    return parser
+
+
+def main(argv=None):
+    """Entry point; returns the exit status (0 success, 2 bad input, 130 interrupted)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command].run(args)
+    except (ValueError, OSError, MemoryError, ImportError) as exc:  # DatasetError is a ValueError
+        message = " ".join(str(exc).split()) or type(exc).__name__  # one line, never empty
+        print(f"semnmf: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("semnmf: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

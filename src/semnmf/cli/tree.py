@@ -1,0 +1,106 @@
+"""``semnmf tree``: a topic tree by rank-2 NMF splits (HierNMF2), printed and written
+with :func:`semnmf.report.write_tree_results`."""
+
+import argparse
+import os
+import time
+
+from ..models._defaults import DEFAULT_LAM
+from ._common import (add_context_arguments, add_input_arguments, add_output_arguments,
+                      context_record, load_corpus, logged_warnings, word_context)
+
+EPILOG = """\
+examples:
+  semnmf tree bbc --leaves 8                    topic tree of the built-in BBC corpus
+  semnmf tree docs.csv --leaves 20 --out tree/  tree of the "text" column of a CSV
+
+Hierarchical clustering by rank-2 NMF (Kuang & Park, KDD 2013): the leaf whose split
+scores best is split next; small low-scoring groups are set apart as outliers (cluster -1).
+Results go to --out: tree.json, assignments.csv, tree.png, tree.svg, run.json.
+SOURCE is read as for "semnmf cluster".
+"""
+
+
+def add_parser(commands):
+    t = commands.add_parser(
+        "tree", help="grow a topic tree by rank-2 NMF splits (HierNMF2)",
+        description="Hierarchical clustering: a binary tree of topics with outliers set apart.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("source", metavar="SOURCE", help="corpus (as for semnmf cluster)")
+    t.add_argument("--leaves", type=int, required=True, help="number of leaves of the tree")
+    split = t.add_argument_group("splitting")
+    split.add_argument("--splitter", choices=("rank2", "semantic", "kmeans"), default="rank2",
+                       help="rank2: rank-2 NMF (default, the paper); semantic: rank-2 "
+                            "Semantic-NMF with the word-context term; kmeans: spherical 2-means")
+    split.add_argument("--lam", type=float, default=DEFAULT_LAM,
+                       help=f"word-context weight for --splitter semantic (default {DEFAULT_LAM})")
+    split.add_argument("--beta", type=float, default=9.0,
+                       help="outlier rule |N1| >= beta |N2| (default 9, the paper's)")
+    split.add_argument("--trials", type=int, default=3,
+                       help="tentative splits per node, T (default 3, the paper's)")
+    split.add_argument("--score-threshold", type=float, default=0.0,
+                       help="stop when no leaf scores above it (default 0)")
+    split.add_argument("--max-iter", type=int, default=500, help="iterations per split")
+    split.add_argument("--tol", type=float, default=1e-4,
+                       help="projected-gradient tolerance of each split (default 1e-4)")
+    split.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    add_context_arguments(split)
+    add_input_arguments(t)
+    add_output_arguments(t, "semnmf_results/<source>_tree<N>")
+    return t
+
+
+def run(args):
+    from ..metrics import clustering_scores, nmi
+    from ..models import HierarchicalNMF
+    from ..report.results import run_record, write_tree_results
+
+    verbose = not args.quiet
+    timings = {}
+    t0 = time.perf_counter()
+    if args.leaves < 1:
+        raise ValueError(f"--leaves must be at least 1, got {args.leaves}.")
+    corpus, X = load_corpus(args, verbose, timings, t0)
+    if args.leaves > X.shape[0]:
+        raise ValueError(f"--leaves {args.leaves} is larger than the number of documents ({X.shape[0]}).")
+    M, context = None, None
+    if args.splitter == "semantic":
+        M, context = word_context(args, corpus, verbose, timings)
+    model = HierarchicalNMF(args.leaves, score_threshold=args.score_threshold, beta=args.beta,
+                            n_trials=args.trials, splitter=args.splitter, lam=args.lam,
+                            max_iter=args.max_iter, tol=args.tol, random_state=args.seed,
+                            verbose=int(verbose))
+    t = time.perf_counter()
+    with logged_warnings():
+        model.fit(X, M=M)
+    timings["fit"] = time.perf_counter() - t
+
+    scores, snapshots = None, None
+    if corpus.labels is not None:  # outliers as one more cluster, as the paper evaluates
+        scores = clustering_scores(corpus.labels, model.partition(outliers="cluster"))
+        snapshots = {str(t): round(nmi(corpus.labels, model.partition(t, outliers="cluster")), 6)
+                     for t in range(2, model.n_leaves_ + 1)}
+    timings["total"] = time.perf_counter() - t0
+
+    out = args.out or os.path.join("semnmf_results", f"{corpus.name}_tree{args.leaves}")
+    common = run_record(model, model.labels_, method="hiernmf2", corpus=corpus, X=X,
+                        source=args.source, weighting=args.weighting,
+                        cli_arguments=vars(args), context=context_record(args, M, context),
+                        scores=scores, timings=timings)
+    record = {key: common[key] for key in ("method", "estimator", "source", "corpus",
+                                           "parameters", "cli_arguments", "context", "data")}
+    record.update({
+        "n_leaves": model.n_leaves_, "n_outliers": int(model.outliers_.size),
+        "splits": model.splits_, "n_factorizations": model.n_factorizations_,
+        "scores": scores, "nmi_by_number_of_leaves": snapshots,
+        **{key: common[key] for key in ("timings_seconds", "versions", "created")}})
+    files = write_tree_results(out, model, corpus, record, n_top=max(args.top, 20), n_terms=6,
+                               title=f"{corpus.name}: {model.n_leaves_} leaves")
+
+    print(model.export_text(corpus.vocabulary, n_terms=min(args.top, 8)))
+    if scores:
+        print(f"NMI {scores['nmi']:.4f}   ARI {scores['ari']:.4f}   accuracy "
+              f"{scores['accuracy']:.4f}   (outliers as one cluster)")
+    print(f"{model.n_leaves_} leaves, {model.outliers_.size} outliers; results written to "
+          f"{out}/ ({', '.join(files)})")
+    return 0

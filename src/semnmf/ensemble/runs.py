@@ -1,0 +1,190 @@
+"""A cluster ensemble of runs: fit one estimator many times, keep the best runs by
+objective, and combine their partitions into one (SN §5.6).
+
+:class:`ClusterEnsemble` is what ``semnmf cluster --consensus`` runs; it works with any
+estimator that has ``random_state``, ``labels_`` and a lower-is-better ``objective_``
+(every semnmf estimator).
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClusterMixin, clone
+from sklearn.utils import check_random_state
+
+from .._utils.progress import log
+from .consensus import _METHODS, consensus as _consensus, pairwise_agreement
+from .mixture import mixture_consensus
+
+# "anmi" (the best of cspa / hgpa / mcla by ANMI), each of them, and "mmm" (the
+# multinomial-mixture consensus)
+CONSENSUS_METHODS = ("anmi", *_METHODS, "mmm")
+
+__all__ = ["ClusterEnsemble", "CONSENSUS_METHODS", "run_seeds", "combine", "cluster_means"]
+
+
+def run_seeds(random_state, n_runs):
+    """Seeds of the ``n_runs`` runs and of the consensus, all from ``random_state``.
+
+    An int ``s`` gives the runs the seeds ``s, s+1, ..., s+n_runs-1`` and the consensus
+    the seed ``s`` (what ``semnmf cluster --seed s --runs R`` has always used, so its
+    results are unchanged). Anything else (None, a RandomState) is one parent generator
+    (:func:`sklearn.utils.check_random_state`) from which ``n_runs + 1`` seeds are drawn
+    in order: the runs', then the consensus'.
+    """
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        start = int(random_state)
+        return [start + r for r in range(n_runs)], start
+    rng = check_random_state(random_state)
+    drawn = rng.randint(np.iinfo(np.int32).max, size=n_runs + 1)
+    return [int(s) for s in drawn[:-1]], int(drawn[-1])
+
+
+def combine(partitions, n_clusters, method="anmi", random_state=None):
+    """One partition out of the columns of ``partitions`` (n_documents x n_partitions).
+
+    Documents labelled -1 in every column (no term: no run could place them) stay -1;
+    the others are combined by ``method`` (see :data:`CONSENSUS_METHODS`). Returns
+    ``(labels, chosen, anmi)``: ``chosen`` is the consensus function that made the
+    partition (the best by ANMI for "anmi") and ``anmi`` its ANMI with the partitions
+    (None for "mmm").
+    """
+    if method not in CONSENSUS_METHODS:
+        raise ValueError(f"consensus must be one of {CONSENSUS_METHODS}, got {method!r}.")
+    L = np.asarray(partitions)
+    placed = (L >= 0).any(axis=1)
+    labels = np.full(L.shape[0], -1, dtype=np.int64)
+    if method == "mmm":
+        labels[placed] = mixture_consensus(L[placed], n_clusters, random_state=random_state)
+        return labels, "mmm", None
+    result = _consensus(L[placed], n_clusters, method=method, random_state=random_state)
+    labels[placed] = result.labels
+    return labels, result.method, float(result.anmi)
+
+
+def cluster_means(X, labels, n_clusters):
+    """Mean row of X in each cluster (n_clusters x n_features): the topic of a cluster
+    that has no factor (a consensus cluster). Documents labelled -1 count nowhere."""
+    labels = np.asarray(labels)
+    valid = labels >= 0
+    indicator = sp.csr_matrix((np.ones(valid.sum()), (labels[valid], np.flatnonzero(valid))),
+                              shape=(n_clusters, X.shape[0]))
+    sizes = np.maximum(np.asarray(indicator.sum(axis=1)).ravel(), 1)
+    means = indicator @ X
+    return np.asarray(means.toarray() if sp.issparse(means) else means) / sizes[:, None]
+
+
+class ClusterEnsemble(ClusterMixin, BaseEstimator):
+    """Fit ``n_runs`` clones of an estimator, keep the ``n_keep`` best by objective, and
+    combine their labels into one consensus partition (SN §5.6).
+
+    Parameters
+    ----------
+    estimator : estimator
+        Unfitted; cloned for every run with ``random_state`` (and ``verbose=0`` when it has
+        that parameter) set. Must give ``labels_`` and ``objective_`` (lower is better).
+    n_runs : int, default=10
+    n_keep : int or None, default=None
+        Runs kept by objective (the smallest); None keeps them all.
+    consensus : {"anmi", "cspa", "hgpa", "mcla", "mmm"}, default="anmi"
+        Strehl & Ghosh's consensus functions (cspa, hgpa, mcla), the best of them by ANMI
+        ("anmi"), or the multinomial-mixture (latent class) consensus ("mmm").
+    n_components : int or None, default=None
+        Number of consensus clusters; None takes the estimator's ``n_components``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds every run and the consensus (see :func:`run_seeds`): an int ``s`` gives the
+        runs ``s, s+1, ...``; otherwise one generator draws all the seeds.
+    verbose : int, default=0
+        One line per run on stderr when > 0.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_documents,)
+        The consensus partition; -1 for documents that no run could place.
+    runs_ : list of dict
+        ``{"seed", "objective", "kept"}`` of every run, in the order they ran.
+    kept_seeds_ : list of int
+        Seeds of the kept runs, best objective first.
+    partitions_ : ndarray of shape (n_documents, n_kept)
+        Labels of the kept runs, one column each, in the order of ``kept_seeds_``.
+    consensus_ : dict
+        ``method`` (requested), ``chosen`` (the function that made ``labels_``), ``anmi``
+        (None for "mmm"), ``runs``, ``kept_seeds`` and ``mean_pairwise_nmi_of_kept`` (the
+        ensemble's diversity: low agreement leaves a consensus room to improve).
+    n_components_ : int
+        Number of consensus clusters used last.
+
+    Examples
+    --------
+    >>> from semnmf import NMF, ClusterEnsemble
+    >>> ensemble = ClusterEnsemble(NMF(3), n_runs=5, n_keep=3, consensus="mcla",
+    ...                            random_state=0)                     # doctest: +SKIP
+    >>> labels = ensemble.fit(X).labels_                                # doctest: +SKIP
+    >>> other = ensemble.recluster(consensus="mmm")                     # doctest: +SKIP
+    """
+
+    def __init__(self, estimator, n_runs=10, n_keep=None, consensus="anmi", *,
+                 n_components=None, random_state=None, verbose=0):
+        self.estimator = estimator
+        self.n_runs = n_runs
+        self.n_keep = n_keep
+        self.consensus = consensus
+        self.n_components = n_components
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _check_params(self):
+        if not isinstance(self.n_runs, numbers.Integral) or self.n_runs < 2:
+            raise ValueError(f"n_runs must be at least 2 for a consensus, got {self.n_runs}.")
+        keep = self.n_runs if self.n_keep is None else self.n_keep
+        if not isinstance(keep, numbers.Integral) or not 2 <= keep <= self.n_runs:
+            raise ValueError(f"n_keep must be between 2 and n_runs ({self.n_runs}), "
+                             f"got {keep}.")
+        if self.consensus not in CONSENSUS_METHODS:
+            raise ValueError(f"consensus must be one of {CONSENSUS_METHODS}, "
+                             f"got {self.consensus!r}.")
+        return keep
+
+    def fit(self, X, y=None, **fit_params):
+        """Fit the runs on ``X`` (``fit_params`` go to every run's ``fit``, e.g. ``M=``)
+        and combine the best ones."""
+        keep = self._check_params()
+        seeds, self._consensus_seed = run_seeds(self.random_state, self.n_runs)
+        params = self.estimator.get_params()
+        quiet = {"verbose": 0} if "verbose" in params else {}
+        runs = []
+        for r, seed in enumerate(seeds):
+            fitted = clone(self.estimator).set_params(random_state=seed, **quiet)
+            fitted.fit(X, **fit_params)
+            objective = float(fitted.objective_)
+            runs.append((seed, objective, np.asarray(fitted.labels_)))
+            log(f"run {r + 1}/{self.n_runs} (seed {seed}): objective {objective:.6g}",
+                self.verbose > 0)
+        kept = sorted(range(len(runs)), key=lambda i: runs[i][1])[:keep]  # stable: ties by order
+        self.runs_ = [{"seed": seed, "objective": objective, "kept": i in kept}
+                      for i, (seed, objective, _) in enumerate(runs)]
+        self.kept_seeds_ = [runs[i][0] for i in kept]
+        self.partitions_ = np.column_stack([runs[i][2] for i in kept])
+        agreement = pairwise_agreement(self.partitions_, metric="nmi")
+        self._mean_pairwise_nmi = float(agreement[~np.eye(keep, dtype=bool)].mean())
+        k = self.n_components if self.n_components is not None else params["n_components"]
+        self.recluster(self.consensus, k)
+        return self
+
+    def recluster(self, consensus=None, n_components=None):
+        """Combine the stored partitions again, without refitting: with another consensus
+        function and/or number of clusters (default: the last ones). Sets ``labels_``,
+        ``consensus_`` and ``n_components_``, and returns the new labels."""
+        if not hasattr(self, "partitions_"):
+            raise ValueError("This ClusterEnsemble is not fitted yet; call fit first.")
+        method = consensus if consensus is not None else self.consensus_["method"]
+        k = n_components if n_components is not None else self.n_components_
+        labels, chosen, anmi = combine(self.partitions_, k, method, self._consensus_seed)
+        self.labels_ = labels
+        self.n_components_ = k
+        self.consensus_ = {"method": method, "chosen": chosen, "anmi": anmi,
+                           "runs": [dict(run) for run in self.runs_],
+                           "kept_seeds": list(self.kept_seeds_),
+                           "mean_pairwise_nmi_of_kept": self._mean_pairwise_nmi}
+        return labels
