@@ -90,7 +90,7 @@ def child(method, folder, iters):
         warm_up()
         if method == "nmf-kl-float32":
             X, Z0, W0 = X.astype(np.float32), Z0.astype(np.float32), W0.astype(np.float32)
-        common = dict(loss="kl", init="custom", Z_init=Z0, W_init=W0, max_iter=iters, tol=0)
+        common = dict(loss="kl", init=(Z0, W0), max_iter=iters, tol=0)
         model = (SemanticNMF if method == "snmf-kl" else NMF)(Z0.shape[1], **common)
 
         def fit():

@@ -60,10 +60,10 @@ def main():
         it = args.iters
 
         def ours_nmf():
-            NMF(k, init="custom", Z_init=Z0, W_init=W0, max_iter=it, tol=0).fit(X)
+            NMF(k, init=(Z0, W0), max_iter=it, tol=0).fit(X)
 
         def ours_snmf():
-            SemanticNMF(k, init="custom", Z_init=Z0, W_init=W0, max_iter=it, tol=0).fit(X, M=M)
+            SemanticNMF(k, init=(Z0, W0), max_iter=it, tol=0).fit(X, M=M)
 
         def sklearn_mu():
             SkNMF(k, solver="mu", init="custom", max_iter=it, tol=0).fit_transform(

@@ -2,10 +2,6 @@
 
 The command line shows these in its help without loading numpy or scikit-learn; the
 estimators take their defaults from here.
-
-TODO(contract merge): models/semantic.py (``DEFAULT_LAM``) and models/gnmf.py
-(``DEFAULT_GRAPH_LAM``) still define their own copies; they should import them from here
-(tests/cli/test_cli_parser.py checks that the values agree until then).
 """
 
 # Relative weight of the word-context term of SemanticNMF, SeNMF and SemanticGNMF

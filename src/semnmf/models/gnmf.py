@@ -62,6 +62,7 @@ from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
 from .._utils.validation import empty_rows
 from ..graphs.documents import check_affinity, document_graph  # noqa: F401
 from ..graphs.knn import METRICS
+from ._defaults import DEFAULT_GRAPH_LAM
 from ._solvers.frobenius import FrobeniusProblem
 from ._solvers.graph import GraphProblem
 from .nmf import _BaseNMF
@@ -69,9 +70,6 @@ from .semantic import DEFAULT_LAM, SemanticNMF, check_lam
 
 __all__ = ["GNMF", "SemanticGNMF", "GraphProblem", "effective_graph_lambda"]
 
-# Default relative weight of the document-graph term (see effective_graph_lambda), from
-# the sweeps reported in GNMF's and SemanticGNMF's docstrings (CSTR, CLASSIC4, BBC, NG5).
-DEFAULT_GRAPH_LAM = 3.0
 
 GRAPH_WEIGHTS = ("binary", "heat", "cosine")
 

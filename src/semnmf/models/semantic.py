@@ -14,12 +14,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._utils.validation import check_matrix, check_nonnegative_float
 from ..text.context import word_context
+from ._defaults import DEFAULT_LAM
 from ._solvers.mu import squared_norm
 from .nmf import NMF, _BaseNMF
 
-# Default relative weight of the word-context term (see SemanticNMF's docstring).
-# Chosen from the sweep in benchmarks/results/lambda_sweep.md.
-DEFAULT_LAM = 10.0
 
 
 def effective_lambda(lam, X, M, scale="relative", loss="frobenius"):
