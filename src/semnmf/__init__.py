@@ -8,7 +8,7 @@ The public names below load on first use (PEP 562), so ``import semnmf`` costs n
 scikit-learn, numba or PyTorch import until a name is used.
 """
 
-import importlib
+from ._utils.lazy import lazy_names
 
 from ._utils.version import __version__
 
@@ -44,18 +44,6 @@ _NAMES = {
     "topic_coherence": ".metrics",
 }
 
-
-def __getattr__(name):
-    module = _NAMES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_NAMES))
-
-
 __all__ = [*_NAMES, "__version__"]
+
+__getattr__, __dir__ = lazy_names(__name__, _NAMES)

@@ -8,7 +8,7 @@ The names below load on first use (PEP 562): the command line reads the method r
 (:mod:`.methods`, no numpy) without loading the protocols.
 """
 
-import importlib
+from .._utils.lazy import lazy_names
 
 _NAMES = {
     "METHODS": ".methods", "TABLE2_ORDER": ".methods", "CLI_METHODS": ".methods",
@@ -22,15 +22,4 @@ _NAMES = {
 
 __all__ = list(_NAMES)
 
-
-def __getattr__(name):
-    module = _NAMES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_NAMES))
+__getattr__, __dir__ = lazy_names(__name__, _NAMES)

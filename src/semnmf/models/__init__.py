@@ -1,7 +1,7 @@
 """The public estimators (each loads on first use, PEP 562) over the private solver layer
 :mod:`semnmf.models._solvers` (problem objects, update rules, compiled kernels, restarts)."""
 
-import importlib
+from .._utils.lazy import lazy_names
 
 _NAMES = {
     "NMF": ".nmf", "SemanticNMF": ".semantic", "SeNMF": ".senmf", "GNMF": ".gnmf",
@@ -11,12 +11,4 @@ _NAMES = {
 
 __all__ = list(_NAMES)
 
-
-def __getattr__(name):
-    if name in _NAMES:
-        return getattr(importlib.import_module(_NAMES[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_NAMES))
+__getattr__, __dir__ = lazy_names(__name__, _NAMES)
