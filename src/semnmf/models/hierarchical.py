@@ -383,6 +383,62 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         """Fit and return ``labels_``."""
         return self.fit(X, M=M).labels_
 
+    def predict(self, X):
+        """Leaf of each (new) document, found by descending the tree.
+
+        At each internal node the document goes to the child whose term vector explains
+        it better: the rank-2 non-negative least squares fit of the document against the
+        two children's term vectors (``min_{g ≥ 0} ‖x − g₁w₁ − g₂w₂‖``, Algorithm 2,
+        :func:`~semnmf.models._solvers.rank2.nnls_rank2`), the larger coefficient wins,
+        which is the rule that split the training documents (for ``splitter="kmeans"``:
+        the more cosine-similar centroid). Labels are numbered as in ``labels_``.
+
+        A new document always reaches a leaf: documents like the training outliers are
+        given their best leaf (not -1); only a document without any term gets -1.
+        """
+        return self._descend(X)[0]
+
+    def predict_membership(self, X):
+        """``(labels, membership)``: :meth:`predict` and the strength of each document's
+        leaf, the product along its path of the chosen child's share g_j / (g₁ + g₂) of
+        the rank-2 coefficients (the unit-norm children make the shares comparable):
+        1 when every split was clear-cut, near 0.5^depth when every split was a toss-up;
+        0 for a document without any term."""
+        return self._descend(X)
+
+    def _descend(self, X):
+        from ._solvers.rank2 import nnls_rank2
+
+        check_is_fitted(self, "nodes_")
+        X = validate_estimator_input(self, X, reset=False)
+        n = X.shape[0]
+        node_of = np.zeros(n, dtype=np.int64)
+        strength = np.ones(n)
+        leaf_label = {node_id: label for label, node_id in enumerate(self.leaves_)}
+        # a node's children are created after it: ids in order visit parents first
+        for node in self.nodes_:
+            if not node.children or node.id in leaf_label:
+                continue
+            rows = np.flatnonzero(node_of == node.id)
+            if rows.size == 0:
+                continue
+            W = np.column_stack([self.nodes_[c].term_weights for c in node.children])
+            Y = np.asarray(X[rows] @ W, dtype=np.float64)
+            if self.splitter == "kmeans":
+                G = np.maximum(Y, 0)
+            else:
+                G = nnls_rank2(W.T @ W, Y)
+            second = G[:, 1] > G[:, 0]
+            total = G.sum(axis=1)
+            share = np.where(total > 0, G.max(axis=1) / np.where(total > 0, total, 1), 0.5)
+            strength[rows] *= share
+            node_of[rows] = np.where(second, node.children[1], node.children[0])
+        labels = np.array([leaf_label.get(int(i), -1) for i in node_of], dtype=np.int64)
+        empty = check_documents(X)
+        labels[empty] = -1
+        strength[empty] = 0.0
+        return labels, strength
+
     def _factorize(self, rows):
         """Tentative split of the documents ``rows``: (labels 0/1, W (d, 2)) or None."""
         X = self._X

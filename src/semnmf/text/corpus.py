@@ -74,6 +74,7 @@ class Corpus:
         self.min_df, self.max_df, self.max_features = min_df, max_df, max_features
         self._idf = None
         self._sequences = None
+        self.from_counts = counts is not None  # vocabulary given with counts, not built
 
         if counts is not None:
             counts = sp.csr_matrix(counts, dtype=np.float64)
