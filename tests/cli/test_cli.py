@@ -65,14 +65,17 @@ def default_run(corpus_files, tmp_path_factory):
 def test_default_run_succeeds(default_run):
     code, out = default_run
     assert code == 0
-    assert sorted(os.listdir(out)) == ["assignments.csv", "run.json", "topics.csv"]
+    assert sorted(os.listdir(out)) == ["assignments.csv", "model", "run.json", "topics.csv"]
+    assert sorted(os.listdir(os.path.join(out, "model"))) == ["arrays.npz", "model.json",
+                                                               "vocabulary.txt"]
 
 
 def test_assignments_csv(default_run, corpus_files):
     _, out = default_run
     columns, rows = read_csv(os.path.join(out, "assignments.csv"))
-    assert columns == ["doc", "cluster", "label"]
+    assert columns == ["doc", "cluster", "membership", "label"]
     assert len(rows) == len(corpus_files["texts"])
+    assert all(0 < float(r["membership"]) <= 1 for r in rows)
     assert [r["doc"] for r in rows] == [str(i) for i in range(len(rows))]
     assert [r["label"] for r in rows] == corpus_files["labels"]
     assert {int(r["cluster"]) for r in rows} <= {0, 1, 2}
@@ -201,7 +204,7 @@ def test_unlabelled_source(corpus_files, tmp_path):
     assert main(["cluster", corpus_files["nolabels"], "-k", "3", "--method", "skmeans",
                  "--out", str(out), *FAST]) == 0
     columns, rows = read_csv(out / "assignments.csv")
-    assert columns == ["doc", "cluster"] and len(rows) == len(corpus_files["texts"])
+    assert columns == ["doc", "cluster", "membership"] and len(rows) == len(corpus_files["texts"])
     run = read_run(out)
     assert run["scores"] is None and run["data"]["labelled"] is False
 
@@ -226,7 +229,7 @@ def test_default_output_folder(corpus_files, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["cluster", corpus_files["csv"], "-k", "2", "--method", "skmeans", *FAST]) == 0
     out = tmp_path / "semnmf_results" / "planted_skmeans_k2"
-    assert sorted(os.listdir(out)) == ["assignments.csv", "run.json", "topics.csv"]
+    assert sorted(os.listdir(out)) == ["assignments.csv", "model", "run.json", "topics.csv"]
 
 
 # -- console output ----------------------------------------------------------------------

@@ -20,7 +20,8 @@ def tree_run(planted45_csv, tmp_path_factory):
 def test_tree_outputs(tree_run, capsys):
     code, out = tree_run
     assert code == 0
-    assert sorted(os.listdir(out)) == ["assignments.csv", "run.json", "tree.json", "tree.png", "tree.svg"]
+    assert sorted(os.listdir(out)) == ["assignments.csv", "model", "run.json", "tree.json",
+                                       "tree.png", "tree.svg"]
     with open(os.path.join(out, "tree.png"), "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     with open(os.path.join(out, "tree.svg"), encoding="utf-8") as f:
@@ -31,7 +32,7 @@ def test_tree_outputs(tree_run, capsys):
     assert len(leaves) == 3 and tree["n_leaves"] == 3
     with open(os.path.join(out, "assignments.csv"), newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 45 and set(rows[0]) == {"doc", "cluster", "label"}
+    assert len(rows) == 45 and list(rows[0]) == ["doc", "cluster", "membership", "label"]
     # each leaf's documents are exactly the rows assigned to it, one label per planted topic
     for leaf in leaves:
         docs = {r["doc"] for r in rows if int(r["cluster"]) == leaf["label"]}

@@ -28,7 +28,8 @@ examples:
 SOURCE is "bbc", a dataset name found in $SEMNMF_DATA, a dataset folder (counts.mtx,
 vocab.txt, labels.txt, docs.jsonl), a folder of .txt files (one sub-folder per label, or
 flat), or a .csv / .tsv / .jsonl file with a text column (and optional label column).
-Results go to --out: assignments.csv, topics.csv, run.json.
+Results go to --out: assignments.csv, topics.csv, run.json, and model/ (the saved model
+that "semnmf assign DIR SOURCE" uses to assign new documents).
 """
 
 
@@ -162,6 +163,7 @@ def build_model(args, verbose):
 def run(args):
     from .._utils.progress import log
     from ..metrics import clustering_scores, top_terms
+    from ..pipelines.saved import SavedModel, memberships_from_factors, run_agreement
     from ..report.results import run_record, write_results
 
     verbose = not args.quiet
@@ -217,20 +219,24 @@ def run(args):
                                        verbose=int(verbose))
             labels = ensemble.fit(X, **fit_params).labels_
             extra["consensus"] = ensemble.consensus_
-        elif args.refine:
+        else:
             memberships = model.fit_transform(X, **fit_params)
             labels = model.labels_
-        else:
-            labels = model.fit(X, **fit_params).labels_
     timings["fit"] = time.perf_counter() - t
+    if ensemble is not None:
+        strength = run_agreement(ensemble.partitions_, labels)
+    else:
+        strength = memberships_from_factors(memberships, labels,
+                                            cosine=args.method == "skmeans")
     if args.refine:
         t = time.perf_counter()
         # with embedded documents the games are played on their vectors
-        labels, extra["refine"] = _refine(X if E is None else E, memberships, labels, corpus,
-                                          verbose)
+        labels, extra["refine"], strength = _refine(X if E is None else E, memberships,
+                                                    labels, corpus, verbose)
         timings["refine"] = time.perf_counter() - t
 
-    if ensemble is not None:  # consensus clusters have no factor: their mean TF-IDF row
+    if ensemble is not None or args.refine:
+        # consensus and refined clusters have no factor of their own: their mean X row
         from ..ensemble.runs import cluster_means
 
         components = cluster_means(X, labels, args.k)
@@ -245,10 +251,22 @@ def run(args):
                         source=args.source, weighting=args.weighting,
                         word_context=method.word_context, cli_arguments=vars(args),
                         context=context_record(args, M, context), scores=scores, extra=extra,
-                        timings=timings)
+                        timings=timings, n_clusters=args.k)
+    saved = None
+    if args.semantics == "corpus":  # pretrained semantics change X: not saved (yet)
+        saved = SavedModel.from_fit(
+            model, corpus, args.weighting, labels=labels, X=X, method=args.method,
+            topics=components, refine=extra.get("refine") and {"method": "gt"},
+            consensus=None if ensemble is None else {"method": args.consensus,
+                                                     "n_clusters": args.k})
+    else:
+        record["model"] = None
+        record["model_not_saved"] = ("runs with --semantics build X with pretrained "
+                                     "vectors, which saved models do not hold")
     files = write_results(out, corpus, labels, components, record, n_top=max(args.top, 20),
                           partitions=None if ensemble is None else ensemble.partitions_,
-                          partition_seeds=None if ensemble is None else ensemble.kept_seeds_)
+                          partition_seeds=None if ensemble is None else ensemble.kept_seeds_,
+                          memberships=strength, model=saved)
     _print_summary(corpus, labels, topics, scores, args, out, files)
     return 0
 
@@ -256,6 +274,7 @@ def run(args):
 def _refine(X, memberships, labels, corpus, verbose):
     from .._utils.progress import log
     from ..metrics import clustering_scores
+    from ..pipelines.saved import memberships_from_factors
     from ..refine import GTNMF
 
     log("refining with GTNMF (replicator dynamics on a kNN graph) ...", verbose)
@@ -264,7 +283,8 @@ def _refine(X, memberships, labels, corpus, verbose):
               "converged": bool(gt.converged_), "parameters": gt.get_params()}
     if corpus.labels is not None:
         record["scores_before"] = clustering_scores(corpus.labels, labels)
-    return gt.labels_, record
+    strength = memberships_from_factors(gt.strategies_, gt.labels_)
+    return gt.labels_, record, strength
 
 
 def _print_summary(corpus, labels, topics, scores, args, out, files):
@@ -283,6 +303,7 @@ def _print_summary(corpus, labels, topics, scores, args, out, files):
     table.add_column(f"top {args.top} words")
     for c, terms in enumerate(topics):
         row = [str(c), str(size.get(c, 0))]
+        terms = [(term, weight) for term, weight in terms if weight > 0]
         if corpus.labels is not None:
             members = corpus.labels[labels == c]
             if len(members):
@@ -290,7 +311,7 @@ def _print_summary(corpus, labels, topics, scores, args, out, files):
                 row.append(f"{values[counts.argmax()]} ({counts.max() / len(members):.0%})")
             else:
                 row.append("-")
-        row.append(" ".join(term for term, _ in terms))
+        row.append(" ".join(term for term, _ in terms) if size.get(c, 0) else "(empty)")
         table.add_row(*row)
     if -1 in size:
         table.add_row("-1", str(size[-1]), *([""] if corpus.labels is not None else []),

@@ -8,15 +8,17 @@ import argparse
 import sys
 
 from .._utils.version import __version__
-from . import bench, cluster, datasets, tree
+from . import assign, bench, cluster, datasets, tree
 
-COMMANDS = {"cluster": cluster, "tree": tree, "bench": bench, "datasets": datasets}
+COMMANDS = {"cluster": cluster, "tree": tree, "assign": assign, "bench": bench,
+            "datasets": datasets}
 
 EPILOG = """\
 examples:
   semnmf cluster bbc -k 5                       Semantic-NMF on the built-in BBC News corpus
   semnmf cluster docs.csv -k 10 --out results/  cluster the "text" column of a CSV
   semnmf tree bbc --leaves 8                    a topic tree of 8 leaves (rank-2 NMF splits)
+  semnmf assign RUN_DIR new.csv                 new documents to the clusters of a saved run
   semnmf bench cstr classic4 --runs 50         the papers' Table 2 on two shared corpora
   semnmf datasets                               corpora that can be opened by name
 

@@ -16,7 +16,8 @@ examples:
 
 Hierarchical clustering by rank-2 NMF (Kuang & Park, KDD 2013): the leaf whose split
 scores best is split next; small low-scoring groups are set apart as outliers (cluster -1).
-Results go to --out: tree.json, assignments.csv, tree.png, tree.svg, run.json.
+Results go to --out: tree.json, assignments.csv, tree.png, tree.svg, run.json, and model/
+(the saved tree that "semnmf assign DIR SOURCE" uses to assign new documents).
 SOURCE is read as for "semnmf cluster".
 """
 
@@ -53,6 +54,7 @@ def add_parser(commands):
 def run(args):
     from ..metrics import clustering_scores, nmi
     from ..models import HierarchicalNMF
+    from ..pipelines.saved import SavedModel
     from ..report.results import run_record, write_tree_results
 
     verbose = not args.quiet
@@ -88,14 +90,21 @@ def run(args):
                         cli_arguments=vars(args), context=context_record(args, M, context),
                         scores=scores, timings=timings)
     record = {key: common[key] for key in ("method", "estimator", "source", "corpus",
-                                           "parameters", "cli_arguments", "context", "data")}
+                                           "parameters", "cli_arguments", "context", "data",
+                                           "n_classes")}
     record.update({
         "n_leaves": model.n_leaves_, "n_outliers": int(model.outliers_.size),
         "splits": model.splits_, "n_factorizations": model.n_factorizations_,
         "scores": scores, "nmi_by_number_of_leaves": snapshots,
-        **{key: common[key] for key in ("timings_seconds", "versions", "created")}})
+        **{key: common[key] for key in ("timings_seconds", "threads", "versions",
+                                        "created")}})
+    # strength of each document's leaf (its path of rank-2 shares); outliers: 0
+    strength = model.predict_membership(X)[1] * (model.labels_ >= 0)
     files = write_tree_results(out, model, corpus, record, n_top=max(args.top, 20), n_terms=6,
-                               title=f"{corpus.name}: {model.n_leaves_} leaves")
+                               title=f"{corpus.name}: {model.n_leaves_} leaves",
+                               memberships=strength,
+                               saved_model=SavedModel.from_fit(model, corpus, args.weighting,
+                                                               method="hiernmf2"))
 
     print(model.export_text(corpus.vocabulary, n_terms=min(args.top, 8)))
     if scores:

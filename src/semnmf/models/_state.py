@@ -19,7 +19,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["STATE", "SCALARS", "SAVABLE", "get_state", "set_state", "json_params"]
+__all__ = ["STATE", "SCALARS", "SAVABLE", "check_savable", "get_state", "set_state", "json_params"]
 
 # estimator class -> (arrays needed to predict, optional arrays)
 _MU = (("components_",), ("context_components_", "context_core_"))
@@ -85,16 +85,22 @@ def _class_name(estimator):
     return name
 
 
+def check_savable(estimator):
+    """Raise a ValueError unless ``estimator`` is a fitted estimator of :data:`SAVABLE`."""
+    name = _class_name(estimator)
+    missing = [a for a in STATE[name][0] if not hasattr(estimator, a)]
+    if missing:
+        raise ValueError(f"this {name} is not fitted (no {missing[0]}); fit it before saving.")
+    return name
+
+
 def get_state(estimator):
     """The fitted state of ``estimator`` as ``(record, arrays)``.
 
     ``record`` (JSON-ready): ``class``, ``params``, ``params_not_saved`` and ``fitted``
     (scalars); ``arrays``: name -> ndarray (numbers only, never objects)."""
-    name = _class_name(estimator)
+    name = check_savable(estimator)
     required, optional = STATE[name]
-    missing = [a for a in required if not hasattr(estimator, a)]
-    if missing:
-        raise ValueError(f"this {name} is not fitted (no {missing[0]}); fit it before saving.")
     arrays = {a: np.asarray(getattr(estimator, a)) for a in required + optional
               if getattr(estimator, a, None) is not None}
     if name == "HierarchicalNMF":

@@ -54,7 +54,7 @@ import scipy.sparse as sp
 
 from .._utils.io import atomic_write, write_json
 from .._utils.version import __version__
-from ..models._state import SAVABLE, get_state, json_params, set_state
+from ..models._state import SAVABLE, check_savable, get_state, json_params, set_state
 from ..text.state import VectorizerState
 
 __all__ = ["SavedModel", "save_model", "load_model", "FORMAT", "FORMAT_VERSION",
@@ -162,6 +162,8 @@ class SavedModel:
                  method=None, n_clusters=None, consensus=None, refine=None):
         if estimator is None and centers is None:
             raise ValueError("a saved model needs an estimator or consensus cluster means.")
+        if estimator is not None:
+            check_savable(estimator)
         self.kind = "estimator" if estimator is not None else "consensus"
         self.estimator = estimator
         self.vectorizer = vectorizer

@@ -4,9 +4,11 @@
 ``cluster``, and ``label`` when labels are known), ``topics.csv`` (``cluster``, ``rank``,
 ``term``, ``weight``), ``run.json`` (method, every parameter, data shape, scores,
 timings, objective, iterations, versions) and, for a cluster ensemble,
-``partitions.csv`` (one column of labels per kept run). :func:`write_tree_results`
-writes a topic tree's folder: ``tree.json``, ``assignments.csv``, ``tree.png``,
-``tree.svg`` and ``run.json``. :func:`run_record` builds the common part of a
+``partitions.csv`` (one column of labels per kept run), and the saved model
+(``model/``, :mod:`semnmf.pipelines.saved`) that ``semnmf assign`` uses.
+:func:`write_tree_results` writes a topic tree's folder: ``tree.json``,
+``assignments.csv``, ``tree.png``, ``tree.svg``, ``run.json`` and ``model/``.
+:func:`write_assign_results` writes the folder of ``semnmf assign``. :func:`run_record` builds the common part of a
 ``run.json``. Every file is written atomically (:func:`semnmf._utils.io.atomic_write`).
 """
 
@@ -21,8 +23,10 @@ from .._utils.io import atomic_write, write_json
 from .._utils.version import __version__
 from ..metrics import top_terms
 
-__all__ = ["write_results", "write_tree_results", "write_assignments", "write_topics",
-           "write_partitions", "run_record", "data_record", "context_record", "versions"]
+__all__ = ["write_results", "write_tree_results", "write_assign_results",
+           "write_assignments", "write_topics", "write_partitions", "run_record",
+           "assign_record", "data_record", "context_record", "versions", "empty_clusters",
+           "n_classes"]
 
 TOPICS_HEADER = ["cluster", "rank", "term", "weight"]
 
@@ -47,6 +51,22 @@ def context_record(M, context, *, window=None, association=None, min_count=None,
             "shape": list(M.shape), "nnz": int(M.nnz)}
 
 
+def n_classes(true_labels):
+    """Number of distinct labels among the labelled documents (None and "" are not
+    labels); None without labels."""
+    if true_labels is None:
+        return None
+    return len({label for label in true_labels if label is not None and label != ""})
+
+
+def empty_clusters(labels, n_clusters):
+    """The clusters of 0..n_clusters-1 that no document got."""
+    if n_clusters is None:
+        return []
+    present = set(np.asarray(labels).tolist())
+    return [c for c in range(int(n_clusters)) if c not in present]
+
+
 def _finite_or_none(value):
     """A float for JSON, or None (null) when missing or not finite: NaN is not JSON."""
     if value is None:
@@ -66,7 +86,7 @@ def _describe(value):
 
 def run_record(model, labels, *, method, corpus=None, X=None, source=None, weighting=None,
                word_context=True, cli_arguments=None, context=None, scores=None, extra=None,
-               timings=None):
+               timings=None, n_clusters=None):
     """The ``run.json`` record of one clustering.
 
     Parameters
@@ -86,7 +106,12 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
     corpus, X, source, weighting : the data (``corpus.name``, ``data`` entry).
     cli_arguments, context, scores, extra, timings : recorded as given (``extra``'s keys
         at the top level; ``timings`` in seconds, rounded to 0.1 ms).
+    n_clusters : int, optional
+        The number of clusters asked for (default ``model.n_components``):
+        ``empty_clusters`` lists those no document got.
     """
+    from .._utils.parallel import n_threads
+
     params = {k: _describe(v) for k, v in model.get_params().items()
               if k not in ("Z_init", "W_init", "H_init")}
     lam = getattr(model, "lambda_", None) if word_context else None
@@ -101,6 +126,9 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
         "context": context,
         "data": None if X is None else data_record(corpus, X, weighting),
         "cluster_sizes": {str(c): int(n) for c, n in zip(clusters, sizes)},
+        "empty_clusters": empty_clusters(labels, n_clusters if n_clusters is not None
+                                         else getattr(model, "n_components", None)),
+        "n_classes": None if corpus is None else n_classes(corpus.labels),
         "scores": scores,
         "objective": _finite_or_none(getattr(model, "objective_", None)),
         "effective_lambda": _finite_or_none(lam),
@@ -108,19 +136,24 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
         "n_iter": int(getattr(model, "n_iter_", 0) or 0),
         **(extra or {}),
         "timings_seconds": {k: round(v, 4) for k, v in (timings or {}).items()},
+        "threads": n_threads(),
         "versions": versions(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 
 
-def write_assignments(path, ids, labels, true_labels=None):
-    """``assignments.csv``: ``doc``, ``cluster`` (-1: no cluster), and ``label`` when
-    ``true_labels`` is given."""
+def write_assignments(path, ids, labels, true_labels=None, memberships=None):
+    """``assignments.csv``: ``doc``, ``cluster`` (-1: no cluster), ``membership`` when
+    ``memberships`` is given (the strength of the document's cluster, see
+    :mod:`semnmf.pipelines.saved`), and ``label`` when ``true_labels`` is given."""
     def write(f):
         writer = csv.writer(f)
-        writer.writerow(["doc", "cluster"] + (["label"] if true_labels is not None else []))
+        writer.writerow(["doc", "cluster"] + (["membership"] if memberships is not None else [])
+                        + (["label"] if true_labels is not None else []))
         for i, cluster in enumerate(labels):
             row = [ids[i], int(cluster)]
+            if memberships is not None:
+                row.append(f"{float(memberships[i]):.6g}")
             if true_labels is not None:
                 row.append(true_labels[i])
             writer.writerow(row)
@@ -130,12 +163,15 @@ def write_assignments(path, ids, labels, true_labels=None):
 
 def write_topics(path, components, vocabulary, n_top=20):
     """``topics.csv``: the ``n_top`` heaviest terms of each row of ``components``
-    (``cluster``, ``rank`` from 1, ``term``, ``weight``)."""
+    (``cluster``, ``rank`` from 1, ``term``, ``weight``); terms of weight 0 are not
+    listed (a cluster with fewer positive terms has fewer rows, an empty one none)."""
     def write(f):
         writer = csv.writer(f)
         writer.writerow(TOPICS_HEADER)
         for cluster, terms in enumerate(top_terms(components, vocabulary, n_top)):
             for rank, (term, weight) in enumerate(terms, 1):
+                if not weight > 0:
+                    break
                 writer.writerow([cluster, rank, term, f"{weight:.6g}"])
 
     atomic_write(path, write)
@@ -155,7 +191,7 @@ def write_partitions(path, ids, partitions, seeds):
 
 
 def write_results(out_dir, corpus, labels, components, record, *, partitions=None,
-                  partition_seeds=None, n_top=20):
+                  partition_seeds=None, n_top=20, memberships=None, model=None):
     """Write a clustering's result folder (created if missing) and return its files.
 
     Parameters
@@ -173,6 +209,10 @@ def write_results(out_dir, corpus, labels, components, record, *, partitions=Non
         its columns.
     n_top : int, default=20
         Terms per cluster in ``topics.csv``.
+    memberships : array of shape (n_documents,), optional
+        The ``membership`` column of ``assignments.csv``.
+    model : semnmf.SavedModel, optional
+        Saved (atomically) as ``model/``.
     """
     os.makedirs(out_dir, exist_ok=True)
     files = []
@@ -181,26 +221,82 @@ def write_results(out_dir, corpus, labels, components, record, *, partitions=Non
         write_partitions(os.path.join(out_dir, "partitions.csv"), corpus.ids, partitions, seeds)
         files.append("partitions.csv")
     write_assignments(os.path.join(out_dir, "assignments.csv"), corpus.ids, labels,
-                      corpus.labels)
+                      corpus.labels, memberships)
     write_topics(os.path.join(out_dir, "topics.csv"), components, corpus.vocabulary, n_top)
     write_json(os.path.join(out_dir, "run.json"), record)
-    return files + ["assignments.csv", "topics.csv", "run.json"]
+    files += ["assignments.csv", "topics.csv", "run.json"]
+    if model is not None:
+        model.save(os.path.join(out_dir, "model"))
+        files.append("model/")
+    return files
 
 
-def write_tree_results(out_dir, model, corpus, record, *, n_top=20, n_terms=6, title=None):
+def write_tree_results(out_dir, model, corpus, record, *, n_top=20, n_terms=6, title=None,
+                       memberships=None, saved_model=None):
     """Write a topic tree's result folder: ``tree.json`` (the tree with each node's
-    ``n_top`` terms), ``assignments.csv`` (leaf of each document, -1 for outliers),
-    ``tree.png`` and ``tree.svg`` (:func:`semnmf.report.plot_tree`, ``n_terms`` per node)
-    and ``run.json`` (``record``). Returns the file names."""
+    ``n_top`` terms), ``assignments.csv`` (leaf of each document, -1 for outliers, with
+    ``memberships`` when given), ``tree.png`` and ``tree.svg``
+    (:func:`semnmf.report.plot_tree`, ``n_terms`` per node), ``run.json`` (``record``)
+    and, with ``saved_model``, ``model/``. Returns the file names."""
     from .tree import plot_tree, save_figure
 
     os.makedirs(out_dir, exist_ok=True)
     tree = model.to_dict(corpus.vocabulary, n_top, document_ids=list(corpus.ids))
     write_json(os.path.join(out_dir, "tree.json"), tree, indent=1)
     write_assignments(os.path.join(out_dir, "assignments.csv"), corpus.ids, model.labels_,
-                      corpus.labels)
+                      corpus.labels, memberships)
     figure = plot_tree(model, corpus.vocabulary, n_terms=n_terms, title=title)
     for ext in ("png", "svg"):
         save_figure(figure, os.path.join(out_dir, f"tree.{ext}"))
     write_json(os.path.join(out_dir, "run.json"), record)
-    return ["tree.json", "assignments.csv", "tree.png", "tree.svg", "run.json"]
+    files = ["tree.json", "assignments.csv", "tree.png", "tree.svg", "run.json"]
+    if saved_model is not None:
+        saved_model.save(os.path.join(out_dir, "model"))
+        files.append("model/")
+    return files
+
+
+def assign_record(model, labels, *, corpus, X, source, scores=None, timings=None):
+    """The ``run.json`` of ``semnmf assign``: the model used (path, format, method,
+    estimator), the source and its data, cluster sizes, empty clusters, scores when the
+    documents have labels, threads, timings and versions."""
+    from .._utils.parallel import n_threads
+
+    info = model.info
+    estimator = info.get("estimator") or {}
+    clusters, sizes = np.unique(np.asarray(labels), return_counts=True)
+    return {
+        "command": "assign",
+        "model": {"path": info.get("path"), "format": info.get("format"),
+                  "format_version": info.get("format_version"),
+                  "semnmf_version": info.get("semnmf_version"), "created": info.get("created"),
+                  "kind": model.kind, "method": info.get("method"),
+                  "estimator": estimator.get("class"), "n_clusters": model.n_clusters,
+                  "assignment": info.get("assignment"),
+                  "refine": info.get("refine")},
+        "source": source,
+        "corpus": corpus.name,
+        "data": data_record(corpus, X, model.vectorizer.weighting),
+        "n_documents_without_known_terms": int(np.count_nonzero(np.diff(X.indptr) == 0)),
+        "cluster_sizes": {str(c): int(n) for c, n in zip(clusters, sizes)},
+        "empty_clusters": empty_clusters(labels, model.n_clusters),
+        "n_classes": n_classes(corpus.labels),
+        "scores": scores,
+        "timings_seconds": {k: round(v, 4) for k, v in (timings or {}).items()},
+        "threads": n_threads(),
+        "versions": versions(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+
+
+def write_assign_results(out_dir, corpus, labels, memberships, model, record, *, n_top=20):
+    """Write the folder of ``semnmf assign``: ``assignments.csv`` (with ``membership``),
+    ``topics.csv`` (the model's topics) and ``run.json`` (``record``). Returns the file
+    names."""
+    os.makedirs(out_dir, exist_ok=True)
+    write_assignments(os.path.join(out_dir, "assignments.csv"), corpus.ids, labels,
+                      corpus.labels, memberships)
+    write_topics(os.path.join(out_dir, "topics.csv"), model.topics,
+                 model.vectorizer.vocabulary, n_top)
+    write_json(os.path.join(out_dir, "run.json"), record)
+    return ["assignments.csv", "topics.csv", "run.json"]

@@ -1,0 +1,101 @@
+"""``semnmf assign``: assign new documents to the clusters of a saved run (its ``model/``
+folder, :mod:`semnmf.pipelines.saved`), print the cluster sizes, write the result folder
+with :func:`semnmf.report.write_assign_results`."""
+
+import argparse
+import os
+import time
+
+from ._common import add_output_arguments
+
+EPILOG = """\
+examples:
+  semnmf cluster bbc -k 5 --out runs/bbc && semnmf assign runs/bbc new_docs.csv
+  semnmf assign runs/bbc more_docs/ --out runs/bbc_new
+  semnmf tree bbc --leaves 8 --out runs/tree && semnmf assign runs/tree bbc
+
+RUN_DIR is the output folder of "semnmf cluster" or "semnmf tree" (or its model/ folder).
+SOURCE is read as for "semnmf cluster" and tokenized as the run's corpus was; a dataset
+folder of counts only (counts.mtx + vocab.txt) is mapped onto the run's vocabulary by term
+(unknown terms dropped). Each document goes to the cluster the model's own rule gives
+(the README's "Saved models"); documents without a known term get -1.
+Results go to --out: assignments.csv (with membership), topics.csv, run.json.
+"""
+
+
+def add_parser(commands):
+    a = commands.add_parser(
+        "assign", help="assign new documents to the clusters of a saved run",
+        description="Assign the documents of SOURCE to the clusters of the model saved in "
+                    "RUN_DIR.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    a.add_argument("run_dir", metavar="RUN_DIR", help="a semnmf cluster / tree output folder")
+    a.add_argument("source", metavar="SOURCE", help="documents to assign (as for cluster)")
+    text = a.add_argument_group("input")
+    text.add_argument("--text-column", default=None,
+                      help="text column of a CSV/TSV/JSONL (default 'text')")
+    text.add_argument("--label-column", default=None,
+                      help="label column (default 'label' if present)")
+    text.add_argument("--encoding", default="utf-8",
+                      help="encoding of text files (default utf-8)")
+    add_output_arguments(a, "RUN_DIR/assigned_<source>")
+    return a
+
+
+def run(args):
+    from .._utils.progress import log
+    from ..metrics import clustering_scores
+    from ..pipelines.saved import load_model
+    from ..report.results import assign_record, write_assign_results
+
+    verbose = not args.quiet
+    timings = {}
+    t0 = time.perf_counter()
+    model = load_model(args.run_dir)
+    log(f"{model} from {model.info.get('path')}", verbose)
+    corpus = model.read_source(args.source, text_column=args.text_column,
+                               label_column=args.label_column, encoding=args.encoding)
+    timings["load"] = time.perf_counter() - t0
+    log(f"{corpus}", verbose)
+    t = time.perf_counter()
+    X = model.vectorize(corpus)
+    labels, memberships = model.assign_matrix(X)
+    timings["assign"] = time.perf_counter() - t
+    scores = clustering_scores(corpus.labels, labels) if corpus.labels is not None else None
+    timings["total"] = time.perf_counter() - t0
+    name = os.path.basename(os.path.normpath(str(args.source))).rsplit(".", 1)[0] or "source"
+    out = args.out or os.path.join(args.run_dir, f"assigned_{name}")
+    record = assign_record(model, labels, corpus=corpus, X=X, source=args.source,
+                           scores=scores, timings=timings)
+    files = write_assign_results(out, corpus, labels, memberships, model, record,
+                                 n_top=max(args.top, 20))
+    _print_summary(model, corpus, labels, record, scores, args, out, files)
+    return 0
+
+
+def _print_summary(model, corpus, labels, record, scores, args, out, files):
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..metrics import top_terms
+
+    console = Console()
+    size = record["cluster_sizes"]
+    topics = top_terms(model.topics, model.vectorizer.vocabulary, args.top)
+    table = Table(title=f"{len(corpus)} documents of {corpus.name} assigned to the "
+                        f"{model.n_clusters} clusters of {model.info.get('method') or 'a model'}")
+    table.add_column("cluster", justify="right")
+    table.add_column("size", justify="right")
+    table.add_column(f"top {args.top} words of the model")
+    for c, terms in enumerate(topics):
+        words = " ".join(term for term, weight in terms if weight > 0)
+        table.add_row(str(c), str(size.get(str(c), 0)), words or "(empty)")
+    if "-1" in size:
+        table.add_row("-1", str(size["-1"]), "(documents without any known term)")
+    console.print(table)
+    if record["empty_clusters"]:
+        console.print(f"clusters without a document: {record['empty_clusters']}")
+    if scores:
+        console.print(f"NMI {scores['nmi']:.4f}   ARI {scores['ari']:.4f}   "
+                      f"accuracy {scores['accuracy']:.4f}")
+    console.print(f"results written to {out}/ ({', '.join(files)})")
