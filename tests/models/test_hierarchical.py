@@ -385,3 +385,48 @@ def test_topic_coherence_ranks_coherent_topics_higher_and_checks_input():
 
 
 # -- scikit-learn API -------------------------------------------------------------------
+
+
+# -- predict: descending the tree ---------------------------------------------------------
+def _predict_agreement(model, X):
+    labels, strength = model.predict_membership(X)
+    np.testing.assert_array_equal(labels, model.predict(X))
+    kept = model.labels_ >= 0
+    assert ((strength > 0) & (strength <= 1)).all()
+    return np.mean(labels[kept] == model.labels_[kept])
+
+
+@pytest.mark.parametrize("splitter", ["rank2", "kmeans", "semantic"])
+@pytest.mark.parametrize("seed", range(3))
+def test_predict_reproduces_the_training_leaves_on_a_planted_corpus(splitter, seed):
+    X, sub = planted_tree(outliers=4, seed=seed)
+    model = HierarchicalNMF(4, splitter=splitter, random_state=seed).fit(X)
+    # rank2 / kmeans: predict applies the training rule itself. semantic: the training
+    # split is Semantic-NMF's argmax Z, which the rank-2 NNLS only approximates; with 4
+    # leaves on this corpus one leaf splits a subgroup of identical documents in two at
+    # random (by the noise), which no rule reproduces
+    assert _predict_agreement(model, X) >= (0.99 if splitter != "semantic" else 0.85)
+    # outliers are given their best leaf, never -1
+    assert (model.predict(X[sub == 4]) >= 0).all()
+
+
+def test_predict_reproduces_the_training_leaves_on_bbc():
+    from conftest import shared_dataset_path
+    from semnmf import load_dataset
+
+    corpus = load_dataset(str(shared_dataset_path("bbc")))
+    X = corpus.tfidf()
+    model = HierarchicalNMF(8, random_state=0).fit(X)
+    assert _predict_agreement(model, X) >= 0.99
+
+
+def test_predict_new_documents_and_checks():
+    X, sub = planted_tree()
+    model = HierarchicalNMF(4, random_state=0).fit(X)
+    empty = sp.csr_matrix((1, X.shape[1]))
+    labels, strength = model.predict_membership(sp.vstack([X[:2], empty]).tocsr())
+    assert labels[-1] == -1 and strength[-1] == 0 and (labels[:2] >= 0).all()
+    with pytest.raises(ValueError):
+        model.predict(X[:, :5])
+    with pytest.raises(Exception):
+        HierarchicalNMF(3).predict(X)

@@ -10,7 +10,7 @@ new documents, and a loaded model is for assigning new documents, not for refitt
 
 A :class:`~semnmf.HierarchicalNMF` is saved as its tree: one row per node of
 ``node_parent``, ``node_children`` (-1: none), ``node_depth``, ``node_score`` and
-``node_term_weights`` (n_nodes x n_terms), with ``leaves`` and ``splits``; the node's
+``node_term_weights`` (n_nodes x n_terms), ``node_scale`` (optional), with ``leaves`` and ``splits``; the node's
 training documents are not stored (a loaded tree predicts; its ``partition`` of the
 training documents is not available).
 """
@@ -129,6 +129,7 @@ def _tree_arrays(model):
         "node_depth": np.array([n.depth for n in nodes], dtype=np.int64),
         "node_score": np.array([n.score for n in nodes], dtype=np.float64),
         "node_term_weights": np.vstack([n.term_weights for n in nodes]),
+        "node_scale": np.array([getattr(n, "scale", 1.0) for n in nodes], dtype=np.float64),
         "leaves": np.asarray(model.leaves_, dtype=np.int64),
         "splits": np.asarray(model.splits_, dtype=np.int64),
     }
@@ -200,6 +201,8 @@ def _set_tree(model, arrays):
                                  "out of range.")
             node.children = (int(children[i, 0]), int(children[i, 1]))
         node.score = float(score[i])
+        if "node_scale" in arrays:
+            node.scale = float(arrays["node_scale"][i])
         nodes.append(node)
     model.nodes_ = nodes
     model.leaves_ = [int(i) for i in arrays["leaves"]]

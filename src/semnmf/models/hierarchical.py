@@ -149,10 +149,13 @@ class Node:
     score : float
         eq. (17) for the node's potential split; inf for the root (Algorithm 3, line 3);
         -1 for a permanent leaf (no split found in T trials, or too small to split).
+    scale : float
+        1, or for ``splitter="semantic"`` the norm the column of W had before it was
+        normalized into ``term_weights`` (the split's memberships were in that scale).
     """
 
     __slots__ = ("id", "parent", "children", "depth", "documents", "outliers",
-                 "term_weights", "score")
+                 "term_weights", "score", "scale")
 
     def __init__(self, id, parent, depth, documents, term_weights):
         self.id, self.parent, self.depth = id, parent, depth
@@ -161,6 +164,7 @@ class Node:
         self.outliers = np.empty(0, dtype=np.int64)
         self.term_weights = term_weights
         self.score = -1.0
+        self.scale = 1.0  # norm of the column before normalization (see predict)
 
     @property
     def is_leaf(self):
@@ -175,10 +179,10 @@ class _Split:
     """A tentative split of a node: the two children's documents and term columns,
     the larger child first."""
 
-    __slots__ = ("documents", "W")
+    __slots__ = ("documents", "W", "scale")
 
-    def __init__(self, documents, W):
-        self.documents, self.W = documents, W
+    def __init__(self, documents, W, scale=(1.0, 1.0)):
+        self.documents, self.W, self.scale = documents, W, scale
 
 
 def _present_terms(Xs):
@@ -358,6 +362,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
                 for j in range(2):
                     child = Node(len(self.nodes_), parent.id, parent.depth + 1,
                                  split.documents[j], split.W[:, j].copy())
+                    child.scale = split.scale[j]
                     self.nodes_.append(child)
                     children.append(child)
                     self._prepare(child, floor)
@@ -428,6 +433,8 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
                 G = np.maximum(Y, 0)
             else:
                 G = nnls_rank2(W.T @ W, Y)
+            # memberships in the scale the split compared them (semantic splitter)
+            G = G / np.array([self.nodes_[c].scale for c in node.children])
             second = G[:, 1] > G[:, 0]
             total = G.sum(axis=1)
             share = np.where(total > 0, G.max(axis=1) / np.where(total > 0, total, 1), 0.5)
@@ -440,7 +447,8 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         return labels, strength
 
     def _factorize(self, rows):
-        """Tentative split of the documents ``rows``: (labels 0/1, W (d, 2)) or None."""
+        """Tentative split of the documents ``rows``: (labels 0/1, W (d, 2), the norms of W's
+        columns before normalization or None)."""
         X = self._X
         Xs = X if rows.size == X.shape[0] else X[rows]
         self.n_factorizations_ += 1
@@ -450,7 +458,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
                 warnings.simplefilter("ignore")
                 km = SphericalKMeans(2, n_init=1, random_state=self._rng).fit(Xs)
             self.n_iter_ += km.n_iter_
-            return km.labels_, km.cluster_centers_.T
+            return km.labels_, km.cluster_centers_.T, None
         # rank-2 NMF on the node's own terms only (as the authors' code does): the other
         # rows of W are 0 anyway, and per-iteration cost becomes O(nnz + d_node)
         terms = _present_terms(Xs)
@@ -460,7 +468,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         W = np.zeros((X.shape[1], 2), dtype=result.W.dtype)
         W[terms] = result.W
         if self.splitter == "rank2":
-            return result.labels(), W
+            return result.labels(), W, None
         # "semantic": rank-2 Semantic-NMF started from the rank-2 NMF split (a random start
         # stops within a few iterations, the word-context term dominating the objective)
         from .semantic import SemanticNMF
@@ -474,7 +482,8 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         labels = model.labels_
         labels[labels < 0] = 0
         W = model.components_.T
-        return labels, W / np.maximum(np.linalg.norm(W, axis=0), 1e-300)
+        norms = np.maximum(np.linalg.norm(W, axis=0), 1e-300)
+        return labels, W / norms, norms
 
     def _try_split(self, rows):
         """A tentative split of ``rows`` as a _Split (larger child first), or None when
@@ -482,13 +491,15 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         ``MIN_SPLIT_SIZE`` documents, or every document on one side)."""
         if rows.size < MIN_SPLIT_SIZE:
             return None
-        labels, W = self._factorize(rows)
+        labels, W, scale = self._factorize(rows)
         sizes = np.bincount(labels, minlength=2)
         if sizes.min() == 0 or not np.all(np.isfinite(W)):
             return None
         big = int(sizes[1] > sizes[0])
         order = [big, 1 - big]
-        return _Split([rows[labels == j] for j in order], np.ascontiguousarray(W[:, order]))
+        scale = (1.0, 1.0) if scale is None else (float(scale[order[0]]), float(scale[order[1]]))
+        return _Split([rows[labels == j] for j in order], np.ascontiguousarray(W[:, order]),
+                      scale)
 
     def _prepare(self, node, floor):
         """Tentative split, outlier detection and score of a new node (Algorithm 3, lines

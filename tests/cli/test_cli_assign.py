@@ -1,0 +1,151 @@
+"""``semnmf assign RUN_DIR SOURCE``: the saved model of a cluster / tree run assigns the
+same documents to the same clusters, new documents to their topic, writes the result
+files (assignments.csv with membership, topics.csv, run.json naming the model), reads a
+counts-only dataset folder by term, and fails with one line on a bad run folder. Also the
+run outputs of issue part 3: topics.csv without zero weights, empty clusters flagged,
+n_classes and threads recorded, --refine gt topics from the refined partition."""
+
+import csv
+import json
+import os
+
+import numpy as np
+import pytest
+
+from semnmf import Corpus
+from semnmf.cli import main
+
+from conftest import make_planted, write_csv
+
+FAST = ["--max-iter", "50", "-q"]
+
+
+def read_rows(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        return reader.fieldnames, list(reader)
+
+
+def read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def clusters(folder):
+    return np.array([int(r["cluster"]) for r in read_rows(os.path.join(folder, "assignments.csv"))[1]])
+
+
+@pytest.mark.parametrize("options", [["--method", "nmf"], ["--method", "skmeans"], [],
+                                     ["--method", "nmf", "--consensus", "cspa", "--runs", "3"],
+                                     ["--method", "gnmf", "--weighting", "ncut"]],
+                         ids=["nmf", "skmeans", "snmf", "consensus", "gnmf-ncut"])
+def test_assign_reproduces_the_run(planted45_csv, tmp_path, options):
+    run, out = tmp_path / "run", tmp_path / "assigned"
+    assert main(["cluster", planted45_csv, "-k", "3", "--out", str(run), *options, *FAST]) == 0
+    assert main(["assign", str(run), planted45_csv, "--out", str(out), "-q"]) == 0
+    assert sorted(os.listdir(out)) == ["assignments.csv", "run.json", "topics.csv"]
+    assert np.mean(clusters(run) == clusters(out)) >= 0.99
+    columns, rows = read_rows(out / "assignments.csv")
+    assert columns == ["doc", "cluster", "membership", "label"]
+    assert all(0 < float(r["membership"]) <= 1 for r in rows)
+    with open(out / "topics.csv", encoding="utf-8") as f, \
+            open(run / "topics.csv", encoding="utf-8") as g:
+        assert f.read() == g.read()  # the model's topics
+    record = read_json(out / "run.json")
+    assert record["command"] == "assign" and record["model"]["path"].endswith("model")
+    assert record["model"]["format"] == "semnmf-model" and record["scores"]["nmi"] > 0.9
+    assert record["n_classes"] == 3 and record["threads"] >= 1
+    assert record["empty_clusters"] == []
+
+
+def test_assign_a_tree_and_new_documents(planted45_csv, tmp_path, capsys):
+    run = tmp_path / "tree"
+    assert main(["tree", planted45_csv, "--leaves", "3", "--out", str(run), "-q"]) == 0
+    assert main(["assign", str(run), planted45_csv, "--out", str(tmp_path / "a"), "-q"]) == 0
+    kept = clusters(run) >= 0
+    assert np.mean(clusters(run)[kept] == clusters(tmp_path / "a")[kept]) >= 0.99
+    new = write_csv(tmp_path / "new.csv", [["the rocket and the telescope reached orbit"],
+                                           ["qqq zzz"]], ["text"])
+    capsys.readouterr()
+    assert main(["assign", str(run), str(new), "-q"]) == 0  # default --out: RUN_DIR/assigned_new
+    columns, rows = read_rows(run / "assigned_new" / "assignments.csv")
+    assert columns == ["doc", "cluster", "membership"]
+    assert int(rows[0]["cluster"]) >= 0 and int(rows[1]["cluster"]) == -1
+    printed = capsys.readouterr().out
+    assert "documents without any known term" in printed
+    record = read_json(run / "assigned_new" / "run.json")
+    assert record["scores"] is None and record["n_documents_without_known_terms"] == 1
+
+
+def test_assign_a_counts_folder_by_term(tmp_path):
+    texts, labels = make_planted(docs_per_topic=12)
+    corpus = Corpus(texts, labels)
+    corpus.to_folder(tmp_path / "data")
+    os.remove(tmp_path / "data" / "docs.jsonl")  # counts only
+    run = tmp_path / "run"
+    assert main(["cluster", str(tmp_path / "data"), "-k", "3", "--method", "nmf",
+                 "--out", str(run), *FAST]) == 0
+    # the same documents with the vocabulary in another order and one unknown term
+    order = np.random.default_rng(0).permutation(corpus.n_terms)
+    counts = corpus.counts()[:, order]
+    import scipy.sparse as sp
+
+    counts = sp.hstack([counts, sp.csr_matrix(np.ones((len(texts), 1)))]).tocsr()
+    Corpus(counts=counts, vocabulary=list(corpus.vocabulary[order]) + ["unknownterm"],
+           labels=labels).to_folder(tmp_path / "shuffled")
+    assert main(["assign", str(run), str(tmp_path / "shuffled"), "--out",
+                 str(tmp_path / "a"), "-q"]) == 0
+    np.testing.assert_array_equal(clusters(run), clusters(tmp_path / "a"))
+
+
+def test_bad_run_folder_is_one_error_line(tmp_path, planted45_csv, capsys):
+    assert main(["assign", str(tmp_path), planted45_csv, "-q"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("semnmf: error:") and "model.json is missing" in err
+    assert len(err.splitlines()) == 1
+
+
+def test_run_outputs_membership_topics_and_record(planted45_csv, tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main(["cluster", planted45_csv, "-k", "3", "--method", "skmeans", "--out",
+                 str(run), *FAST]) == 0
+    record = read_json(run / "run.json")
+    assert record["n_classes"] == 3 and record["threads"] >= 1
+    assert record["empty_clusters"] == []
+    _, topics = read_rows(run / "topics.csv")
+    assert all(float(t["weight"]) > 0 for t in topics)
+    # skmeans memberships are cosines to the centroid
+    _, rows = read_rows(run / "assignments.csv")
+    assert all(0 < float(r["membership"]) <= 1 for r in rows)
+
+
+def test_empty_clusters_are_flagged(planted45_csv, tmp_path, capsys):
+    # a consensus of 3-cluster runs asked for 6 clusters leaves some clusters empty or
+    # tiny; whatever happens, run.json lists exactly the clusters without documents
+    run = tmp_path / "run"
+    assert main(["cluster", planted45_csv, "-k", "6", "--method", "nmf", "--init", "random",
+                 "--out", str(run), *FAST]) == 0
+    record = read_json(run / "run.json")
+    sizes = record["cluster_sizes"]
+    assert record["empty_clusters"] == [c for c in range(6) if str(c) not in sizes]
+    printed = capsys.readouterr().out
+    assert ("(empty)" in printed) == bool(record["empty_clusters"])
+    _, topics = read_rows(run / "topics.csv")
+    assert all(float(t["weight"]) > 0 for t in topics)
+
+
+def test_refined_topics_are_cluster_means(planted45_csv, tmp_path):
+    run = tmp_path / "run"
+    assert main(["cluster", planted45_csv, "-k", "3", "--method", "nmf", "--refine", "gt",
+                 "--out", str(run), *FAST]) == 0
+    model = read_json(run / "model" / "model.json")
+    assert model["refine"]["method"] == "gt"
+    assert "underlying model" in model["refine"]["assigned_with"]
+    from semnmf import load_dataset, load_model
+    from semnmf.ensemble.runs import cluster_means
+
+    corpus = load_dataset(planted45_csv)
+    means = cluster_means(corpus.tfidf(), clusters(run), 3)
+    np.testing.assert_allclose(load_model(run).topics, means)
+    _, rows = read_rows(run / "assignments.csv")
+    assert all(0 <= float(r["membership"]) <= 1 for r in rows)
