@@ -27,7 +27,7 @@ from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
 
 __all__ = ["nmi", "ari", "accuracy", "clustering_scores", "top_terms", "topic_coherence",
-           "npmi_coherence", "topic_diversity"]
+           "npmi_coherence", "topic_diversity", "topic_quality"]
 
 _AVERAGE_METHODS = ("min", "geometric", "arithmetic", "max")
 
@@ -496,3 +496,16 @@ def topic_diversity(topics, n_terms=25):
     if not listed:
         return float("nan")
     return len(set(listed)) / len(listed)
+
+
+def topic_quality(topics, X, n_npmi=10, n_diversity=25, vocabulary=None):
+    """NPMI coherence (per topic and mean, top ``n_npmi`` words, co-occurrences in X) and
+    topic diversity (top ``n_diversity`` words) as one record, the ``topic_quality`` entry
+    of a ``run.json``: ``{"npmi": mean, "npmi_per_topic": [...], "npmi_top_n": n_npmi,
+    "diversity": ..., "diversity_top_n": n_diversity}`` (NaN for an empty topic)."""
+    per_topic = npmi_coherence(topics, X, n_npmi, vocabulary=vocabulary, average=False)
+    valid = per_topic[~np.isnan(per_topic)]
+    return {"npmi": float(valid.mean()) if valid.size else float("nan"),
+            "npmi_per_topic": [float(v) for v in per_topic], "npmi_top_n": int(n_npmi),
+            "diversity": topic_diversity(topics, n_diversity),
+            "diversity_top_n": int(n_diversity)}

@@ -28,7 +28,8 @@ examples:
 SOURCE is "bbc", a dataset name found in $SEMNMF_DATA, a dataset folder (counts.mtx,
 vocab.txt, labels.txt, docs.jsonl), a folder of .txt files (one sub-folder per label, or
 flat), or a .csv / .tsv / .jsonl file with a text column (and optional label column).
-Results go to --out: assignments.csv, topics.csv, run.json.
+Results go to --out: assignments.csv, topics.csv, run.json (and report.html with
+--report).
 """
 
 
@@ -96,6 +97,8 @@ def add_parser(commands):
                          help="gt: game-theoretic refinement (GTNMF) of the memberships")
     add_input_arguments(c)
     add_output_arguments(c, "semnmf_results/<source>_<method>_k<K>")
+    c.add_argument("--report", action="store_true",
+                   help="also write report.html, a self-contained page (semnmf report)")
     return c
 
 
@@ -161,7 +164,7 @@ def build_model(args, verbose):
 
 def run(args):
     from .._utils.progress import log
-    from ..metrics import clustering_scores, top_terms
+    from ..metrics import clustering_scores, top_terms, topic_quality
     from ..report.results import run_record, write_results
 
     verbose = not args.quiet
@@ -238,6 +241,8 @@ def run(args):
         components = model.cluster_centers_ if args.method == "skmeans" else model.components_
     topics = top_terms(components, corpus.vocabulary, args.top)
     scores = clustering_scores(corpus.labels, labels) if corpus.labels is not None else None
+    # label-free topic quality: NPMI of the top 10 words in the corpus, diversity of 25
+    extra["topic_quality"] = topic_quality(components, corpus.counts())
     timings["total"] = time.perf_counter() - t0
 
     out = args.out or os.path.join("semnmf_results", f"{corpus.name}_{args.method}_k{args.k}")
@@ -249,7 +254,12 @@ def run(args):
     files = write_results(out, corpus, labels, components, record, n_top=max(args.top, 20),
                           partitions=None if ensemble is None else ensemble.partitions_,
                           partition_seeds=None if ensemble is None else ensemble.kept_seeds_)
-    _print_summary(corpus, labels, topics, scores, args, out, files)
+    if args.report:
+        from ..report.html import write_report
+
+        write_report(out, corpus=corpus)
+        files.append("report.html")
+    _print_summary(corpus, labels, topics, scores, args, out, files, extra["topic_quality"])
     return 0
 
 
@@ -267,7 +277,7 @@ def _refine(X, memberships, labels, corpus, verbose):
     return gt.labels_, record
 
 
-def _print_summary(corpus, labels, topics, scores, args, out, files):
+def _print_summary(corpus, labels, topics, scores, args, out, files, quality=None):
     import numpy as np
     from rich.console import Console
     from rich.table import Table
@@ -299,6 +309,10 @@ def _print_summary(corpus, labels, topics, scores, args, out, files):
     if scores:
         console.print(f"NMI {scores['nmi']:.4f}   ARI {scores['ari']:.4f}   "
                       f"accuracy {scores['accuracy']:.4f}")
+    if quality:
+        console.print(f"topic coherence (NPMI, top {quality['npmi_top_n']} words) "
+                      f"{quality['npmi']:.4f}   topic diversity (top "
+                      f"{quality['diversity_top_n']} words) {quality['diversity']:.4f}")
     # the files in the order users know: the three results, then the ensemble's runs
     names = [f for f in files if f != "partitions.csv"] + [f for f in files if f == "partitions.csv"]
     console.print(f"results written to {out}/ ({', '.join(names)})")

@@ -8,9 +8,10 @@ import argparse
 import sys
 
 from .._utils.version import __version__
-from . import bench, cluster, datasets, tree
+from . import bench, cluster, datasets, report, tree
 
-COMMANDS = {"cluster": cluster, "tree": tree, "bench": bench, "datasets": datasets}
+COMMANDS = {"cluster": cluster, "tree": tree, "bench": bench, "datasets": datasets,
+            "report": report}
 
 EPILOG = """\
 examples:
@@ -19,6 +20,7 @@ examples:
   semnmf tree bbc --leaves 8                    a topic tree of 8 leaves (rank-2 NMF splits)
   semnmf bench cstr classic4 --runs 50         the papers' Table 2 on two shared corpora
   semnmf datasets                               corpora that can be opened by name
+  semnmf report semnmf_results/bbc_snmf_k5      an HTML report of a run folder
 
 Run "semnmf cluster --help" for all options of a command.
 """

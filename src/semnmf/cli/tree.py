@@ -47,6 +47,8 @@ def add_parser(commands):
     add_context_arguments(split)
     add_input_arguments(t)
     add_output_arguments(t, "semnmf_results/<source>_tree<N>")
+    t.add_argument("--report", action="store_true",
+                   help="also write report.html, a self-contained page (semnmf report)")
     return t
 
 
@@ -96,6 +98,11 @@ def run(args):
         **{key: common[key] for key in ("timings_seconds", "versions", "created")}})
     files = write_tree_results(out, model, corpus, record, n_top=max(args.top, 20), n_terms=6,
                                title=f"{corpus.name}: {model.n_leaves_} leaves")
+    if args.report:
+        from ..report.html import write_report
+
+        write_report(out, corpus=corpus)
+        files.append("report.html")
 
     print(model.export_text(corpus.vocabulary, n_terms=min(args.top, 8)))
     if scores:
