@@ -116,7 +116,7 @@ def test_flat_report(flat_run):
     run = read_json(os.path.join(flat_run, "run.json"))
     assert f"NMI {run['scores']['nmi']:.4f}" in page
     for label in ("sport", "food", "space"):
-        assert f"<th>{label}</th>" in page
+        assert f"<th><span>{label}</span></th>" in page
     # the map, topic quality, parameters and timings
     assert 'id="map"' in page and "<svg" in page
     assert "NPMI" in page and "diversity" in page.lower()
@@ -269,6 +269,11 @@ def _chromium(args, tmp_path, timeout=90):
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed: the headless browser "
                     "test of the report is skipped (apt-get install chromium)")
 def test_report_renders_in_a_headless_browser(flat_run, tree_run, tmp_path):
+    # the check below sees a JavaScript error when there is one
+    bad = tmp_path / "bad.html"
+    bad.write_text("<html><body><p>x</p><script>notDefined();</script></body></html>")
+    result = _chromium(["--dump-dom", f"file://{bad}"], tmp_path)
+    assert re.search(r"Uncaught", result.stderr), result.stderr[-2000:]
     for run_dir in (flat_run, tree_run):
         path = os.path.join(run_dir, "report.html")
         if not os.path.exists(path):

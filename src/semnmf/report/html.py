@@ -229,16 +229,23 @@ def _representatives(X, members, membership, n):
     return members[order], score[order], how
 
 
-def _map_coordinates(X, clusters, max_points, seed=0):
-    """2-D positions of (a sample of) the documents: the principal plane of their cosine
-    similarities to the cluster means. Returns (sample indices, n x 2 array)."""
+def _map_coordinates(X, clusters, max_points, seed=0, sharpness=4.0):
+    """2-D positions of (a sample of) the documents by cluster membership.
+
+    Each cluster gets an anchor on the unit circle, similar clusters side by side (their
+    order is the angle of a classical MDS of the cluster means); each document sits at
+    the average of the anchors weighted by its cosine similarities to the cluster means,
+    raised to ``sharpness`` (a document of one clear cluster near its anchor, a mixed
+    one between its clusters), with a little jitter to show density. Returns (sample
+    indices, n x 2 array, {cluster: anchor}); no positions (None) for fewer than two
+    clusters."""
     n = X.shape[0]
     rng = np.random.default_rng(seed)
     sample = np.sort(rng.choice(n, size=max_points, replace=False)) if n > max_points \
         else np.arange(n)
     ids = np.unique(clusters[clusters >= 0])
     if ids.size < 2:
-        return sample, None
+        return sample, None, None
     norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
     Xn = sp.diags(1.0 / norms) @ X
@@ -249,31 +256,40 @@ def _map_coordinates(X, clusters, max_points, seed=0):
                               shape=(ids.size, n))
     means = np.asarray((indicator @ Xn).todense())
     means /= np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-300)
-    S = np.asarray(Xn[sample] @ means.T)
-    S = S - S.mean(axis=0)
-    _, _, vt = np.linalg.svd(S, full_matrices=False)
-    coords = S @ vt[:2].T
-    if coords.shape[1] < 2:
-        coords = np.column_stack([coords, np.zeros(len(coords))])
-    return sample, coords
+    # anchors: clusters around the circle in the angular order of a 2-D classical MDS
+    gram = means @ means.T
+    centred = gram - gram.mean(axis=0) - gram.mean(axis=1, keepdims=True) + gram.mean()
+    values, vectors = np.linalg.eigh(centred)
+    plane = vectors[:, -2:] * np.sqrt(np.maximum(values[-2:], 0))
+    order = np.argsort(np.arctan2(plane[:, 1], plane[:, 0]), kind="stable")
+    angles = np.empty(ids.size)
+    angles[order] = 2 * np.pi * np.arange(ids.size) / ids.size + np.pi / 2
+    anchors = np.column_stack([np.cos(angles), np.sin(angles)])
+    S = np.maximum(np.asarray(Xn[sample] @ means.T), 0.0) ** sharpness
+    total = S.sum(axis=1, keepdims=True)
+    W = np.where(total > 0, S / np.maximum(total, 1e-300), 0.0)
+    coords = W @ anchors
+    coords += rng.normal(scale=0.035, size=coords.shape)
+    return sample, coords, dict(zip(ids.tolist(), anchors))
 
 
-def _map_svg(coords, clusters, colors):
-    fig = _figure(7.2, 5.4)
+def _map_svg(coords, clusters, colors, anchors):
+    fig = _figure(6.6, 6.6)
     ax = fig.add_subplot()
+    theta = np.linspace(0, 2 * np.pi, 200)
+    ax.plot(np.cos(theta), np.sin(theta), color="#e3e6eb", linewidth=1, zorder=0)
     cols = [colors.get(int(c), OUTLIER_COLOR) for c in clusters]
-    ax.scatter(coords[:, 0], coords[:, 1], c=cols, s=6 if len(coords) > 2000 else 12,
-               alpha=0.65, linewidths=0, rasterized=True)
-    for c in np.unique(clusters[clusters >= 0]):
-        at = np.median(coords[clusters == c], axis=0)
-        ax.annotate(str(c), at, ha="center", va="center", fontsize=10, fontweight="bold",
-                    color="#222",
-                    bbox={"boxstyle": "round,pad=0.2", "fc": "white",
-                          "ec": colors.get(int(c), "#888"), "alpha": 0.85})
-    ax.set_xticks([])
-    ax.set_yticks([])
-    for side in ax.spines.values():
-        side.set_color("#ccc")
+    ax.scatter(coords[:, 0], coords[:, 1], c=cols, s=5 if len(coords) > 2000 else 10,
+               alpha=0.6, linewidths=0, rasterized=True)
+    for c, (x, y) in anchors.items():
+        ax.annotate(str(c), (1.13 * x, 1.13 * y), ha="center", va="center", fontsize=10,
+                    fontweight="bold", color="#222",
+                    bbox={"boxstyle": "round,pad=0.25", "fc": "white",
+                          "ec": colors.get(int(c), "#888"), "lw": 1.5})
+    ax.set_xlim(-1.25, 1.25)
+    ax.set_ylim(-1.25, 1.25)
+    ax.set_aspect("equal")
+    ax.set_axis_off()
     return _svg(fig, "map")
 
 
@@ -323,21 +339,23 @@ def _table(header, rows, cls="data"):
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def _contingency(clusters, labels, colors):
+def _contingency(clusters, labels, colors, outlier_name="outliers"):
     label_values = sorted(set(labels))
     cluster_ids = sorted(set(clusters.tolist()))
     lab = np.asarray(labels, dtype=object)
     table = np.array([[int(np.sum((clusters == c) & (lab == v))) for v in label_values]
                       for c in cluster_ids])
-    head = "<th>cluster</th>" + "".join(f"<th>{_e(v)}</th>" for v in label_values) + \
-        "<th>total</th>"
+    # many labels: their names turned upright, so that the table keeps a readable width
+    cls = ' class="vertical"' if len(label_values) > 8 else ""
+    head = "<th>cluster</th>" + "".join(f"<th{cls}><span>{_e(v)}</span></th>"
+                                        for v in label_values) + "<th>total</th>"
     body = []
     for c, row in zip(cluster_ids, table):
         peak = max(row.max(), 1)
         cells = "".join(
             f'<td style="background:rgba(52,101,164,{0.85 * n / peak:.2f});'
             f'{"color:#fff;" if n / peak > 0.55 else ""}">{n if n else ""}</td>' for n in row)
-        name = "outliers" if c < 0 else str(c)
+        name = outlier_name if c < 0 else str(c)
         body.append(f'<tr><th><span class="swatch" style="background:{colors.get(c, "#999")}">'
                     f"</span>{name}</th>{cells}<td>{row.sum()}</td></tr>")
     totals = table.sum(axis=0)
@@ -399,6 +417,10 @@ table.data th, table.data td { border: 1px solid var(--line); padding: 4px 9px; 
   vertical-align: top; }
 table.data thead th { background: #f1f3f6; font-weight: 600; }
 table.data td.num, table.contingency td { text-align: right; font-variant-numeric: tabular-nums; }
+table.contingency thead th { vertical-align: bottom; }
+table.contingency th.vertical { padding: 6px 4px; }
+table.contingency th.vertical span { writing-mode: vertical-rl; transform: rotate(180deg);
+  white-space: nowrap; font-weight: 500; }
 table.contingency tr.total td, table.contingency tr.total th { background:#f1f3f6; }
 .scroll { overflow-x: auto; }
 .swatch { display:inline-block; width:11px; height:11px; border-radius:2px; margin-right:6px;
@@ -609,18 +631,19 @@ def write_report(run_dir, *, corpus=None, out=None, n_documents=3, n_words=10,
 
     # ---- map
     if X is not None and len(cluster_ids) >= 2:
-        sample, coords = _map_coordinates(X, clusters, max_points)
+        sample, coords, anchors = _map_coordinates(X, clusters, max_points)
         if coords is not None:
             sections.append(("map", "Map"))
             shown = (f"a random sample of {len(sample):,} of the {len(ids):,} documents"
                      if len(sample) < len(ids) else f"all {len(ids):,} documents")
             parts.append(
                 '<section id="map"><h2>Map of the documents</h2>'
-                f'<div class="figure">{_map_svg(coords, clusters[sample], colors)}</div>'
+                f'<div class="figure">{_map_svg(coords, clusters[sample], colors, anchors)}</div>'
                 f'<p class="muted">{shown}, coloured by {"leaf" if is_tree else "cluster"}'
-                "; each document is placed by its cosine similarities to the clusters' mean "
-                "TF-IDF rows, projected on their first two principal axes (grey: "
-                "outliers). Numbers mark each cluster's median position.</p></section>")
+                " (grey: none). Each cluster has an anchor on the circle (similar clusters "
+                "side by side); each document sits between the anchors, pulled by its "
+                "cosine similarity to each cluster's mean TF-IDF row: documents of one clear "
+                "cluster near its anchor, mixed ones between their clusters.</p></section>")
 
     # ---- tree
     if is_tree:
@@ -661,9 +684,10 @@ def write_report(run_dir, *, corpus=None, out=None, n_documents=3, n_words=10,
         parts.append(
             '<section id="labels"><h2>Clusters and labels</h2>'
             f"<p><b>{score_line}</b> <span class=\"muted\">(from assignments.csv"
-            f"{'; outliers as one cluster' if n_outliers else ''}; NMI with arithmetic "
+            f"{('; outliers as one cluster' if is_tree else '; unassigned documents as one cluster') if n_outliers else ''}; NMI with arithmetic "
             "normalization; accuracy under the best one-to-one matching)</span></p>"
-            f"{_contingency(clusters, labels, colors)}</section>")
+            f"{_contingency(clusters, labels, colors, 'outliers' if is_tree else 'none')}"
+            "</section>")
 
     # ---- topic quality
     sections.append(("quality", "Topic quality"))
