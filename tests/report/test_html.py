@@ -245,7 +245,7 @@ def test_report_size_stays_small_with_many_documents(tmp_path):
           "--out", out])
     path = write_report(out, max_points=1000)
     page = _read(path)
-    assert "a random sample of 1,000 of the 3,000 documents" in page
+    assert "A random sample of 1,000 of the 3,000 documents" in page
     assert os.path.getsize(path) < 1_000_000
     assert 'id="labels"' not in page  # no labels, no label table
 

@@ -310,9 +310,9 @@ def _print_summary(corpus, labels, topics, scores, args, out, files, quality=Non
         console.print(f"NMI {scores['nmi']:.4f}   ARI {scores['ari']:.4f}   "
                       f"accuracy {scores['accuracy']:.4f}")
     if quality:
-        console.print(f"topic coherence (NPMI, top {quality['npmi_top_n']} words) "
-                      f"{quality['npmi']:.4f}   topic diversity (top "
-                      f"{quality['diversity_top_n']} words) {quality['diversity']:.4f}")
+        console.print(f"NPMI {quality['npmi']:.4f}   diversity {quality['diversity']:.4f}   "
+                      f"(topic coherence of the top {quality['npmi_top_n']} words, unique "
+                      f"share of the top {quality['diversity_top_n']})")
     # the files in the order users know: the three results, then the ensemble's runs
     names = [f for f in files if f != "partitions.csv"] + [f for f in files if f == "partitions.csv"]
     console.print(f"results written to {out}/ ({', '.join(names)})")

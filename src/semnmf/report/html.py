@@ -408,8 +408,8 @@ h3 { font-size: 16px; margin: 0 0 8px; }
 nav { margin: 10px 0 0; font-size: 14px; }
 nav a { margin-right: 14px; color: var(--accent); text-decoration: none; }
 .cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 18px 0 4px; }
-.card { background:#fff; border:1px solid var(--line); border-radius:8px; padding:10px 14px;
-  min-width: 120px; }
+.card { background:#fff; border:1px solid var(--line); border-radius:8px; padding:8px 12px;
+  flex: 1 1 100px; }
 .card .k { font-size: 12px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; }
 .card .v { font-size: 20px; font-weight: 600; }
 table.data { border-collapse: collapse; background:#fff; font-size: 14px; }
@@ -449,6 +449,7 @@ summary { cursor: pointer; }
 pre { background:#fff; border:1px solid var(--line); padding: 8px 10px; overflow-x:auto;
   font-size: 12.5px; }
 .two { display:flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
+.side { max-width: 420px; font-size: 14px; }
 footer { margin-top: 40px; font-size: 13px; color: var(--muted); }
 """
 
@@ -553,7 +554,10 @@ def write_report(run_dir, *, corpus=None, out=None, n_documents=3, n_words=10,
     if mean_npmi is not None or quality.get("npmi") is not None:
         cards.append((f"NPMI (top {n_words})",
                       _fmt(mean_npmi if mean_npmi is not None else quality.get("npmi"))))
-    if diversity is not None:
+    if quality.get("diversity") is not None:
+        cards.append((f"diversity (top {quality.get('diversity_top_n', '?')})",
+                      _fmt(quality["diversity"], 3)))
+    elif diversity is not None:
         cards.append((f"diversity (top {diversity_n})", _fmt(diversity, 3)))
     total_time = (run.get("timings_seconds") or {}).get("total")
     if total_time is not None:
@@ -624,26 +628,34 @@ def write_report(run_dir, *, corpus=None, out=None, n_documents=3, n_words=10,
     explain = ("Representative documents: the members with the highest "
                f"{how_note}." if how_note else
                "Representative documents: not available (no texts and no memberships).")
-    parts.append(f'<section id="clusters"><h2>{"Leaves" if is_tree else "Clusters"}</h2>'
-                 f'{_table(header, rows)}<p class="muted">{_e(explain)} Bars: the weight '
-                 f'of each top word in the {"leaf" if is_tree else "cluster"}\'s topic.</p>'
-                 f'<div class="clusters">{"".join(cards_html)}</div></section>')
-
     # ---- map
+    map_html = None
     if X is not None and len(cluster_ids) >= 2:
         sample, coords, anchors = _map_coordinates(X, clusters, max_points)
         if coords is not None:
-            sections.append(("map", "Map"))
-            shown = (f"a random sample of {len(sample):,} of the {len(ids):,} documents"
-                     if len(sample) < len(ids) else f"all {len(ids):,} documents")
-            parts.append(
-                '<section id="map"><h2>Map of the documents</h2>'
-                f'<div class="figure">{_map_svg(coords, clusters[sample], colors, anchors)}</div>'
-                f'<p class="muted">{shown}, coloured by {"leaf" if is_tree else "cluster"}'
-                " (grey: none). Each cluster has an anchor on the circle (similar clusters "
-                "side by side); each document sits between the anchors, pulled by its "
-                "cosine similarity to each cluster's mean TF-IDF row: documents of one clear "
-                "cluster near its anchor, mixed ones between their clusters.</p></section>")
+            shown = (f"A random sample of {len(sample):,} of the {len(ids):,} documents"
+                     if len(sample) < len(ids) else f"All {len(ids):,} documents")
+            map_html = (
+                '<section id="map"><h2>Map of the documents</h2><div class="two">'
+                f'<div class="figure">{_map_svg(coords, clusters[sample], colors, anchors)}'
+                f'</div><p class="muted side">{shown}, coloured by '
+                f'{"leaf" if is_tree else "cluster"} (grey: none).<br><br>Each cluster has an '
+                "anchor on the circle, similar clusters side by side. Each document sits "
+                "between the anchors, pulled towards each cluster by its cosine similarity to "
+                "the cluster's mean TF-IDF row: documents of one clear cluster gather near its "
+                "anchor, documents that mix topics lie between their clusters.</p></div>"
+                "</section>")
+
+    parts.append(f'<section id="clusters"><h2>{"Leaves" if is_tree else "Clusters"}</h2>'
+                 f"{_table(header, rows)}</section>")
+    if map_html:
+        sections.append(("map", "Map"))
+        parts.append(map_html)
+    sections.append(("details", "Details"))
+    parts.append(f'<section id="details"><h2>{"Leaves" if is_tree else "Clusters"} in '
+                 f'detail</h2><p class="muted">{_e(explain)} Bars: the weight of each top '
+                 f'word in the {"leaf" if is_tree else "cluster"}\'s topic.</p>'
+                 f'<div class="clusters">{"".join(cards_html)}</div></section>')
 
     # ---- tree
     if is_tree:
@@ -764,7 +776,7 @@ def write_report(run_dir, *, corpus=None, out=None, n_documents=3, n_words=10,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}</title><style>{CSS}</style></head><body><main>"
-        f"<h1>{_e(title)}</h1><div class=\"muted\">{_e(os.path.abspath(run_dir))}</div>"
+        f"<h1>{_e(title)}</h1><div class=\"muted\">{_e(run_dir)}</div>"
         f"<nav>{nav}</nav>{''.join(parts)}"
         f"<footer>semnmf report · {_e(version)} · written {_e(time.strftime('%Y-%m-%d %H:%M'))}"
         "</footer></main></body></html>\n")
