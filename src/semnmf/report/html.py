@@ -370,6 +370,15 @@ def _tree_html(tree, colors, n_words, open_depth):
     if 0 not in nodes:
         return '<p class="muted">tree.json has no root node</p>'
 
+    n_leaves = {}
+
+    def count(node_id):
+        children = nodes[node_id].get("children") or []
+        n_leaves[node_id] = sum(count(c) for c in children) if children else 1
+        return n_leaves[node_id]
+
+    count(0)
+
     def words(node):
         return " ".join(_e(t["term"]) for t in node.get("top_terms", [])[:n_words])
 
@@ -387,7 +396,8 @@ def _tree_html(tree, colors, n_words, open_depth):
         depth = node.get("depth", 0)
         children = "".join(render(child) for child in node["children"])
         return (f'<li><details{" open" if depth < open_depth else ""}><summary><b>node '
-                f'{node_id}</b> <span class="size">{node.get("n_documents", "?")} docs</span>'
+                f'{node_id}</b> <span class="size">{node.get("n_documents", "?")} docs · '
+                f'{n_leaves[node_id]} leaves</span>'
                 f'{extra} <span class="words">{words(node)}</span></summary>'
                 f"<ul>{children}</ul></details></li>")
 
