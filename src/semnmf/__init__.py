@@ -45,6 +45,10 @@ _NAMES = {
     "clustering_scores": ".metrics",
     "top_terms": ".metrics",
     "topic_coherence": ".metrics",
+    "npmi_coherence": ".metrics",
+    "topic_diversity": ".metrics",
+    "topic_quality": ".metrics",
+    "write_report": ".report.html",
 }
 
 __all__ = [*_NAMES, "__version__"]

@@ -11,6 +11,10 @@ measures, comparing the predicted clusters with the known classes of a labelled 
 :func:`clustering_scores` computes the three at once. :func:`top_terms` lists the
 heaviest terms of each topic (row) of a factor matrix such as ``NMF.components_`` or
 ``SphericalKMeans.cluster_centers_``.
+
+Topic quality, without labels: :func:`topic_coherence` (UMass, Kuang & Park 2013),
+:func:`npmi_coherence` (normalized PMI of the top words, Bouma 2009, from the corpus
+itself or from a reference corpus) and :func:`topic_diversity` (Dieng et al. 2020).
 """
 
 import numbers
@@ -22,7 +26,8 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
 
-__all__ = ["nmi", "ari", "accuracy", "clustering_scores", "top_terms", "topic_coherence"]
+__all__ = ["nmi", "ari", "accuracy", "clustering_scores", "top_terms", "topic_coherence",
+           "npmi_coherence", "topic_diversity", "topic_quality"]
 
 _AVERAGE_METHODS = ("min", "geometric", "arithmetic", "max")
 
@@ -318,3 +323,189 @@ def topic_coherence(components, X, n_terms=20, mu=1.0, average=True):
         i, j = np.triu_indices(order.size, k=1)
         scores[t] = np.sum(np.log((together[i, j] + mu) / df[order][i]))
     return float(scores.mean()) if average else scores
+
+
+def _top_word_lists(topics, n_terms, vocabulary=None):
+    """The top words of each topic as lists: of column indices (``topics`` an array of
+    weights, positive weights only, or lists of indices) or of terms (lists of str)."""
+    if hasattr(topics, "shape") and len(getattr(topics, "shape", ())) == 2:
+        weights = np.asarray(topics.toarray() if sp.issparse(topics) else topics,
+                             dtype=np.float64)
+        if weights.size == 0:
+            raise ValueError(f"topics is empty (shape {weights.shape}).")
+        order = np.argsort(-weights, axis=1, kind="stable")[:, :n_terms]
+        return [[int(j) for j in row[weights[t, row] > 0]] for t, row in enumerate(order)]
+    if isinstance(topics, str) or not hasattr(topics, "__iter__"):
+        raise ValueError("topics must be a 2-D array of term weights (one row per topic) or "
+                         "a list of lists of terms or column indices.")
+    lists = [list(words)[:n_terms] for words in topics]
+    if not lists:
+        raise ValueError("topics is empty: give at least one topic.")
+    return lists
+
+
+def _check_n_terms(n_terms, minimum):
+    if isinstance(n_terms, bool) or not isinstance(n_terms, numbers.Integral) or n_terms < minimum:
+        raise ValueError(f"n_terms must be an integer >= {minimum}, got {n_terms!r}.")
+
+
+def npmi_coherence(topics, X, n_terms=10, *, vocabulary=None, average=True):
+    """NPMI coherence of each topic's top words (Bouma 2009; Lau et al. 2014).
+
+    For two words w, w' with document probabilities P(w) (fraction of the documents of X
+    that contain w) and P(w, w') (fraction containing both)::
+
+        NPMI(w, w') = log(P(w, w') / (P(w) P(w'))) / -log P(w, w')
+
+    in [-1, 1]: -1 for words that never occur together (also when one of them does not
+    occur at all), 0 for independent words, 1 for words that always occur together. A
+    topic's coherence is the mean NPMI over the pairs of its ``n_terms`` top words. Higher
+    is better; NPMI follows human judgement better than UMass (:func:`topic_coherence`).
+
+    Parameters
+    ----------
+    topics : array-like of shape (n_topics, n_features), or list of lists
+        Topic-term weights (``components_``, cluster centres; the ``n_terms`` heaviest
+        terms with a positive weight are taken), or each topic's top words as lists of
+        column indices of X, or of terms (then ``vocabulary`` must be given).
+    X : sparse matrix, array or Corpus
+        The documents whose co-occurrences are counted (any weighting: only the non-zero
+        pattern is used): the corpus the topics were learned from, or a reference corpus.
+        A reference matrix must have the same columns (vocabulary) as ``topics``. An object
+        with ``counts()`` and ``vocabulary`` (a :class:`~semnmf.Corpus`) is read through
+        them; its terms are then matched by name when ``vocabulary`` is given.
+    n_terms : int, default=10
+        Top words per topic (N, at least 2).
+    vocabulary : sequence of str, optional
+        The terms of the columns of ``topics``: top words are then matched to the columns
+        of X by name (X being a Corpus or ``topics`` lists of terms). A word the reference
+        does not contain counts as occurring in no document.
+    average : bool, default=True
+        The mean over topics (ignoring NaN) or one value per topic.
+
+    Returns
+    -------
+    float or ndarray of shape (n_topics,)
+        NaN for a topic with fewer than two top words (e.g. an empty cluster).
+    """
+    _check_n_terms(n_terms, 2)
+    if X is None:
+        raise ValueError("X is None: pass the documents (n_documents, n_terms) to count "
+                         "co-occurrences in.")
+    reference_terms = None
+    if hasattr(X, "counts") and callable(X.counts) and hasattr(X, "vocabulary"):
+        reference_terms = [str(t) for t in X.vocabulary]
+        X = X.counts()
+    B = sp.csc_matrix(X, dtype=np.float64, copy=True)
+    if B.shape[0] == 0:
+        raise ValueError("X has no documents.")
+    B.data = (B.data != 0).astype(np.float64)
+    B.eliminate_zeros()
+    lists = _top_word_lists(topics, n_terms)
+    n_columns = B.shape[1]
+    if (reference_terms is None or vocabulary is None) and hasattr(topics, "shape") \
+            and topics.shape[1] != n_columns:
+        raise ValueError(f"X has {n_columns} terms (columns) but topics has "
+                         f"{topics.shape[1]}; both must use the same vocabulary (or pass a "
+                         "Corpus and vocabulary to match terms by name).")
+
+    # every top word as a column of X, or -1 when X does not contain it
+    names = None if vocabulary is None else [str(t) for t in vocabulary]
+    lookup = None
+    if reference_terms is not None and names is not None:
+        lookup = {t: j for j, t in enumerate(reference_terms)}
+    elif any(isinstance(w, str) for words in lists for w in words):
+        if names is None and reference_terms is None:
+            raise ValueError("topics are given as terms: pass vocabulary (the terms of the "
+                             "columns of X) to find them in X.")
+        lookup = {t: j for j, t in enumerate(reference_terms or names)}
+    columns = []
+    for t, words in enumerate(lists):
+        cols = []
+        for w in words:
+            if isinstance(w, str):
+                cols.append(lookup.get(w, -1))
+            elif lookup is not None:  # a column of topics, matched to X by its term
+                if names is None or not 0 <= int(w) < len(names):
+                    raise ValueError(f"topic {t} names column {w}, which vocabulary lacks.")
+                cols.append(lookup.get(names[int(w)], -1))
+            else:
+                if not 0 <= int(w) < n_columns:
+                    raise ValueError(f"topic {t} names column {w} but X has {n_columns} "
+                                     "columns; topics and X must share the vocabulary.")
+                cols.append(int(w))
+        columns.append(cols)
+
+    # co-occurrence counts of all top words at once: one small |U| x |U| product
+    used = sorted({c for cols in columns for c in cols if c >= 0})
+    position = {c: i for i, c in enumerate(used)}
+    sub = B[:, used] if used else sp.csc_matrix((B.shape[0], 0))
+    together = np.asarray((sub.T @ sub).toarray()) if used else np.zeros((0, 0))
+    n_docs = float(B.shape[0])
+    scores = np.full(len(columns), np.nan)
+    for t, cols in enumerate(columns):
+        if len(cols) < 2:
+            continue
+        idx = np.array([position.get(c, -1) for c in cols])
+        i, j = np.triu_indices(len(cols), k=1)
+        known = (idx[i] >= 0) & (idx[j] >= 0)
+        pij = np.zeros(i.size)
+        pi = np.zeros(i.size)
+        pj = np.zeros(i.size)
+        a, b = idx[i][known], idx[j][known]
+        pij[known] = together[a, b] / n_docs
+        pi[known] = together[a, a] / n_docs
+        pj[known] = together[b, b] / n_docs
+        values = np.full(i.size, -1.0)  # never together (or absent): -1
+        seen = pij > 0
+        always = seen & (pij >= 1.0)
+        values[always] = 1.0  # in every document: P(w, w') = P(w) = P(w') = 1
+        rest = seen & ~always
+        values[rest] = (np.log(pij[rest] / (pi[rest] * pj[rest]))
+                        / -np.log(pij[rest]))
+        scores[t] = float(values.mean())
+    if not average:
+        return scores
+    return float(np.nanmean(scores)) if np.any(~np.isnan(scores)) else float("nan")
+
+
+def topic_diversity(topics, n_terms=25):
+    """Topic diversity (Dieng, Ruiz & Blei 2020): the fraction of unique words among the
+    ``n_terms`` top words of all topics.
+
+    1 when no two topics share a top word, close to ``1 / n_topics`` when all topics list
+    the same words. Higher means more varied topics.
+
+    Parameters
+    ----------
+    topics : array-like of shape (n_topics, n_features), or list of lists
+        Topic-term weights (the ``n_terms`` heaviest terms with a positive weight are
+        taken), or each topic's top words (terms or column indices).
+    n_terms : int, default=25
+        Top words per topic, 25 in the paper.
+
+    Returns
+    -------
+    float
+        Unique words / listed words (a topic with fewer than ``n_terms`` words lists
+        fewer); NaN when no topic has a word.
+    """
+    _check_n_terms(n_terms, 1)
+    lists = _top_word_lists(topics, n_terms)
+    listed = [w for words in lists for w in words]
+    if not listed:
+        return float("nan")
+    return len(set(listed)) / len(listed)
+
+
+def topic_quality(topics, X, n_npmi=10, n_diversity=25, vocabulary=None):
+    """NPMI coherence (per topic and mean, top ``n_npmi`` words, co-occurrences in X) and
+    topic diversity (top ``n_diversity`` words) as one record, the ``topic_quality`` entry
+    of a ``run.json``: ``{"npmi": mean, "npmi_per_topic": [...], "npmi_top_n": n_npmi,
+    "diversity": ..., "diversity_top_n": n_diversity}`` (NaN for an empty topic)."""
+    per_topic = npmi_coherence(topics, X, n_npmi, vocabulary=vocabulary, average=False)
+    valid = per_topic[~np.isnan(per_topic)]
+    return {"npmi": float(valid.mean()) if valid.size else float("nan"),
+            "npmi_per_topic": [float(v) for v in per_topic], "npmi_top_n": int(n_npmi),
+            "diversity": topic_diversity(topics, n_diversity),
+            "diversity_top_n": int(n_diversity)}

@@ -37,7 +37,7 @@ def test_building_the_parser_imports_nothing_heavy():
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["cluster", "--help"], ["tree", "--help"],
-                                  ["bench", "--help"], ["--version"]])
+                                  ["bench", "--help"], ["report", "--help"], ["--version"]])
 def test_help_imports_nothing_heavy(argv):
     code = f"""
         import contextlib, io, runpy, sys

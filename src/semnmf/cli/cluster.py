@@ -29,7 +29,7 @@ SOURCE is "bbc", a dataset name found in $SEMNMF_DATA, a dataset folder (counts.
 vocab.txt, labels.txt, docs.jsonl), a folder of .txt files (one sub-folder per label, or
 flat), or a .csv / .tsv / .jsonl file with a text column (and optional label column).
 Results go to --out: assignments.csv, topics.csv, run.json, and model/ (the saved model
-that "semnmf assign DIR SOURCE" uses to assign new documents).
+that "semnmf assign DIR SOURCE" uses to assign new documents); report.html with --report.
 """
 
 
@@ -97,6 +97,8 @@ def add_parser(commands):
                          help="gt: game-theoretic refinement (GTNMF) of the memberships")
     add_input_arguments(c)
     add_output_arguments(c, "semnmf_results/<source>_<method>_k<K>")
+    c.add_argument("--report", action="store_true",
+                   help="also write report.html, a self-contained page (semnmf report)")
     return c
 
 
@@ -162,7 +164,7 @@ def build_model(args, verbose):
 
 def run(args):
     from .._utils.progress import log
-    from ..metrics import clustering_scores, top_terms
+    from ..metrics import clustering_scores, top_terms, topic_quality
     from ..pipelines.saved import SavedModel, memberships_from_factors, run_agreement
     from ..report.results import run_record, write_results
 
@@ -244,6 +246,8 @@ def run(args):
         components = model.cluster_centers_ if args.method == "skmeans" else model.components_
     topics = top_terms(components, corpus.vocabulary, args.top)
     scores = clustering_scores(corpus.labels, labels) if corpus.labels is not None else None
+    # label-free topic quality: NPMI of the top 10 words in the corpus, diversity of 25
+    extra["topic_quality"] = topic_quality(components, corpus.counts())
     timings["total"] = time.perf_counter() - t0
 
     out = args.out or os.path.join("semnmf_results", f"{corpus.name}_{args.method}_k{args.k}")
@@ -267,7 +271,12 @@ def run(args):
                           partitions=None if ensemble is None else ensemble.partitions_,
                           partition_seeds=None if ensemble is None else ensemble.kept_seeds_,
                           memberships=strength, model=saved)
-    _print_summary(corpus, labels, topics, scores, args, out, files)
+    if args.report:
+        from ..report.html import write_report
+
+        write_report(out, corpus=corpus)
+        files.append("report.html")
+    _print_summary(corpus, labels, topics, scores, args, out, files, extra["topic_quality"])
     return 0
 
 
@@ -287,7 +296,7 @@ def _refine(X, memberships, labels, corpus, verbose):
     return gt.labels_, record, strength
 
 
-def _print_summary(corpus, labels, topics, scores, args, out, files):
+def _print_summary(corpus, labels, topics, scores, args, out, files, quality=None):
     import numpy as np
     from rich.console import Console
     from rich.table import Table
@@ -320,6 +329,10 @@ def _print_summary(corpus, labels, topics, scores, args, out, files):
     if scores:
         console.print(f"NMI {scores['nmi']:.4f}   ARI {scores['ari']:.4f}   "
                       f"accuracy {scores['accuracy']:.4f}")
+    if quality:
+        console.print(f"NPMI {quality['npmi']:.4f}   diversity {quality['diversity']:.4f}   "
+                      f"(topic coherence of the top {quality['npmi_top_n']} words, unique "
+                      f"share of the top {quality['diversity_top_n']})")
     # the files in the order users know: the three results, then the ensemble's runs
     names = [f for f in files if f != "partitions.csv"] + [f for f in files if f == "partitions.csv"]
     console.print(f"results written to {out}/ ({', '.join(names)})")

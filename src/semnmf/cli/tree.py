@@ -48,6 +48,8 @@ def add_parser(commands):
     add_context_arguments(split)
     add_input_arguments(t)
     add_output_arguments(t, "semnmf_results/<source>_tree<N>")
+    t.add_argument("--report", action="store_true",
+                   help="also write report.html, a self-contained page (semnmf report)")
     return t
 
 
@@ -105,6 +107,11 @@ def run(args):
                                memberships=strength,
                                saved_model=SavedModel.from_fit(model, corpus, args.weighting,
                                                                method="hiernmf2"))
+    if args.report:
+        from ..report.html import write_report
+
+        write_report(out, corpus=corpus)
+        files.append("report.html")
 
     print(model.export_text(corpus.vocabulary, n_terms=min(args.top, 8)))
     if scores:
