@@ -90,13 +90,14 @@ def check_number(value, option, *, low=None, high=None, integer=False):
     if not integer and not math.isfinite(value):
         raise ValueError(f"{option} must be a finite number, got {value}.")
     if (low is not None and value < low) or (high is not None and value > high):
+        show = (lambda v: f"{v:d}") if integer else (lambda v: f"{v:g}")
         if high is None:
-            bound = f"at least {low:g}"
+            bound = f"at least {show(low)}"
         elif low is None:
-            bound = f"at most {high:g}"
+            bound = f"at most {show(high)}"
         else:
-            bound = f"between {low:g} and {high:g}"
-        raise ValueError(f"{option} must be {bound}, got {value:g}.")
+            bound = f"between {show(low)} and {show(high)}"
+        raise ValueError(f"{option} must be {bound}, got {show(value)}.")
 
 
 def check_input_arguments(args):
