@@ -33,14 +33,37 @@ class DatasetError(ValueError):
     """A corpus could not be read; the message says what is wrong and how to fix it."""
 
 
+def _utf16_hint(path, raw=None):
+    """" It looks like UTF-16 ..." when the bytes of ``path`` start with a UTF-16 (or
+    UTF-32) byte-order mark or hold NUL bytes (ASCII text in UTF-16 does), else ""."""
+    if raw is None:
+        try:
+            with open(path, "rb") as f:
+                raw = f.read(4096)
+        except OSError:
+            return ""
+    if raw.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "utf-32"
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in raw[:4096]:
+        return "utf-16"
+    return ""
+
+
 def _read_text(path, encoding="utf-8", fallback=None):
     # Text mode: universal newlines, so the content only holds "\n" line ends. A leading
     # byte-order mark (Excel's "UTF-8 CSV", Notepad) is dropped: it would otherwise stick
-    # to the first column name, the first JSON line or the first label.
+    # to the first column name, the first JSON line or the first label. A UTF-16 file
+    # (byte-order mark, or NUL bytes) read as something else is told so.
     try:
         with open(path, encoding=encoding) as f:
             content = f.read()
     except UnicodeDecodeError as exc:
+        wide = _utf16_hint(path)
+        if wide:
+            raise DatasetError(
+                f"{path} is not valid {encoding}: it looks like {wide.upper()} (byte-order "
+                f"mark or NUL bytes); pass encoding='{wide}' (CLI: --encoding {wide}) or "
+                "convert the file to UTF-8.") from None
         if not fallback:
             raise DatasetError(
                 f"{path} is not valid {encoding} (byte {exc.object[exc.start]:#x} at position "
@@ -50,9 +73,15 @@ def _read_text(path, encoding="utf-8", fallback=None):
             content = f.read()
     except LookupError:
         raise DatasetError(f"unknown encoding {encoding!r}: use a Python codec name such as "
-                           "'utf-8' or 'latin-1'.") from None
+                           "'utf-8', 'utf-16' or 'latin-1'.") from None
     except OSError as exc:
         raise DatasetError(f"cannot read {path}: {exc.strerror or exc}.") from None
+    if "\x00" in content:
+        wide = _utf16_hint(path) or "utf-16"
+        raise DatasetError(
+            f"{path} holds NUL bytes, so it is not {encoding} text: it looks like "
+            f"{wide.upper()}; pass encoding='{wide}' (CLI: --encoding {wide}) or convert the "
+            "file to UTF-8.")
     return content[1:] if content.startswith("\ufeff") else content
 
 
@@ -90,8 +119,20 @@ def _is_dataset_folder(path):
         os.path.exists(os.path.join(path, f)) for f in ("counts.mtx", "docs.jsonl"))
 
 
+def source_name(source):
+    """The name :func:`load_dataset` gives the corpus of ``source`` (without reading it):
+    "bbc", a dataset's folder name, or a table's file name without its suffix."""
+    if isinstance(source, (list, tuple)):
+        return "corpus"
+    source = os.fspath(source)
+    if source.lower() in BUILTIN and not os.path.exists(source):
+        return source.lower()
+    name = os.path.basename(os.path.normpath(source))
+    return name if os.path.isdir(source) else os.path.splitext(name)[0]
+
+
 def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8",
-                 use_counts=True, **corpus_options):
+                 use_counts=True, vocabulary=None, vocab=None, **corpus_options):
     """Open a corpus from a name, a path or a list of strings.
 
     Parameters
@@ -107,16 +148,37 @@ def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8
     use_counts : bool, default=True
         For a dataset folder with both ``counts.mtx`` and ``docs.jsonl``: use the
         distributed count matrix (True) or re-vectorize the raw text (False).
+    vocabulary : str, os.PathLike or list of str, optional
+        The terms of the columns of a dataset folder's ``counts.mtx`` (a file with one
+        term per line, or a list): for a folder without ``vocab.txt`` (its terms would be
+        shown as ``t0``, ``t1``, ...), or to replace it. ``vocab`` is another name for it
+        (CLI: ``--vocab FILE``). Repeated terms are refused.
     **corpus_options
-        Vectorizing options passed to :class:`~semnmf.Corpus` (``min_df``, ``stem``, ...).
+        Vectorizing options passed to :class:`~semnmf.Corpus` (``min_df``, ``stem``,
+        ``stop_words`` -- "english" or "none" for other languages --, ``token_pattern``,
+        ...).
+
+    Labels that are empty (an empty CSV cell, an empty line of ``labels.txt``, a JSON
+    null or a record without the label field) mark unlabelled documents: they are
+    clustered but left out of the scores.
 
     Returns
     -------
     Corpus
     """
+    if vocab is not None:
+        if vocabulary is not None:
+            raise ValueError("give vocabulary= or vocab= (the same thing), not both.")
+        vocabulary = vocab
+    if vocabulary is not None and isinstance(source, (list, tuple)):
+        raise DatasetError("vocabulary= (CLI: --vocab) names the columns of a counts.mtx; "
+                           "a list of texts makes its own vocabulary.")
     if isinstance(source, (list, tuple)):
         return Corpus(list(source), **corpus_options)
     source = os.fspath(source)
+    if vocabulary is not None and (source.lower() in BUILTIN and not os.path.exists(source)):
+        raise DatasetError(f"vocabulary= (CLI: --vocab) names the columns of a counts.mtx; "
+                           f"{source!r} has its own vocabulary.")
     if source.lower() in BUILTIN and not os.path.exists(source):
         return _load_bbc(**corpus_options)
     path = source
@@ -132,10 +194,15 @@ def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8
                 "otherwise give a dataset folder, a folder of .txt files, or a .csv/.tsv/.jsonl "
                 "file (named datasets are searched in $SEMNMF_DATA).")
     name = os.path.basename(os.path.normpath(path))
+    counts_folder = os.path.isdir(path) and os.path.exists(os.path.join(path, "counts.mtx"))
+    if vocabulary is not None and not counts_folder:
+        raise DatasetError(f"vocabulary= (CLI: --vocab) names the columns of a counts.mtx, "
+                           f"and {path!r} is no dataset folder with one; texts make their "
+                           "own vocabulary.")
     if os.path.isdir(path):
         if _is_dataset_folder(path):
             return _load_folder(path, name, use_counts=use_counts, encoding=encoding,
-                                **corpus_options)
+                                vocabulary=vocabulary, **corpus_options)
         return _load_text_tree(path, name, encoding, **corpus_options)
     suffix = os.path.splitext(path)[1].lower()
     if suffix not in TABLE_SUFFIXES:
@@ -169,7 +236,26 @@ def _read_lines(path, encoding):
     return _split_lines(_read_text(path, encoding))
 
 
-def _load_folder(path, name, *, use_counts, encoding, **corpus_options):
+def _read_vocabulary(path, encoding):
+    """The terms of a vocabulary file, one per line; repeated terms are refused with
+    their line numbers (a repeated term would show wrong words in the topics)."""
+    terms = _read_lines(path, encoding)
+    terms = [t.rstrip("\r") for t in terms]
+    positions = {}
+    for number, term in enumerate(terms, 1):
+        positions.setdefault(term, []).append(number)
+    repeated = [(t, lines) for t, lines in positions.items() if len(lines) > 1]
+    if repeated:
+        repeated.sort(key=lambda tl: tl[1][1])
+        shown = "; ".join(f"{t!r} on lines {', '.join(map(str, lines[:5]))}"
+                          for t, lines in repeated[:5])
+        more = f" and {len(repeated) - 5} more" if len(repeated) > 5 else ""
+        raise DatasetError(f"{path} repeats {len(repeated)} term(s): {shown}{more}. Each "
+                           "line must name the term of one column of counts.mtx, once.")
+    return terms
+
+
+def _load_folder(path, name, *, use_counts, encoding, vocabulary=None, **corpus_options):
     files = {f: os.path.join(path, f) for f in ("counts.mtx", "labels.txt", "vocab.txt", "docs.jsonl")}
     has = {f: os.path.exists(p) for f, p in files.items()}
     texts = labels = ids = None
@@ -182,7 +268,14 @@ def _load_folder(path, name, *, use_counts, encoding, **corpus_options):
             counts = scipy.io.mmread(files["counts.mtx"]).tocsr()
         except Exception as exc:
             raise DatasetError(f"cannot read {files['counts.mtx']} as Matrix Market: {exc}") from None
-        vocabulary = _read_lines(files["vocab.txt"], encoding) if has["vocab.txt"] else None
+        if vocabulary is None and has["vocab.txt"]:
+            vocabulary = files["vocab.txt"]
+        if isinstance(vocabulary, (str, os.PathLike)):
+            vocabulary = _read_vocabulary(os.fspath(vocabulary), encoding)
+        if vocabulary is not None and len(vocabulary) != counts.shape[1]:
+            raise DatasetError(f"the vocabulary has {len(vocabulary)} terms but counts.mtx "
+                               f"has {counts.shape[1]} columns: one term per column is "
+                               "needed.")
         if labels is not None and len(labels) != counts.shape[0]:
             source = files["labels.txt"] if has["labels.txt"] else files["docs.jsonl"]
             raise DatasetError(f"{source} has {len(labels)} lines but counts.mtx has "
@@ -243,6 +336,11 @@ def _read_table(path, text_column, label_column, encoding):
     return texts, labels, ids
 
 
+def _json_type(value):
+    return {list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+            type(None): "null"}.get(type(value), type(value).__name__)
+
+
 def _read_jsonl(path, text_column, label_column, encoding):
     text_column = text_column or "text"
     texts, labels, ids = [], [], []
@@ -251,7 +349,8 @@ def _read_jsonl(path, text_column, label_column, encoding):
         try:
             records = json.loads(content)
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path} is not valid JSON: {exc}") from None
+            raise DatasetError(f"{path}, line {exc.lineno}, column {exc.colno}: not valid "
+                               f"JSON ({exc.msg}).") from None
     else:
         records = []
         for number, line in enumerate(_split_lines(content), 1):
@@ -259,19 +358,25 @@ def _read_jsonl(path, text_column, label_column, encoding):
                 try:
                     records.append(json.loads(line))
                 except json.JSONDecodeError as exc:
-                    raise DatasetError(f"{path}, line {number}: not valid JSON ({exc.msg}).") from None
+                    raise DatasetError(f"{path}, line {number}, column {exc.colno}: not valid "
+                                       f"JSON ({exc.msg}).") from None
     if not records:
         raise DatasetError(f"{path} holds no records.")
     for number, record in enumerate(records, 1):
-        if not isinstance(record, dict) or text_column not in record:
-            keys = list(record) if isinstance(record, dict) else type(record).__name__
+        if not isinstance(record, dict):
+            raise DatasetError(
+                f"{path}, record {number} is a JSON {_json_type(record)}, not an object: each "
+                f"record must be an object with a text field such as "
+                f'{{"{text_column}": "...", "label": "..."}}.')
+        if text_column not in record:
             raise DatasetError(f"{path}, record {number} has no field {text_column!r} (it has "
-                               f"{keys}); name the text field with text_column=.")
+                               f"{list(record)}); name the text field with text_column= "
+                               "(CLI: --text-column).")
         texts.append(record[text_column] if record[text_column] is not None else "")
         labels.append(record.get(label_column or "label"))
         ids.append(record.get("id", str(number - 1)))
-    if label_column is not None and any(label is None for label in labels):
-        raise DatasetError(f"{path}: some records have no label field {label_column!r}.")
+    if label_column is not None and all(label_column not in r for r in records):
+        raise DatasetError(f"{path}: no label field {label_column!r} in any record.")
     if all(label is None for label in labels):
         labels = None
     return texts, labels, [str(i) for i in ids]

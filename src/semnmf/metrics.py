@@ -8,6 +8,9 @@ measures, comparing the predicted clusters with the known classes of a labelled 
 * clustering accuracy (:func:`accuracy`): the fraction of documents whose cluster is
   mapped to their class under the best one-to-one matching of clusters to classes.
 
+Documents whose reference label is missing (None, an empty string or NaN) are unlabelled:
+every measure leaves them out (they are no class of their own).
+
 :func:`clustering_scores` computes the three at once. :func:`top_terms` lists the
 heaviest terms of each topic (row) of a factor matrix such as ``NMF.components_`` or
 ``SphericalKMeans.cluster_centers_``.
@@ -25,6 +28,8 @@ import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
+
+from ._utils.validation import is_missing_label
 
 __all__ = ["nmi", "ari", "accuracy", "clustering_scores", "top_terms", "topic_coherence",
            "npmi_coherence", "topic_diversity", "topic_quality"]
@@ -55,6 +60,16 @@ def _check_labelings(labels_true, labels_pred):
             "labels_true and labels_pred must have the same length (one label per "
             f"document); got {labels_true.shape[0]} and {labels_pred.shape[0]}."
         )
+    if labels_true.dtype.kind in "OUSf":  # unlabelled documents are left out
+        known = np.fromiter((not is_missing_label(y) for y in labels_true.tolist()),
+                            dtype=bool, count=labels_true.shape[0])
+        if not known.all():
+            if not known.any():
+                raise ValueError("labels_true has no label (all are missing): at least one "
+                                 "labelled document is needed.")
+            labels_true, labels_pred = labels_true[known], labels_pred[known]
+            if labels_true.dtype.kind == "O":  # e.g. str labels once the Nones are gone
+                labels_true = np.asarray(labels_true.tolist())
     return labels_true, labels_pred
 
 

@@ -147,7 +147,7 @@ def test_methods_and_contexts(corpus_files, tmp_path, method, context):
     args = ["cluster", corpus_files["csv"], "-k", "3", "--method", method, "--out", str(out),
             *FAST]
     if context:
-        args += ["--context", context, "--window", "3"]
+        args += ["--context", context] + (["--window", "3"] if context == "window" else [])
     assert main(args) == 0
     run = read_run(out)
     assert run["method"] == method

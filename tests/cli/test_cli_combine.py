@@ -75,6 +75,6 @@ def test_consensus_keeps_documents_without_terms_apart(tmp_path):
     path = write_csv(tmp_path / "with_empty.csv", zip(texts, labels), ["text", "label"])
     out = str(tmp_path / "out")
     assert main(["cluster", str(path), "-k", "3", "--method", "nmf", "--consensus", "mmm",
-                 "--runs", "3", "--max-iter", "50", "--out", out, "-q"]) == 0
+                 "--runs", "3", "--max-iter", "50", "--min-df", "2", "--out", out, "-q"]) == 0
     clusters = [int(r["cluster"]) for r in read(out, "assignments.csv")]
     assert clusters[4] == -1 and set(clusters) - {-1} == {0, 1, 2}

@@ -54,7 +54,7 @@ def test_tree_prints_the_tree(planted45_csv, tmp_path, capsys):
 @pytest.mark.parametrize("argv, pattern", [
     (["--leaves", "0"], "--leaves must be at least 1"),
     (["--leaves", "46"], "larger than the number of documents"),
-    (["--leaves", "2", "--beta", "0.5"], "'beta' parameter"),
+    (["--leaves", "2", "--beta", "0.5"], "--beta must be greater than 1"),
 ])
 def test_tree_bad_input(planted45_csv, tmp_path, capsys, argv, pattern):
     out = tmp_path / "nothing"

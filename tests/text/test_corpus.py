@@ -145,7 +145,7 @@ def test_sequences_on_hand_made_text():
         "",
         "banana apple cherry\n\napple banana",
     ]
-    corpus = Corpus(texts)  # min_df=2: zzz and qqq (one document each) are out of vocabulary
+    corpus = Corpus(texts, min_df=2)  # zzz and qqq (one document each) are out of vocabulary
     assert sorted(corpus.vocabulary) == ["apple", "banana", "cherry"]
     a, b, c = (list(corpus.vocabulary).index(w) for w in ("apple", "banana", "cherry"))
     seq = corpus.sequences()

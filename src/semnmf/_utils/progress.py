@@ -76,7 +76,9 @@ def progress(description, total=None, enabled=True, status=""):
     """Context manager yielding a task with ``advance(n, status=...)``.
 
     Does nothing (and costs nothing) when ``enabled`` is false; bars are drawn on stderr
-    only, so stdout stays clean for results and pipes.
+    only, so stdout stays clean for results and pipes. A loop that ends early (a fit that
+    converges before ``total`` iterations) leaves a finished bar, its total set to the
+    steps done, never one stopped short of its total that looks hung.
     """
     if not enabled:
         yield _NullTask()
@@ -90,6 +92,14 @@ def progress(description, total=None, enabled=True, status=""):
                   disable=not sys.stderr) as bar:
         task_id = bar.add_task(description, total=total, status=status)
         yield _Task(bar, task_id)
+        _finish(bar, task_id)
+
+
+def _finish(bar, task_id):
+    """Mark a task done: a total not reached (an early stop) becomes the steps done."""
+    for task in bar.tasks:
+        if task.id == task_id and (task.total is None or task.completed < task.total):
+            bar.update(task_id, total=max(task.completed, 1), completed=max(task.completed, 1))
 
 
 def log(message, enabled=True):

@@ -119,6 +119,18 @@ def check_positive_int(value, name, minimum=1):
     return int(value)
 
 
+def is_missing_label(value):
+    """Whether a reference label means "no label": None, an empty (or blank) string, or
+    NaN. Such documents are unlabelled: no class, and left out of the scores."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, (float, np.floating)):
+        return bool(np.isnan(value))
+    return False
+
+
 def check_nonnegative_float(value, name):
     """A finite real number >= 0 (bools refused); clear ValueError otherwise."""
     if (isinstance(value, bool) or not isinstance(value, numbers.Real)

@@ -4,38 +4,63 @@ Imports only the standard library at module level (the parser must load no numpy
 the library is imported inside the functions that run a command.
 """
 
+import codecs
 import contextlib
+import math
+import os
+import re
 import time
 import warnings
 
 CONTEXT_CHOICES = ("auto", "document", "sentence", "window")
+# The context options, their defaults (applied by resolve_context_defaults: the parser's
+# default is None, so that an option given where it does not apply can be refused).
+CONTEXT_DEFAULTS = {"context": "auto", "window": 10, "min_count": 1}
+CONTEXT_OPTIONS = {"context": "--context", "window": "--window", "association": "--association",
+                   "min_count": "--min-count", "top_k": "--top-k"}
+LANGUAGE_CHOICES = ("english", "none")
+# The largest seed numpy's generators take, and the widest useful weights (lam).
+MAX_SEED = 2**32 - 1
 
 
 def add_context_arguments(group):
     group.add_argument("--context", choices=CONTEXT_CHOICES,
-                       default="auto", help="which words co-occur: same document, same "
+                       default=None, help="which words co-occur: same document, same "
                        "sentence, or within --window words; auto = window when raw text "
-                       "exists, else document")
-    group.add_argument("--window", type=int, default=10, metavar="L",
+                       "exists, else document (default auto)")
+    group.add_argument("--window", type=int, default=None, metavar="L",
                        help="words on each side for --context window (default 10)")
     group.add_argument("--association", choices=("ppmi", "sppmi"), default=None,
                        help="PPMI or shifted PPMI, shift log 2 (default: sppmi for senmf, "
                             "ppmi otherwise)")
-    group.add_argument("--min-count", type=int, default=1,
-                       help="drop word pairs seen fewer times (prunes M)")
+    group.add_argument("--min-count", type=int, default=None,
+                       help="drop word pairs seen fewer times (prunes M; default 1)")
     group.add_argument("--top-k", type=int, default=None,
-                       help="keep the K strongest contexts per word (prunes M)")
+                       help="keep the K strongest contexts per word (prunes M; default: all)")
 
 
 def add_input_arguments(parser):
     text = parser.add_argument_group("input")
     text.add_argument("--text-column", default=None, help="text column of a CSV/TSV/JSONL (default 'text')")
-    text.add_argument("--label-column", default=None, help="label column (default 'label' if present)")
-    text.add_argument("--encoding", default="utf-8", help="encoding of text files (default utf-8)")
+    text.add_argument("--label-column", default=None,
+                      help="label column (default 'label' if present); empty labels mark "
+                           "unlabelled documents, left out of the scores")
+    text.add_argument("--encoding", default="utf-8",
+                      help="encoding of text files, e.g. latin-1 or utf-16 (default utf-8)")
+    text.add_argument("--language", choices=LANGUAGE_CHOICES, default=None,
+                      help="stop words left out of the vocabulary: english (scikit-learn's "
+                           "list) or none, for texts in other languages (default english)")
+    text.add_argument("--token-pattern", default=None, metavar="REGEX",
+                      help="regular expression of a word (default: two or more Unicode "
+                           r"letters, (?u)\b[^\W\d_][^\W\d_]+\b)")
+    text.add_argument("--vocab", default=None, metavar="FILE",
+                      help="terms of the columns of a dataset folder's counts.mtx, one per "
+                           "line (default: its vocab.txt; without one terms are t0, t1, ...)")
     text.add_argument("--min-df", type=int, default=None,
-                      help="drop terms in fewer documents (default 2 for texts)")
+                      help="drop terms in fewer documents (default: 2 for texts of 50 "
+                           "documents or more, 1 below and for a count matrix)")
     text.add_argument("--max-df", type=float, default=1.0,
-                      help="drop terms in more than this fraction of documents")
+                      help="drop terms in more than this fraction of documents (default 1.0)")
     text.add_argument("--stem", choices=("none", "porter", "english"), default=None,
                       help="stemming of raw texts (default none)")
     text.add_argument("--weighting", choices=("tfidf", "ncut", "counts"), default="tfidf",
@@ -45,8 +70,107 @@ def add_input_arguments(parser):
 def add_output_arguments(parser, default):
     out = parser.add_argument_group("output")
     out.add_argument("--out", default=None, metavar="DIR", help=f"output folder (default {default})")
-    out.add_argument("--top", type=int, default=10, help="top words shown per cluster")
+    out.add_argument("--overwrite", action="store_true",
+                     help="replace the results of an earlier run in --out (its result files "
+                          "are removed first); without it such a folder is refused")
+    out.add_argument("--top", type=int, default=10, help="top words shown per cluster (default 10)")
     out.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+
+
+def require(condition, message):
+    """Raise the one-line ValueError ``message`` unless ``condition``."""
+    if not condition:
+        raise ValueError(message)
+
+
+def check_number(value, option, *, low=None, high=None, integer=False):
+    """Refuse an option value outside [low, high] (or not finite), naming the option."""
+    if value is None:
+        return
+    if not integer and not math.isfinite(value):
+        raise ValueError(f"{option} must be a finite number, got {value}.")
+    if (low is not None and value < low) or (high is not None and value > high):
+        show = (lambda v: f"{v:d}") if integer else (lambda v: f"{v:g}")
+        if high is None:
+            bound = f"at least {show(low)}"
+        elif low is None:
+            bound = f"at most {show(high)}"
+        else:
+            bound = f"between {show(low)} and {show(high)}"
+        raise ValueError(f"{option} must be {bound}, got {show(value)}.")
+
+
+def check_input_arguments(args):
+    """Check the input and output options before any data is read (one line each)."""
+    try:
+        codecs.lookup(args.encoding)
+    except LookupError:
+        raise ValueError(f"--encoding: unknown encoding {args.encoding!r}; use a Python "
+                         "codec name such as utf-8, utf-16 or latin-1.") from None
+    check_number(args.min_df, "--min-df", low=1, integer=True)
+    if not 0 < args.max_df <= 1:
+        raise ValueError(f"--max-df is a fraction of the documents, in (0, 1]; got {args.max_df:g}.")
+    if args.token_pattern is not None:
+        try:
+            groups = re.compile(args.token_pattern).groups
+        except re.error as exc:
+            raise ValueError(f"--token-pattern {args.token_pattern!r} is not a valid regular "
+                             f"expression: {exc}.") from None
+        require(groups <= 1, f"--token-pattern {args.token_pattern!r} may have at most one "
+                             "capturing group; write the others as (?:...).")
+    if args.vocab is not None:
+        require(os.path.isfile(args.vocab), f"--vocab {args.vocab}: no such file.")
+    check_number(args.top, "--top", low=1, integer=True)
+
+
+def check_seed(seed):
+    check_number(seed, "--seed", low=0, high=MAX_SEED, integer=True)
+
+
+def check_context_arguments(args, applies, where):
+    """Refuse context options given where no word-context matrix is built (``applies``
+    false; ``where`` says where they apply), check their values, then fill the defaults."""
+    given = [option for name, option in CONTEXT_OPTIONS.items() if getattr(args, name) is not None]
+    if given and not applies:
+        raise ValueError(f"{', '.join(given)} shape the word-context matrix, which is built "
+                         f"only {where}; drop {'them' if len(given) > 1 else 'it'}.")
+    if args.window is not None and args.context in ("document", "sentence"):
+        raise ValueError(f"--window applies to --context window (or auto), not --context "
+                         f"{args.context}; drop --window.")
+    check_number(args.window, "--window", low=1, integer=True)
+    check_number(args.min_count, "--min-count", low=1, integer=True)
+    check_number(args.top_k, "--top-k", low=1, integer=True)
+    for name, value in CONTEXT_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+
+
+def output_folder(args, default_name):
+    """The output folder (``--out``, else ``semnmf_results/<default_name>``), checked before
+    any work: not a file, and no earlier run's results unless ``--overwrite``."""
+    from ..report.output import check_output_folder
+
+    out = args.out or os.path.join("semnmf_results", default_name)
+    check_output_folder(out, overwrite=args.overwrite)
+    return out
+
+
+def source_name(source):
+    """The corpus name ``load_dataset(source)`` will give (for the default --out)."""
+    from ..datasets import source_name as name
+
+    return name(source)
+
+
+def data_notes(record, corpus):
+    """Add to run.json's ``data`` entry what the loading decided: documents without a label
+    (left out of the scores) and the min_df used (and whether it was chosen automatically)."""
+    if record.get("data") is not None:
+        record["data"].update({"n_unlabelled": corpus.n_unlabelled if corpus.labels is not None
+                               else corpus.n_documents,
+                               "min_df": corpus.min_df,
+                               "min_df_automatic": bool(corpus.min_df_automatic)})
+    return record
 
 
 @contextlib.contextmanager
@@ -73,13 +197,23 @@ def load_corpus(args, verbose, timings, t0):
         options["max_df"] = args.max_df
     if args.stem is not None:
         options["stem"] = None if args.stem == "none" else args.stem
+    if args.language is not None:
+        options["stop_words"] = args.language
+    if args.token_pattern is not None:
+        options["token_pattern"] = args.token_pattern
+    if args.vocab is not None:
+        options["vocabulary"] = args.vocab
     log(f"loading {args.source} ...", verbose)
     corpus = load_dataset(args.source, text_column=args.text_column,
                           label_column=args.label_column, encoding=args.encoding, **options)
     timings["load"] = time.perf_counter() - t0
     log(f"{corpus}", verbose)
+    if corpus.labels is not None and corpus.n_unlabelled:
+        log(f"{corpus.n_unlabelled} of {corpus.n_documents} documents have no label: they "
+            "are clustered but left out of the scores", verbose)
     t = time.perf_counter()
-    X = corpus.vectorize(args.weighting)
+    with logged_warnings():
+        X = corpus.vectorize(args.weighting)
     timings["vectorize"] = time.perf_counter() - t
     return corpus, X
 

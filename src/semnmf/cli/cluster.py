@@ -7,13 +7,14 @@ it), refines with GTNMF if asked, and writes the results with
 """
 
 import argparse
-import os
 import time
 
 from ..experiments.methods import CLI_METHODS, CONSENSUS_METHODS, DEFAULT_CLI_METHOD
-from ..models._defaults import DEFAULT_GRAPH_LAM, DEFAULT_LAM
+from ..models._defaults import DEFAULT_GRAPH_LAM, DEFAULT_LAM, MAX_LAM
 from ._common import (add_context_arguments, add_input_arguments, add_output_arguments,
-                      context_record, load_corpus, logged_warnings, word_context)
+                      check_context_arguments, check_input_arguments, check_number, check_seed,
+                      context_record, data_notes, load_corpus, logged_warnings, output_folder,
+                      source_name, word_context)
 
 EPILOG = """\
 examples:
@@ -30,6 +31,13 @@ vocab.txt, labels.txt, docs.jsonl), a folder of .txt files (one sub-folder per l
 flat), or a .csv / .tsv / .jsonl file with a text column (and optional label column).
 Results go to --out: assignments.csv, topics.csv, run.json, and model/ (the saved model
 that "semnmf assign DIR SOURCE" uses to assign new documents); report.html with --report.
+A folder holding an earlier run's results is refused unless --overwrite (which removes
+them first).
+
+Choosing K: there is no single right number of clusters. Start from the number of topics
+you expect (the number of classes of a labelled corpus), then try a few values around it
+(e.g. -k 4, -k 6, -k 8) and read the top words: too small a K mixes topics in one cluster,
+too large a K splits a topic into near-duplicate clusters.
 """
 
 
@@ -44,10 +52,11 @@ def add_parser(commands):
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     c.add_argument("source", metavar="SOURCE", help="corpus to cluster (see below)")
     c.add_argument("-k", "--n-clusters", type=int, required=True, dest="k",
-                   help="number of clusters")
+                   help="number of clusters (required; see \"Choosing K\" below)")
     c.add_argument("--method", choices=list(CLI_METHODS), default=DEFAULT_CLI_METHOD,
-                   help="; ".join(f"{name}: {m.description}" for name, m in CLI_METHODS.items()))
-    c.add_argument("--loss", choices=("frobenius", "kl"), default="frobenius",
+                   help="; ".join(f"{name}: {m.description}" for name, m in CLI_METHODS.items())
+                   + f" (default {DEFAULT_CLI_METHOD})")
+    c.add_argument("--loss", choices=("frobenius", "kl"), default=None,
                    help=f"loss of {' / '.join(n for n, m in CLI_METHODS.items() if m.variants)}: "
                         "Frobenius (default) or generalized KL")
     c.add_argument("--orthogonal", action="store_true",
@@ -56,45 +65,54 @@ def add_parser(commands):
                         "Frobenius)")
     model = c.add_argument_group("Semantic-NMF")
     model.add_argument("--lam", type=float, default=None,
-                       help=f"weight of the word-context term (default {DEFAULT_LAM}; relative "
-                            "to the document term unless --lam-scale absolute); for "
-                            f"{_names(lambda m: m.word_context)} only")
-    model.add_argument("--lam-scale", choices=("relative", "absolute"), default="relative",
+                       help=f"weight of the word-context term, 0 to {MAX_LAM:g} (default "
+                            f"{DEFAULT_LAM:g}; relative to the document term unless --lam-scale "
+                            f"absolute); for {_names(lambda m: m.word_context)} only")
+    model.add_argument("--lam-scale", choices=("relative", "absolute"), default=None,
                        help="relative: lam weighs the relative errors of both terms (same "
-                            "meaning on every corpus); absolute: the paper's raw lambda")
+                            "meaning on every corpus); absolute: the paper's raw lambda "
+                            "(default relative)")
     model.add_argument("--graph-lam", type=float, default=None,
-                       help=f"weight of the document-graph term (default {DEFAULT_GRAPH_LAM}, "
-                            f"relative); for {_names(lambda m: m.graph)} only")
+                       help=f"weight of the document-graph term, 0 to {MAX_LAM:g} (default "
+                            f"{DEFAULT_GRAPH_LAM:g}, relative); for {_names(lambda m: m.graph)} "
+                            "only")
     add_context_arguments(model)
     fit = c.add_argument_group("fitting")
-    fit.add_argument("--init", choices=("skmeans", "random", "nndsvda"), default="skmeans",
-                     help="starting point (default: spherical k-means, as in the papers)")
-    fit.add_argument("--n-init", type=int, default=1, help="restarts; the best objective is kept")
-    fit.add_argument("--max-iter", type=int, default=200)
-    fit.add_argument("--tol", type=float, default=1e-4)
+    fit.add_argument("--init", choices=("skmeans", "random", "nndsvda"), default=None,
+                     help="starting point of the NMF methods (default: skmeans, spherical "
+                          "k-means, as in the papers)")
+    fit.add_argument("--n-init", type=int, default=1,
+                     help="restarts; the best objective is kept (default 1)")
+    fit.add_argument("--max-iter", type=int, default=200,
+                     help="most iterations of a fit (default 200)")
+    fit.add_argument("--tol", type=float, default=1e-4,
+                     help="stop when the objective changes by less than this, relative "
+                          "(default 1e-4)")
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     pre = c.add_argument_group("pretrained semantics (needs the [embeddings] extra)")
     pre.add_argument("--semantics", default="corpus", metavar="SOURCE",
                      help="corpus: word contexts of this corpus only (default); glove: GloVe "
                           "6B word vectors; minilm: all-MiniLM-L6-v2 (offline); or any "
                           "sentence-transformers model name")
-    pre.add_argument("--embed", choices=("words", "documents", "both"), default="both",
+    pre.add_argument("--embed", choices=("words", "documents", "both"), default=None,
                      help="what the pretrained model reads: the vocabulary terms (a word graph "
                           "that expands the documents), the documents (chunked, in full: a "
-                          "document graph and the start), or both (default)")
+                          "document graph and the start), or both (default both)")
     pre.add_argument("--cache-dir", default=None, metavar="DIR",
                      help="embedding cache (default $SEMNMF_CACHE or ~/.cache/semnmf)")
     combine = c.add_argument_group("many runs and refinement")
     combine.add_argument("--consensus", choices=CONSENSUS_METHODS, default=None,
                          help="combine --runs runs into one partition: cspa / hgpa / mcla "
                               "(Strehl & Ghosh), anmi (the best of the three by ANMI), mmm "
-                              "(multinomial-mixture consensus)")
-    combine.add_argument("--runs", type=int, default=10,
+                              "(multinomial-mixture consensus) (default: none, one run)")
+    combine.add_argument("--runs", type=int, default=None,
                          help="runs for --consensus, seeds SEED..SEED+RUNS-1 (default 10)")
     combine.add_argument("--keep", type=int, default=None,
-                         help="keep the best KEEP runs by objective (default: all)")
+                         help="keep the best KEEP runs by objective, for --consensus "
+                              "(default: all)")
     combine.add_argument("--refine", choices=("gt",), default=None,
-                         help="gt: game-theoretic refinement (GTNMF) of the memberships")
+                         help="gt: game-theoretic refinement (GTNMF) of the memberships "
+                              "(default: none)")
     add_input_arguments(c)
     add_output_arguments(c, "semnmf_results/<source>_<method>_k<K>")
     c.add_argument("--report", action="store_true",
@@ -103,10 +121,18 @@ def add_parser(commands):
 
 
 def check_arguments(args):
-    """Refuse option combinations that cannot work, before reading any data."""
+    """Refuse option values and combinations that cannot work, before reading any data
+    (one line naming the option), then fill in the defaults of the options that apply."""
     method = CLI_METHODS[args.method]
     if args.k < 1:
         raise ValueError(f"-k must be at least 1, got {args.k}.")
+    check_seed(args.seed)
+    check_number(args.lam, "--lam", low=0, high=MAX_LAM)
+    check_number(args.graph_lam, "--graph-lam", low=0, high=MAX_LAM)
+    check_number(args.max_iter, "--max-iter", low=1, integer=True)
+    check_number(args.tol, "--tol", low=0)
+    check_number(args.n_init, "--n-init", low=1, integer=True)
+    check_input_arguments(args)
     if args.lam is not None and not method.word_context:
         raise ValueError(f"--lam weighs the word-context term, which --method {args.method} "
                          f"does not have; use it with {_names(lambda m: m.word_context)}.")
@@ -114,17 +140,32 @@ def check_arguments(args):
         raise ValueError(f"--graph-lam weighs the document-graph term, which --method "
                          f"{args.method} does not have; use it with "
                          f"{_names(lambda m: m.graph)}.")
-    if args.semantics != "corpus":
+    if args.lam_scale is not None and not (method.word_context or method.graph):
+        raise ValueError(f"--lam-scale sets the scale of --lam and --graph-lam, which --method "
+                         f"{args.method} does not have; drop --lam-scale.")
+    if args.init is not None and not method.takes_init:
+        raise ValueError(f"--init sets the start of the NMF methods; --method {args.method} "
+                         "starts from its own (random) centres: drop --init (use --seed or "
+                         "--n-init).")
+    check_context_arguments(args, method.word_context,
+                            f"for {_names(lambda m: m.word_context)}")
+    if args.semantics == "corpus":
+        if args.embed is not None or args.cache_dir is not None:
+            raise ValueError(f"{'--embed' if args.embed is not None else '--cache-dir'} "
+                             "applies to pretrained semantics: use it with --semantics "
+                             "glove, minilm or a model name.")
+    else:
         if not args.semantics.strip():
             raise ValueError("--semantics needs a source: corpus, glove, minilm or a "
                              "sentence-transformers model name.")
-        if args.method != "snmf" or args.loss != "frobenius" or args.orthogonal:
+        if args.method != "snmf" or args.loss not in (None, "frobenius") or args.orthogonal:
             raise ValueError("--semantics adds pretrained knowledge to Semantic-NMF: use it "
                              "with the default --method snmf (Frobenius loss, not orthogonal).")
-        if args.init != "skmeans":
+        if args.init not in (None, "skmeans"):
             raise ValueError("--semantics chooses its own start (spherical k-means, or k-means "
                              "of the document vectors); drop --init.")
-        embeds_documents = args.embed != "words" and args.semantics.strip().lower() != "glove"
+        embed = args.embed or "both"
+        embeds_documents = embed != "words" and args.semantics.strip().lower() != "glove"
         if embeds_documents and (args.consensus or args.n_init > 1):
             raise ValueError("with embedded documents every run starts from the same k-means "
                              "of the document vectors, so --consensus and --n-init would repeat "
@@ -132,7 +173,7 @@ def check_arguments(args):
         from ..pipelines.pretrained import check_available
 
         check_available(args.semantics)
-    if (args.loss != "frobenius" or args.orthogonal) and not method.variants:
+    if (args.loss is not None or args.orthogonal) and not method.variants:
         raise ValueError("--loss and --orthogonal apply to --method "
                          f"{' or '.join(sorted(n for n, m in CLI_METHODS.items() if m.variants))} only.")
     if args.loss == "kl" and args.orthogonal:
@@ -145,11 +186,26 @@ def check_arguments(args):
         raise ValueError("--refine gt needs soft memberships (NMF or Semantic-NMF); "
                          "spherical k-means gives hard labels. Use --method nmf or snmf.")
     if args.consensus:
-        if args.runs < 2:
-            raise ValueError(f"--runs must be at least 2 for a consensus, got {args.runs}.")
-        keep = args.runs if args.keep is None else args.keep
-        if not 2 <= keep <= args.runs:
-            raise ValueError(f"--keep must be between 2 and --runs ({args.runs}), got {keep}.")
+        runs = 10 if args.runs is None else args.runs
+        if runs < 2:
+            raise ValueError(f"--runs must be at least 2 for a consensus, got {runs}.")
+        keep = runs if args.keep is None else args.keep
+        if not 2 <= keep <= runs:
+            raise ValueError(f"--keep must be between 2 and --runs ({runs}), got {keep}.")
+        args.runs = runs
+    elif args.runs is not None or args.keep is not None:
+        raise ValueError(f"{'--runs' if args.runs is not None else '--keep'} applies to many "
+                         "runs combined by --consensus; add --consensus (e.g. --consensus "
+                         "mmm) or drop it.")
+    # the defaults of the options that apply, as the run record shows them
+    if method.variants and args.loss is None:
+        args.loss = "frobenius"
+    if (method.word_context or method.graph) and args.lam_scale is None:
+        args.lam_scale = "relative"
+    if method.takes_init and args.init is None:
+        args.init = "skmeans"
+    if args.semantics != "corpus" and args.embed is None:
+        args.embed = "both"
 
 
 def build_model(args, verbose):
@@ -168,11 +224,14 @@ def run(args):
     from ..pipelines.saved import SavedModel, memberships_from_factors, run_agreement
     from ..report.results import run_record, write_results
 
+    from ..report.output import clear_output_folder
+
     verbose = not args.quiet
     method = CLI_METHODS[args.method]
     timings = {}
     t0 = time.perf_counter()
     check_arguments(args)
+    out = output_folder(args, f"{source_name(args.source)}_{args.method}_k{args.k}")
     # the weights used, as the run record shows them
     if method.word_context and args.lam is None:
         args.lam = DEFAULT_LAM
@@ -250,12 +309,12 @@ def run(args):
     extra["topic_quality"] = topic_quality(components, corpus.counts())
     timings["total"] = time.perf_counter() - t0
 
-    out = args.out or os.path.join("semnmf_results", f"{corpus.name}_{args.method}_k{args.k}")
     record = run_record(model, labels, method=args.method, corpus=corpus, X=X,
                         source=args.source, weighting=args.weighting,
                         word_context=method.word_context, cli_arguments=vars(args),
                         context=context_record(args, M, context), scores=scores, extra=extra,
                         timings=timings, n_clusters=args.k)
+    data_notes(record, corpus)
     saved = None
     if args.semantics == "corpus":  # pretrained semantics change X: not saved (yet)
         saved = SavedModel.from_fit(
@@ -267,6 +326,7 @@ def run(args):
         record["model"] = None
         record["model_not_saved"] = ("runs with --semantics build X with pretrained "
                                      "vectors, which saved models do not hold")
+    clear_output_folder(out)  # an earlier run's files (--overwrite): none may stay
     files = write_results(out, corpus, labels, components, record, n_top=max(args.top, 20),
                           partitions=None if ensemble is None else ensemble.partitions_,
                           partition_seeds=None if ensemble is None else ensemble.kept_seeds_,
@@ -314,7 +374,7 @@ def _print_summary(corpus, labels, topics, scores, args, out, files, quality=Non
         row = [str(c), str(size.get(c, 0))]
         terms = [(term, weight) for term, weight in terms if weight > 0]
         if corpus.labels is not None:
-            members = corpus.labels[labels == c]
+            members = corpus.labels[(labels == c) & corpus.labelled]
             if len(members):
                 values, counts = np.unique(members.astype(str), return_counts=True)
                 row.append(f"{values[counts.argmax()]} ({counts.max() / len(members):.0%})")

@@ -2,12 +2,13 @@
 with :func:`semnmf.report.write_tree_results`."""
 
 import argparse
-import os
 import time
 
-from ..models._defaults import DEFAULT_LAM
+from ..models._defaults import DEFAULT_LAM, MAX_LAM
 from ._common import (add_context_arguments, add_input_arguments, add_output_arguments,
-                      context_record, load_corpus, logged_warnings, word_context)
+                      check_context_arguments, check_input_arguments, check_number, check_seed,
+                      context_record, data_notes, load_corpus, logged_warnings, output_folder,
+                      source_name, word_context)
 
 EPILOG = """\
 examples:
@@ -17,7 +18,8 @@ examples:
 Hierarchical clustering by rank-2 NMF (Kuang & Park, KDD 2013): the leaf whose split
 scores best is split next; small low-scoring groups are set apart as outliers (cluster -1).
 Results go to --out: tree.json, assignments.csv, tree.png, tree.svg, run.json, and model/
-(the saved tree that "semnmf assign DIR SOURCE" uses to assign new documents).
+(the saved tree that "semnmf assign DIR SOURCE" uses to assign new documents); a folder
+holding an earlier run's results is refused unless --overwrite).
 SOURCE is read as for "semnmf cluster".
 """
 
@@ -33,15 +35,17 @@ def add_parser(commands):
     split.add_argument("--splitter", choices=("rank2", "semantic", "kmeans"), default="rank2",
                        help="rank2: rank-2 NMF (default, the paper); semantic: rank-2 "
                             "Semantic-NMF with the word-context term; kmeans: spherical 2-means")
-    split.add_argument("--lam", type=float, default=DEFAULT_LAM,
-                       help=f"word-context weight for --splitter semantic (default {DEFAULT_LAM})")
+    split.add_argument("--lam", type=float, default=None,
+                       help=f"word-context weight for --splitter semantic, 0 to {MAX_LAM:g} "
+                            f"(default {DEFAULT_LAM:g})")
     split.add_argument("--beta", type=float, default=9.0,
                        help="outlier rule |N1| >= beta |N2| (default 9, the paper's)")
     split.add_argument("--trials", type=int, default=3,
                        help="tentative splits per node, T (default 3, the paper's)")
     split.add_argument("--score-threshold", type=float, default=0.0,
                        help="stop when no leaf scores above it (default 0)")
-    split.add_argument("--max-iter", type=int, default=500, help="iterations per split")
+    split.add_argument("--max-iter", type=int, default=500,
+                       help="iterations per split (default 500)")
     split.add_argument("--tol", type=float, default=1e-4,
                        help="projected-gradient tolerance of each split (default 1e-4)")
     split.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -53,17 +57,42 @@ def add_parser(commands):
     return t
 
 
+def check_arguments(args):
+    """Refuse option values and combinations that cannot work, before reading any data."""
+    check_number(args.leaves, "--leaves", low=1, integer=True)
+    check_seed(args.seed)
+    check_number(args.lam, "--lam", low=0, high=MAX_LAM)
+    check_number(args.beta, "--beta")
+    if args.beta <= 1:
+        raise ValueError(f"--beta must be greater than 1, got {args.beta:g}.")
+    check_number(args.trials, "--trials", low=1, integer=True)
+    check_number(args.score_threshold, "--score-threshold")
+    check_number(args.max_iter, "--max-iter", low=1, integer=True)
+    check_number(args.tol, "--tol", low=0)
+    check_input_arguments(args)
+    semantic = args.splitter == "semantic"
+    if args.lam is not None and not semantic:
+        raise ValueError(f"--lam weighs the word-context term of --splitter semantic; "
+                         f"--splitter {args.splitter} has none: drop --lam or use --splitter "
+                         "semantic.")
+    check_context_arguments(args, semantic, "for --splitter semantic")
+    if args.lam is None:
+        args.lam = DEFAULT_LAM
+
+
 def run(args):
     from ..metrics import clustering_scores, nmi
     from ..models import HierarchicalNMF
     from ..pipelines.saved import SavedModel
     from ..report.results import run_record, write_tree_results
 
+    from ..report.output import clear_output_folder
+
     verbose = not args.quiet
     timings = {}
     t0 = time.perf_counter()
-    if args.leaves < 1:
-        raise ValueError(f"--leaves must be at least 1, got {args.leaves}.")
+    check_arguments(args)
+    out = output_folder(args, f"{source_name(args.source)}_tree{args.leaves}")
     corpus, X = load_corpus(args, verbose, timings, t0)
     if args.leaves > X.shape[0]:
         raise ValueError(f"--leaves {args.leaves} is larger than the number of documents ({X.shape[0]}).")
@@ -86,11 +115,11 @@ def run(args):
                      for t in range(2, model.n_leaves_ + 1)}
     timings["total"] = time.perf_counter() - t0
 
-    out = args.out or os.path.join("semnmf_results", f"{corpus.name}_tree{args.leaves}")
     common = run_record(model, model.labels_, method="hiernmf2", corpus=corpus, X=X,
                         source=args.source, weighting=args.weighting,
                         cli_arguments=vars(args), context=context_record(args, M, context),
                         scores=scores, timings=timings)
+    data_notes(common, corpus)
     record = {key: common[key] for key in ("method", "estimator", "source", "corpus",
                                            "parameters", "cli_arguments", "context", "data",
                                            "n_classes")}
@@ -102,6 +131,7 @@ def run(args):
                                         "created")}})
     # strength of each document's leaf (its path of rank-2 shares); outliers: 0
     strength = model.predict_membership(X)[1] * (model.labels_ >= 0)
+    clear_output_folder(out)  # an earlier run's files (--overwrite): none may stay
     files = write_tree_results(out, model, corpus, record, n_top=max(args.top, 20), n_terms=6,
                                title=f"{corpus.name}: {model.n_leaves_} leaves",
                                memberships=strength,

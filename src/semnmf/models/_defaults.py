@@ -11,3 +11,7 @@ DEFAULT_LAM = 10.0
 # Relative weight of the document-graph term of GNMF and SemanticGNMF (``graph_lam``),
 # from the sweeps reported in their docstrings (CSTR, CLASSIC4, BBC, NG5).
 DEFAULT_GRAPH_LAM = 3.0
+
+# The largest weight (``lam``, ``graph_lam``) accepted: at 10⁶ the other term of the
+# objective is already negligible, and larger values overflow the updates (NaN factors).
+MAX_LAM = 1e6

@@ -66,7 +66,7 @@ from ._defaults import DEFAULT_GRAPH_LAM
 from ._solvers.frobenius import FrobeniusProblem
 from ._solvers.graph import GraphProblem
 from .nmf import _BaseNMF
-from .semantic import DEFAULT_LAM, SemanticNMF, check_lam
+from .semantic import DEFAULT_LAM, SemanticNMF, check_effective, check_lam
 
 __all__ = ["GNMF", "SemanticGNMF", "GraphProblem", "effective_graph_lambda"]
 
@@ -94,7 +94,7 @@ def effective_graph_lambda(lam, A, scale="relative"):
     total = float(A.sum())
     if total <= 0:
         return 0.0
-    return float(lam) * A.shape[0] / total
+    return check_effective(float(lam) * A.shape[0] / total, lam, "graph_lam")
 
 
 # -- the estimators --------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._utils.validation import check_matrix, check_nonnegative_float
 from ..text.context import word_context
-from ._defaults import DEFAULT_LAM
+from ._defaults import DEFAULT_LAM, MAX_LAM
 from ._solvers.mu import squared_norm
 from .nmf import NMF, _BaseNMF
 
@@ -58,12 +58,25 @@ def effective_lambda(lam, X, M, scale="relative", loss="frobenius"):
         size_X, size_M = squared_norm(X), squared_norm(M)
     if size_M == 0:
         return 0.0
-    return float(lam) * size_X / size_M
+    return check_effective(float(lam) * size_X / size_M, lam)
+
+
+def check_effective(value, lam, name="lam"):
+    """An effective weight, refused (ValueError naming ``name``) when it is not finite:
+    the updates would then fill the factors with NaN."""
+    if not np.isfinite(value):
+        raise ValueError(f"{name}={lam:g} gives an infinite effective weight on this data; "
+                         f"use a {name} between 0 and {MAX_LAM:g}.")
+    return value
 
 
 def check_lam(lam, lam_scale, name="lam"):
-    """A word-context (or graph) weight: a finite number >= 0 and its scale's name."""
+    """A word-context (or graph) weight: a finite number in [0, MAX_LAM] = [0, 10⁶] (larger
+    weights overflow the updates into NaN factors) and its scale's name."""
     check_nonnegative_float(lam, name)
+    if lam > MAX_LAM:
+        raise ValueError(f"{name} must be between 0 and {MAX_LAM:g}, got {lam:g}: at "
+                         f"{MAX_LAM:g} the other term of the objective is already negligible.")
     if lam_scale not in ("relative", "absolute"):
         raise ValueError(f"lam_scale must be 'relative' or 'absolute', got {lam_scale!r}.")
 

@@ -427,8 +427,9 @@ def association(C, kind="ppmi", shift=2, dtype=None):
     # log c_jj' + log c.. - log c_j. - log c_.j' on the stored entries, in place
     with np.errstate(divide="ignore"):  # empty rows/columns have no stored entries
         log_rows, log_cols = np.log(row_sums), np.log(col_sums)
+        log_total = np.log(row_sums.sum())  # -inf only when C is empty: no entry to shift
     pmi = np.log(C.data, dtype=np.float64)
-    pmi += np.log(row_sums.sum()) - (np.log(shift) if kind == "sppmi" else 0.0)
+    pmi += log_total - (np.log(shift) if kind == "sppmi" else 0.0)
     pmi -= np.repeat(log_rows, np.diff(C.indptr))
     pmi -= log_cols[C.indices]
     if kind != "pmi":

@@ -3,17 +3,36 @@ matrices built from them (weighted X, token streams, word-context M)."""
 
 import json
 import os
+import warnings
 
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
 from .._utils.io import atomic_write, json_default
+from .._utils.validation import is_missing_label
 from .context import TokenSequences, word_context
-from .vectorize import (STEMMERS, TOKEN_PATTERN, count_matrix, make_analyzer, prune_columns,
-                        split_sentences, weight)
+from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
+                        count_matrix, make_analyzer, prune_columns, split_sentences, weight)
 
 CONTEXTS = ("document", "sentence", "window")
+
+# Below this many documents, ``min_df=None`` keeps words seen in one document (min_df=1):
+# on a handful of documents most words occur once, and min_df=2 would leave too few terms
+# (or none at all: a four-document corpus). From this size on, min_df=2 drops the words of
+# a single document, which cannot link documents.
+SMALL_CORPUS = 50
+
+
+def duplicate_terms(vocabulary, limit=5):
+    """The first ``limit`` repeated terms of a vocabulary, each with the (0-based)
+    positions where it occurs; an empty list when every term is distinct."""
+    positions = {}
+    for index, term in enumerate(vocabulary):
+        positions.setdefault(term, []).append(index)
+    repeated = [(term, where) for term, where in positions.items() if len(where) > 1]
+    repeated.sort(key=lambda tw: tw[1][1])
+    return repeated[:limit], len(repeated)
 
 
 class Corpus:
@@ -36,14 +55,32 @@ class Corpus:
     vocabulary : sequence of str, optional
         Terms of the columns of ``counts``.
     name : str, optional
-    lowercase, stop_words, token_pattern : as scikit-learn's CountVectorizer
+    lowercase : bool, default=True
+    stop_words : "english", "none", None or list of str, default="english"
+        Words left out of the vocabulary: scikit-learn's English list, none ("none" or
+        None: for texts in other languages), or a list of your own.
+    token_pattern : str
+        Regular expression of a token (as scikit-learn's CountVectorizer). The default,
+        :data:`semnmf.text.vectorize.TOKEN_PATTERN`, takes words of two or more Unicode
+        letters ("café", "réforme"), without digits or "_".
     stem : {None, "porter", "english", "auto"}, default=None
         Stemming (PyStemmer). "auto" is for texts attached to a fixed vocabulary: the
         stemmer that covers most of the vocabulary is picked.
     min_df, max_df, max_features : as CountVectorizer
-        Applied to the vocabulary in both modes. ``min_df=None`` (default) means 2 when
-        vectorizing texts (a word in one document cannot link documents) and 1 for a
-        given count matrix (kept as distributed).
+        Applied to the vocabulary in both modes. ``min_df=None`` (default) chooses:
+        for texts, 2 (a word in one document cannot link documents) from
+        :data:`SMALL_CORPUS` = 50 documents on, and 1 below (on a few documents most words
+        occur once, and min_df=2 could leave no term at all); for a given count matrix, 1
+        (kept as distributed). The value used is ``min_df``; ``min_df_automatic`` says
+        whether it was chosen so.
+
+    Labels that are None, empty strings or NaN mark *unlabelled* documents: they are no
+    class (``n_classes`` does not count them) and are left out of the scores; a corpus
+    whose labels are all missing has ``labels = None``.
+
+    A count matrix with non-integer values (already weighted?) is accepted, but
+    :meth:`vectorize` warns when it weights it again (TF-IDF, ncut): pass
+    ``weighting="counts"`` to use such a matrix as it is.
     """
 
     def __init__(self, texts=None, labels=None, ids=None, *, counts=None, vocabulary=None,
@@ -66,11 +103,13 @@ class Corpus:
             raise ValueError(f"stem must be one of {STEMMERS + ('auto',)}, got {stem!r}.")
         self.texts = texts
         self.name = name or "corpus"
-        self._options = dict(lowercase=lowercase, stop_words=stop_words,
-                             token_pattern=token_pattern)
+        self._options = dict(lowercase=lowercase, stop_words=check_stop_words(stop_words),
+                             token_pattern=check_token_pattern(token_pattern))
         self.stem = stem
+        self.min_df_automatic = min_df is None
         if min_df is None:
-            min_df = 1 if counts is not None else 2
+            n_rows = counts.shape[0] if counts is not None else len(texts)
+            min_df = 1 if counts is not None or n_rows < SMALL_CORPUS else 2
         self.min_df, self.max_df, self.max_features = min_df, max_df, max_features
         self._idf = None
         self._sequences = None
@@ -85,11 +124,18 @@ class Corpus:
                 raise ValueError("the count matrix has negative entries; counts must be >= 0.")
             if vocabulary is None:
                 vocabulary = [f"t{j}" for j in range(counts.shape[1])]
-            vocabulary = np.asarray(vocabulary, dtype=object)
+            vocabulary = np.asarray(list(vocabulary), dtype=object)
             if len(vocabulary) != counts.shape[1]:
                 raise ValueError(
                     f"the vocabulary has {len(vocabulary)} terms but the count matrix has "
                     f"{counts.shape[1]} columns.")
+            repeated, n_repeated = duplicate_terms(vocabulary.tolist())
+            if repeated:
+                shown = "; ".join(f"{term!r} at positions {', '.join(map(str, where))}"
+                                  for term, where in repeated)
+                raise ValueError(
+                    f"the vocabulary repeats {n_repeated} term(s) ({shown}): each column "
+                    "needs its own term, or the topics would show wrong words.")
             keep = prune_columns(counts, min_df=min_df, max_df=max_df, max_features=max_features)
             self._counts, self.vocabulary = counts[:, keep].tocsr(), vocabulary[keep]
         else:
@@ -105,9 +151,14 @@ class Corpus:
         if len(self.ids) != n:
             raise ValueError(f"{len(self.ids)} ids for {n} documents.")
         if labels is not None:
-            labels = np.asarray(list(labels), dtype=object)
+            labels = list(labels)
             if len(labels) != n:
                 raise ValueError(f"{len(labels)} labels for {n} documents: give one label per document.")
+            values = np.empty(n, dtype=object)  # 1-D even when labels are tuples
+            values[:] = [None if is_missing_label(y) else y for y in labels]
+            labels = values
+            if all(y is None for y in labels):
+                labels = None
         self.labels = labels
 
     # -- basic facts -------------------------------------------------------------------
@@ -124,8 +175,23 @@ class Corpus:
 
     @property
     def n_classes(self):
-        """Number of distinct labels, or None without labels."""
-        return None if self.labels is None else len(set(self.labels.tolist()))
+        """Number of distinct labels (unlabelled documents are no class), or None without
+        labels."""
+        if self.labels is None:
+            return None
+        return len({y for y in self.labels.tolist() if y is not None})
+
+    @property
+    def labelled(self):
+        """Boolean mask of the documents with a label (all False without labels)."""
+        if self.labels is None:
+            return np.zeros(self.n_documents, dtype=bool)
+        return np.asarray([y is not None for y in self.labels], dtype=bool)
+
+    @property
+    def n_unlabelled(self):
+        """Number of documents without a label (all of them when the corpus has none)."""
+        return int(self.n_documents - self.labelled.sum())
 
     def __repr__(self):
         labelled = f", {self.n_classes} classes" if self.labels is not None else ""
@@ -142,7 +208,20 @@ class Corpus:
         return self._counts.copy()
 
     def vectorize(self, weighting="tfidf", dtype=np.float64):
-        """Weighted document-term matrix: "tfidf" (L2 rows, default), "counts" or "ncut"."""
+        """Weighted document-term matrix: "tfidf" (L2 rows, default), "counts" or "ncut".
+
+        Warns when the count matrix holds non-integer values and ``weighting`` is not
+        "counts": an already weighted matrix would be weighted twice."""
+        if weighting != "counts" and self._counts.nnz:
+            fractional = np.mod(self._counts.data, 1) != 0
+            if fractional.any():
+                example = float(self._counts.data[fractional.argmax()])
+                warnings.warn(
+                    f"the count matrix of {self.name!r} holds non-integer values (e.g. "
+                    f"{example:.4g}), so it is not raw counts; it is weighted with "
+                    f"{weighting} as if it were. If it is already weighted, pass "
+                    "weighting='counts' (CLI: --weighting counts) to use it as it is.",
+                    UserWarning, stacklevel=2)
         X, idf = weight(self._counts, weighting)
         if idf is not None:
             self._idf = idf

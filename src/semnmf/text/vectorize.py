@@ -16,9 +16,14 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 
-# Alphabetic tokens of at least two letters: digits and punctuation dropped (the
-# preprocessing of the shared benchmark matrices, see datasets/*/SOURCE.md).
-TOKEN_PATTERN = r"(?u)\b[a-zA-Z][a-zA-Z]+\b"
+# Alphabetic tokens of at least two letters: digits, "_" and punctuation dropped (the
+# preprocessing of the shared benchmark matrices, see datasets/*/SOURCE.md). Letters are
+# Unicode letters ([^\W\d_]), so "café", "réforme" and "économique" are words, not
+# dropped (an ASCII-only [a-zA-Z] class rejected every word with an accented letter).
+TOKEN_PATTERN = r"(?u)\b[^\W\d_][^\W\d_]+\b"
+# Stop-word lists by language: scikit-learn ships English only; "none" keeps every word
+# (for other languages, or pass a list of your own as ``stop_words``).
+LANGUAGES = ("english", "none")
 WEIGHTINGS = ("tfidf", "counts", "ncut")
 STEMMERS = (None, "porter", "english")
 
@@ -29,6 +34,38 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
 def split_sentences(text):
     """Split a text into sentences (end punctuation + space, or blank lines)."""
     return [s for s in _SENTENCE_SPLIT.split(text) if s and not s.isspace()]
+
+
+def check_token_pattern(token_pattern, name="token_pattern"):
+    """A token regular expression as CountVectorizer needs it: it compiles and has at most
+    one capturing group; a clear ValueError naming ``name`` otherwise."""
+    if not isinstance(token_pattern, str) or not token_pattern:
+        raise ValueError(f"{name} must be a non-empty regular expression, got {token_pattern!r}.")
+    try:
+        compiled = re.compile(token_pattern)
+    except re.error as exc:
+        raise ValueError(f"{name} {token_pattern!r} is not a valid regular expression: "
+                         f"{exc}.") from None
+    if compiled.groups > 1:
+        raise ValueError(f"{name} {token_pattern!r} has {compiled.groups} capturing groups; "
+                         "at most one is allowed (use (?:...) for the others).")
+    return token_pattern
+
+
+def check_stop_words(stop_words, name="stop_words"):
+    """``stop_words`` as CountVectorizer takes it: "english", None ("none" means None), or
+    a list of words."""
+    if stop_words is None or (isinstance(stop_words, str) and stop_words.lower() == "none"):
+        return None
+    if isinstance(stop_words, str):
+        if stop_words.lower() != "english":
+            raise ValueError(f"{name} must be one of {LANGUAGES} or a list of words, got "
+                             f"{stop_words!r}.")
+        return "english"
+    words = list(stop_words)
+    if not all(isinstance(w, str) for w in words):
+        raise ValueError(f"{name} must be a list of strings.")
+    return words
 
 
 def make_analyzer(*, lowercase=True, stop_words="english", token_pattern=TOKEN_PATTERN,

@@ -67,6 +67,8 @@ def run(problem, *, max_iter, tol, verbose=0, description="fit"):
                 change = (previous - current) / max(abs(previous), np.finfo(float).tiny)
                 if abs(change) < tol:
                     converged = True
+                    bar.update(status=f"converged after {n_iter} iterations, objective "
+                                      f"{history[-1]:.6g}")
                     break
     if not converged and tol > 0 and max_iter > 0:
         warnings.warn(

@@ -1,0 +1,56 @@
+"""The output folder of a run: never mixed with the files of an earlier run.
+
+A result folder holds the files of one run. :func:`check_output_folder` refuses (before
+any work) a path that is a file, or a folder holding the files of an earlier run unless
+``overwrite`` is given; :func:`clear_output_folder` then removes that earlier run's known
+result files (:data:`RESULT_FILES`) just before the new ones are written, so that no stale
+file (a ``partitions.csv`` of an earlier consensus run, say) stays beside them. Other
+files of the folder are left alone; an empty or new folder is always fine.
+"""
+
+import os
+import shutil
+
+__all__ = ["RESULT_FILES", "check_output_folder", "clear_output_folder", "earlier_results"]
+
+# Every file or folder a semnmf command writes into a result folder.
+RESULT_FILES = ("assignments.csv", "topics.csv", "run.json", "partitions.csv", "tree.json",
+                "tree.png", "tree.svg", "report.html", "model")
+
+
+def earlier_results(path):
+    """The result files of an earlier run found in folder ``path`` (sorted names)."""
+    if not os.path.isdir(path):
+        return []
+    return sorted(name for name in RESULT_FILES if os.path.lexists(os.path.join(path, name)))
+
+
+def check_output_folder(path, overwrite=False, option="--out"):
+    """Refuse an output folder that cannot be used (ValueError naming ``option``).
+
+    ``path`` may be new, an empty folder, or a folder without result files; a folder with
+    an earlier run's files is refused unless ``overwrite``; a file is always refused.
+    """
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"{option} {path} is a file; {option} names a folder for the result "
+                         "files (it is created if missing).")
+    found = earlier_results(path)
+    if found and not overwrite:
+        raise ValueError(f"{option} {path} already holds the results of another run "
+                         f"({', '.join(found)}); pass --overwrite to replace them, or choose "
+                         f"another {option}.")
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise ValueError(f"{option} {path} cannot be created: {parent} is a file.")
+
+
+def clear_output_folder(path):
+    """Remove the earlier run's result files (:data:`RESULT_FILES`) from folder ``path``."""
+    for name in earlier_results(path):
+        target = os.path.join(path, name)
+        if os.path.isdir(target) and not os.path.islink(target):
+            shutil.rmtree(target)
+        else:
+            os.unlink(target)
