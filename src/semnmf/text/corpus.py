@@ -13,7 +13,8 @@ from .._utils.io import atomic_write, json_default
 from .._utils.validation import is_missing_label
 from .context import TokenSequences, word_context
 from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
-                        count_matrix, make_analyzer, prune_columns, split_sentences, weight)
+                        count_matrix, count_texts, make_analyzer, prune_columns,
+                        split_sentences, weight)
 
 CONTEXTS = ("document", "sentence", "window")
 
@@ -236,15 +237,8 @@ class Corpus:
         if isinstance(texts, str):
             texts = [texts]
         texts = list(texts)
-        analyze = self._analyzer(self._resolved_stem(texts))
         index = {t: j for j, t in enumerate(self.vocabulary)}
-        rows, cols = [], []
-        for i, text in enumerate(texts):
-            ids = [index[t] for t in analyze(text) if t in index]
-            rows.extend([i] * len(ids))
-            cols.extend(ids)
-        counts = sp.csr_matrix((np.ones(len(rows)), (rows, cols)),
-                               shape=(len(texts), self.n_terms))
+        counts = count_texts(texts, self._analyzer(self._resolved_stem(texts)), index)
         if weighting != "counts" and self._idf is None:  # tfidf and ncut use the corpus idf
             self.vectorize("tfidf")
         X, _ = weight(counts, weighting, idf=self._idf if weighting != "counts" else None)

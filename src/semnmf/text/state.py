@@ -20,7 +20,7 @@ New documents are read in one of two ways:
 import numpy as np
 import scipy.sparse as sp
 
-from .vectorize import STEMMERS, WEIGHTINGS, make_analyzer, weight
+from .vectorize import STEMMERS, WEIGHTINGS, count_texts, make_analyzer, weight
 
 __all__ = ["VectorizerState"]
 
@@ -138,17 +138,7 @@ class VectorizerState:
         if bad:
             raise ValueError(f"texts must all be strings; document {bad[0]} is "
                              f"{type(texts[bad[0]]).__name__}.")
-        analyze = self.analyzer(texts)
-        index = self.index
-        rows, cols = [], []
-        for i, text in enumerate(texts):
-            ids = [index[t] for t in analyze(text) if t in index]
-            rows.extend([i] * len(ids))
-            cols.extend(ids)
-        counts = sp.csr_matrix((np.ones(len(rows)), (rows, cols)),
-                               shape=(len(texts), self.n_terms))
-        counts.sum_duplicates()
-        return counts
+        return count_texts(texts, self.analyzer(texts), self.index)
 
     def counts_from_counts(self, counts, vocabulary):
         """Counts over another ``vocabulary`` mapped onto this one by term (CSR); terms

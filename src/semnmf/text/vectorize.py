@@ -118,6 +118,20 @@ def count_matrix(texts, analyzer, *, min_df=2, max_df=1.0, max_features=None):
     return counts.tocsr(), vectorizer.get_feature_names_out()
 
 
+def count_texts(texts, analyze, index):
+    """Term counts of ``texts`` over a fixed vocabulary (CSR, n_texts x len(index)):
+    ``analyze`` turns a text into terms, ``index`` maps a term to its column; terms
+    outside the vocabulary are dropped."""
+    rows, cols = [], []
+    for i, text in enumerate(texts):
+        ids = [index[t] for t in analyze(text) if t in index]
+        rows.extend([i] * len(ids))
+        cols.extend(ids)
+    counts = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(texts), len(index)))
+    counts.sum_duplicates()
+    return counts
+
+
 def prune_columns(counts, *, min_df=1, max_df=1.0, max_features=None):
     """Column mask keeping terms by document frequency and total count (as CountVectorizer)."""
     n = counts.shape[0]
