@@ -182,7 +182,7 @@ def test_without_texts(flat_run, tmp_path):
     moved = tmp_path / "moved"
     shutil.copytree(flat_run, moved)
     run = read_json(moved / "run.json")
-    run["source"] = str(tmp_path / "gone.csv")
+    run["source"] = run["source_path"] = str(tmp_path / "gone.csv")
     (moved / "run.json").write_text(json.dumps(run), encoding="utf-8")
     page = _read(write_report(moved))
     _check_offline(page)
@@ -191,6 +191,18 @@ def test_without_texts(flat_run, tmp_path):
     for words in _topics(flat_run).values():
         assert html.escape(words[0]) in page
     assert 'id="labels"' in page  # labels come from assignments.csv
+
+
+def test_a_relative_source_is_found_from_another_folder(source, tmp_path, monkeypatch):
+    """run.json keeps the source's absolute path: a report made elsewhere has the texts."""
+    monkeypatch.chdir(os.path.dirname(source))
+    out = str(tmp_path / "run")
+    _run(["cluster", os.path.basename(source), "-k", "3", "--method", "nmf", "--max-iter",
+          "30", "-q", "--out", out])
+    assert read_json(os.path.join(out, "run.json"))["source_path"] == source
+    monkeypatch.chdir(tmp_path)
+    page = _read(write_report(out))
+    assert "texts not available" not in page
 
 
 def test_membership_column_orders_representatives(flat_run, tmp_path):

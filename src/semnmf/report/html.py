@@ -116,6 +116,8 @@ def _load_corpus(run, ids):
     source = run.get("source")
     if not source:
         return None, "run.json names no source"
+    if run.get("source_path") and os.path.exists(run["source_path"]):
+        source = run["source_path"]  # the run was made in another folder
     args = run.get("cli_arguments") or {}
     options = {}
     if args.get("min_df") is not None:

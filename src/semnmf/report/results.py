@@ -120,6 +120,10 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
         "method": method,
         "estimator": type(model).__name__,
         "source": source,
+        # the source as an absolute path, so that a report made from another folder
+        # finds the texts (None when the source is not a path: "bbc", a list of texts)
+        "source_path": (os.path.abspath(source) if isinstance(source, str)
+                        and os.path.exists(source) else None),
         "corpus": None if corpus is None else corpus.name,
         "parameters": params,
         "cli_arguments": cli_arguments,
