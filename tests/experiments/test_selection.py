@@ -6,7 +6,8 @@ import pytest
 
 from conftest import make_planted, planted_corpus, read_json, write_csv
 from semnmf.experiments.selection import (CRITERIA, candidate_grid, criterion_scores,
-                                          measure_candidates, parse_k, select_n_components)
+                                          measure_candidates, select_n_components)
+from semnmf.cli.cluster import parse_k
 from semnmf.experiments.selection import _consensus_dispersion, _cosine_sum, _silhouette
 
 
@@ -109,7 +110,8 @@ def test_cli_k_refused_values(tmp_path):
 
     texts, labels = make_planted(docs_per_topic=5)
     source = write_csv(tmp_path / "p.csv", zip(texts, labels), ["text", "label"])
-    assert main(["cluster", str(source), "-k", "two", "--quiet"]) != 0
+    with pytest.raises(SystemExit):
+        main(["cluster", str(source), "-k", "two", "--quiet"])
     assert main(["cluster", str(source), "-k", "1:3", "--quiet"]) != 0
     assert main(["cluster", str(source), "-k", "2:40", "--quiet",
                  "--out", str(tmp_path / "x")]) != 0  # 15 documents

@@ -46,6 +46,44 @@ the top words.
 """
 
 
+def parse_k(text):
+    """The ``-k`` of the command line: an int, ``"auto"``, a range ``"a:b"`` (every integer;
+    ``"a:b:s"`` every s-th) or a list ``"5,10,20"``.
+
+    Returns
+    -------
+    int, or ("auto", None), or ("grid", [k, ...])
+    """
+    text = str(text).strip().lower()
+    if text == "auto":
+        return ("auto", None)
+    try:
+        if ":" in text:
+            parts = [int(p) for p in text.split(":")]
+            if len(parts) not in (2, 3):
+                raise ValueError
+            step = parts[2] if len(parts) == 3 else 1
+            if step < 1 or parts[0] < 1 or parts[1] < parts[0]:
+                raise ValueError
+            return ("grid", list(range(parts[0], parts[1] + 1, step)))
+        if "," in text:
+            values = sorted({int(p) for p in text.split(",") if p.strip()})
+            if not values or values[0] < 1:
+                raise ValueError
+            return ("grid", values)
+        return int(text)
+    except ValueError:
+        raise ValueError(f"-k must be a number of clusters (e.g. 5), auto, a range a:b "
+                         f"(e.g. 2:40) or a list (e.g. 5,10,20), got {text!r}.") from None
+
+
+def _k_argument(text):
+    try:
+        return parse_k(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _names(test):
     return ", ".join(name for name, m in CLI_METHODS.items() if test(m))
 
@@ -56,7 +94,7 @@ def add_parser(commands):
         description="Cluster a corpus into K groups and show the top words of each.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     c.add_argument("source", metavar="SOURCE", help="corpus to cluster (see below)")
-    c.add_argument("-k", "--n-clusters", required=True, dest="k",
+    c.add_argument("-k", "--n-clusters", required=True, dest="k", type=_k_argument,
                    help="number of clusters; auto (chosen without labels), a range 2:40 or "
                         "a list 5,10,20 to choose from (required; see \"Choosing K\" below)")
     c.add_argument("--method", choices=list(CLI_METHODS), default=DEFAULT_CLI_METHOD,
@@ -218,22 +256,20 @@ def check_arguments(args):
 def _parse_k(args):
     """``-k``: a number, or the candidates of a label-free choice (args.k_candidates:
     "auto" or a list; args.k is then set once the choice is made)."""
-    from ..experiments.selection import parse_k
-
-    if isinstance(args.k, int) or getattr(args, "k_candidates", None) is not None:
-        args.k_candidates = getattr(args, "k_candidates", None)
-        return
-    value = parse_k(args.k)
+    if args.k is None and getattr(args, "k_candidates", None) is not None:
+        return  # already parsed
+    value = args.k if isinstance(args.k, (int, tuple)) else parse_k(args.k)
+    args.k_candidates = None
     if isinstance(value, int):
-        args.k, args.k_candidates = value, None
+        args.k = value
         return
     kind, grid = value
     if kind == "grid" and len(grid) == 1:
-        args.k, args.k_candidates = grid[0], None
+        args.k = grid[0]
         return
     if kind == "grid" and grid[0] < 2:
-        raise ValueError(f"-k {args.k}: the candidates must be at least 2 (one cluster needs "
-                         "no choice).")
+        raise ValueError(f"-k {grid[0]}:{grid[-1]}: the candidates must be at least 2 (one "
+                         "cluster needs no choice).")
     args.k_label = "auto" if kind == "auto" else f"{grid[0]}-{grid[-1]}"
     args.k_candidates = "auto" if kind == "auto" else grid
     args.k = None

@@ -38,8 +38,7 @@ import scipy.sparse as sp
 from .._utils.progress import log
 
 __all__ = ["CRITERIA", "DEFAULT_CRITERION", "DEFAULT_PARAM", "SelectionResult",
-           "candidate_grid", "measure_candidates", "criterion_scores", "select_n_components",
-           "parse_k"]
+           "candidate_grid", "measure_candidates", "criterion_scores", "select_n_components"]
 
 CRITERIA = ("stability", "stability_nmi", "dispersion", "silhouette", "calinski", "gap",
             "npmi", "npmi_diversity", "gain")
@@ -70,37 +69,6 @@ def candidate_grid(n_documents, k_min=2, k_max=None, ratio=1.25):
         else:
             grid.append(k_max)
     return grid
-
-
-def parse_k(text):
-    """The ``-k`` of the command line: an int, ``"auto"``, a range ``"a:b"`` (every integer;
-    ``"a:b:s"`` every s-th) or a list ``"5,10,20"``.
-
-    Returns
-    -------
-    int, or ("auto", None), or ("grid", [k, ...])
-    """
-    text = str(text).strip().lower()
-    if text == "auto":
-        return ("auto", None)
-    try:
-        if ":" in text:
-            parts = [int(p) for p in text.split(":")]
-            if len(parts) not in (2, 3):
-                raise ValueError
-            step = parts[2] if len(parts) == 3 else 1
-            if step < 1 or parts[0] < 1 or parts[1] < parts[0]:
-                raise ValueError
-            return ("grid", list(range(parts[0], parts[1] + 1, step)))
-        if "," in text:
-            values = sorted({int(p) for p in text.split(",") if p.strip()})
-            if not values or values[0] < 1:
-                raise ValueError
-            return ("grid", values)
-        return int(text)
-    except ValueError:
-        raise ValueError(f"-k must be a number of clusters (e.g. 5), auto, a range a:b "
-                         f"(e.g. 2:40) or a list (e.g. 5,10,20), got {text!r}.") from None
 
 
 @dataclass
