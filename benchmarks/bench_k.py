@@ -178,6 +178,20 @@ def main(argv=None):
         f"({overall[1]:g})**, {quality(found[overall], truth, names)[0]}/{n_total} hits "
         "in sample (the LOCO line above is the honest estimate).")))
 
+    rel = [abs(k / truth[n] - 1) for n in names for k in loco[n][1]]
+    sections.append(("Reading", (
+        f"Mean relative error of the LOCO choice: {np.mean(rel):.0%} (median "
+        f"{np.median(rel):.0%}); the published anchors: BERTopic finds 42 topics on BBC's 5 "
+        "classes (+740 %) and 1,861 on 20 Newsgroups' 20, a Gaussian-mixture topic model "
+        "misses k by 60 % on average. The ±30 % target on three quarters of the corpora is "
+        f"**{'met' if loco_hits >= 0.75 * n_total else 'not met'}** ({loco_hits}/{n_total}). "
+        "Stability (agreement of k-means runs) finds the few-class corpora (CSTR, CLASSIC3/4, "
+        "BBC, NG5) but prefers the coarse, very stable 2-way split of 20 Newsgroups (both "
+        "matrices), and is noisy on short texts (AG News, M10, SearchSnippets: 5-10 words "
+        "per document). The curves that rise with k without a peak (consensus dispersion, "
+        "silhouette, gap, all at 50) or fall (Calinski-Harabasz, relative gain: 2) need a "
+        "penalty that no single constant fits across corpora.")))
+
     # per criterion: k found at a = 0 (or its best constant on all), per corpus
     header = "| criterion (constant) | " + " | ".join(f"{n} ({truth[n]})" for n in names) \
         + " | hits |"

@@ -27,6 +27,8 @@ CACHE = os.path.join(RESULTS, "pruning_runs.json")
 DATASETS = ["cstr", "classic3", "classic4", "bbc", "ng5", "agnews", "ng20_cai"]
 BUDGETS = [0, 5_000_000, 1_000_000]  # 0: no budget; 5M: the default
 SEEDS = [0, 1, 2]
+# unpruned, the document context of ng20_cai needs many GB: only its bound is reported
+SKIP = {("ng20_cai", 0)}
 
 
 def one(name, budget, seeds):
@@ -66,7 +68,7 @@ def main(argv=None):
     for name in args.datasets:
         for budget in args.budgets:
             key = f"{name}/{budget}"
-            if key in cache:
+            if key in cache or (name, budget) in SKIP:
                 continue
             t = time.perf_counter()
             out = subprocess.run([sys.executable, __file__, "--one", name, str(budget)],
@@ -102,7 +104,18 @@ def main(argv=None):
                "`min(row bound, top_k)` fits; the document context is then built and "
                "pruned block by block. SemanticNMF with the library defaults, k = number of "
                "classes, seeds 0, 1, 2; peak RSS of the whole process (load, M, 3 fits)."),
-        (None, "\n".join(rows))])
+        (None, "\n".join(rows)),
+        ("Reading", "ng20_cai unpruned (document context, 26,214 terms) is not run: "
+         "`estimate_nnz` bounds its C by 166,342,356 non-zeros (sampled estimate "
+         "74.8 M); the block-wise build counts 49.3 M positive PPMI entries unpruned (about "
+         "0.6 GB per CSR copy, several GB at the peak: the issue's 9.4k-document "
+         "corpus had 64 M non-zeros, 3 minutes and 3.6 GB). With the default budget it is "
+         "built block by block to at most 5 M non-zeros. Below the budget (CSTR, CLASSIC4, "
+         "BBC) nothing changes. Pruning is not free in NMI: at 1 M non-zeros CLASSIC4 loses "
+         "0.10 NMI (top 100 contexts per word), BBC 0.02, NG5 0.01 (NG5 at 5 M: 0.785 → 0.765, within its seed spread ± 0.05); ng20_cai runs in 1.1 GB peak for load, M and 3 fits; the default 5 M budget "
+         "leaves every corpus here but NG5 and ng20_cai untouched. The window context is "
+         "built in full before pruning (its count is bounded by 2 x window x tokens), so its "
+         "peak memory is not reduced; the document context's is.")])
 
 
 if __name__ == "__main__":

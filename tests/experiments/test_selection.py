@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from conftest import make_planted, planted_corpus, read_json, write_csv
-from semnmf.experiments.selection import (CRITERIA, candidate_grid, criterion_scores,
+from semnmf.experiments.selection import (CRITERIA, DEFAULT_CRITERION, candidate_grid, criterion_scores,
                                           measure_candidates, select_n_components)
 from semnmf.cli.cluster import parse_k
 from semnmf.experiments.selection import _consensus_dispersion, _cosine_sum, _silhouette
@@ -36,7 +36,7 @@ def test_planted_clusters_are_found():
     assert result.best == 4
     assert result.candidates == [2, 3, 4, 5, 6, 8] and len(result.scores) == 6
     record = result.record()
-    assert record["criterion"] == "stability" and record["chosen"] == 4
+    assert record["criterion"] == DEFAULT_CRITERION and record["chosen"] == 4
     assert record["candidates"] == [2, 3, 4, 5, 6, 8] and len(record["scores"]) == 6
 
 
@@ -93,7 +93,7 @@ def test_cli_k_auto_records_the_curve(tmp_path):
                  "--quiet", "--max-iter", "20"]) == 0
     run = read_json(out / "run.json")
     selection = run["k_selection"]
-    assert selection["criterion"] == "stability"
+    assert selection["criterion"] == DEFAULT_CRITERION
     assert selection["candidates"] == [2, 3, 4]
     assert len(selection["scores"]) == 3
     assert selection["chosen"] == len(run["cluster_sizes"]) == 3
@@ -102,7 +102,7 @@ def test_cli_k_auto_records_the_curve(tmp_path):
     from semnmf.report.html import write_report
 
     page = open(write_report(out), encoding="utf-8").read()
-    assert "-k auto: stability" in page
+    assert f"-k auto: {DEFAULT_CRITERION}" in page
 
 
 def test_cli_k_refused_values(tmp_path):

@@ -40,9 +40,10 @@ you expect (the number of classes of a labelled corpus), then try a few values a
 too large a K splits a topic into near-duplicate clusters. -k auto chooses K without labels
 among 2 .. min(50, documents/10) (a geometric grid; -k 2:40 or -k 5,10,20 give the
 candidates): the K whose spherical k-means partitions of a sample of the documents agree
-best across runs (stability); run.json "k_selection" holds the curve. It finds the number of
-classes within 30 % on some corpora but not all (benchmarks/results/k_selection.md): read
-the top words.
+best across runs (NMI stability, slightly penalized in log K); run.json "k_selection" holds
+the curve. It found the number of classes within 30 % on about half of the benchmark
+corpora and tends to choose too few clusters when there are many (20 Newsgroups: 2;
+benchmarks/results/k_selection.md): read the top words.
 """
 
 
@@ -285,8 +286,8 @@ def _choose_k(args, corpus, X, verbose):
     if candidates[-1] >= X.shape[0]:
         raise ValueError(f"-k: the largest candidate {candidates[-1]} needs more documents "
                          f"than the {X.shape[0]} there are.")
-    log(f"choosing k among {', '.join(map(str, candidates))} (label-free: stability of "
-        "spherical k-means on a sample) ...", verbose)
+    log(f"choosing k among {', '.join(map(str, candidates))} (label-free: agreement of "
+        "spherical k-means runs on a sample) ...", verbose)
     result = select_n_components(X, candidates, counts=corpus.counts(),
                                  random_state=args.seed, verbose=verbose)
     args.k = result.best
