@@ -15,9 +15,9 @@ import warnings
 CONTEXT_CHOICES = ("auto", "document", "sentence", "window")
 # The context options, their defaults (applied by resolve_context_defaults: the parser's
 # default is None, so that an option given where it does not apply can be refused).
-CONTEXT_DEFAULTS = {"context": "auto", "window": 10, "min_count": 1}
+CONTEXT_DEFAULTS = {"context": "auto", "window": 10, "min_count": 1, "max_nnz": 5_000_000}
 CONTEXT_OPTIONS = {"context": "--context", "window": "--window", "association": "--association",
-                   "min_count": "--min-count", "top_k": "--top-k"}
+                   "min_count": "--min-count", "top_k": "--top-k", "max_nnz": "--max-nnz"}
 LANGUAGE_CHOICES = ("english", "none")
 # The largest seed numpy's generators take, and the widest useful weights (lam).
 MAX_SEED = 2**32 - 1
@@ -37,6 +37,10 @@ def add_context_arguments(group):
                        help="drop word pairs seen fewer times (prunes M; default 1)")
     group.add_argument("--top-k", type=int, default=None,
                        help="keep the K strongest contexts per word (prunes M; default: all)")
+    group.add_argument("--max-nnz", type=int, default=None, metavar="N",
+                       help="budget of non-zeros of M: when its bound is larger, keep the "
+                            "strongest contexts per word so that it fits (0: no budget; "
+                            "default 5,000,000, about 60 MB)")
 
 
 def add_input_arguments(parser):
@@ -140,6 +144,7 @@ def check_context_arguments(args, applies, where):
     check_number(args.window, "--window", low=1, integer=True)
     check_number(args.min_count, "--min-count", low=1, integer=True)
     check_number(args.top_k, "--top-k", low=1, integer=True)
+    check_number(args.max_nnz, "--max-nnz", low=0, integer=True)
     for name, value in CONTEXT_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -229,10 +234,16 @@ def word_context(args, corpus, verbose, timings, association="ppmi"):
     context = corpus.default_context() if args.context == "auto" else args.context
     t = time.perf_counter()
     log(f"building the word-context matrix ({context} context, {args.association}) ...", verbose)
-    M = corpus.word_context(context=context, window=args.window, association=args.association,
-                            min_count=args.min_count, top_k=args.top_k)
+    M, info = corpus.word_context(context=context, window=args.window,
+                                  association=args.association, min_count=args.min_count,
+                                  top_k=args.top_k, max_nnz=args.max_nnz or None,
+                                  return_info=True)
     timings["context"] = time.perf_counter() - t
+    args._pruning = info
     log(f"M: {M.shape[0]} x {M.shape[1]}, {M.nnz:,} non-zeros", verbose)
+    if info["budget_applied"]:
+        log(f"M pruned to the --max-nnz budget: {info['nnz_before']:,} -> {info['nnz']:,} "
+            f"non-zeros ({info['rule']})", verbose)
     return M, context
 
 
@@ -240,5 +251,11 @@ def context_record(args, M, context):
     """The ``context`` entry of run.json for the context options."""
     from ..report.results import context_record as record
 
-    return record(M, context, window=args.window, association=args.association,
-                  min_count=args.min_count, top_k=args.top_k)
+    entry = record(M, context, window=args.window, association=args.association,
+                   min_count=args.min_count, top_k=args.top_k)
+    info = vars(args).pop("_pruning", None)  # not an argument: kept out of cli_arguments
+    if entry is not None and info is not None:
+        entry["max_nnz"] = info["max_nnz"]
+        entry["pruning"] = {key: info[key] for key in (
+            "budget_applied", "nnz_before", "nnz", "estimated_nnz_upper", "top_k", "rule")}
+    return entry

@@ -681,11 +681,20 @@ def write_report(run_dir, *, corpus=None, out=None, n_documents=3, n_words=10,
     # ---- selection curves
     curves = []
     selection = run.get("k_selection")
-    if isinstance(selection, dict) and selection.get("candidates") and selection.get("criterion"):
+    # {"criterion": name, "scores": [...]} (semnmf cluster -k auto), or the older
+    # {"criterion": [...], "name": name}
+    values = None
+    if isinstance(selection, dict):
+        values = selection.get("criterion")
+        if not isinstance(values, (list, tuple)):
+            values = selection.get("scores")
+    if isinstance(selection, dict) and selection.get("candidates") and values:
         x = list(selection["candidates"])
-        y = [float("nan") if v is None else float(v) for v in selection["criterion"]]
+        y = [float("nan") if v is None else float(v) for v in values]
         chosen = selection.get("chosen", selection.get("k", len(cluster_ids)))
-        name = selection.get("name") or selection.get("criterion_name") or "criterion"
+        name = (selection.get("name") or selection.get("criterion_name")
+                or (selection["criterion"] if isinstance(selection.get("criterion"), str)
+                    else None) or "criterion")
         curves.append(f'<h3>-k auto: {_e(name)} by number of clusters</h3><div class="figure">'
                       f'{_curve_svg(x, y, "k (number of clusters)", str(name), chosen, "ksel")}'
                       "</div>")

@@ -12,6 +12,11 @@ each available on its own:
    (``m_jj' = max(PMI(w_j, w_j') - log N, 0)``).
 3. :func:`prune` keeps the strongest associations per word, so that M stays sparse.
 
+:func:`estimate_nnz` bounds the number of non-zeros of M before it is built (from the
+document frequencies, or the token stream), and ``word_context(max_nnz=...)`` prunes M to a
+budget: the document context is then built block by block, each block pruned at once, so
+that the full unpruned matrix never exists.
+
 :func:`word_context` chains the three and is what users usually call.
 
 All functions work on scipy.sparse matrices and never densify a d x d matrix.
@@ -33,7 +38,8 @@ import scipy.sparse as sp
 
 from .._utils.validation import check_matrix, check_positive_int
 
-__all__ = ["TokenSequences", "cooccurrence", "association", "prune", "word_context"]
+__all__ = ["TokenSequences", "cooccurrence", "association", "prune", "word_context",
+           "estimate_nnz", "budget_top_k", "NnzEstimate"]
 
 CONTEXTS = ("document", "sentence", "window")
 ASSOCIATIONS = ("pmi", "ppmi", "sppmi")
@@ -530,12 +536,205 @@ def prune(M, *, top_k=None, threshold=None, symmetric=True):
     return result
 
 
+# ------------------------------------------------------------------------ nnz budget
+
+
+@dataclass
+class NnzEstimate:
+    """Non-zeros of a word-context matrix, known before it is built.
+
+    Attributes
+    ----------
+    upper : int
+        An upper bound on nnz(C), hence on nnz(M) (an association never adds entries).
+    row_upper : ndarray of shape (n_terms,)
+        The bound of each row (word): ``min(n_terms - 1, partners)``.
+    estimate : int or None
+        A cheaper-to-trust estimate: the exact row counts of a random sample of words,
+        scaled (document context only; None otherwise).
+    """
+
+    upper: int
+    row_upper: np.ndarray
+    estimate: object = None
+
+    def bytes(self, dtype=np.float64):
+        """Bytes of a CSR matrix holding ``upper`` entries (values and int32 indices)."""
+        return int(self.upper * (np.dtype(dtype).itemsize + 4))
+
+
+def estimate_nnz(*, counts=None, sequences=None, context="document", window=10,
+                 n_sample_rows=256, random_state=0):
+    """Bound (and estimate) nnz of the co-occurrence matrix C before building it.
+
+    - document context: word j co-occurs with at most ``sum over the documents d holding j
+      of (u_d - 1)`` other words, u_d the number of distinct words of d;
+    - window context: at most ``min(2 window, length - 1)`` partners per occurrence;
+    - sentence context: at most ``length - 1`` per occurrence (length of its sentence);
+
+    each row capped at ``n_terms - 1``. The bound holds for any ``min_count`` and any
+    association (they only remove entries).
+
+    Parameters
+    ----------
+    counts, sequences, context, window : as for :func:`cooccurrence`.
+    n_sample_rows : int, default=256
+        Words whose exact row count the document-context estimate uses.
+    random_state : int, default=0
+
+    Returns
+    -------
+    NnzEstimate
+    """
+    _check_option(context, "context", CONTEXTS)
+    estimate = None
+    if context == "document" and counts is None:
+        if sequences is None:
+            raise ValueError("Pass counts or sequences.")
+        tokens, doc_ptr, _, n_terms = _check_sequences(sequences)
+        counts = _sequences_to_counts(tokens, doc_ptr, n_terms, np.float64)
+    if context == "document":
+        B = check_matrix(counts, "counts")
+        B = sp.csr_matrix(B, dtype=np.float64, copy=True)
+        B.data = (B.data != 0).astype(np.float64)
+        B.eliminate_zeros()
+        n_terms = B.shape[1]
+        distinct = np.asarray(B.sum(axis=1)).ravel()
+        partners = np.asarray(B.T @ np.maximum(distinct - 1, 0)).ravel()
+        if n_terms:
+            rng = np.random.default_rng(random_state)
+            rows = rng.choice(n_terms, min(n_terms, int(n_sample_rows)), replace=False)
+            Bc = sp.csc_matrix(B)
+            block = sp.csr_matrix(Bc[:, rows].T @ B)
+            exact = np.diff(block.indptr) - (np.asarray(Bc[:, rows].sum(axis=0)).ravel() > 0)
+            estimate = int(round(exact.sum() * n_terms / rows.size))
+    else:
+        tokens, doc_ptr, sent_ptr, n_terms = _check_sequences(sequences)
+        if context == "window":
+            window = check_positive_int(window, "window")
+            ptr = doc_ptr
+        else:
+            ptr = sent_ptr
+        lengths = np.diff(ptr)
+        start = np.repeat(ptr[:-1], lengths)
+        end = np.repeat(ptr[1:], lengths)
+        position = np.arange(tokens.size)
+        if context == "window":
+            neighbours = (np.minimum(position - start, window)
+                          + np.minimum(end - 1 - position, window))
+        else:
+            neighbours = end - start - 1
+        partners = np.bincount(tokens, weights=neighbours, minlength=n_terms)
+    row_upper = np.minimum(partners, max(n_terms - 1, 0)).astype(np.int64)
+    if estimate is not None:
+        estimate = min(estimate, int(row_upper.sum()))
+    return NnzEstimate(upper=int(row_upper.sum()), row_upper=row_upper, estimate=estimate)
+
+
+def budget_top_k(row_nnz, max_nnz):
+    """The largest ``top_k`` whose symmetric pruning surely fits ``max_nnz`` entries.
+
+    Keeping the top_k of every row keeps ``sum_j min(row_nnz_j, top_k)`` entries; the
+    symmetric union at most doubles them. So the largest k with
+    ``2 * sum_j min(row_nnz_j, k) <= max_nnz`` (at least 1). ``row_nnz`` may be upper
+    bounds (:func:`estimate_nnz`)."""
+    row_nnz = np.sort(np.asarray(row_nnz, dtype=np.int64))
+    if row_nnz.size == 0:
+        return 1
+    total = lambda k: 2 * int(np.minimum(row_nnz, k).sum())  # noqa: E731
+    lo, hi = 1, max(int(row_nnz[-1]), 1)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if total(mid) <= max_nnz:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _trim_to_budget(M, max_nnz):
+    """Keep only entries strictly above the value of the ``max_nnz``-th largest |entry|
+    (a symmetric M stays symmetric), when M has more than ``max_nnz`` of them."""
+    if M.nnz <= max_nnz:
+        return M
+    values = np.abs(M.data)
+    cut = np.partition(values, M.nnz - max_nnz)[M.nnz - max_nnz] if max_nnz > 0 else np.inf
+    return _keep_entries(M, values > cut)
+
+
+def _symmetric_union(K):
+    """K + Kᵀ with the entries stored on both sides counted once (values of a symmetric M)."""
+    Kt = sp.csr_matrix(K.T)
+    pattern = Kt.copy()
+    pattern.data = np.ones_like(pattern.data)
+    both = K.multiply(pattern)
+    result = sp.csr_matrix(K + Kt - both)
+    result.eliminate_zeros()
+    result.sort_indices()
+    return result
+
+
+def _stream_document_context(counts, *, kind, shift, min_count, top_k, threshold, dtype,
+                             block_size):
+    """Document-context association matrix, pruned block by block: never the whole C.
+
+    Returns (M, nnz_before): nnz_before is the number of non-zeros M would have unpruned.
+    """
+    counts = check_matrix(counts, "counts", dtype=dtype)
+    counts = sp.csr_matrix(counts)
+    n_terms = counts.shape[1]
+    counts_t = sp.csr_matrix(counts.T)
+
+    def block_counts(start):
+        block = sp.csr_matrix((counts_t @ counts_t[start:start + block_size].T).tocsc().T)
+        keep = block.indices != _row_ids(block) + start
+        if min_count > 1:
+            keep &= block.data >= min_count
+        return _keep_entries(block, keep)
+
+    if min_count > 1:  # marginals of the kept counts: one more pass
+        row_sums = np.concatenate([
+            np.asarray(block_counts(start).sum(axis=1, dtype=np.float64)).ravel()
+            for start in range(0, n_terms, block_size)])
+    else:  # AᵀA 1 minus the diagonal, in closed form
+        doc_sums = np.asarray(counts.sum(axis=1, dtype=np.float64)).ravel()
+        row_sums = (np.asarray(counts_t @ doc_sums, dtype=np.float64).ravel()
+                    - np.asarray(counts.multiply(counts).sum(axis=0, dtype=np.float64)).ravel())
+        row_sums = np.maximum(row_sums, 0.0)
+    with np.errstate(divide="ignore"):
+        log_rows = np.log(row_sums)
+        log_total = np.log(row_sums.sum())
+    offset = log_total - (np.log(shift) if kind == "sppmi" else 0.0)
+    kept, nnz_before = [], 0
+    for start in range(0, n_terms, block_size):
+        block = block_counts(start)
+        pmi = np.log(block.data, dtype=np.float64) + offset
+        pmi -= np.repeat(log_rows[start:start + block.shape[0]], np.diff(block.indptr))
+        pmi -= log_rows[block.indices]
+        if kind != "pmi":
+            np.maximum(pmi, 0.0, out=pmi)
+        block = sp.csr_matrix((pmi.astype(dtype, copy=False), block.indices, block.indptr),
+                              shape=block.shape)
+        block.eliminate_zeros()
+        block.sort_indices()
+        nnz_before += block.nnz
+        keep = np.ones(block.nnz, dtype=bool)
+        if threshold is not None:
+            keep &= block.data >= threshold
+        if top_k is not None:
+            keep &= _top_k_mask(block, top_k)
+        kept.append(_keep_entries(block, keep))
+    K = sp.csr_matrix(sp.vstack(kept, format="csr")) if kept else sp.csr_matrix(
+        (0, n_terms), dtype=dtype)
+    return _symmetric_union(K), nnz_before
+
+
 # ------------------------------------------------------------------------- word_context
 
 
 def word_context(*, counts=None, sequences=None, context="document", window=10,
                  association="ppmi", shift=2, min_count=1, top_k=None, threshold=None,
-                 dtype=np.float64):
+                 dtype=np.float64, max_nnz=None, return_info=False):
     """Word-context matrix M for Semantic-NMF: co-occurrence -> association -> pruning.
 
     Chains :func:`cooccurrence`, :func:`association` (NSF eq. (2)-(3); SIGIR shifted PPMI)
@@ -564,11 +763,23 @@ def word_context(*, counts=None, sequences=None, context="document", window=10,
         Drop associations below it.
     dtype : {np.float64, np.float32}, default=np.float64
         Dtype of the result.
+    max_nnz : int or None, default=None
+        Budget of non-zeros of M. When :func:`estimate_nnz`'s upper bound exceeds it, M is
+        pruned to the ``top_k`` strongest contexts per word with the largest ``top_k``
+        that surely fits (:func:`budget_top_k`; a smaller ``top_k`` given is kept), the
+        pattern symmetrized; the document context is then built and pruned block by
+        block (the unpruned M is never held). If it still does not fit (``top_k=1`` is too
+        many), only the largest entries are kept. None: no budget.
+    return_info : bool, default=False
+        Also return a dict saying what was pruned: ``nnz_before`` (unpruned), ``nnz``,
+        ``estimated_nnz_upper``, ``top_k`` used, ``rule``, ``pruned``.
 
     Returns
     -------
     M : scipy.sparse.csr_matrix of shape (n_terms, n_terms)
         Symmetric when no pruning is asked, or with pruning (pattern union).
+    info : dict
+        Only with ``return_info=True``.
 
     Examples
     --------
@@ -577,12 +788,63 @@ def word_context(*, counts=None, sequences=None, context="document", window=10,
     >>> M.shape, M.nnz
     ((4, 4), 6)
     """
+    info = {"max_nnz": max_nnz, "estimated_nnz_upper": None, "top_k": top_k,
+            "threshold": threshold, "min_count": min_count}
+    budget_k = None
+    if max_nnz is not None:
+        max_nnz = check_positive_int(max_nnz, "max_nnz")
+        info["max_nnz"] = max_nnz
+        if context != "document" or counts is not None or sequences is not None:
+            _check_option(context, "context", CONTEXTS)
+        bound = estimate_nnz(counts=counts, sequences=sequences, context=context,
+                             window=window)
+        info["estimated_nnz_upper"] = bound.upper
+        if bound.upper > max_nnz and context == "document":
+            budget_k = budget_top_k(bound.row_upper, max_nnz)
+            use_k = budget_k if top_k is None else min(check_positive_int(top_k, "top_k"),
+                                                       budget_k)
+            if counts is None:
+                tokens, doc_ptr, _, n_terms = _check_sequences(sequences)
+                counts = _sequences_to_counts(tokens, doc_ptr, n_terms, dtype)
+            _check_option(association, "association", ASSOCIATIONS)
+            M, nnz_before = _stream_document_context(
+                counts, kind=association, shift=shift,
+                min_count=check_positive_int(min_count, "min_count"), top_k=use_k,
+                threshold=threshold, dtype=dtype, block_size=2048)
+            return _finish(M, nnz_before, max_nnz, use_k, budget_k, info, return_info)
     C = cooccurrence(counts=counts, sequences=sequences, context=context, window=window,
                      min_count=min_count, dtype=dtype)
     M = _association(C, kind=association, shift=shift, dtype=dtype)
-    if top_k is not None or threshold is not None:
-        M = prune(M, top_k=top_k, threshold=threshold, symmetric=True)
-    return M
+    del C
+    nnz_before = M.nnz
+    use_k = top_k
+    if max_nnz is not None and nnz_before > max_nnz:
+        budget_k = budget_top_k(np.diff(M.indptr), max_nnz)  # exact row counts
+        use_k = budget_k if top_k is None else min(check_positive_int(top_k, "top_k"),
+                                                   budget_k)
+    if use_k is not None or threshold is not None:
+        M = prune(M, top_k=use_k, threshold=threshold, symmetric=True)
+    return _finish(M, nnz_before, max_nnz, use_k, budget_k, info, return_info)
+
+
+def _finish(M, nnz_before, max_nnz, use_k, budget_k, info, return_info):
+    """Last resort of the budget (largest entries only), and the record of the pruning."""
+    rule = []
+    if budget_k is not None:
+        rule.append(f"top {use_k} contexts per word (pattern symmetrized): the largest top_k "
+                    f"whose bound fits max_nnz={max_nnz:,}")
+    elif info["top_k"] is not None:
+        rule.append(f"top {use_k} contexts per word (pattern symmetrized)")
+    if info["threshold"] is not None:
+        rule.append(f"associations below {info['threshold']:g} dropped")
+    if max_nnz is not None and M.nnz > max_nnz:
+        M = _trim_to_budget(M, max_nnz)
+        rule.append(f"then only the {M.nnz:,} largest entries (top_k=1 did not fit)")
+    info.update({"top_k": use_k, "nnz_before": int(nnz_before), "nnz": int(M.nnz),
+                 "pruned": bool(M.nnz < nnz_before),
+                 "budget_applied": budget_k is not None,
+                 "rule": "; ".join(rule) if rule else "none"})
+    return (M, info) if return_info else M
 
 
 _association = association  # word_context's `association` argument shadows the function

@@ -300,7 +300,8 @@ class Corpus:
         return "window" if self.texts is not None else "document"
 
     def word_context(self, context="window", window=10, association="ppmi", shift=2,
-                     min_count=1, top_k=None, threshold=None, dtype=np.float64):
+                     min_count=1, top_k=None, threshold=None, dtype=np.float64, max_nnz=None,
+                     return_info=False):
         """Word-context matrix M (n_terms x n_terms, sparse) for :class:`SemanticNMF`.
 
         Parameters
@@ -313,16 +314,20 @@ class Corpus:
             PPMI (Neurocomputing paper eq. 3, negatives set to 0) or shifted PPMI
             max(PMI − log shift, 0) (SIGIR paper, shift N = 2).
         min_count, top_k, threshold : pruning (see :func:`semnmf.text.context.word_context`).
+        max_nnz, return_info : budget of non-zeros and the record of what was pruned (see
+            :func:`semnmf.text.context.word_context`).
         """
         if context not in CONTEXTS:
             raise ValueError(f"context must be one of {CONTEXTS}, got {context!r}.")
         if context == "document":
             return word_context(counts=self._counts, context="document", association=association,
                                 shift=shift, min_count=min_count, top_k=top_k,
-                                threshold=threshold, dtype=dtype)
+                                threshold=threshold, dtype=dtype, max_nnz=max_nnz,
+                                return_info=return_info)
         return word_context(sequences=self.sequences(), context=context, window=window,
                             association=association, shift=shift, min_count=min_count,
-                            top_k=top_k, threshold=threshold, dtype=dtype)
+                            top_k=top_k, threshold=threshold, dtype=dtype, max_nnz=max_nnz,
+                            return_info=return_info)
 
     # -- output ------------------------------------------------------------------------
     def to_folder(self, path):

@@ -1,0 +1,233 @@
+"""Label-free choice of k (``-k auto``): every criterion on every shared corpus, and the
+criterion chosen by leave-one-corpus-out (LOCO).
+
+For each corpus the label-free curves of :func:`semnmf.experiments.selection.measure_candidates`
+are measured once per seed over the default candidate grid (cached in
+``results/k_selection_curves.json``: a rerun resumes). Then, for every criterion and
+every value of its constant (penalty ``a`` of ``curve + a log k``, or the ``gain``
+threshold), the k found on each corpus is compared with its number of classes (hit: within
+±30 %). LOCO: for each corpus, the (criterion, constant) with the most hits on the OTHER
+corpora (ties: smallest mean |log(k_found / k_true)|, then the simpler constant) is applied
+to it. Labels only score; they never choose a k on the corpus they score.
+
+    SEMNMF_NUM_THREADS=1 nice python benchmarks/bench_k.py [--seeds 0 1] [--datasets ...]
+
+Writes results/k_selection.md.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import RESULTS, data_root, machine_line, write_markdown  # noqa: E402
+
+DATASETS = ["cstr", "classic3", "classic4", "bbc", "ng5", "ng20", "ng20_cai", "agnews",
+            "m10", "searchsnippets"]
+CACHE = os.path.join(RESULTS, "k_selection_curves.json")
+PENALTIES = [-0.3, -0.2, -0.15, -0.1, -0.05, -0.02, 0.0, 0.02, 0.05, 0.1, 0.2]
+GAIN_THRESHOLDS = [0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2]
+TOLERANCE = 0.3
+
+
+def load_cache():
+    if os.path.exists(CACHE):
+        with open(CACHE) as f:
+            return json.load(f)
+    return {}
+
+
+def save_cache(cache):
+    from semnmf._utils.io import atomic_write
+
+    atomic_write(CACHE, lambda f: json.dump(cache, f, indent=0))
+
+
+def measure(names, seeds):
+    from semnmf import load_dataset
+    from semnmf.experiments.selection import candidate_grid, measure_candidates
+
+    cache = load_cache()
+    for name in names:
+        todo = [s for s in seeds if f"{name}/{s}" not in cache]
+        if not todo:
+            continue
+        t = time.perf_counter()
+        corpus = load_dataset(os.path.join(data_root(), name))
+        X = corpus.tfidf()
+        print(f"{name}: {X.shape}, {corpus.n_classes} classes, loaded in "
+              f"{time.perf_counter() - t:.1f} s", flush=True)
+        for seed in todo:
+            t = time.perf_counter()
+            curves = measure_candidates(X, candidate_grid(X.shape[0]), counts=corpus.counts(),
+                                        random_state=seed)
+            curves = {k: (np.asarray(v, dtype=float).tolist() if isinstance(v, list) else v)
+                      for k, v in curves.items()}
+            curves["seconds"] = time.perf_counter() - t
+            curves["n_classes"] = int(corpus.n_classes)
+            curves["n_documents"] = int(X.shape[0])
+            cache[f"{name}/{seed}"] = curves
+            save_cache(cache)
+            print(f"  seed {seed}: {curves['seconds']:.1f} s", flush=True)
+    return cache
+
+
+def combos():
+    from semnmf.experiments.selection import CRITERIA
+
+    for criterion in CRITERIA:
+        for param in (GAIN_THRESHOLDS if criterion == "gain" else PENALTIES):
+            yield criterion, param
+
+
+def found_k(curves, criterion, param):
+    from semnmf.experiments.selection import criterion_scores
+
+    _, scores = criterion_scores(curves, criterion, param)
+    scores = np.where(np.isfinite(scores), scores, -np.inf)
+    return int(curves["candidates"][int(np.argmax(scores))])
+
+
+def hit(k, true):
+    return abs(k - true) <= TOLERANCE * true + 1e-9
+
+
+def evaluate(cache, names, seeds):
+    """found[(criterion, param)][name] = list of k over seeds."""
+    found = {}
+    for combo in combos():
+        found[combo] = {name: [found_k(cache[f"{name}/{s}"], *combo) for s in seeds]
+                        for name in names}
+    return found
+
+
+def quality(found_combo, truth, names):
+    """(hits, -mean |log ratio|) over names and seeds: larger is better."""
+    hits, errors = 0, []
+    for name in names:
+        for k in found_combo[name]:
+            hits += hit(k, truth[name])
+            errors.append(abs(math.log(k / truth[name])))
+    return hits, -float(np.mean(errors))
+
+
+def best_combo(found, truth, names):
+    def key(combo):
+        hits, err = quality(found[combo], truth, names)
+        return (hits, err, -abs(combo[1]))
+
+    return max(found, key=key)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--datasets", nargs="*", default=DATASETS)
+    parser.add_argument("--seeds", nargs="*", type=int, default=[0, 1])
+    parser.add_argument("--no-measure", action="store_true", help="only the cached curves")
+    args = parser.parse_args(argv)
+    cache = load_cache() if args.no_measure else measure(args.datasets, args.seeds)
+    names = [n for n in args.datasets if all(f"{n}/{s}" in cache for s in args.seeds)]
+    seeds = args.seeds
+    truth = {n: cache[f"{n}/{seeds[0]}"]["n_classes"] for n in names}
+    found = evaluate(cache, names, seeds)
+
+    # LOCO
+    loco = {}
+    for held in names:
+        others = [n for n in names if n != held]
+        combo = best_combo(found, truth, others)
+        loco[held] = (combo, found[combo][held])
+    overall = best_combo(found, truth, names)
+
+    n_total = len(names) * len(seeds)
+    loco_hits = sum(hit(k, truth[n]) for n in names for k in loco[n][1])
+    sections = []
+    sections.append((None, (
+        f"Machine: {machine_line()}, single-threaded.\n\n"
+        f"Corpora: {', '.join(names)}; seeds {seeds} (each seed draws its own sample of "
+        "≤ 2,000 documents, subsamples and starts). Candidates: the default geometric grid "
+        "2 .. min(50, n/10) (`candidate_grid`). Curves: 5 spherical k-means runs per k "
+        "(30 Lloyd iterations, each on 80 % of the sample, its centroids assigning the whole "
+        "sample). A k is a **hit** when within ±30 % of the number of classes. Labels are "
+        "read only to score.\n\n"
+        "Every criterion's constant is a penalty `a` of `curve01(k) + a·log k` (`curve01`: "
+        "the curve rescaled to [0, 1] over the candidates) or, for `gain`, the threshold "
+        "on the relative dispersion drop per doubling of k. Reproduce: "
+        "`python benchmarks/bench_k.py` (curves cached in "
+        "`results/k_selection_curves.json`).")))
+
+    # LOCO table
+    rows = ["| corpus | classes | LOCO-chosen criterion (constant) | k found (per seed) | hit |",
+            "|---|---:|---|---|---|"]
+    for n in names:
+        (crit, param), ks = loco[n]
+        rows.append(f"| {n} | {truth[n]} | {crit} ({param:g}) | {', '.join(map(str, ks))} | "
+                    f"{sum(hit(k, truth[n]) for k in ks)}/{len(ks)} |")
+    sections.append(("Leave-one-corpus-out", (
+        f"For each corpus, the criterion and constant with the most hits on the other "
+        f"{len(names) - 1} corpora, applied to it. **LOCO hits: {loco_hits}/{n_total} "
+        f"({loco_hits / n_total:.0%}); corpora hit on every seed: "
+        f"{sum(all(hit(k, truth[n]) for k in loco[n][1]) for n in names)}/{len(names)}.**\n\n"
+        + "\n".join(rows) + "\n\n"
+        f"Chosen on all corpora (the `-k auto` default): **{overall[0]} "
+        f"({overall[1]:g})**, {quality(found[overall], truth, names)[0]}/{n_total} hits "
+        "in sample (the LOCO line above is the honest estimate).")))
+
+    rel = [abs(k / truth[n] - 1) for n in names for k in loco[n][1]]
+    sections.append(("Reading", (
+        f"Mean relative error of the LOCO choice: {np.mean(rel):.0%} (median "
+        f"{np.median(rel):.0%}); the published anchors: BERTopic finds 42 topics on BBC's 5 "
+        "classes (+740 %) and 1,861 on 20 Newsgroups' 20, a Gaussian-mixture topic model "
+        "misses k by 60 % on average. The ±30 % target on three quarters of the corpora is "
+        f"**{'met' if loco_hits >= 0.75 * n_total else 'not met'}** ({loco_hits}/{n_total}). "
+        "Stability (agreement of k-means runs) finds the few-class corpora (CSTR, CLASSIC3/4, "
+        "BBC, NG5) but prefers the coarse, very stable 2-way split of 20 Newsgroups (both "
+        "matrices), and is noisy on short texts (AG News, M10, SearchSnippets: 5-10 words "
+        "per document). The curves that rise with k without a peak (consensus dispersion, "
+        "silhouette, gap, all at 50) or fall (Calinski-Harabasz, relative gain: 2) need a "
+        "penalty that no single constant fits across corpora.")))
+
+    # per criterion: k found at a = 0 (or its best constant on all), per corpus
+    header = "| criterion (constant) | " + " | ".join(f"{n} ({truth[n]})" for n in names) \
+        + " | hits |"
+    rows = [header, "|---|" + "---:|" * len(names) + "---:|"]
+    from semnmf.experiments.selection import CRITERIA
+
+    for criterion in CRITERIA:
+        params = GAIN_THRESHOLDS if criterion == "gain" else PENALTIES
+        shown = [0.0] if criterion != "gain" else []
+        best = max(((criterion, p) for p in params),
+                   key=lambda c: quality(found[c], truth, names) + (-abs(c[1]),))
+        if best[1] not in shown:
+            shown.append(best[1])
+        for p in shown:
+            cells = []
+            for n in names:
+                ks = found[(criterion, p)][n]
+                cell = "/".join(map(str, ks))
+                cells.append(cell if all(hit(k, truth[n]) for k in ks) else f"*{cell}*")
+            h = quality(found[(criterion, p)], truth, names)[0]
+            rows.append(f"| {criterion} ({p:g}) | " + " | ".join(cells) + f" | {h}/{n_total} |")
+    sections.append(("Every criterion, per corpus", (
+        "k found per seed (slash-separated); *italic*: a miss on some seed. For each "
+        "criterion, the raw curve's argmax (constant 0) and its best constant on all corpora "
+        "(in-sample: optimistic).\n\n" + "\n".join(rows))))
+
+    # cost
+    rows = ["| corpus | documents | sample | seconds per seed |", "|---|---:|---:|---:|"]
+    for n in names:
+        c = [cache[f"{n}/{s}"] for s in seeds]
+        rows.append(f"| {n} | {c[0]['n_documents']:,} | {c[0]['n_sample']:,} | "
+                    f"{np.mean([x['seconds'] for x in c]):.1f} |")
+    sections.append(("Cost", "All criteria's curves measured together (the `-k auto` run "
+                     "measures them too, bar the null fits of `gap`).\n\n" + "\n".join(rows)))
+    write_markdown("k_selection.md", "Label-free choice of k (-k auto)", sections)
+
+
+if __name__ == "__main__":
+    main()

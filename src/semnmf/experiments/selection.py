@@ -1,0 +1,396 @@
+"""Label-free choice of the number of clusters k (``semnmf cluster -k auto``).
+
+:func:`select_n_components` fits cheap clusterings (spherical k-means, a few Lloyd
+iterations, on a subsample of at most ``sample_size`` documents) at every candidate k,
+measures label-free curves over the candidates (:func:`measure_candidates`), and picks the k
+that maximizes one criterion (:data:`CRITERIA`). Labels are never read.
+
+The curves measured at each k (``R = n_runs`` runs, each on a random ``subsample`` share of
+the sample, its centroids then assigning every sampled document):
+
+- ``stability``: mean pairwise ARI of the R partitions of the sample (Ben-Hur et al. 2002;
+  Lange et al. 2004, prediction-based stability);
+- ``stability_nmi``: the same with NMI;
+- ``dispersion``: dispersion of the consensus (co-membership) matrix, Kim & Park 2007;
+- ``silhouette``: mean cosine silhouette of the first run's partition;
+- ``calinski``: Calinski-Harabasz index of the normalized documents;
+- ``gap``: log dispersion of a null sample (every term's weights shuffled across the
+  documents) minus that of the data, a gap statistic (Tibshirani et al. 2001);
+- ``npmi``, ``npmi_diversity``: NPMI coherence of the centroids' top words, alone and
+  times the topic diversity of their top 25;
+- ``gain``: the relative drop of the within-cluster cosine dispersion per doubling of k
+  (an "elbow"; the largest k whose gain is still at least ``param``).
+
+Every criterion but ``gain`` takes a penalty ``param`` = a: the score of k is
+``curve(k) + a * log(k)``, the curve rescaled to [0, 1] over the candidates (a < 0 favours
+fewer clusters). The default criterion and its
+constant (``stability_nmi``, a = -0.3) are the best on the 10 shared corpora
+(``benchmarks/bench_k.py``, ``benchmarks/results/k_selection.md``); by leave-one-corpus-out
+the choice lands within ±30 % of the number of classes on 11 of 20 (corpus, seed) pairs:
+it finds 3 to 5 classes well and under-counts 20 Newsgroups (k = 2).
+"""
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._utils.progress import log
+
+__all__ = ["CRITERIA", "DEFAULT_CRITERION", "DEFAULT_PARAM", "SelectionResult",
+           "candidate_grid", "measure_candidates", "criterion_scores", "select_n_components"]
+
+CRITERIA = ("stability", "stability_nmi", "dispersion", "silhouette", "calinski", "gap",
+            "npmi", "npmi_diversity", "gain")
+
+# Chosen by leave-one-corpus-out on the shared corpora (benchmarks/results/k_selection.md).
+DEFAULT_CRITERION = "stability_nmi"
+DEFAULT_PARAM = -0.3
+
+# the sample the clusterings are fitted on ("auto"): about SAMPLE_NNZ stored entries
+SAMPLE_NNZ, SAMPLE_MIN, SAMPLE_MAX = 250_000, 2000, 8000
+
+
+def candidate_grid(n_documents, k_min=2, k_max=None, ratio=1.25):
+    """Geometric candidates from ``k_min`` to ``k_max`` (default ``min(50, n/10)``, at least
+    ``k_min``): every integer up to 6, then steps of about ``ratio``."""
+    if k_max is None:
+        k_max = max(k_min, min(50, n_documents // 10))
+    k_max = min(int(k_max), max(int(n_documents) - 1, k_min))
+    grid, k = [], float(k_min)
+    while int(round(k)) <= k_max:
+        value = int(round(k))
+        if not grid or value > grid[-1]:
+            grid.append(value)
+        k = max(k * ratio, k + 1) if k < 6 else k * ratio
+    if grid[-1] != k_max:
+        if len(grid) > 1 and k_max < grid[-1] * (1 + (ratio - 1) / 2):
+            grid[-1] = k_max  # no near-duplicate last step
+        else:
+            grid.append(k_max)
+    return grid
+
+
+@dataclass
+class SelectionResult:
+    """What :func:`select_n_components` found.
+
+    Attributes
+    ----------
+    best : int
+        The chosen k.
+    candidates : list of int
+    scores : list of float
+        The criterion's score at each candidate (higher is better; ``best`` is its argmax).
+    criterion : str
+    param : float
+    curves : dict
+        Every measured curve (name -> list over the candidates).
+    n_sample : int
+        Documents the clusterings were fitted on.
+    seconds : float
+    """
+
+    best: int
+    candidates: list
+    scores: list
+    criterion: str
+    param: float
+    curves: dict = field(default_factory=dict)
+    n_sample: int = 0
+    seconds: float = 0.0
+
+    def record(self):
+        """The ``k_selection`` entry of run.json."""
+        return {"criterion": self.criterion, "param": self.param,
+                "candidates": list(self.candidates),
+                "scores": [None if not np.isfinite(s) else float(s) for s in self.scores],
+                "chosen": int(self.best), "n_sample": int(self.n_sample),
+                "seconds": round(float(self.seconds), 3)}
+
+
+def _normalize_rows(X):
+    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    keep = norms > 0
+    X = sp.csr_matrix(X[keep])
+    X = sp.csr_matrix(sp.diags(1.0 / norms[keep]) @ X)
+    return X, keep
+
+
+def _assign(X, centers):
+    return np.asarray((X @ centers.T).argmax(axis=1)).ravel()
+
+
+def _onehot(labels, k):
+    n = labels.size
+    return sp.csr_matrix((np.ones(n), (np.arange(n), labels)), shape=(n, k))
+
+
+def _cosine_sum(X, labels, k):
+    """Sum over documents of the cosine to their cluster's concept vector."""
+    sums = np.asarray((_onehot(labels, k).T @ X).todense())
+    return float(np.linalg.norm(sums, axis=1).sum()), sums
+
+
+def _silhouette(X, labels, k, sums):
+    """Mean cosine silhouette (1 - cosine as distance), exact, without the n x n matrix:
+    the summed similarity of document i to cluster c is ``x_i . sum_c``."""
+    n = labels.size
+    sizes = np.bincount(labels, minlength=k).astype(float)
+    total_sim = np.asarray(X @ sums.T)  # (n, k)
+    own_size = sizes[labels]
+    rows = np.arange(n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = 1.0 - (total_sim[rows, labels] - 1.0) / np.maximum(own_size - 1, 1)
+        other = total_sim / np.where(sizes > 0, sizes, np.nan)
+    other[rows, labels] = -np.inf
+    other = np.where(np.isnan(other), -np.inf, other)
+    b = 1.0 - other.max(axis=1)
+    s = (b - a) / np.maximum(np.maximum(a, b), 1e-12)
+    s[own_size <= 1] = 0.0
+    return float(np.mean(s))
+
+
+def _consensus_dispersion(partitions, k):
+    """Dispersion ``mean (4 (C_ij - 1/2)^2)`` of the consensus matrix C (share of the runs
+    putting i and j together; Kim & Park 2007), from contingency tables: no n x n matrix."""
+    n, R = partitions[0].size, len(partitions)
+    sum_c = 0.0  # sum_ij C_ij
+    sum_c2 = 0.0  # sum_ij C_ij^2
+    for r in range(R):
+        sum_c += float(np.sum(np.bincount(partitions[r], minlength=k).astype(float) ** 2))
+        for s in range(R):
+            table = np.bincount(partitions[r] * k + partitions[s], minlength=k * k)
+            sum_c2 += float(np.sum(table.astype(float) ** 2))
+    sum_c /= R
+    sum_c2 /= R * R
+    return float((4 * sum_c2 - 4 * sum_c + n * n) / (n * n))
+
+
+def _calinski(X, labels, k, sums):
+    n = labels.size
+    sizes = np.bincount(labels, minlength=k).astype(float)
+    sq = np.einsum("ij,ij->i", sums, sums)  # |sum_c|^2 = n_c^2 |mu_c|^2
+    within_fit = np.sum(sq[sizes > 0] / sizes[sizes > 0])  # sum_c n_c |mu_c|^2
+    total = np.asarray(X.sum(axis=0)).ravel()
+    between = within_fit - float(total @ total) / n
+    within = n - within_fit
+    if k < 2 or within <= 0:
+        return np.nan
+    return float((between / (k - 1)) / (within / (n - k)))
+
+
+def _null_sample(X, rng):
+    """Every column's stored weights shuffled across the documents (co-occurrence broken)."""
+    C = sp.csc_matrix(X, copy=True)
+    n = C.shape[0]
+    for j in range(C.shape[1]):
+        lo, hi = C.indptr[j], C.indptr[j + 1]
+        if hi > lo:
+            C.indices[lo:hi] = np.sort(rng.choice(n, hi - lo, replace=False))
+    return _normalize_rows(C.tocsr())[0]
+
+
+def _sample_size(X, sample_size):
+    """Documents to sample: ``sample_size`` if an int; "auto": enough documents for about
+    SAMPLE_NNZ stored entries (short texts need more documents to show their clusters),
+    between SAMPLE_MIN and SAMPLE_MAX."""
+    n = X.shape[0]
+    if sample_size == "auto":
+        per_doc = max(X.nnz / max(n, 1), 1.0)
+        return int(min(n, max(SAMPLE_MIN, min(SAMPLE_MAX, SAMPLE_NNZ / per_doc))))
+    return int(min(n, int(sample_size)))
+
+
+def _skmeans(X, k, seed, max_iter):
+    from ..models.skmeans import SphericalKMeans
+
+    model = SphericalKMeans(k, n_init=1, max_iter=max_iter, random_state=seed).fit(X)
+    return np.asarray(model.cluster_centers_, dtype=np.float64)
+
+
+def measure_candidates(X, candidates, *, n_runs=5, sample_size="auto", subsample=0.8,
+                       max_iter=30, gap=True, counts=None, random_state=0, verbose=False):
+    """Label-free curves of cheap clusterings at every candidate k (see the module).
+
+    Parameters
+    ----------
+    X : sparse matrix of shape (n_documents, n_terms)
+        Documents (tf-idf or any non-negative weighting; rows are L2-normalized here).
+    candidates : list of int
+    n_runs : int, default=5
+        Spherical k-means runs per k (seeds and subsamples differ).
+    sample_size : int or "auto", default="auto"
+        Documents drawn at random once; every clustering is fitted on them. "auto": enough
+        for about 250,000 stored entries, between 2,000 and 8,000 documents.
+    subsample : float, default=0.8
+        Share of the sample each run is fitted on.
+    max_iter : int, default=30
+        Lloyd iterations of a run.
+    gap : bool, default=True
+        Also fit one run per k on a null sample (the ``gap`` curve).
+    counts : sparse matrix, optional
+        Documents whose co-occurrences score the topics' NPMI (default: X).
+    random_state : int
+
+    Returns
+    -------
+    dict
+        ``candidates`` and one list per curve, plus ``n_sample``.
+    """
+    from ..metrics import ari, nmi, npmi_coherence, topic_diversity
+
+    rng = np.random.default_rng(random_state)
+    X = sp.csr_matrix(X)
+    n = X.shape[0]
+    sample = np.sort(rng.choice(n, _sample_size(X, sample_size), replace=False))
+    Xs, keep = _normalize_rows(X[sample])
+    reference = (counts if counts is not None else X)
+    reference = sp.csr_matrix(reference)[sample][keep]
+    ns = Xs.shape[0]
+    null = _null_sample(Xs, rng) if gap else None
+    m = max(2, int(round(subsample * ns)))
+    curves = {name: [] for name in ("stability", "stability_nmi", "dispersion", "silhouette",
+                                    "calinski", "cosine", "cosine_std", "null_cosine", "npmi",
+                                    "diversity")}
+    for k in candidates:
+        t = time.perf_counter()
+        partitions, cosines = [], []
+        first_sums = None
+        for r in range(n_runs):
+            seed = int(rng.integers(2**31 - 1))
+            rows = np.sort(rng.choice(ns, m, replace=False))
+            centers = _skmeans(Xs[rows], min(k, m), seed, max_iter)
+            labels = _assign(Xs, centers)
+            partitions.append(labels)
+            q, sums = _cosine_sum(Xs, labels, k)
+            cosines.append(q / ns)
+            if first_sums is None:
+                first_sums = sums
+        pairs = [(a, b) for a in range(n_runs) for b in range(a + 1, n_runs)]
+        curves["stability"].append(float(np.mean([ari(partitions[a], partitions[b])
+                                                  for a, b in pairs])) if pairs else np.nan)
+        curves["stability_nmi"].append(float(np.mean([nmi(partitions[a], partitions[b])
+                                                      for a, b in pairs])) if pairs else np.nan)
+        curves["dispersion"].append(_consensus_dispersion(partitions, k))
+        labels = partitions[0]
+        curves["silhouette"].append(_silhouette(Xs, labels, k, first_sums))
+        curves["calinski"].append(_calinski(Xs, labels, k, first_sums))
+        curves["cosine"].append(float(np.mean(cosines)))
+        curves["cosine_std"].append(float(np.std(cosines)))
+        if null is not None:
+            centers = _skmeans(null, min(k, null.shape[0]), int(rng.integers(2**31 - 1)),
+                               max_iter)
+            curves["null_cosine"].append(
+                _cosine_sum(null, _assign(null, centers), k)[0] / null.shape[0])
+        else:
+            curves["null_cosine"].append(np.nan)
+        norms = np.linalg.norm(first_sums, axis=1, keepdims=True)
+        topics = first_sums / np.where(norms > 0, norms, 1)
+        curves["npmi"].append(float(npmi_coherence(topics, reference, 10)))
+        curves["diversity"].append(float(topic_diversity(topics, 25)))
+        log(f"k={k}: stability {curves['stability'][-1]:.3f}, silhouette "
+            f"{curves['silhouette'][-1]:.3f} ({time.perf_counter() - t:.1f} s)", verbose)
+    curves["candidates"] = list(candidates)
+    curves["n_sample"] = int(ns)
+    return curves
+
+
+def criterion_scores(curves, criterion=DEFAULT_CRITERION, param=DEFAULT_PARAM):
+    """Score of every candidate under ``criterion`` (higher is better) from the curves of
+    :func:`measure_candidates`."""
+    if criterion not in CRITERIA:
+        raise ValueError(f"Unknown criterion {criterion!r}; choose one of "
+                         f"{', '.join(CRITERIA)}.")
+    ks = np.asarray(curves["candidates"], dtype=float)
+    logk = np.log(ks)
+    c = lambda name: np.asarray(curves[name], dtype=float)  # noqa: E731
+    if criterion == "gain":
+        # relative drop of the dispersion 1 - cos per doubling of k, between neighbours;
+        # the chosen k is the largest whose gain from the previous candidate is >= param
+        w = np.maximum(1.0 - c("cosine"), 1e-12)
+        gain = np.full(ks.size, np.nan)
+        gain[1:] = -np.diff(np.log(w)) / np.diff(logk) * math.log(2)
+        scores = np.full(ks.size, -np.inf)
+        scores[0] = 0.0
+        last = 0
+        for i in range(1, ks.size):
+            if gain[i] >= param:
+                last = i
+            else:
+                break
+        scores[last] = 1.0
+        return gain, scores
+    if criterion == "gap":
+        w = np.maximum(1.0 - c("cosine"), 1e-12)
+        w0 = np.maximum(1.0 - c("null_cosine"), 1e-12)
+        raw = np.log(w0) - np.log(w)
+    elif criterion == "npmi_diversity":
+        raw = c("npmi") * c("diversity")
+    else:
+        raw = c(criterion)
+    # the penalty acts on the curve rescaled to [0, 1] over the candidates: one scale for
+    # every criterion
+    finite = raw[np.isfinite(raw)]
+    span = finite.max() - finite.min() if finite.size else 0.0
+    scaled = (raw - finite.min()) / span if span > 0 else np.zeros_like(raw)
+    return raw, scaled + param * logk
+
+
+def select_n_components(X, candidates="auto", *, criterion=DEFAULT_CRITERION,
+                        param=DEFAULT_PARAM, n_runs=5, sample_size="auto", max_iter=30,
+                        counts=None, random_state=0, verbose=False):
+    """Choose the number of clusters without labels.
+
+    Parameters
+    ----------
+    X : sparse matrix of shape (n_documents, n_terms)
+    candidates : "auto" or list of int
+        "auto": :func:`candidate_grid` (2 .. min(50, n/10), geometric).
+    criterion : str, default=DEFAULT_CRITERION
+        One of :data:`CRITERIA`.
+    param : float, default=DEFAULT_PARAM
+        Penalty a of ``curve + a log k`` (threshold of ``gain``).
+    n_runs, sample_size, max_iter, counts, random_state : see :func:`measure_candidates`.
+
+    Returns
+    -------
+    SelectionResult
+
+    Examples
+    --------
+    >>> from semnmf.experiments.selection import select_n_components
+    >>> result = select_n_components(X, [2, 3, 4, 5, 6])  # doctest: +SKIP
+    >>> result.best, result.scores                         # doctest: +SKIP
+    """
+    t0 = time.perf_counter()
+    n = X.shape[0]
+    if isinstance(candidates, str):
+        if candidates != "auto":
+            raise ValueError(f"candidates must be 'auto' or a list of ints, got {candidates!r}.")
+        candidates = candidate_grid(n)
+    candidates = sorted({int(k) for k in candidates})
+    if not candidates or candidates[0] < 1:
+        raise ValueError(f"candidates must be positive integers, got {candidates!r}.")
+    n_sample = _sample_size(sp.csr_matrix(X), sample_size)
+    if candidates[-1] > n_sample - 1:
+        raise ValueError(f"the largest candidate k={candidates[-1]} needs more documents "
+                         f"than the {n_sample} sampled.")
+    if criterion not in CRITERIA:
+        raise ValueError(f"Unknown criterion {criterion!r}; choose one of "
+                         f"{', '.join(CRITERIA)}.")
+    if len(candidates) == 1:
+        return SelectionResult(candidates[0], candidates, [np.nan], criterion, float(param),
+                               {}, 0, time.perf_counter() - t0)
+    curves = measure_candidates(X, candidates, n_runs=n_runs, sample_size=sample_size,
+                                max_iter=max_iter, gap=criterion == "gap", counts=counts,
+                                random_state=random_state, verbose=verbose)
+    _, scores = criterion_scores(curves, criterion, param)
+    best = candidates[int(np.nanargmax(np.where(np.isfinite(scores), scores, -np.inf)))]
+    return SelectionResult(int(best), candidates, [float(s) for s in scores], criterion,
+                           float(param), {key: value for key, value in curves.items()
+                                          if key not in ("candidates", "n_sample")},
+                           curves["n_sample"], time.perf_counter() - t0)

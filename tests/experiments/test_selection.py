@@ -1,0 +1,117 @@
+"""Label-free choice of k: parsing -k, the candidate grid, the curves and the choice, and
+``semnmf cluster -k auto`` writing its curve into run.json."""
+
+import numpy as np
+import pytest
+
+from conftest import make_planted, planted_corpus, read_json, write_csv
+from semnmf.experiments.selection import (CRITERIA, DEFAULT_CRITERION, candidate_grid, criterion_scores,
+                                          measure_candidates, select_n_components)
+from semnmf.cli.cluster import parse_k
+from semnmf.experiments.selection import _consensus_dispersion, _cosine_sum, _silhouette
+
+
+def test_parse_k():
+    assert parse_k("5") == 5
+    assert parse_k("auto") == ("auto", None)
+    assert parse_k("2:5") == ("grid", [2, 3, 4, 5])
+    assert parse_k("2:10:4") == ("grid", [2, 6, 10])
+    assert parse_k("10,5,20,5") == ("grid", [5, 10, 20])
+    for bad in ("x", "5:2", "0:3", "2:3:0", ",", "1:2:3:4"):
+        with pytest.raises(ValueError, match="-k must be"):
+            parse_k(bad)
+
+
+def test_candidate_grid():
+    grid = candidate_grid(10_000)
+    assert grid[:5] == [2, 3, 4, 5, 6] and grid[-1] == 50
+    assert grid == sorted(set(grid)) and len(grid) <= 16
+    assert candidate_grid(200) == [2, 3, 4, 5, 6, 8, 10, 12, 15, 20]
+    assert candidate_grid(20) == [2]
+
+
+def test_planted_clusters_are_found():
+    X, y = planted_corpus(n_per=40, k=4, d_per=12, seed=1)
+    result = select_n_components(X, [2, 3, 4, 5, 6, 8], random_state=0)
+    assert result.best == 4
+    assert result.candidates == [2, 3, 4, 5, 6, 8] and len(result.scores) == 6
+    record = result.record()
+    assert record["criterion"] == DEFAULT_CRITERION and record["chosen"] == 4
+    assert record["candidates"] == [2, 3, 4, 5, 6, 8] and len(record["scores"]) == 6
+
+
+def test_every_criterion_scores_every_candidate():
+    X, _ = planted_corpus(n_per=20, k=3, d_per=10, seed=2)
+    curves = measure_candidates(X, [2, 3, 4, 6], random_state=0)
+    for criterion in CRITERIA:
+        raw, scores = criterion_scores(curves, criterion, 0.05 if criterion == "gain" else 0)
+        assert len(raw) == len(scores) == 4
+        assert np.isfinite(scores).any()
+    with pytest.raises(ValueError, match="Unknown criterion"):
+        criterion_scores(curves, "nope")
+
+
+def test_selection_is_reproducible_and_label_free():
+    X, _ = planted_corpus(n_per=25, k=3, d_per=10, seed=3)
+    a = select_n_components(X, [2, 3, 4], random_state=5)
+    b = select_n_components(X, [2, 3, 4], random_state=5)
+    assert a.scores == b.scores and a.best == b.best
+
+
+def test_silhouette_and_dispersion_match_their_definitions():
+    from sklearn.metrics import silhouette_score
+
+    from semnmf.experiments.selection import _normalize_rows
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = _normalize_rows(sp.random(120, 30, density=0.3, random_state=0, format="csr"))[0]
+    labels = rng.integers(0, 4, 120)
+    _, sums = _cosine_sum(X, labels, 4)
+    assert _silhouette(X, labels, 4, sums) == pytest.approx(
+        silhouette_score(X.toarray(), labels, metric="cosine"))
+    partitions = [rng.integers(0, 3, 120) for _ in range(4)]
+    co = sum(np.eye(3)[p] @ np.eye(3)[p].T for p in partitions) / 4
+    assert _consensus_dispersion(partitions, 3) == pytest.approx(np.mean(4 * (co - 0.5) ** 2))
+
+
+def test_bad_candidates_refused():
+    X, _ = planted_corpus(n_per=10, k=2, d_per=5)
+    with pytest.raises(ValueError, match="needs more documents"):
+        select_n_components(X, [2, 50])
+    with pytest.raises(ValueError, match="Unknown criterion"):
+        select_n_components(X, [2, 3], criterion="nope")
+
+
+def test_cli_k_auto_records_the_curve(tmp_path):
+    from semnmf.cli import main
+
+    texts, labels = make_planted(docs_per_topic=15)
+    source = write_csv(tmp_path / "p.csv", zip(texts, labels), ["text", "label"])
+    out = tmp_path / "auto"
+    assert main(["cluster", str(source), "-k", "2:4", "--method", "nmf", "--out", str(out),
+                 "--quiet", "--max-iter", "20"]) == 0
+    run = read_json(out / "run.json")
+    selection = run["k_selection"]
+    assert selection["criterion"] == DEFAULT_CRITERION
+    assert selection["candidates"] == [2, 3, 4]
+    assert len(selection["scores"]) == 3
+    assert selection["chosen"] == len(run["cluster_sizes"]) == 3
+    assert run["cli_arguments"]["k"] == 3
+    # the report draws the curve
+    from semnmf.report.html import write_report
+
+    page = open(write_report(out), encoding="utf-8").read()
+    assert f"-k auto: {DEFAULT_CRITERION}" in page
+
+
+def test_cli_k_refused_values(tmp_path):
+    from semnmf.cli import main
+
+    texts, labels = make_planted(docs_per_topic=5)
+    source = write_csv(tmp_path / "p.csv", zip(texts, labels), ["text", "label"])
+    with pytest.raises(SystemExit):
+        main(["cluster", str(source), "-k", "two", "--quiet"])
+    assert main(["cluster", str(source), "-k", "1:3", "--quiet"]) != 0
+    assert main(["cluster", str(source), "-k", "2:40", "--quiet",
+                 "--out", str(tmp_path / "x")]) != 0  # 15 documents
