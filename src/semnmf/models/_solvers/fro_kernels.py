@@ -269,42 +269,22 @@ def is_symmetric(A, ulps=4):
     themselves. Errors bounded by ε max|A| per entry are those of summing the rows of the
     products ``M R`` in another order, which the compiled sweep allows anyway.
 
-    One pass over A without forming Aᵀ: for every stored (i, j), a binary search for
-    (j, i) in row j (sorted indices). Stops at the first mismatch."""
+    Costs one transpose, which is what keeping Aᵀ would cost (a binary search of every
+    mirror entry without forming Aᵀ was 3-4x slower on NG20's PPMI: random accesses).
+    """
     if not sp.issparse(A) or A.shape[0] != A.shape[1]:
         return False
     A = A.tocsr()
     if not A.has_canonical_format:
         A = A.copy()
         A.sum_duplicates()
-    if A.dtype.kind != "f":
-        return bool(_csr_symmetric(A.indptr, A.indices, A.data.astype(np.float64), 0.0))
-
-    scale = float(np.max(np.abs(A.data))) if A.nnz else 0.0
-    return bool(_csr_symmetric(A.indptr, A.indices, A.data,
-                               ulps * np.finfo(A.dtype).eps * scale))
-
-
-@numba.njit(cache=True, nogil=True)
-def _csr_symmetric(indptr, indices, data, tol):
-    """For every stored (i, j, v): (j, i) is stored with |v' - v| <= tol.
-    Every stored entry then has its mirror, so the patterns are equal."""
-    n = len(indptr) - 1
-    for i in range(n):
-        for p in range(indptr[i], indptr[i + 1]):
-            j = indices[p]
-            lo, hi = indptr[j], indptr[j + 1]
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if indices[mid] < i:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo == indptr[j + 1] or indices[lo] != i:
-                return False
-            if abs(data[p] - data[lo]) > tol:
-                return False
-    return True
+    At = A.T.tocsr()            # canonical: scipy's transpose sorts the indices
+    if not (np.array_equal(A.indptr, At.indptr) and np.array_equal(A.indices, At.indices)):
+        return False
+    if A.nnz == 0:
+        return True
+    tol = ulps * np.finfo(A.dtype).eps if A.dtype.kind == "f" else 0.0
+    return bool(np.max(np.abs(A.data - At.data)) <= tol * np.max(np.abs(A.data)))
 
 
 def warm_up(ks=(4, 20)):
