@@ -7,8 +7,8 @@ The objective, the scale-invariant graph term and the monotonicity argument are 
 
 import numpy as np
 
-from .frobenius import FrobeniusProblem
-from .mu import EPSILON, RowBlocked
+from .frobenius import FrobeniusProblem, product_operator
+from .mu import EPSILON
 
 # -- the problem -----------------------------------------------------------------------------
 class GraphProblem(FrobeniusProblem):
@@ -49,7 +49,7 @@ class GraphProblem(FrobeniusProblem):
                  Mt=None):
         super().__init__(X, Z, W, M=M, Q=Q, lam=lam, update_W=update_W, Xt=Xt, Mt=Mt)
         self.mu = float(mu)
-        self.A = RowBlocked(A)
+        self.A = product_operator(A, Z.dtype, kernels=self.kernels)
         self.degree = np.asarray(A.sum(axis=1), dtype=Z.dtype).ravel()
         self._update_graph_products()
 
@@ -79,6 +79,8 @@ class GraphProblem(FrobeniusProblem):
         return self._graph_term(self.W.T @ self.W)
 
     def step(self):
+        if self.mu <= 0 and self.kernels:
+            return self._fused_step()          # no graph term: Semantic-NMF's sweep
         Z, W = self.Z, self.W
         WtW = W.T @ W
         XW = self.X @ W

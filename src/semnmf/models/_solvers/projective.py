@@ -7,8 +7,8 @@ The derivation (why η = 1/3 makes the objective non-increasing) is in
 
 import numpy as np
 
-from .frobenius import transpose_csr
-from .mu import EPSILON, RowBlocked, squared_norm
+from .frobenius import product_operator, transpose_csr
+from .mu import EPSILON, squared_norm
 
 class ProjectiveProblem:
     """One PNMF problem X ≈ Z ZᵀX, updated in place (the ``_mu.run`` protocol).
@@ -24,8 +24,8 @@ class ProjectiveProblem:
     """
 
     def __init__(self, X, Z, Xt=None, rescale=True):
-        self.X = RowBlocked(X)
-        self.Xt = RowBlocked(transpose_csr(X) if Xt is None else Xt)
+        self.X = product_operator(X, Z.dtype)
+        self.Xt = product_operator(transpose_csr(X) if Xt is None else Xt, Z.dtype)
         self.Z = Z
         self.sqX = squared_norm(X)
         self.B = self.Xt @ Z                               # XᵀZ, kept for the current Z

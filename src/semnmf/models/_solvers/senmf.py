@@ -7,8 +7,8 @@ this is the private solver that :class:`~semnmf.models.senmf.SeNMF` runs through
 
 import numpy as np
 
-from .frobenius import transpose_csr
-from .mu import EPSILON, RowBlocked, squared_norm, trace_residual
+from .frobenius import product_operator, transpose_csr
+from .mu import EPSILON, squared_norm, trace_residual
 
 # damped tries of (7b) before W is left unchanged: η = 2⁻¹, ..., 2⁻¹⁰
 MAX_DAMPING = 10
@@ -57,9 +57,9 @@ class SeNMFProblem:
     Q = None
 
     def __init__(self, X, Z, W, M, lam=1.0, S=None, Xt=None):
-        self.X = RowBlocked(X)
-        self.Xt = RowBlocked(transpose_csr(X) if Xt is None else Xt)
-        self.M = RowBlocked(M)
+        self.X = product_operator(X, Z.dtype)
+        self.Xt = product_operator(transpose_csr(X) if Xt is None else Xt, Z.dtype)
+        self.M = product_operator(M, Z.dtype)
         self.Z, self.W = Z, W
         self.sqX = squared_norm(X)
         self.sqM = squared_norm(M)

@@ -11,7 +11,8 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ..._utils.progress import progress
-from .mu import RowBlocked, squared_norm
+from .frobenius import product_operator
+from .mu import squared_norm
 from .rank2 import _projected_gradient_sq
 
 # -- non-negative least squares by block principal pivoting ---------------------------------------
@@ -174,7 +175,7 @@ def symnmf_anls(A, H, *, alpha=None, max_iter=500, tol=1e-3, verbose=0, descript
     converged : bool
     alpha : float
     """
-    A_op = RowBlocked(A)
+    A_op = product_operator(A)
     if alpha is None:
         alpha = float(A.max()) ** 2 if A.nnz else 0.0
     alpha = float(alpha)

@@ -1,0 +1,303 @@
+"""Numba kernels of the Frobenius multiplicative updates (:mod:`semnmf.models._solvers.frobenius`).
+
+Every Frobenius update of the NMF family has the form (Neurocomputing paper, eq. 7a-7c)::
+
+    F ← F ⊙ (A R + c B S) / (F G + ε)          A, B sparse (m x ·), F (m x k), G (k x k)
+
+with ``B S`` absent except in Semantic-NMF's W update (A = Xᵀ, R = Z, B = M, S = Q,
+c = λ). Row i of the new F depends on row i of A (and B) only, so :func:`mu_rows` does
+the whole update in one pass over the rows: for each row it forms the k-vector
+(A R)_i by streaming the row's non-zeros, adds c (B S)_i, multiplies F_i by G, and
+overwrites F_i. Nothing of size m x k is written besides F itself: the product
+(A R) never reaches memory. The same pass accumulates, in float64, the two pieces
+of the objective that involve the new F (eq. 5 by the trace identity of
+:func:`semnmf.models._solvers.mu.trace_residual`):
+
+- ``Σ F_new ⊙ (A R)``: e.g. tr(Wᵀ XᵀZ) after the W update;
+- the Gram matrix ``F_newᵀ F_new`` (for the next update's denominator and for the
+  objective).
+
+So one sweep of Semantic-NMF reads X, Xᵀ, M and Mᵀ exactly once each (four passes is
+the minimum: each factor's update needs the complete previous factor), and the
+objective at the new iterate costs O(k²) more.
+
+:func:`spmm_rows` is the plain product ``A R`` for the updates that are not of this
+form (GNMF's A Z, PNMF, SeNMF, the orthogonal Z update, the rank-2 solver).
+
+Rows are split into blocks of about equal non-zeros; each block is one call of the
+kernel on a thread of the shared pool (:func:`semnmf._utils.parallel.thread_pool`; the
+kernels release the GIL). Rows are owned by one block, so no two threads write the same
+row; the per-block sums are added afterwards. Float32 and float64 are served by the same
+source: numba compiles one specialization per dtype (and caches it on disk); scalars
+are passed in the factors' dtype so that no arithmetic is upcast.
+"""
+
+import math
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+from ..._utils.parallel import n_threads, row_blocks, thread_pool
+
+# Reassociation lets LLVM vectorize the k-term loops; no flag that assumes finite
+# values ("nnan", "ninf") is set.
+_FASTMATH = {"reassoc", "contract", "nsz"}
+
+# Below this many non-zeros one thread does the whole pass (a thread hand-off costs
+# more than the work).
+_MIN_NNZ_FOR_THREADS = 50_000
+
+# Blocks per thread: more blocks than threads lets a thread that is slowed down on a
+# shared machine hand its remaining rows to the others.
+_BLOCKS_PER_THREAD = 4
+# ... but only for passes long enough that the extra hand-offs do not show.
+_MIN_NNZ_FOR_MORE_BLOCKS = 1_000_000
+
+
+@numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def spmm_rows(indptr, indices, data, R, out, start, stop, shape):
+    """Rows ``start:stop`` of ``out = A R``, A = (indptr, indices, data) in CSR.
+
+    ``shape``: ``()`` or a tuple of k zeros, see :func:`_width`."""
+    k = len(shape) if len(shape) > 0 else R.shape[1]
+    acc = np.empty(k, dtype=out.dtype)
+    for i in range(start, stop):
+        for q in range(k):
+            acc[q] = 0
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            v = data[p]
+            for q in range(k):
+                acc[q] += v * R[j, q]
+        for q in range(k):
+            out[i, q] = acc[q]
+
+
+@numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def mu_rows(a_indptr, a_indices, a_data, R, b_indptr, b_indices, b_data, S, c, use_b,
+            F, G, eps, update, gram, start, stop, shape):
+    """Rows ``start:stop`` of the update ``F ← F ⊙ (A R + c B S) / (F G + ε)``.
+
+    ``use_b`` False: the B S term is absent (B, S, c are not read). ``update`` False:
+    F is left as it is (only the sums are formed). Returns ``Σ_rows F ⊙ (A R)``
+    (after the update) in float64 and adds ``Fᵀ F`` of these rows to ``gram`` (k x k,
+    float64; only when ``gram`` has k rows, so that a (0, 0) array skips it). ``shape``:
+    see :func:`_width`.
+    """
+    k = len(shape) if len(shape) > 0 else F.shape[1]
+    with_gram = gram.shape[0] == k
+    acc = np.empty(k, dtype=F.dtype)
+    num = np.empty(k, dtype=F.dtype)
+    den = np.empty(k, dtype=F.dtype)
+    row = np.empty(k, dtype=np.float64)
+    inner = 0.0
+    for i in range(start, stop):
+        for q in range(k):
+            acc[q] = 0
+        for p in range(a_indptr[i], a_indptr[i + 1]):
+            j = a_indices[p]
+            v = a_data[p]
+            for q in range(k):
+                acc[q] += v * R[j, q]
+        if update:
+            if use_b:
+                for q in range(k):
+                    num[q] = 0
+                for p in range(b_indptr[i], b_indptr[i + 1]):
+                    j = b_indices[p]
+                    v = b_data[p]
+                    for q in range(k):
+                        num[q] += v * S[j, q]
+                for q in range(k):
+                    num[q] = acc[q] + c * num[q]
+            else:
+                for q in range(k):
+                    num[q] = acc[q]
+            for q in range(k):
+                den[q] = 0
+            for r in range(k):
+                f = F[i, r]
+                for q in range(k):
+                    den[q] += f * G[r, q]
+            for q in range(k):
+                F[i, q] *= num[q] / (den[q] + eps)
+        s = 0.0
+        for q in range(k):
+            row[q] = F[i, q]
+            s += row[q] * acc[q]
+        inner += s
+        if with_gram:
+            for r in range(k):
+                fr = row[r]
+                for q in range(r, k):
+                    gram[r, q] += fr * row[q]
+    return inner
+
+
+# Up to this many columns the kernels are compiled for the exact k (see _width).
+_MAX_CONSTANT_K = 8
+
+
+def _width(k):
+    """The ``shape`` argument of the kernels: a tuple of k zeros for small k, else ``()``.
+
+    The tuple's length is a compile-time constant, so numba compiles one specialization
+    per small k (cached on disk like the others) in which the k-term loops are fully
+    unrolled and the accumulators live in registers: at k = 4 that runs 1.6x faster than
+    the loop over a run-time k (measured on CLASSIC4's X, either dtype). For larger k the
+    unrolled code is scalar (LLVM does not vectorize the unrolled accumulators), and the
+    run-time loop, which LLVM vectorizes, is faster (2x at k = 20 with the data in
+    cache), so ``()`` selects it.
+    """
+    return (0,) * k if k <= _MAX_CONSTANT_K else ()
+
+
+def _canonical_csr(A, dtype):
+    A = A.tocsr()
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    if A.dtype != dtype:
+        A = A.astype(dtype)
+    return A
+
+
+class CSRKernel:
+    """A CSR matrix A (m x p) cut once into row blocks, for the products of the updates.
+
+    Parameters
+    ----------
+    A : sparse matrix (m, p)
+        Converted to canonical CSR once.
+    dtype : numpy float dtype, optional
+        The factors' dtype; A's values are converted to it once so that no product is
+        upcast (a float64 M with float32 factors is read as float32). Default: A's.
+    partner : CSRKernel, optional
+        A second matrix with the same rows whose product enters the same update (B in
+        :func:`mu_rows`); the row blocks are then balanced on the non-zeros of both.
+    """
+
+    def __init__(self, A, dtype=None, partner=None):
+        dtype = np.dtype(A.dtype if dtype is None else dtype)
+        A = _canonical_csr(A, dtype)
+        self.A = A
+        self.shape = A.shape
+        self.dtype = dtype
+        self.nnz = int(A.nnz)
+        self.indptr, self.indices, self.data = A.indptr, A.indices, A.data
+        self.workers = n_threads()
+        self.blocks = self._blocks(self.indptr, self.nnz)
+        self.partner = partner
+        if partner is not None:
+            if partner.shape[0] != self.shape[0]:
+                raise ValueError(f"partner has {partner.shape[0]} rows, A {self.shape[0]}.")
+            both = self.indptr.astype(np.int64) + partner.indptr.astype(np.int64)
+            self.pair_blocks = self._blocks(both, self.nnz + partner.nnz)
+
+    def _blocks(self, indptr, nnz):
+        if self.workers > 1 and nnz >= _MIN_NNZ_FOR_THREADS:
+            per_thread = _BLOCKS_PER_THREAD if nnz >= _MIN_NNZ_FOR_MORE_BLOCKS else 1
+            return row_blocks(indptr, self.workers * per_thread)
+        return [(0, self.shape[0])]
+
+    def _run(self, kernel, blocks):
+        if len(blocks) == 1:
+            return [kernel(*blocks[0])]
+        return list(thread_pool(self.workers).map(lambda block: kernel(*block), blocks))
+
+    def __matmul__(self, R):
+        """``A @ R`` for dense R (p, k); the result has R's dtype when it is a float dtype."""
+        R = np.asarray(R)
+        if R.ndim == 1:
+            return self.__matmul__(R[:, None])[:, 0]
+        dtype = np.result_type(self.dtype, R.dtype)
+        R = np.ascontiguousarray(R, dtype=dtype)
+        data = self.data if self.dtype == dtype else self.data.astype(dtype)
+        out = np.empty((self.shape[0], R.shape[1]), dtype=dtype)
+        if self.nnz == 0 or R.shape[1] == 0:
+            out[...] = 0
+            return out
+        shape = _width(R.shape[1])
+        self._run(lambda a, b: spmm_rows(self.indptr, self.indices, data, R, out, a, b, shape),
+                  self.blocks)
+        return out
+
+    def update(self, F, R, G, *, eps, S=None, c=0.0, update=True, with_gram=True):
+        """``F ← F ⊙ (A R + c B S) / (F G + ε)`` in place, B the partner (when S is given).
+
+        Returns ``(inner, gram)``: ``Σ F ⊙ (A R)`` at the new F (float) and ``Fᵀ F``
+        (k x k, float64, or None unless ``with_gram``).
+        """
+        k = F.shape[1]
+        dtype = F.dtype.type
+        G = np.ascontiguousarray(G, dtype=F.dtype)
+        use_b = S is not None
+        if use_b:
+            B = self.partner
+            b_args = (B.indptr, B.indices, B.data, S)
+            blocks = self.pair_blocks
+        else:
+            b_args = (self.indptr, self.indices, self.data, R)
+            blocks = self.blocks
+        n_blocks = len(blocks)
+        grams = np.zeros((n_blocks, k, k) if with_gram else (n_blocks, 0, 0))
+        args = (self.indptr, self.indices, self.data, R) + b_args + (dtype(c), use_b)
+        shape = _width(k)
+
+        def kernel(index):
+            a, b = blocks[index]
+            return mu_rows(*args, F, G, dtype(eps), update, grams[index], a, b, shape)
+
+        if n_blocks == 1:
+            parts = [kernel(0)]
+        else:
+            parts = list(thread_pool(self.workers).map(kernel, range(n_blocks)))
+        inner = math.fsum(parts)
+        if not with_gram:
+            return inner, None
+        gram = grams.sum(axis=0)
+        return inner, np.triu(gram) + np.triu(gram, 1).T
+
+
+def is_symmetric(A, ulps=4):
+    """Whether the sparse matrix A equals its transpose: the same pattern, and
+    |a_ij − a_ji| ≤ ``ulps`` · ε · max|A| (ε of A's dtype). A matrix computed
+    symmetrically but in a different order for (i, j) and (j, i) differs by rounding:
+    NG20's window PPMI differs from its transpose by at most 1.8e-15 with max|A| = 13.2,
+    while entries near 0 (log of a ratio near 1) differ by up to 1e-9 relative to
+    themselves. Errors bounded by ε max|A| per entry are those of summing the rows of the
+    products ``M R`` in another order, which the compiled sweep allows anyway.
+
+    Costs one transpose, which is what keeping Aᵀ would cost (a binary search of every
+    mirror entry without forming Aᵀ was 3-4x slower on NG20's PPMI: random accesses).
+    """
+    if not sp.issparse(A) or A.shape[0] != A.shape[1]:
+        return False
+    A = A.tocsr()
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    At = A.T.tocsr()            # canonical: scipy's transpose sorts the indices
+    if not (np.array_equal(A.indptr, At.indptr) and np.array_equal(A.indices, At.indices)):
+        return False
+    if A.nnz == 0:
+        return True
+    tol = ulps * np.finfo(A.dtype).eps if A.dtype.kind == "f" else 0.0
+    return bool(np.max(np.abs(A.data - At.data)) <= tol * np.max(np.abs(A.data)))
+
+
+def warm_up(ks=(4, 20)):
+    """Compile (or load from the disk cache) the float32 and float64 specializations for
+    the numbers of columns ``ks``."""
+    for dtype in (np.float32, np.float64):
+        A = sp.csr_matrix(np.ones((2, 2), dtype=dtype))
+        for k in ks:
+            kernel = CSRKernel(A, partner=CSRKernel(A))
+            ones = np.ones((2, k), dtype=dtype)
+            kernel @ ones
+            kernel.update(ones.copy(), ones, np.eye(k, dtype=dtype), eps=1e-7)
+            kernel.update(ones.copy(), ones, np.eye(k, dtype=dtype), eps=1e-7, S=ones, c=1.0)
+
+
+__all__ = ["CSRKernel", "is_symmetric", "mu_rows", "spmm_rows", "warm_up"]

@@ -1,0 +1,112 @@
+"""The compiled Frobenius sweep (fro_kernels) against the scipy reference path."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from semnmf.models._solvers import fro_kernels as fk
+from semnmf.models._solvers.frobenius import FrobeniusProblem, transpose_csr
+from semnmf.models._solvers.graph import GraphProblem
+from semnmf.models._solvers.projective import ProjectiveProblem
+from semnmf.models._solvers.senmf import SeNMFProblem
+
+TOL = {np.float64: 1e-10, np.float32: 2e-3}
+
+
+def _data(dtype, k, seed=0, n=120, d=90, context=True, symmetric=True):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.08, random_state=seed, format="csr").astype(dtype)
+    M = None
+    if context:
+        M = sp.random(d, d, density=0.1, random_state=seed + 1, format="csr")
+        M = (M + M.T if symmetric else M).tocsr().astype(dtype)
+    Z = rng.random((n, k)).astype(dtype)
+    W = rng.random((d, k)).astype(dtype)
+    Q = rng.random((d, k)).astype(dtype)
+    return X, M, Z, W, Q
+
+
+def _run(kernels, X, M, Z, W, Q, n_iter=25, **kwargs):
+    Z, W = Z.copy(), W.copy()
+    Q = Q.copy() if M is not None else None
+    problem = FrobeniusProblem(X, Z, W, M=M, Q=Q, lam=0.7, kernels=kernels, **kwargs)
+    history = [problem.objective()] + [problem.step() for _ in range(n_iter)]
+    return problem, np.array(history)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("k", [1, 4, 9, 13])
+@pytest.mark.parametrize("variant", ["nmf", "snmf", "snmf-asym", "orthogonal", "frozen"])
+def test_fused_sweep_matches_reference(dtype, k, variant):
+    context = variant.startswith("snmf") or variant == "frozen"
+    X, M, Z, W, Q = _data(dtype, k, context=context, symmetric=variant != "snmf-asym")
+    kwargs = {"orthogonal": variant == "orthogonal", "update_W": variant != "frozen"}
+    ref, h_ref = _run(False, X, M, Z, W, Q, **kwargs)
+    new, h_new = _run(True, X, M, Z, W, Q, **kwargs)
+    tol = TOL[dtype]
+    for a, b in [(ref.Z, new.Z), (ref.W, new.W)] + ([(ref.Q, new.Q)] if context else []):
+        assert a.dtype == b.dtype == dtype          # no upcast
+        np.testing.assert_allclose(b, a, rtol=tol * 10, atol=tol * np.abs(a).max())
+    np.testing.assert_allclose(h_new, h_ref, rtol=tol)
+    np.testing.assert_allclose(new.terms(), ref.terms(), rtol=tol * 10)
+    np.testing.assert_allclose(new.XtZ, ref.XtZ, rtol=tol * 10, atol=tol * np.abs(ref.XtZ).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("k", [1, 3, 8, 9, 20])
+def test_product_kernel_matches_scipy(dtype, k):
+    rng = np.random.default_rng(k)
+    A = sp.random(300, 250, density=0.05, random_state=k, format="csr").astype(dtype)
+    R = rng.random((250, k)).astype(dtype)
+    out = fk.CSRKernel(A) @ R
+    assert out.dtype == dtype
+    np.testing.assert_allclose(out, A @ R, rtol=TOL[dtype])
+    np.testing.assert_allclose(fk.CSRKernel(A) @ R[:, 0], A @ R[:, 0], rtol=TOL[dtype])
+
+
+def test_threaded_blocks_match_one_block(monkeypatch):
+    monkeypatch.setattr(fk, "_MIN_NNZ_FOR_THREADS", 1)
+    monkeypatch.setattr(fk, "n_threads", lambda: 3)
+    X, M, Z, W, Q = _data(np.float64, 5, context=True)
+    kernel = fk.CSRKernel(X.T.tocsr(), partner=fk.CSRKernel(M))
+    assert len(kernel.blocks) > 1 and len(kernel.pair_blocks) > 1
+    W1, W2 = W.copy(), W.copy()
+    inner1, gram1 = kernel.update(W1, Z, Z.T @ Z, eps=1e-7, S=Q, c=0.5)
+    monkeypatch.setattr(kernel, "pair_blocks", [(0, X.shape[1])])
+    inner2, gram2 = kernel.update(W2, Z, Z.T @ Z, eps=1e-7, S=Q, c=0.5)
+    np.testing.assert_allclose(W1, W2, rtol=1e-13)
+    np.testing.assert_allclose(gram1, W1.T @ W1, rtol=1e-12)
+    np.testing.assert_allclose(gram2, gram1, rtol=1e-13)
+    np.testing.assert_allclose(inner1, np.sum(W1 * (X.T @ Z)), rtol=1e-12)
+    np.testing.assert_allclose(inner2, inner1, rtol=1e-13)
+
+
+def test_symmetric_matrix_is_not_transposed():
+    A = sp.random(50, 50, density=0.2, random_state=0, format="csr")
+    S = (A + A.T).tocsr()
+    assert fk.is_symmetric(S) and transpose_csr(S) is S
+    assert not fk.is_symmetric(A)
+    assert (transpose_csr(A) != A.T).nnz == 0
+    # rounding-level asymmetry (entries computed in another order) still counts
+    T = S.copy()
+    T.data = T.data + T.data.max() * np.finfo(float).eps * (np.arange(T.nnz) % 2)
+    assert fk.is_symmetric(T)
+    T.data[0] += 1e-6
+    assert not fk.is_symmetric(T)
+    assert not fk.is_symmetric(sp.random(5, 6, density=0.5, format="csr"))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_other_problems_with_the_product_kernel(dtype, monkeypatch):
+    X, M, Z, W, Q = _data(dtype, 4, context=True)
+    A = sp.random(X.shape[0], X.shape[0], density=0.05, random_state=3, format="csr")
+    A = (A + A.T).tocsr().astype(dtype)
+    results = []
+    for flag in ("0", "1"):
+        monkeypatch.setenv("SEMNMF_KERNELS", flag)
+        graph = GraphProblem(X, Z.copy(), W.copy(), A, 0.3, M=M, Q=Q.copy(), lam=0.5)
+        senmf = SeNMFProblem(X, Z.copy(), W.copy(), M, lam=0.5)
+        pnmf = ProjectiveProblem(X, Z.copy())
+        results.append([[p.step() for _ in range(10)] for p in (graph, senmf, pnmf)])
+        assert (type(pnmf.X).__name__ == "CSRKernel") == (flag == "1")
+    np.testing.assert_allclose(results[1], results[0], rtol=TOL[dtype])
