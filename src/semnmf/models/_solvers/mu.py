@@ -2,9 +2,11 @@
 
 The estimators in this package (:class:`~semnmf.NMF`, :class:`~semnmf.SemanticNMF`)
 describe one iteration of their updates in a small "problem" object; this module runs
-the loop (stopping rule, objective history, progress, convergence warning). The one
-kernel every update needs, a sparse x dense(k columns) product split by row blocks over
-threads, is :class:`semnmf._utils.parallel.RowBlocked`.
+the loop (stopping rule, objective history, progress, convergence warning), the restarts
+(:func:`best_of_runs`) and the trace-identity residual. The products live in
+:mod:`.fro_kernels` (compiled CSR x dense(k) passes fused with the Frobenius updates) and
+:class:`semnmf._utils.parallel.RowBlocked` (scipy's product split by row blocks, the
+reference path).
 """
 
 import warnings
