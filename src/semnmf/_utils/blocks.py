@@ -38,6 +38,10 @@ def _add(*parts):
     return total
 
 
+def _nnz(block):
+    return int(block.nnz)
+
+
 class SerialExecutor:
     """Blocks in this process, processed one after the other (the reference engine: the
     same arithmetic as the Dask engine, in the same order within a block)."""
@@ -183,6 +187,11 @@ class BlockedMatrix:
 
     def map(self, func, *shared):
         return self.executor.map(func, self.blocks, *shared)
+
+    @property
+    def nnz(self):
+        """Stored entries over all the blocks (one small task per block)."""
+        return int(sum(self.executor.gather(self.map(_nnz))))
 
     def gather(self):
         """The whole matrix as one CSR matrix on the caller (small data only)."""
