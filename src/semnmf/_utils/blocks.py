@@ -133,7 +133,7 @@ def start_client(workers=None, scheduler=None, threads_per_worker=1, processes=T
         return Client(scheduler)
     cluster = LocalCluster(n_workers=workers or 1, threads_per_worker=threads_per_worker,
                            processes=processes, memory_limit=memory_limit,
-                           dashboard_address=None)
+                           dashboard_address=":0")
     return Client(cluster)
 
 
