@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from conftest import planted_corpus
 from semnmf import GNMF, NMF, BlockedMatrix, SemanticNMF
 from semnmf.metrics import nmi
-from semnmf.models._solvers import distributed
+from semnmf.models import blocked as distributed
 
 
 @pytest.fixture(scope="module")

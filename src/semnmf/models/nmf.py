@@ -153,7 +153,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
             if not self._supports_blocks:
                 raise TypeError(f"{type(self).__name__} takes X as one matrix; row blocks "
                                 "(Dask arrays) are for NMF and SemanticNMF.")
-            from ._solvers.distributed import fit_estimator
+            from .blocked import fit_estimator
             return fit_estimator(self, X, **fit_params)
         self._validate_params()
         X = validate_estimator_input(self, X, reset=True)
@@ -194,7 +194,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         """
         if not self._supports_blocks:
             raise TypeError(f"{type(self).__name__} has no partial_fit.")
-        from ._solvers.online import partial_fit
+        from .online import partial_fit
         return partial_fit(self, X, M=M, forget_factor=forget_factor,
                            max_inner_iter=max_inner_iter)
 

@@ -52,8 +52,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
-from ..._utils.validation import check_matrix, empty_rows, validate_estimator_input
-from .mu import EPSILON, squared_norm
+from .._utils.validation import check_matrix, empty_rows, validate_estimator_input
+from ._solvers.mu import EPSILON, squared_norm
 
 
 def solve_documents(X, W, n_steps, Z=None):
@@ -71,8 +71,8 @@ def solve_documents(X, W, n_steps, Z=None):
 
 def partial_fit(estimator, X, M=None, forget_factor=1.0, max_inner_iter=10):
     """One mini-batch step of ``estimator`` (NMF or SemanticNMF), see the module docstring."""
-    from ..init import initialize, initialize_context_factor, resolve_start
-    from ..semantic import check_effective, check_lam, document_context
+    from .init import initialize, initialize_context_factor, resolve_start
+    from .semantic import check_effective, check_lam, document_context
 
     if not 0 < forget_factor <= 1:
         raise ValueError(f"forget_factor must be in (0, 1], got {forget_factor!r}.")
