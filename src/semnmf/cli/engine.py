@@ -26,7 +26,8 @@ def add_engine_arguments(parser):
                             "processes (default 2)")
     group.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="with --engine dask: the address of a running Dask scheduler "
-                            "(tcp://host:8786) instead of a local cluster")
+                            "(tcp://host:8786) instead of a local cluster (default: none, "
+                            "a local cluster of --workers)")
 
 
 def check_engine_arguments(args):

@@ -25,8 +25,8 @@ from ._solvers.distributed import (BlockedFrobeniusProblem, _assign_sums, _assig
 from ._solvers.frobenius import transpose_csr
 
 # Largest corpus (non-zeros of X) whose start is computed on the client, identical to the
-# local engine's (12 bytes a non-zero: 20M non-zeros are 240 MB).
-CLIENT_START_MAX_NNZ = 20_000_000
+# local engine's (12 bytes a non-zero: 5M non-zeros are 60 MB).
+CLIENT_START_MAX_NNZ = 5_000_000
 SAMPLE_DOCUMENTS = 20_000
 START_LLOYD_SWEEPS = 3
 

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils import check_random_state
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -64,6 +65,12 @@ def labels_from_memberships(Z, empty):
     labels = np.argmax(Z, axis=1).astype(np.int64)
     labels[empty] = -1
     return labels
+
+
+def _online(estimator):
+    """Whether ``partial_fit`` applies: NMF / SemanticNMF, Frobenius loss, plain updates."""
+    return (estimator._supports_blocks and estimator.loss == "frobenius"
+            and not estimator.orthogonal)
 
 
 class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
@@ -182,18 +189,17 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         self.engine_ = "local"
         return Z
 
+    @available_if(_online)
     def partial_fit(self, X, y=None, M=None, *, forget_factor=1.0, max_inner_iter=10):
         """Update the word factors W (and Q) with one mini-batch of documents.
 
         Online multiplicative updates with accumulated sufficient statistics and a
-        forgetting factor (:mod:`semnmf.models._solvers.online`, where the equations are
-        derived); ``fit`` is unchanged. Repeated calls on the blocks of a corpus (dask-ml's
+        forgetting factor (:mod:`semnmf.models.online`, where the equations are derived);
+        ``fit`` is unchanged. Repeated calls on the blocks of a corpus (dask-ml's
         ``Incremental`` pattern) learn W without holding the corpus; ``labels_`` holds the
-        last batch's clusters, ``predict`` assigns any documents. NMF and SemanticNMF,
-        Frobenius loss.
+        last batch's clusters, ``predict`` assigns any documents. NMF and SemanticNMF with
+        the Frobenius loss and plain updates only (the others have no ``partial_fit``).
         """
-        if not self._supports_blocks:
-            raise TypeError(f"{type(self).__name__} has no partial_fit.")
         from .online import partial_fit
         return partial_fit(self, X, M=M, forget_factor=forget_factor,
                            max_inner_iter=max_inner_iter)
