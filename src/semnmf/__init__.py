@@ -15,6 +15,8 @@ from ._utils.version import __version__
 # public name -> module that defines it
 _NAMES = {
     "Corpus": ".text.corpus",
+    "ShardedCorpus": ".text.shards",
+    "BlockedMatrix": "._utils.blocks",
     "word_context": ".text.context",
     "load_dataset": ".datasets",
     "list_datasets": ".datasets",

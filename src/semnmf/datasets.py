@@ -4,7 +4,11 @@ CSV / TSV / JSONL tables and Python lists of strings.
 Dataset folder format (``DESIGN.md``): ``counts.mtx`` (Matrix Market, documents x terms),
 ``labels.txt`` (one label per line, optional), ``vocab.txt`` (one term per line, optional),
 ``docs.jsonl`` (one ``{"text": ..., "label": ...}`` per line, optional). A folder with
-only ``counts.mtx`` works for everything that does not need word order.
+only ``counts.mtx`` works for everything that does not need word order. A folder may
+instead hold its documents in shards, ``docs-00000.jsonl``, ``docs-00001.jsonl``, ... or
+``docs-00000.parquet``, ... (a ``text`` column, optional ``label`` and ``id``):
+:func:`load_dataset` reads them whole; :class:`semnmf.text.shards.ShardedCorpus` reads
+them one at a time.
 
 Named datasets other than the built-in ones are looked up in the folders listed in the
 ``SEMNMF_DATA`` environment variable (separated by ``os.pathsep``), e.g.
@@ -21,6 +25,7 @@ import sys
 import scipy.io
 
 from .text.corpus import Corpus
+from .text.shards import is_sharded_folder, read_shard, shard_paths
 
 BUILTIN = {
     "bbc": "BBC News, 2225 articles in 5 classes (business, entertainment, politics, sports, "
@@ -115,8 +120,9 @@ def list_datasets():
 
 
 def _is_dataset_folder(path):
-    return os.path.isdir(path) and any(
+    return os.path.isdir(path) and (any(
         os.path.exists(os.path.join(path, f)) for f in ("counts.mtx", "docs.jsonl"))
+        or is_sharded_folder(path))
 
 
 def source_name(source):
@@ -200,6 +206,10 @@ def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8
                            f"and {path!r} is no dataset folder with one; texts make their "
                            "own vocabulary.")
     if os.path.isdir(path):
+        if is_sharded_folder(path) and not any(
+                os.path.exists(os.path.join(path, f)) for f in ("counts.mtx", "docs.jsonl")):
+            return _load_shards(path, name, text_column, label_column, encoding,
+                                **corpus_options)
         if _is_dataset_folder(path):
             return _load_folder(path, name, use_counts=use_counts, encoding=encoding,
                                 vocabulary=vocabulary, **corpus_options)
@@ -283,6 +293,24 @@ def _load_folder(path, name, *, use_counts, encoding, vocabulary=None, **corpus_
         corpus_options.setdefault("stem", "auto")
         return Corpus(texts, labels, ids, counts=counts, vocabulary=vocabulary, name=name,
                       **corpus_options)
+    return Corpus(texts, labels, ids, name=name, **corpus_options)
+
+
+def _load_shards(path, name, text_column, label_column, encoding, **corpus_options):
+    """A folder of shards (docs-00000.jsonl / .parquet, ...) read whole into a Corpus; for
+    a corpus too large for memory use :class:`semnmf.text.shards.ShardedCorpus` (or
+    ``semnmf cluster --engine dask``), which reads one shard at a time."""
+    texts, labels, ids = [], [], []
+    try:
+        for shard in shard_paths(path):
+            t, y, i = read_shard(shard, text_column, label_column, encoding)
+            texts.extend(t)
+            labels.extend(y)
+            ids.extend(i)
+    except (ValueError, OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(str(exc)) from None
+    ids = [str(n) if i is None else str(i) for n, i in enumerate(ids)]
+    labels = None if all(y is None for y in labels) else labels
     return Corpus(texts, labels, ids, name=name, **corpus_options)
 
 

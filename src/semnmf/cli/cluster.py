@@ -15,6 +15,7 @@ from ._common import (add_context_arguments, add_input_arguments, add_output_arg
                       check_context_arguments, check_input_arguments, check_number, check_seed,
                       context_record, data_notes, load_corpus, logged_warnings, output_folder,
                       source_name, word_context)
+from .engine import add_engine_arguments, check_engine_arguments, run_dask
 
 EPILOG = """\
 examples:
@@ -25,9 +26,10 @@ examples:
   semnmf cluster bbc -k 5 --consensus mmm --runs 10 --keep 5   consensus of the 5 best of 10 runs
   semnmf cluster bbc -k 5 --refine gt                          refine with GTNMF
   semnmf cluster bbc -k 5 --semantics minilm                   with pretrained semantics
+  semnmf cluster shards/ -k 20 --method nmf --engine dask --workers 2   on Dask workers
 
 SOURCE is "bbc", a dataset name found in $SEMNMF_DATA, a dataset folder (counts.mtx,
-vocab.txt, labels.txt, docs.jsonl), a folder of .txt files (one sub-folder per label, or
+vocab.txt, labels.txt, docs.jsonl; or shards docs-00000.jsonl / .parquet, ...), a folder of .txt files (one sub-folder per label, or
 flat), or a .csv / .tsv / .jsonl file with a text column (and optional label column).
 Results go to --out: assignments.csv, topics.csv, run.json, and model/ (the saved model
 that "semnmf assign DIR SOURCE" uses to assign new documents); report.html with --report.
@@ -158,6 +160,7 @@ def add_parser(commands):
     combine.add_argument("--refine", choices=("gt",), default=None,
                          help="gt: game-theoretic refinement (GTNMF) of the memberships "
                               "(default: none)")
+    add_engine_arguments(c)
     add_input_arguments(c)
     add_output_arguments(c, "semnmf_results/<source>_<method>_k<K>")
     c.add_argument("--report", action="store_true",
@@ -318,6 +321,7 @@ def run(args):
     timings = {}
     t0 = time.perf_counter()
     check_arguments(args)
+    check_engine_arguments(args)
     k_name = args.k if args.k_candidates is None else args.k_label
     out = output_folder(args, f"{source_name(args.source)}_{args.method}_k{k_name}")
     # the weights used, as the run record shows them
@@ -325,6 +329,8 @@ def run(args):
         args.lam = DEFAULT_LAM
     if method.graph and args.graph_lam is None:
         args.graph_lam = DEFAULT_GRAPH_LAM
+    if args.engine == "dask":
+        return run_dask(args, out, verbose, timings, t0)
     corpus, X = load_corpus(args, verbose, timings, t0)
     selection = None
     if args.k_candidates is not None:

@@ -12,9 +12,11 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils import check_random_state
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._utils.blocks import is_blocked
 from .._utils.validation import check_documents as _check_documents
 from .._utils.validation import check_n_components, empty_rows, validate_estimator_input
 from ..metrics import top_terms as _top_terms
@@ -65,6 +67,12 @@ def labels_from_memberships(Z, empty):
     return labels
 
 
+def _online(estimator):
+    """Whether ``partial_fit`` applies: NMF / SemanticNMF, Frobenius loss, plain updates."""
+    return (estimator._supports_blocks and estimator.loss == "frobenius"
+            and not estimator.orthogonal)
+
+
 class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
     """Shared code of the multiplicative-update clustering estimators.
 
@@ -101,6 +109,9 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         self.verbose = verbose
         self.Z_init = Z_init
         self.W_init = W_init
+
+    # Whether X may come as row blocks (blocked / Dask engine) and partial_fit applies.
+    _supports_blocks = False
 
     # Whether the word-context matrix is factorized as M ≈ W Qᵀ with a factor Q of its own
     # (SeNMF's M ≈ W S Wᵀ has none: no Mᵀ copy, no Q start).
@@ -139,7 +150,18 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         return self.fit(X, y, **fit_params).labels_
 
     def fit_transform(self, X, y=None, **fit_params):
-        """Fit and return the document factors Z (n_documents, n_components), unit-norm columns."""
+        """Fit and return the document factors Z (n_documents, n_components), unit-norm columns.
+
+        X given as row blocks (a Dask array of CSR chunks, a list of CSR blocks, a
+        :class:`~semnmf._utils.blocks.BlockedMatrix`) runs the blocked / Dask engine
+        (:mod:`semnmf.models._solvers.distributed`; NMF and SemanticNMF, Frobenius loss);
+        ``engine_`` says which engine ran."""
+        if is_blocked(X):
+            if not self._supports_blocks:
+                raise TypeError(f"{type(self).__name__} takes X as one matrix; row blocks "
+                                "(Dask arrays) are for NMF and SemanticNMF.")
+            from .blocked import fit_estimator
+            return fit_estimator(self, X, **fit_params)
         self._validate_params()
         X = validate_estimator_input(self, X, reset=True)
         self._check_params(X)
@@ -164,7 +186,23 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         self.objective_history_ = np.asarray(history)
         self.lambda_ = lam
         self.labels_ = labels_from_memberships(Z, empty)
+        self.engine_ = "local"
         return Z
+
+    @available_if(_online)
+    def partial_fit(self, X, y=None, M=None, *, forget_factor=1.0, max_inner_iter=10):
+        """Update the word factors W (and Q) with one mini-batch of documents.
+
+        Online multiplicative updates with accumulated sufficient statistics and a
+        forgetting factor (:mod:`semnmf.models.online`, where the equations are derived);
+        ``fit`` is unchanged. Repeated calls on the blocks of a corpus (dask-ml's
+        ``Incremental`` pattern) learn W without holding the corpus; ``labels_`` holds the
+        last batch's clusters, ``predict`` assigns any documents. NMF and SemanticNMF with
+        the Frobenius loss and plain updates only (the others have no ``partial_fit``).
+        """
+        from .online import partial_fit
+        return partial_fit(self, X, M=M, forget_factor=forget_factor,
+                           max_inner_iter=max_inner_iter)
 
     def transform(self, X):
         """Document factors of new documents, with W fixed (updates 7a only).
@@ -349,6 +387,7 @@ class NMF(_BaseNMF):
         "loss": [StrOptions(set(LOSSES))],
         "orthogonal": ["boolean"],
     }
+    _supports_blocks = True
 
     def __init__(self, n_components=8, *, loss="frobenius", orthogonal=False, init="skmeans",
                  n_init=1, max_iter=200, tol=1e-4, random_state=None, verbose=0, Z_init=None,

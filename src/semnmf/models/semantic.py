@@ -145,6 +145,7 @@ class SemanticNMF(_BaseNMF):
         "lam": [Interval(numbers.Real, 0, None, closed="left")],
         "lam_scale": [StrOptions({"relative", "absolute"})],
     }
+    _supports_blocks = True
 
     def __init__(self, n_components=8, *, lam=DEFAULT_LAM, lam_scale="relative",
                  loss="frobenius", orthogonal=False, init="skmeans", n_init=1, max_iter=200,

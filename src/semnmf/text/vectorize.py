@@ -115,7 +115,12 @@ def count_matrix(texts, analyzer, *, min_df=2, max_df=1.0, max_features=None):
                 f"no term is left after pruning with min_df={min_df}, max_df={max_df}: "
                 "lower min_df (e.g. min_df=1) or raise max_df.") from None
         raise
-    return counts.tocsr(), vectorizer.get_feature_names_out()
+    # canonical CSR (sorted column indices in every row): CountVectorizer's fit leaves the
+    # rows in its first-seen order, and the row norms of TF-IDF would then depend on it
+    # (1-ulp differences from the same counts built shard by shard, text.shards)
+    counts = counts.tocsr()
+    counts.sort_indices()
+    return counts, vectorizer.get_feature_names_out()
 
 
 def count_texts(texts, analyze, index):

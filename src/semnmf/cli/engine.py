@@ -1,0 +1,176 @@
+"""``semnmf cluster --engine dask``: the fit distributed over Dask workers.
+
+``--engine local`` (the default) is the ordinary in-process fit. ``--engine dask`` runs
+NMF or Semantic-NMF on a ``distributed`` cluster: ``--workers N`` starts a LocalCluster of
+N worker processes (one thread each), ``--scheduler ADDRESS`` joins a running one. A
+dataset folder of shards (``docs-00000.jsonl`` / ``.parquet``, ...) is read on the
+workers shard by shard (:class:`semnmf.text.shards.ShardedCorpus`): the vocabulary and
+document frequencies are reduced from per-shard counts, X stays on the workers in one
+block per shard, and the word-context counts are reduced from per-shard counts. Any other
+SOURCE is loaded as usual and its X cut into row blocks scattered to the workers.
+"""
+
+import time
+
+ENGINES = ("local", "dask")
+DASK_METHODS = ("nmf", "snmf")
+
+
+def add_engine_arguments(parser):
+    group = parser.add_argument_group("engine (needs the [dask] extra for dask)")
+    group.add_argument("--engine", choices=ENGINES, default="local",
+                       help="local: fit in this process (default); dask: distribute the "
+                            "updates over Dask workers by blocks of documents (nmf, snmf)")
+    group.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="with --engine dask: start a local cluster of N worker "
+                            "processes (default 2)")
+    group.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="with --engine dask: the address of a running Dask scheduler "
+                            "(tcp://host:8786) instead of a local cluster (default: none, "
+                            "a local cluster of --workers)")
+
+
+def check_engine_arguments(args):
+    """Refuse the engine options that cannot work, before reading any data."""
+    engine = getattr(args, "engine", "local")
+    if engine == "local":
+        if args.workers is not None or args.scheduler is not None:
+            raise ValueError(f"{'--workers' if args.workers is not None else '--scheduler'} "
+                             "applies to --engine dask; add --engine dask or drop it.")
+        return
+    if args.workers is not None and args.scheduler is not None:
+        raise ValueError("--workers starts a local cluster and --scheduler joins a running "
+                         "one: give one of them.")
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {args.workers}.")
+    if args.method not in DASK_METHODS:
+        raise ValueError(f"--engine dask runs --method {' or '.join(DASK_METHODS)}; "
+                         f"--method {args.method} runs on the local engine only.")
+    if args.loss == "kl" or args.orthogonal:
+        raise ValueError("--engine dask runs the Frobenius updates: drop --loss kl / "
+                         "--orthogonal, or use --engine local.")
+    for option, value in (("--consensus", args.consensus), ("--refine", args.refine),
+                          ("--report", args.report)):
+        if value:
+            raise ValueError(f"{option} runs on the local engine only; drop it or use "
+                             "--engine local.")
+    if args.semantics != "corpus":
+        raise ValueError("--semantics runs on the local engine only; drop it or use "
+                         "--engine local.")
+    if getattr(args, "k_candidates", None) is not None:
+        raise ValueError("-k auto (or a range) chooses k on the local engine only; give one "
+                         "number with --engine dask, or use --engine local.")
+    if args.n_init < 1:
+        raise ValueError(f"--n-init must be at least 1, got {args.n_init}.")
+    try:
+        import dask  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError:
+        raise ValueError('--engine dask needs Dask: pip install "semnmf[dask]"') from None
+
+
+def _sharded(source):
+    import os
+
+    from ..text.shards import is_sharded_folder
+
+    return isinstance(source, str) and os.path.isdir(source) and is_sharded_folder(source)
+
+
+def run_dask(args, out, verbose, timings, t0):
+    """The ``cluster`` command on the Dask engine; writes the result folder (without a
+    saved model for a sharded corpus, whose vectorizer lives in shards)."""
+    from .._utils.blocks import BlockedMatrix, start_client
+    from .._utils.progress import log
+    from ..experiments.methods import CLI_METHODS
+    from ..metrics import clustering_scores, top_terms, topic_quality
+    from ..pipelines.saved import SavedModel, memberships_from_factors
+    from ..report.output import clear_output_folder
+    from ..report.results import run_record, write_results
+    from ..text.shards import ShardedCorpus
+    from ._common import context_record, data_notes, load_corpus, logged_warnings, word_context
+    from .cluster import _print_summary, build_model
+
+    method = CLI_METHODS[args.method]
+    log(f"starting Dask ({args.scheduler or f'{args.workers or 2} local workers'}) ...",
+        verbose)
+    client = start_client(workers=args.workers or 2, scheduler=args.scheduler)
+    try:
+        sharded = _sharded(args.source)
+        if sharded:
+            options = {}
+            if args.min_df is not None:
+                options["min_df"] = args.min_df
+            if args.max_df != 1.0:
+                options["max_df"] = args.max_df
+            if args.stem is not None:
+                options["stem"] = None if args.stem == "none" else args.stem
+            if args.language is not None:
+                options["stop_words"] = args.language
+            if args.token_pattern is not None:
+                options["token_pattern"] = args.token_pattern
+            log(f"reading the shards of {args.source} on the workers ...", verbose)
+            corpus = ShardedCorpus(args.source, text_column=args.text_column,
+                                   label_column=args.label_column, encoding=args.encoding,
+                                   client=client, **options)
+            timings["load"] = time.perf_counter() - t0
+            log(f"{corpus}", verbose)
+            t = time.perf_counter()
+            X = corpus.blocks(args.weighting)
+            timings["vectorize"] = time.perf_counter() - t
+        else:
+            corpus, X_local = load_corpus(args, verbose, timings, t0)
+            n_blocks = 4 * len(client.scheduler_info().get("workers", {}) or [0])
+            X = BlockedMatrix.from_csr(X_local, n_blocks=max(n_blocks, 2), client=client)
+        if args.k > corpus.n_documents:
+            raise ValueError(f"-k {args.k} is larger than the number of documents "
+                             f"({corpus.n_documents}).")
+        M, context = None, None
+        if method.word_context:
+            M, context = word_context(args, corpus, verbose, timings,
+                                      association=method.context)
+        model = build_model(args, verbose)
+        t = time.perf_counter()
+        with logged_warnings():
+            memberships = model.fit_transform(X, **({"M": M} if M is not None else {}))
+        labels = model.labels_
+        timings["fit"] = time.perf_counter() - t
+        nnz = X.nnz
+        X_record = type("Shape", (), {"shape": X.shape, "nnz": nnz})()
+        del X
+    finally:
+        client.close()
+        cluster = getattr(client, "cluster", None)
+        if cluster is not None and args.scheduler is None:
+            cluster.close()
+    strength = memberships_from_factors(memberships, labels)
+    components = model.components_
+    topics = top_terms(components, corpus.vocabulary, args.top)
+    scores = clustering_scores(corpus.labels, labels) if corpus.labels is not None else None
+    extra = {"engine": {"name": "dask", "workers": args.workers or (None if args.scheduler
+                                                                    else 2),
+                        "scheduler": args.scheduler, "sharded": sharded}}
+    if sharded:
+        extra["topic_quality"] = None  # NPMI needs the whole count matrix on the client
+    else:
+        extra["topic_quality"] = topic_quality(components, corpus.counts())
+    timings["total"] = time.perf_counter() - t0
+    record = run_record(model, labels, method=args.method, corpus=corpus, X=X_record,
+                        source=args.source, weighting=args.weighting,
+                        word_context=method.word_context, cli_arguments=vars(args),
+                        context=context_record(args, M, context), scores=scores, extra=extra,
+                        timings=timings, n_clusters=args.k)
+    data_notes(record, corpus)
+    saved = None
+    if sharded:
+        record["model"] = None
+        record["model_not_saved"] = ("a sharded corpus keeps its texts in shards; saved "
+                                     "models hold an in-memory corpus's vectorizer")
+    else:
+        saved = SavedModel.from_fit(model, corpus, args.weighting, labels=labels,
+                                    X=X_local, method=args.method, topics=components)
+    clear_output_folder(out)
+    files = write_results(out, corpus, labels, components, record, n_top=max(args.top, 20),
+                          memberships=strength, model=saved)
+    _print_summary(corpus, labels, topics, scores, args, out, files, extra["topic_quality"])
+    return 0

@@ -1,0 +1,43 @@
+"""``semnmf cluster --engine dask``: the options, refused combinations (before any data is
+read), and a run on a sharded folder with a small local cluster."""
+
+import json
+import os
+
+import pytest
+
+from conftest import make_planted
+from semnmf.cli import main
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--workers", "2"], "--workers applies to --engine dask"),
+    (["--scheduler", "tcp://x:1"], "--scheduler applies to --engine dask"),
+    (["--engine", "dask", "--method", "skmeans"], "runs --method nmf or snmf"),
+    (["--engine", "dask", "--loss", "kl"], "Frobenius"),
+    (["--engine", "dask", "--consensus", "mmm"], "--consensus runs on the local engine"),
+    (["--engine", "dask", "--workers", "0"], "at least 1"),
+    (["--engine", "dask", "--workers", "2", "--scheduler", "tcp://x:1"], "one of them"),
+])
+def test_refused_engine_options(tmp_path, capsys, argv, message):
+    out = tmp_path / "out"
+    assert main(["cluster", "bbc", "-k", "3", "--out", str(out), *argv]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_dask_engine_on_shards(tmp_path, capsys):
+    pytest.importorskip("distributed", reason="--engine dask needs the [dask] extra")
+    from semnmf.text.shards import write_shards
+
+    texts, labels = make_planted(20)
+    write_shards(tmp_path / "shards", texts, labels, shard_size=25)
+    out = tmp_path / "out"
+    assert main(["cluster", str(tmp_path / "shards"), "-k", "3", "--method", "nmf",
+                 "--engine", "dask", "--workers", "1", "--out", str(out), "-q"]) == 0
+    record = json.loads((out / "run.json").read_text())
+    assert record["engine"] == {"name": "dask", "workers": 1, "scheduler": None,
+                                "sharded": True}
+    assert record["scores"]["nmi"] == pytest.approx(1.0)
+    assert record["data"]["n_documents"] == 60 and record["model"] is None
+    assert sorted(os.listdir(out)) == ["assignments.csv", "run.json", "topics.csv"]

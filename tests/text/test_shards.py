@@ -1,0 +1,112 @@
+"""Sharded corpora: built shard by shard (two passes, mergeable counts), the same
+vocabulary, counts, TF-IDF and word-context matrices as one Corpus of all the documents,
+exactly."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from conftest import make_planted
+from semnmf import Corpus, load_dataset
+from semnmf.text.shards import (CooccurrenceAccumulator, DocumentFrequencies, ShardedCorpus,
+                                read_shard, shard_paths, write_shards)
+from semnmf.text.vectorize import make_analyzer
+
+
+def _equal(A, B):
+    A, B = sp.csr_matrix(A), sp.csr_matrix(B)
+    A.sort_indices()
+    B.sort_indices()
+    return (A.shape == B.shape and np.array_equal(A.indptr, B.indptr)
+            and np.array_equal(A.indices, B.indices) and np.array_equal(A.data, B.data))
+
+
+@pytest.fixture(scope="module")
+def documents():
+    texts, labels = make_planted(40, seed=3)
+    texts[5] = "Café réforme économique. " + texts[5]   # Unicode words
+    texts[7] = ""                                      # an empty document
+    return texts, labels
+
+
+@pytest.mark.parametrize("options", [{}, {"min_df": 1}, {"min_df": 3, "max_df": 0.9},
+                                     {"max_features": 20}, {"stem": "porter"}])
+def test_shards_give_the_corpus_matrices_exactly(tmp_path, documents, options):
+    texts, labels = documents
+    write_shards(tmp_path, texts, labels, shard_size=17)
+    assert len(shard_paths(tmp_path)) == 8
+    sharded = ShardedCorpus(tmp_path, **options)
+    corpus = Corpus(texts, labels, **options)
+    assert sharded.vocabulary.tolist() == corpus.vocabulary.tolist()
+    assert sharded.min_df == corpus.min_df and sharded.n_documents == len(texts)
+    assert list(sharded.labels) == list(corpus.labels)
+    assert _equal(sharded.counts(), corpus.counts())
+    assert _equal(sharded.tfidf(), corpus.tfidf())
+    assert np.array_equal(sharded._idf, corpus._idf)
+    for context, extra in [("window", {}), ("sentence", {}), ("document", {}),
+                           ("window", {"window": 2, "min_count": 2}),
+                           ("document", {"association": "sppmi", "top_k": 5})]:
+        assert _equal(sharded.word_context(context, **extra),
+                      corpus.word_context(context, **extra)), (context, extra)
+
+
+def test_blocks_are_one_per_shard(tmp_path, documents):
+    texts, labels = documents
+    write_shards(tmp_path, texts, labels, shard_size=50)
+    sharded = ShardedCorpus(tmp_path)
+    X = sharded.blocks()
+    assert len(X) == 3 and X.sizes == [50, 50, 20] and X.shape == (120, sharded.n_terms)
+    assert X.nnz == sharded.tfidf().nnz
+    assert "3 shards" in repr(sharded)
+
+
+def test_parquet_shards(tmp_path, documents):
+    pytest.importorskip("pyarrow", reason="Parquet shards need pyarrow")
+    texts, labels = documents
+    write_shards(tmp_path, texts, labels, shard_size=25, format="parquet")
+    assert shard_paths(tmp_path)[0].endswith("docs-00000.parquet")
+    sharded = ShardedCorpus(tmp_path)
+    corpus = Corpus(texts, labels)
+    assert _equal(sharded.tfidf(), corpus.tfidf())
+    assert _equal(sharded.word_context("window"), corpus.word_context("window"))
+    assert read_shard(shard_paths(tmp_path)[1])[0] == texts[25:50]
+
+
+def test_load_dataset_reads_a_sharded_folder_whole(tmp_path, documents):
+    texts, labels = documents
+    write_shards(tmp_path / "news", texts, labels, ids=[f"d{i}" for i in range(len(texts))],
+                 shard_size=30)
+    corpus = load_dataset(tmp_path / "news")
+    assert corpus.name == "news" and corpus.n_documents == len(texts)
+    assert corpus.ids[3] == "d3" and list(corpus.labels) == labels
+    assert _equal(corpus.tfidf(), Corpus(texts, labels).tfidf())
+    assert _equal(ShardedCorpus(tmp_path / "news").to_corpus().tfidf(), corpus.tfidf())
+
+
+def test_accumulators_merge(documents):
+    texts, _ = documents
+    analyze = make_analyzer()
+    whole = DocumentFrequencies().add(texts, analyze)
+    parts = DocumentFrequencies().add(texts[:50], analyze).merge(
+        DocumentFrequencies().add(texts[50:], analyze))
+    assert parts.df == whole.df and parts.totals == whole.totals
+    assert parts.n_documents == whole.n_documents == len(texts)
+    assert parts.vocabulary(2).tolist() == whole.vocabulary(2).tolist()
+    counts = Corpus(texts).counts()
+    one = CooccurrenceAccumulator(counts.shape[1]).add_counts(counts, binary=True)
+    two = CooccurrenceAccumulator(counts.shape[1]).add_counts(counts[:33], binary=True)
+    two.merge(CooccurrenceAccumulator(counts.shape[1]).add_counts(counts[33:], binary=True))
+    assert _equal(one.result(), two.result()) and two.n_documents == len(texts)
+    assert _equal(one.word_context(), (two + CooccurrenceAccumulator(counts.shape[1]))
+                  .word_context())
+
+
+def test_bad_shards_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="no shard"):
+        ShardedCorpus(tmp_path)
+    (tmp_path / "docs-00000.jsonl").write_text('{"text": "a b"}\nnot json\n')
+    with pytest.raises(ValueError, match="line 2"):
+        ShardedCorpus(tmp_path)
+    (tmp_path / "docs-00000.jsonl").write_text('{"body": "a b"}\n')
+    with pytest.raises(ValueError, match="'text'"):
+        ShardedCorpus(tmp_path)
