@@ -235,8 +235,12 @@ def row_view(row, meta):
     return view
 
 
-PORTFOLIOS = {"A": BASELINES, "B": BASELINES + [f"snmf-l{fmt_lam(l)}" for l in LAMS]}
+PORTFOLIOS = {"A": BASELINES, "B": BASELINES + [f"snmf-l{fmt_lam(l)}" for l in LAMS],
+              # added after the first pass: KL members (window when text, else pruned doc)
+              "K": ["nmf-kl", "snmfkl-hyb-l1", "snmfkl-hyb-l10"]}
+PORTFOLIOS["BK"] = PORTFOLIOS["B"] + PORTFOLIOS["K"][1:]
 CONS_METHODS = ["mcla", "anmi", "mmm"]
+ENSEMBLE_PREFIXES = ("A1-", "B1-", "K1-", "BK1-", "B3-", "sel-")
 
 
 def member_labels(cache, view, members, seeds):
@@ -385,8 +389,10 @@ def row_results(name, cache, row, y):
                                 "sec": float(sec), "ratio": (x_sec + sec) / unit, "labels": None}
 
     # ---- label-free selectors (per seed s; labels y never used in the choice)
-    members = PORTFOLIOS["B"]
-    if all(m in out for m in members):
+    for pname in ["B", "BK"]:
+        members = PORTFOLIOS[pname]
+        if not all(m in out for m in members):
+            continue
         n_seeds = min(len(out[m]["nmi"]) for m in members)
         sel_nmi, sel_ari, sel_pick = [], [], []
         sel2_nmi, sel2_ari, sel2_pick = [], [], []
@@ -399,28 +405,28 @@ def row_results(name, cache, row, y):
             sel_nmi.append(out[best]["nmi"][s])
             sel_ari.append(out[best]["ari"][s])
             sel_pick.append(best)
-            # (2) members + their consensus partitions: largest ANMI with the 6 members
+            # (2) members + their consensus partitions: largest ANMI with the members
             pool = dict(parts)
             for how in CONS_METHODS:
-                c = out.get(f"B1-{how}")
+                c = out.get(f"{pname}1-{how}")
                 if c is not None and s < len(c["labels"]):
-                    pool[f"B1-{how}"] = c["labels"][s]
+                    pool[f"{pname}1-{how}"] = c["labels"][s]
             scores2 = {m: np.mean([_nmi_pair(pool[m], parts[o]) for o in members if o != m])
                        for m in pool}
             best2 = max(scores2, key=scores2.get)
-            src = out[best2]
-            sel2_nmi.append(src["nmi"][s])
-            sel2_ari.append(src["ari"][s])
+            sel2_nmi.append(out[best2]["nmi"][s])
+            sel2_ari.append(out[best2]["ari"][s])
             sel2_pick.append(best2)
         b_sec = sum(out[m]["sec"] for m in members)
-        out["sel-anmi-B"] = {"nmi": sel_nmi, "ari": sel_ari, "sec": b_sec,
-                             "ratio": (x_sec + b_sec) / unit, "picks": sel_pick, "labels": None}
-        cons_sec = sum(float(np.mean(out[f"B1-{h}"]["sec"]) - 0) for h in [] )
-        b2 = max((out[f"B1-{h}"]["sec"] for h in CONS_METHODS if f"B1-{h}" in out),
+        out[f"sel-anmi-{pname}"] = {"nmi": sel_nmi, "ari": sel_ari, "sec": b_sec,
+                                    "ratio": (x_sec + b_sec) / unit, "picks": sel_pick,
+                                    "labels": None}
+        b2 = max((out[f"{pname}1-{h}"]["sec"] for h in CONS_METHODS if f"{pname}1-{h}" in out),
                  default=b_sec)
-        out["sel-anmi-B+cons"] = {"nmi": sel2_nmi, "ari": sel2_ari, "sec": b2,
-                                  "ratio": (x_sec + b2) / unit, "picks": sel2_pick, "labels": None}
-        # (3) the method whose runs agree most with all runs of all B members (all seeds)
+        out[f"sel-anmi-{pname}+cons"] = {"nmi": sel2_nmi, "ari": sel2_ari, "sec": b2,
+                                         "ratio": (x_sec + b2) / unit, "picks": sel2_pick,
+                                         "labels": None}
+        # (3) the method whose runs agree most with all runs of the other members (all seeds)
         allparts = [(m, s, out[m]["labels"][s]) for m in members for s in range(n_seeds)]
         agree = {}
         for m in members:
@@ -428,9 +434,10 @@ def row_results(name, cache, row, y):
                     for (om, os_, o_lab) in allparts if om != m]
             agree[m] = float(np.mean(vals))
         best3 = max(agree, key=agree.get)
-        out["sel-agree-method"] = {"nmi": out[best3]["nmi"], "ari": out[best3]["ari"],
-                                   "sec": b_sec * n_seeds, "ratio": (x_sec + b_sec * n_seeds) / unit,
-                                   "picks": [best3], "labels": None}
+        out[f"sel-agree-{pname}"] = {"nmi": out[best3]["nmi"], "ari": out[best3]["ari"],
+                                     "sec": b_sec * n_seeds,
+                                     "ratio": (x_sec + b_sec * n_seeds) / unit,
+                                     "picks": [best3], "labels": None}
     for v in out.values():
         v.pop("labels", None)
     return out, {"X_sec": x_sec, "nmf_sec": nmf_sec, "M": meta.get("M", {})}
@@ -451,6 +458,8 @@ def loco(results, rows, candidates, criterion="margin"):
         test = [r for r in rows if group_of(r) == g]
         train = [r for r in rows if group_of(r) != g]
         avail = [c for c in candidates if all(c in mean[r] for r in rows)]
+        if not avail or not train:
+            continue
         if criterion == "margin":
             score = {c: np.mean([mean[r][c] - best_base[r] for r in train]) for c in avail}
             choice = max(score, key=score.get)
@@ -528,12 +537,13 @@ def cmd_report(args):
         "random_state 0..2. Documents without terms (label -1 in every partition) are "
         "left out of the consensus and get -1.",
         "",
-        "Label-free selectors (labels never used in the choice): `sel-anmi-B`: at seed s, "
-        "the B member with the largest average NMI with the 5 other members; "
-        "`sel-anmi-B+cons`: the same over the 6 members and their 3 consensus partitions "
-        "(scored against the 6 members); `sel-agree-method`: per corpus, the B method whose "
-        "runs (all seeds) agree most (mean NMI) with the runs of the other B methods, then "
-        "all its seeds are scored.",
+        "Label-free selectors (labels never used in the choice), over portfolio P = B or BK "
+        "(BK = B + {snmfkl-hyb-l1, snmfkl-hyb-l10}): `sel-anmi-P`: at seed s, "
+        "the member with the largest average NMI with the other members; "
+        "`sel-anmi-P+cons`: the same over the members and their 3 consensus partitions "
+        "(scored against the members); `sel-agree-P`: per corpus, the method whose "
+        "runs (all seeds) agree most (mean NMI) with the runs of the other methods, then "
+        "all its seeds are scored. Portfolio K = {nmf-kl, snmfkl-hyb-l1, snmfkl-hyb-l10}.",
         "",
         "Rows: every dataset as `semnmf cluster` sees it, plus `<name>-doc` for each dataset "
         "with raw text: the same X with document contexts only (as a counts-only corpus). "
@@ -571,8 +581,8 @@ def cmd_report(args):
     for key, title in [("nmi", "NMI per row (mean ± sd (seeds))"),
                        ("ari", "ARI per row (mean ± sd (seeds))")]:
         groups = [("baselines and single methods", BASELINES + [c for c in cand if not (
-                      c.startswith("A") or c.startswith("B") or c.startswith("sel"))]),
-                  ("consensus and selectors", [c for c in cand if c.startswith(("A", "B", "sel"))])]
+                      c.startswith(ENSEMBLE_PREFIXES))]),
+                  ("consensus and selectors", [c for c in cand if c.startswith(ENSEMBLE_PREFIXES)])]
         text = []
         for gname, cols in groups:
             text.append(f"**{gname}**\n")
@@ -608,19 +618,38 @@ def cmd_report(args):
                             for r in rows])))
 
     # LOCO
-    loco_text = []
-    for rowset_name, rowset in [("natural rows (datasets as `semnmf cluster` sees them)", natural),
-                                ("all rows (datasets + their counts-only `-doc` versions)", rows)]:
+    loco_text, summary = [], []
+    detail = {("natural", "margin", "all candidates and the baselines"),
+              ("natural", "margin", "single methods and the baselines"),
+              ("all", "margin", "all candidates and the baselines")}
+    for rs_key, rowset_name, rowset in [
+            ("natural", "natural rows (datasets as `semnmf cluster` sees them)", natural),
+            ("all", "all rows (datasets + their counts-only `-doc` versions)", rows)]:
         for crit in ["margin", "rank"]:
-            for pool_name, pool in [("all candidates", cand_full),
-                                    ("single methods (cost ratio ~<= 3)",
-                                     [c for c in cand_full if not c.startswith(("A", "B", "sel"))])]:
+            for pool_name, pool in [("all candidates and the baselines", cand_full + BASELINES),
+                                    ("all candidates", cand_full),
+                                    ("single methods and the baselines",
+                                     [c for c in cand_full if not c.startswith(ENSEMBLE_PREFIXES)]
+                                     + BASELINES)]:
                 res = loco(results, rowset, pool, crit)
-                tab = [[g, r, c, f"{v:.3f}", f"{bb['skmeans']:.3f}", f"{bb['nmf']:.3f}",
-                        f"{bb['nmf-kl']:.3f}", f"{m:+.3f}"] for g, r, c, v, bb, m in res]
+                if not res:
+                    continue
                 ms = [x[5] for x in res]
                 vs = [x[3] for x in res]
                 bmeans = {b: np.mean([x[4][b] for x in res]) for b in BASELINES}
+                choices = {}
+                for x in res:
+                    choices.setdefault(x[2], set()).add(x[0])
+                summary.append([rs_key, crit, pool_name,
+                                "; ".join(f"{c} ({len(g)})" for c, g in choices.items()),
+                                f"{np.mean(vs):.3f}", f"{bmeans['skmeans']:.3f}",
+                                f"{bmeans['nmf']:.3f}", f"{bmeans['nmf-kl']:.3f}",
+                                f"{np.mean(ms):+.3f}", f"{sum(m >= 0 for m in ms)}/{len(ms)}",
+                                f"{min(ms):+.3f}"])
+                if (rs_key, crit, pool_name) not in detail:
+                    continue
+                tab = [[g, r, c, f"{v:.3f}", f"{bb['skmeans']:.3f}", f"{bb['nmf']:.3f}",
+                        f"{bb['nmf-kl']:.3f}", f"{m:+.3f}"] for g, r, c, v, bb, m in res]
                 loco_text.append(
                     f"**{rowset_name}; criterion: {'mean margin over best baseline' if crit == 'margin' else 'mean rank'}; "
                     f"pool: {pool_name}**\n\n" + table(
@@ -630,6 +659,13 @@ def cmd_report(args):
                     f"nmf {bmeans['nmf']:.3f}, nmf-kl {bmeans['nmf-kl']:.3f}; mean margin over "
                     f"the best baseline {np.mean(ms):+.3f}; rows with margin >= 0: "
                     f"{sum(m >= 0 for m in ms)}/{len(ms)}.\n")
+    loco_text.insert(0, "Summary of every LOCO setting (rows: natural = datasets only, all = "
+                     "with `-doc` rows; criterion: mean margin over the best baseline, or mean "
+                     "rank among the pool and the baselines; choices: the candidate chosen "
+                     "and for how many held-out groups):\n\n" + table(
+                         ["rows", "criterion", "pool", "choices (groups)", "held-out NMI",
+                          "skmeans", "nmf", "nmf-kl", "mean margin", "wins", "worst margin"],
+                         summary) + "\n")
     sections.append(("Leave-one-corpus-out selection",
                      "For each held-out group (a dataset with its `-doc` row; ng20 and "
                      "ng20_cai are one group, same documents), the candidate is chosen on the "
@@ -639,7 +675,8 @@ def cmd_report(args):
     # selectors' picks
     picks = []
     for r in rows:
-        for s in ["sel-anmi-B", "sel-anmi-B+cons", "sel-agree-method"]:
+        for s in [f"{sel}-{p}{suffix}" for p in ["B", "BK"]
+                  for sel, suffix in [("sel-anmi", ""), ("sel-anmi", "+cons"), ("sel-agree", "")]]:
             if s in results[r]:
                 p = results[r][s].get("picks", [])
                 picks.append([r, s, ", ".join(p)])
