@@ -102,8 +102,9 @@ def test_run_json(default_run, corpus_files):
     _, out = default_run
     run = read_run(out)
     reference = Corpus(corpus_files["texts"])
-    assert run["method"] == "snmf"
+    assert run["method"] == "snmf-kl"  # the default (benchmarks/results/defaults.md)
     params = run["parameters"]
+    assert params["loss"] == "kl" and params["lam"] == 1.0
     assert params["n_components"] == 3 and params["max_iter"] == 50
     assert params["random_state"] == 0
     assert run["data"]["n_documents"] == len(corpus_files["texts"])
@@ -194,9 +195,34 @@ def test_counts_only_folder_uses_document_context(corpus_files, tmp_path):
                  *FAST]) == 0
     run = read_run(out)
     assert run["context"]["context"] == "document"
+    # the default method's rule without raw text: shifted PPMI, 50 contexts per word
+    assert run["context"]["association"] == "sppmi" and run["context"]["top_k"] == 50
     assert run["data"]["n_documents"] == len(corpus_files["texts"])
     _, topics = read_csv(out / "topics.csv")
     assert all(r["term"].startswith("t") for r in topics)  # no vocab.txt: t0, t1, ...
+
+
+def test_paper_method_keeps_its_context_without_text(corpus_files, tmp_path):
+    """--method snmf is the papers' SNMF: unpruned document PPMI without raw text."""
+    out = tmp_path / "counts_snmf"
+    assert main(["cluster", corpus_files["counts_only"], "-k", "3", "--method", "snmf",
+                 "--out", str(out), *FAST]) == 0
+    run = read_run(out)
+    assert run["context"]["association"] == "ppmi" and run["context"]["top_k"] is None
+    assert run["parameters"]["lam"] == 10.0 and run["parameters"]["loss"] == "frobenius"
+
+
+def test_frobenius_only_options_default_to_snmf():
+    """Without --method, --engine dask and --semantics take Semantic-NMF (Frobenius)."""
+    from semnmf.cli.cluster import resolve_method
+    from types import SimpleNamespace
+
+    args = SimpleNamespace(method=None, semantics="corpus", engine="dask")
+    assert resolve_method(args).cli == "snmf" and args.method == "snmf"
+    args = SimpleNamespace(method=None, semantics="minilm", engine="local")
+    assert resolve_method(args).cli == "snmf"
+    args = SimpleNamespace(method=None, semantics="corpus", engine="local")
+    assert resolve_method(args).cli == "snmf-kl"
 
 
 def test_unlabelled_source(corpus_files, tmp_path):
@@ -352,7 +378,9 @@ def test_model_family_methods(corpus_files, tmp_path, method, extra, estimator, 
 @pytest.mark.parametrize("extra, message", [
     (["--method", "gnmf", "--loss", "kl"], "--loss and --orthogonal apply to --method nmf"),
     (["--method", "skmeans", "--orthogonal"], "--loss and --orthogonal apply"),
-    (["--loss", "kl", "--orthogonal"], "--orthogonal is derived for the Frobenius loss"),
+    (["--method", "snmf", "--loss", "kl", "--orthogonal"],
+     "--orthogonal is derived for the Frobenius loss"),
+    (["--loss", "kl"], "--loss and --orthogonal apply to --method nmf"),  # the default fixes it
 ])
 def test_variant_options_checked_before_loading(tmp_path, capsys, extra, message):
     assert main(["cluster", str(tmp_path / "missing.csv"), "-k", "3", *extra]) == 2

@@ -98,7 +98,7 @@ def test_out_folder_with_an_earlier_run(planted_csv_path, tmp_path, capsys):
                  *FAST]) == 0
     assert not (out / "partitions.csv").exists()      # the earlier run's file is gone
     assert (out / "notes.txt").read_text(encoding="utf-8") == "mine"  # not ours: kept
-    assert read_run(out)["method"] == "snmf"
+    assert read_run(out)["method"] == "snmf-kl"
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main(["cluster", planted_csv_path, "-k", "3", "--out", str(empty), *FAST]) == 0

@@ -223,15 +223,22 @@ def load_corpus(args, verbose, timings, t0):
     return corpus, X
 
 
-def word_context(args, corpus, verbose, timings, association="ppmi"):
+def word_context(args, corpus, verbose, timings, association="ppmi", counts_context=None):
     """The word-context matrix M of the context options: (M, context used).
     ``association`` is the default when ``--association`` is not given (the option is
-    then set to it, so that the run record shows what was used)."""
+    then set to it, so that the run record shows what was used); ``counts_context``
+    (``{"association": ..., "top_k": ...}``) replaces the defaults of both options when
+    the context is the document (a corpus without raw text)."""
     from .._utils.progress import log
 
+    context = corpus.default_context() if args.context == "auto" else args.context
+    if counts_context and context == "document":
+        if args.association is None:
+            args.association = counts_context.get("association", association)
+        if args.top_k is None:
+            args.top_k = counts_context.get("top_k")
     if args.association is None:
         args.association = association
-    context = corpus.default_context() if args.context == "auto" else args.context
     t = time.perf_counter()
     log(f"building the word-context matrix ({context} context, {args.association}) ...", verbose)
     M, info = corpus.word_context(context=context, window=args.window,

@@ -100,9 +100,10 @@ def add_parser(commands):
     c.add_argument("-k", "--n-clusters", required=True, dest="k", type=_k_argument,
                    help="number of clusters; auto (chosen without labels), a range 2:40 or "
                         "a list 5,10,20 to choose from (required; see \"Choosing K\" below)")
-    c.add_argument("--method", choices=list(CLI_METHODS), default=DEFAULT_CLI_METHOD,
+    c.add_argument("--method", choices=list(CLI_METHODS), default=None,
                    help="; ".join(f"{name}: {m.description}" for name, m in CLI_METHODS.items())
-                   + f" (default {DEFAULT_CLI_METHOD})")
+                   + f" (default {DEFAULT_CLI_METHOD}; snmf with --semantics or --engine dask, "
+                   "which run the Frobenius updates)")
     c.add_argument("--loss", choices=("frobenius", "kl"), default=None,
                    help=f"loss of {' / '.join(n for n, m in CLI_METHODS.items() if m.variants)}: "
                         "Frobenius (default) or generalized KL")
@@ -113,7 +114,8 @@ def add_parser(commands):
     model = c.add_argument_group("Semantic-NMF")
     model.add_argument("--lam", type=float, default=None,
                        help=f"weight of the word-context term, 0 to {MAX_LAM:g} (default "
-                            f"{DEFAULT_LAM:g}; relative to the document term unless --lam-scale "
+                            f"1 for snmf-kl, {DEFAULT_LAM:g} otherwise; relative to the "
+                            "document term unless --lam-scale "
                             f"absolute); for {_names(lambda m: m.word_context)} only")
     model.add_argument("--lam-scale", choices=("relative", "absolute"), default=None,
                        help="relative: lam weighs the relative errors of both terms (same "
@@ -168,10 +170,21 @@ def add_parser(commands):
     return c
 
 
+def resolve_method(args):
+    """The method when ``--method`` is not given: the default (chosen by leave-one-corpus-
+    out, benchmarks/results/defaults.md), or Semantic-NMF with the papers' settings where
+    only the Frobenius updates run (``--semantics``, ``--engine dask``)."""
+    if args.method is None:
+        frobenius_only = (args.semantics not in (None, "corpus")
+                          or getattr(args, "engine", "local") == "dask")
+        args.method = "snmf" if frobenius_only else DEFAULT_CLI_METHOD
+    return CLI_METHODS[args.method]
+
+
 def check_arguments(args):
     """Refuse option values and combinations that cannot work, before reading any data
     (one line naming the option), then fill in the defaults of the options that apply."""
-    method = CLI_METHODS[args.method]
+    method = resolve_method(args)
     _parse_k(args)
     if args.k_candidates is None and args.k < 1:
         raise ValueError(f"-k must be at least 1, got {args.k}.")
@@ -317,7 +330,7 @@ def run(args):
     from ..report.output import clear_output_folder
 
     verbose = not args.quiet
-    method = CLI_METHODS[args.method]
+    method = resolve_method(args)
     timings = {}
     t0 = time.perf_counter()
     check_arguments(args)
@@ -326,7 +339,7 @@ def run(args):
     out = output_folder(args, f"{source_name(args.source)}_{args.method}_k{k_name}")
     # the weights used, as the run record shows them
     if method.word_context and args.lam is None:
-        args.lam = DEFAULT_LAM
+        args.lam = method.params.get("lam", DEFAULT_LAM)
     if method.graph and args.graph_lam is None:
         args.graph_lam = DEFAULT_GRAPH_LAM
     if args.engine == "dask":
@@ -342,7 +355,8 @@ def run(args):
 
     M, context = None, None
     if method.word_context:
-        M, context = word_context(args, corpus, verbose, timings, association=method.context)
+        M, context = word_context(args, corpus, verbose, timings, association=method.context,
+                                  counts_context=method.counts_context)
     extra = {}
     if selection is not None:
         extra["k_selection"] = selection

@@ -21,7 +21,7 @@ examples:
   semnmf assign RUN_DIR new.csv                 new documents to the clusters of a saved run
   semnmf bench cstr classic4 --runs 50         the papers' Table 2 on two shared corpora
   semnmf datasets                               corpora that can be opened by name
-  semnmf report semnmf_results/bbc_snmf_k5      an HTML report of a run folder
+  semnmf report semnmf_results/bbc_snmf-kl_k5     an HTML report of a run folder
 
 Run "semnmf cluster --help" for all options of a command.
 """
