@@ -149,3 +149,82 @@ def test_refined_topics_are_cluster_means(planted45_csv, tmp_path):
     np.testing.assert_allclose(load_model(run).topics, means)
     _, rows = read_rows(run / "assignments.csv")
     assert all(0 <= float(r["membership"]) <= 1 for r in rows)
+
+
+def _one_run(planted45_csv, tmp_path):
+    run = tmp_path / "run"
+    assert main(["cluster", planted45_csv, "-k", "3", "--method", "nmf", "--out", str(run),
+                 *FAST]) == 0
+    return run
+
+
+def test_assign_checks_its_output_before_any_work(planted45_csv, tmp_path, capsys):
+    """--out is checked as cluster's is: never the run folder, never an earlier result
+    without --overwrite, and --top is refused before any file is written."""
+    run = _one_run(planted45_csv, tmp_path)
+    before = (run / "run.json").read_bytes()
+    capsys.readouterr()
+    assert main(["assign", str(run), planted45_csv, "--out", str(run), "-q"]) == 2
+    assert "the run folder itself" in capsys.readouterr().err
+    assert (run / "run.json").read_bytes() == before
+
+    out = tmp_path / "assigned"
+    assert main(["assign", str(run), planted45_csv, "--out", str(out), "--top", "0",
+                 "-q"]) == 2
+    assert "--top" in capsys.readouterr().err and not out.exists()
+
+    assert main(["assign", str(run), planted45_csv, "--out", str(out), "-q"]) == 0
+    first = (out / "run.json").read_bytes()
+    capsys.readouterr()
+    assert main(["assign", str(run), planted45_csv, "--out", str(out), "-q"]) == 2
+    assert "--overwrite" in capsys.readouterr().err
+    assert (out / "run.json").read_bytes() == first
+    assert main(["assign", str(run), planted45_csv, "--out", str(out), "--overwrite",
+                 "-q"]) == 0
+
+
+def test_cluster_overwrite_clears_assignments_made_by_the_old_model(planted45_csv, tmp_path):
+    run = _one_run(planted45_csv, tmp_path)
+    assert main(["assign", str(run), planted45_csv, "-q"]) == 0   # default: RUN/assigned_*
+    assigned = [p for p in run.iterdir() if p.name.startswith("assigned_")]
+    assert len(assigned) == 1
+    assert main(["cluster", planted45_csv, "-k", "2", "--method", "nmf", "--out", str(run),
+                 "--overwrite", *FAST]) == 0
+    assert not assigned[0].exists()   # assigned by the earlier model: gone with it
+
+
+def test_report_out_never_replaces_another_file(planted45_csv, tmp_path, capsys):
+    run = _one_run(planted45_csv, tmp_path)
+    data = tmp_path / "keep.csv"
+    data.write_text("text\nmine\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["report", str(run), "--out", str(data), "-q"]) == 2
+    assert "not a semnmf report" in capsys.readouterr().err
+    assert data.read_text(encoding="utf-8") == "text\nmine\n"
+    assert main(["report", str(run), "--out", str(tmp_path / "missing" / "r.html"), "-q"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    page = tmp_path / "r.html"
+    assert main(["report", str(run), "--out", str(page), "-q"]) == 0
+    assert main(["report", str(run), "--out", str(page), "-q"]) == 0   # a report: replaced
+
+
+def test_refinement_warnings_are_one_line_notices(planted45_csv, tmp_path, capsys,
+                                                  monkeypatch):
+    """A warning raised while refining is printed as the CLI's one-line notice, not as a
+    Python warning with its source line."""
+    import warnings
+
+    from semnmf.refine import gtnmf
+
+    original = gtnmf.GTNMF.fit
+
+    def fit(self, *args, **kwargs):
+        warnings.warn("all memberships are hard", UserWarning)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(gtnmf.GTNMF, "fit", fit)
+    assert main(["cluster", planted45_csv, "-k", "3", "--method", "nmf", "--refine", "gt",
+                 "--out", str(tmp_path / "gt"), *FAST]) == 0
+    err = capsys.readouterr().err
+    assert "warning: all memberships are hard" in err
+    assert "UserWarning" not in err and "warnings.warn" not in err

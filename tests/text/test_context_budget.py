@@ -110,3 +110,12 @@ def test_cli_records_the_pruning(tmp_path):
     assert context["max_nnz"] is None and not context["pruning"]["budget_applied"]
     assert main(["cluster", str(source), "-k", "3", "--method", "nmf", "--max-nnz", "10",
                  "--quiet"]) != 0  # no word-context matrix: refused
+
+
+def test_a_budget_that_leaves_no_context_warns():
+    """max_nnz=1 cannot hold one symmetric pair: M comes out empty, and the user is told
+    that the word-context term has no effect, not left with a silent plain NMF."""
+    A = _random_counts(3)
+    with pytest.warns(UserWarning, match="left no word context"):
+        M, info = word_context(counts=A, max_nnz=1, return_info=True)
+    assert M.nnz == 0 and info["nnz_before"] > 0

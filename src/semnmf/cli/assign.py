@@ -3,6 +3,7 @@ folder, :mod:`semnmf.pipelines.saved`), print the cluster sizes, write the resul
 with :func:`semnmf.report.write_assign_results`."""
 
 import argparse
+import codecs
 import os
 import time
 
@@ -48,9 +49,26 @@ def run(args):
     from ..pipelines.saved import load_model
     from ..report.results import assign_record, write_assign_results
 
+    from ..report.output import check_output_folder, clear_output_folder
+    from ._common import check_number
+
     verbose = not args.quiet
     timings = {}
     t0 = time.perf_counter()
+    # every option checked, and the output folder, before anything is read
+    check_number(args.top, "--top", low=1, integer=True)
+    try:
+        codecs.lookup(args.encoding)
+    except LookupError:
+        raise ValueError(f"--encoding: unknown encoding {args.encoding!r}; use a Python "
+                         "codec name such as utf-8, utf-16 or latin-1.") from None
+    name = os.path.basename(os.path.normpath(str(args.source))).rsplit(".", 1)[0] or "source"
+    out = args.out or os.path.join(args.run_dir, f"assigned_{name}")
+    if os.path.abspath(out) == os.path.abspath(args.run_dir) or os.path.abspath(out) == \
+            os.path.abspath(os.path.join(args.run_dir, "model")):
+        raise ValueError(f"--out {out} is the run folder itself: its results and saved model "
+                         "would be mixed with the assignment's; choose another --out.")
+    check_output_folder(out, overwrite=args.overwrite)
     model = load_model(args.run_dir)
     log(f"{model} from {model.info.get('path')}", verbose)
     corpus = model.read_source(args.source, text_column=args.text_column,
@@ -63,10 +81,9 @@ def run(args):
     timings["assign"] = time.perf_counter() - t
     scores = clustering_scores(corpus.labels, labels) if corpus.labels is not None else None
     timings["total"] = time.perf_counter() - t0
-    name = os.path.basename(os.path.normpath(str(args.source))).rsplit(".", 1)[0] or "source"
-    out = args.out or os.path.join(args.run_dir, f"assigned_{name}")
     record = assign_record(model, labels, corpus=corpus, X=X, source=args.source,
                            scores=scores, timings=timings)
+    clear_output_folder(out)  # an earlier assignment's files (--overwrite): none may stay
     files = write_assign_results(out, corpus, labels, memberships, model, record,
                                  n_top=max(args.top, 20))
     _print_summary(model, corpus, labels, record, scores, args, out, files)

@@ -407,8 +407,9 @@ def run(args):
     if args.refine:
         t = time.perf_counter()
         # with embedded documents the games are played on their vectors
-        labels, extra["refine"], strength = _refine(X if E is None else E, memberships,
-                                                    labels, corpus, verbose)
+        with logged_warnings():
+            labels, extra["refine"], strength = _refine(X if E is None else E, memberships,
+                                                        labels, corpus, verbose)
         timings["refine"] = time.perf_counter() - t
 
     if ensemble is not None or args.refine:

@@ -47,8 +47,29 @@ def run(args):
                                ("--max-points", args.max_points, 2)):
         if value < least:
             raise ValueError(f"{name} must be at least {least}, got {value}.")
+    if args.out is not None:
+        _check_report_path(args.out)
     path = write_report(args.run_dir, out=args.out, n_documents=args.docs,
                         n_words=args.words, max_points=args.max_points,
                         load_texts=not args.no_texts, verbose=not args.quiet)
     print(path)
     return 0
+
+
+def _check_report_path(out):
+    """Refuse an --out that would destroy a file that is not a report, or that cannot be
+    written (its folder is missing): one line, before any work."""
+    import os
+
+    if os.path.isdir(out):
+        raise ValueError(f"--out {out} is a folder; --out names the HTML file to write "
+                         "(default RUN_DIR/report.html).")
+    if os.path.exists(out):
+        with open(out, "rb") as f:
+            head = f.read(1024).lower()
+        if b'<meta name="generator" content="semnmf">' not in head:
+            raise ValueError(f"--out {out} exists and is not a semnmf report; choose another "
+                             "file name (an earlier report is replaced).")
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise ValueError(f"--out {out}: the folder {folder} does not exist; create it first.")

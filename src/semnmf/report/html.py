@@ -795,6 +795,7 @@ def write_report(run_dir, *, corpus=None, out=None, n_documents=3, n_words=10,
     version = " · ".join(f"{k} {v}" for k, v in versions.items())
     page = (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<meta name="generator" content="semnmf">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}</title><style>{CSS}</style></head><body><main>"
         f"<h1>{_e(title)}</h1><div class=\"muted\">{_e(run_dir)}</div>"

@@ -19,10 +19,15 @@ RESULT_FILES = ("assignments.csv", "topics.csv", "run.json", "partitions.csv", "
 
 
 def earlier_results(path):
-    """The result files of an earlier run found in folder ``path`` (sorted names)."""
+    """The result files of an earlier run found in folder ``path`` (sorted names), with the
+    ``assigned_*`` folders that ``semnmf assign`` wrote there by default (their documents
+    were assigned by the earlier run's model)."""
     if not os.path.isdir(path):
         return []
-    return sorted(name for name in RESULT_FILES if os.path.lexists(os.path.join(path, name)))
+    found = [name for name in RESULT_FILES if os.path.lexists(os.path.join(path, name))]
+    found += [name for name in os.listdir(path) if name.startswith("assigned_")
+              and os.path.isfile(os.path.join(path, name, "run.json"))]
+    return sorted(found)
 
 
 def check_output_folder(path, overwrite=False, option="--out"):

@@ -31,6 +31,7 @@ References
 """
 
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -840,6 +841,11 @@ def _finish(M, nnz_before, max_nnz, use_k, budget_k, info, return_info):
     if max_nnz is not None and M.nnz > max_nnz:
         M = _trim_to_budget(M, max_nnz)
         rule.append(f"then only the {M.nnz:,} largest entries (top_k=1 did not fit)")
+    if M.nnz == 0 and nnz_before > 0:
+        warnings.warn(f"the budget max_nnz={max_nnz:,} left no word context (M had "
+                      f"{int(nnz_before):,} non-zeros): the word-context term has no effect; "
+                      "raise max_nnz (--max-nnz) or set it to 0 (no budget).", UserWarning,
+                      stacklevel=3)
     info.update({"top_k": use_k, "nnz_before": int(nnz_before), "nnz": int(M.nnz),
                  "pruned": bool(M.nnz < nnz_before),
                  "budget_applied": budget_k is not None,
