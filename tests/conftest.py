@@ -8,12 +8,14 @@ has something to remove.
 
 import csv
 import json
+import math
 import os
 import random
 from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATASETS = (REPO_ROOT / ".." / "shared" / "datasets").resolve()
@@ -170,3 +172,42 @@ def random_rank2_problem(seed, kind, *, n, max_m, density):
     elif kind == "near tie":
         B[:, 1] = B[:, 0] * (1 + 1e-9 * rng.random(m))
     return B, Y
+
+
+# -- data of the graph and refinement tests (tests/graphs, tests/refine) ---------------
+def blobs(n_per=100, k=3, dim=5, spread=0.3, seed=0):
+    """k well-separated Gaussian blobs (centres 4 apart on the axes)."""
+    rng = np.random.default_rng(seed)
+    centres = 4.0 * np.eye(k, dim)
+    X = np.vstack([c + spread * rng.standard_normal((n_per, dim)) for c in centres])
+    y = np.repeat(np.arange(k), n_per)
+    return X, y
+
+
+def text_like(n_per=80, k=4, words_per=40, doc_len=25, noise=0.15, seed=0):
+    """Sparse TF-IDF-like rows: each document draws its words from its topic's block of
+    ``words_per`` terms, and a fraction ``noise`` of them from the whole vocabulary."""
+    rng = np.random.default_rng(seed)
+    n, d = n_per * k, words_per * k
+    y = np.repeat(np.arange(k), n_per)
+    own = y[:, None] * words_per + rng.integers(0, words_per, (n, doc_len))
+    anywhere = rng.integers(0, d, (n, doc_len))
+    cols = np.where(rng.random((n, doc_len)) < noise, anywhere, own)
+    rows = np.repeat(np.arange(n), doc_len)
+    X = sp.csr_matrix((np.ones(n * doc_len), (rows, cols.ravel())), shape=(n, d))
+    X.sum_duplicates()
+    X.data = np.log1p(X.data)
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    return sp.csr_matrix(sp.diags(1 / norms) @ X), y
+
+
+def random_symmetric_graph(n=60, density=0.15, seed=0):
+    rng = np.random.default_rng(seed)
+    B = sp.random(n, n, density=density, random_state=rng, format="csr")
+    W = sp.triu(B, k=1)
+    return sp.csr_matrix(W + W.T)
+
+
+def transcribed_q(n):
+    """GT eq. 8, as printed: q = ⌊log₂(n)⌋ + 1."""
+    return math.floor(math.log2(n)) + 1

@@ -1,0 +1,164 @@
+"""The kNN similarity graphs (semnmf.graphs): a dense brute-force reference graph and a
+line-by-line transcription of GT eq. 8-9 against the vectorized, chunked code, the
+normalized-cut scaling, and input errors."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from semnmf.graphs import cluster_log2_neighbors, knn_graph, log2_neighbors, normalized_cut_scaling
+
+from conftest import blobs, random_symmetric_graph, text_like, transcribed_q
+
+
+def reference_knn_graph(X, q, metric, weight, symmetrize, scale_neighbor=7, bandwidth=None):
+    """Dense brute force: all pairwise distances, per-row sort, self excluded."""
+    X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
+    n = X.shape[0]
+    q = np.full(n, q) if np.isscalar(q) else np.asarray(q)
+    if metric == "cosine":
+        U = X / np.linalg.norm(X, axis=1, keepdims=True)
+        D = 1.0 - U @ U.T
+    else:
+        D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    np.fill_diagonal(D, np.inf)
+    order = np.argsort(D, axis=1, kind="stable")
+    sigma = D[np.arange(n), order[:, scale_neighbor - 1]]
+    S = np.zeros((n, n))
+    pairs = [(i, j) for i in range(n) for j in order[i, :q[i]]]
+    t = bandwidth if bandwidth is not None else np.mean([D[i, j] ** 2 for i, j in pairs])
+    for i, j in pairs:
+        d = D[i, j]
+        if weight == "cosine":
+            w = 1.0 - d
+        elif weight == "self-tuning":
+            w = math.exp(-d * d / (sigma[i] * sigma[j]))
+        elif weight == "heat":
+            w = math.exp(-d * d / t)
+        else:
+            w = 1.0
+        if metric == "cosine" and d >= 1.0:
+            w = 0.0
+        S[i, j] = w
+    if symmetrize == "max":
+        S = np.maximum(S, S.T)
+    elif symmetrize == "mean":
+        S = (S + S.T) / 2
+    elif symmetrize == "min":
+        S = np.minimum(S, S.T)
+    return S
+
+
+# -- graphs ------------------------------------------------------------------------------
+@pytest.mark.parametrize("metric,weight", [
+    ("cosine", "cosine"), ("cosine", "binary"), ("cosine", "heat"),
+    ("euclidean", "self-tuning"), ("euclidean", "heat"), ("euclidean", "binary"),
+])
+@pytest.mark.parametrize("symmetrize", ["max", "mean", "min", None])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_knn_graph_matches_dense_brute_force(metric, weight, symmetrize, sparse):
+    rng = np.random.default_rng(12)
+    X = rng.random((40, 8)) * (rng.random((40, 8)) < 0.7)
+    X[:, 0] += 0.01                                     # no empty rows, no ties
+    q = rng.integers(1, 9, 40)
+    W = knn_graph(sp.csr_matrix(X) if sparse else X, q, metric=metric, weight=weight,
+                  symmetrize=symmetrize)
+    S = reference_knn_graph(X, q, metric, weight, symmetrize)
+    assert sp.isspmatrix_csr(W) and W.has_sorted_indices
+    np.testing.assert_allclose(W.toarray(), S, rtol=1e-10, atol=1e-12)
+    assert W.diagonal().max() == 0 and np.all(W.data > 0)
+    if symmetrize is not None:
+        assert abs(W - W.T).max() == 0
+    else:
+        np.testing.assert_array_equal(np.diff(W.indptr) <= q, True)
+
+
+def test_knn_graph_self_loops_only_when_asked_and_bandwidth():
+    X, _ = blobs(n_per=10, k=2, seed=13)
+    W = knn_graph(X, 3, metric="euclidean", weight="heat", bandwidth=2.0, self_loops=True)
+    np.testing.assert_array_equal(W.diagonal(), 1.0)
+    S = reference_knn_graph(X, 3, "euclidean", "heat", "max", bandwidth=2.0)
+    np.fill_diagonal(S, 1.0)
+    np.testing.assert_allclose(W.toarray(), S, rtol=1e-10)
+    # duplicated points: still no self-pair, but duplicates are neighbours at distance 0
+    D = np.vstack([X, X[:3]])
+    G = knn_graph(D, 2, metric="euclidean", weight="binary")
+    assert G.diagonal().max() == 0 and G[0, 20] == 1 and G[20, 0] == 1
+
+
+def test_cosine_graph_ignores_empty_rows_and_orthogonal_pairs():
+    X = sp.csr_matrix(np.array([
+        [1, 1, 0, 0], [1, 0.8, 0, 0], [0.9, 1, 0, 0],     # a group
+        [0, 0, 1, 1], [0, 0, 1, 0.7],                     # another, orthogonal to it
+        [0, 0, 0, 0],                                     # no term
+    ], dtype=float))
+    for weight in ("cosine", "binary", "heat"):       # 4 neighbours asked, 2 share a term
+        W = knn_graph(X, 4, weight=weight)
+        assert W[5].nnz == 0 and W[:, 5].nnz == 0
+        A = W.toarray()
+        assert np.all(A[:3, 3:] == 0) and np.all(A[:3, :3][~np.eye(3, dtype=bool)] > 0)
+
+
+def test_cosine_search_is_chunked_across_threads(monkeypatch):
+    """Many small chunks on two threads give exactly the one-chunk result."""
+    import sklearn
+    X, _ = text_like(n_per=60, k=4, seed=14)
+    one = knn_graph(X, 7, n_jobs=1)
+    with sklearn.config_context(working_memory=1e-3):     # ~ a few rows per chunk
+        many = knn_graph(X, 7, n_jobs=2)
+    assert (one != many).nnz == 0
+
+
+def test_normalized_cut_scaling_matches_definition():
+    W = random_symmetric_graph(30, seed=15).tolil()
+    W[4, :] = 0
+    W[:, 4] = 0
+    W = sp.csr_matrix(W)
+    A = normalized_cut_scaling(W)
+    Wd = W.toarray()
+    d = Wd.sum(axis=1)
+    inv = np.where(d > 0, 1 / np.sqrt(np.where(d > 0, d, 1)), 0)
+    np.testing.assert_allclose(A.toarray(), inv[:, None] * Wd * inv[None, :], rtol=1e-12)
+    assert A[4].nnz == 0
+    np.testing.assert_allclose(normalized_cut_scaling(Wd), A.toarray(), rtol=1e-12)
+    assert np.isclose(np.linalg.eigvalsh(A.toarray()).max(), 1.0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 1000, 1023, 1024, 1025,
+                               2 ** 20 - 1, 2 ** 20, 2 ** 20 + 1, 2 ** 40])
+def test_log2_neighbors_is_eq8(n):
+    assert log2_neighbors(n) == transcribed_q(n)
+
+
+def test_cluster_log2_neighbors_is_eq9():
+    rng = np.random.default_rng(16)
+    sizes = [1, 2, 3, 7, 8, 9, 31, 32, 33, 100]
+    labels = rng.permutation(np.repeat(np.arange(len(sizes)) * 3 + 1, sizes))   # labels 1, 4, 7, ...
+    labels[:2] = -1
+    q = cluster_log2_neighbors(labels)
+    n = labels.size
+    for i in range(n):                                   # q_i = ⌊log₂(|C|)⌋ + 1, C = cluster of i
+        if labels[i] < 0:
+            assert q[i] == transcribed_q(n)
+        else:
+            size = int(np.sum(labels == labels[i]))
+            assert q[i] == math.floor(math.log2(size)) + 1
+            assert q[i] <= transcribed_q(n)
+
+
+def test_bad_graph_arguments():
+    X = np.random.default_rng(18).random((10, 3))
+    with pytest.raises(ValueError, match=r"between 1 and n_samples - 1 = 9.*got 10"):
+        knn_graph(X, 10)
+    with pytest.raises(ValueError, match=r"one integer per point \(shape \(10,\)\)"):
+        knn_graph(X, [3, 3])
+    with pytest.raises(ValueError, match="bandwidth must be a finite number > 0"):
+        knn_graph(X, 3, weight="heat", bandwidth=0.0)
+    with pytest.raises(ValueError, match="W must hold non-negative similarities"):
+        normalized_cut_scaling(-np.eye(3))
+    with pytest.raises(ValueError, match="n_samples must be an integer >= 1"):
+        log2_neighbors(0)
+    with pytest.raises(ValueError, match="labels must be integers"):
+        cluster_log2_neighbors(np.array([0.5, 1.0]))
