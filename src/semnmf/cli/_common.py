@@ -19,7 +19,7 @@ CONTEXT_DEFAULTS = {"context": "auto", "window": 10, "min_count": 1, "max_nnz": 
 CONTEXT_OPTIONS = {"context": "--context", "window": "--window", "association": "--association",
                    "min_count": "--min-count", "top_k": "--top-k", "max_nnz": "--max-nnz"}
 LANGUAGE_CHOICES = ("english", "none")
-# The largest seed numpy's generators take, and the widest useful weights (lam).
+# The largest seed numpy's generators take.
 MAX_SEED = 2**32 - 1
 
 
@@ -136,7 +136,8 @@ def check_context_arguments(args, applies, where):
     false; ``where`` says where they apply), check their values, then fill the defaults."""
     given = [option for name, option in CONTEXT_OPTIONS.items() if getattr(args, name) is not None]
     if given and not applies:
-        raise ValueError(f"{', '.join(given)} shape the word-context matrix, which is built "
+        raise ValueError(f"{', '.join(given)} {'shapes' if len(given) == 1 else 'shape'} "
+                         "the word-context matrix, which is built "
                          f"only {where}; drop {'them' if len(given) > 1 else 'it'}.")
     if args.window is not None and args.context in ("document", "sentence"):
         raise ValueError(f"--window applies to --context window (or auto), not --context "
