@@ -226,7 +226,17 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         Iterations per rank-2 factorization.
     tol : float, default=1e-4
         Each rank-2 factorization stops when the norm of its projected gradient falls
-        under ``tol`` times its first value (the paper's ε).
+        under ``tol`` times its first value (the paper's ε), with ``stop="pg"``.
+    stop : {"pg", "partition"}, default="pg"
+        Stopping rule of each rank-2 factorization (``splitter="rank2"`` and the rank-2
+        start of ``"semantic"``). "pg": the paper's projected-gradient rule with ``tol``.
+        "partition": stop once the split of the node's documents into the two children
+        has settled: at most ``partition_tol`` of them changed side in each of 2
+        consecutive iterations, and the objective decreased by at most 1e-4 (relative) in
+        the last one (see :func:`~semnmf.models._solvers.rank2.rank2_nmf`).
+    partition_tol : float, default=2e-2
+        Fraction of a node's documents allowed to change side per iteration under
+        ``stop="partition"``.
     random_state : int, RandomState or None
     verbose : int, default=0
         Show a progress bar of the splits.
@@ -271,14 +281,16 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         "lam": [Interval(numbers.Real, 0, None, closed="left")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "stop": [StrOptions({"pg", "partition"})],
+        "partition_tol": [Interval(numbers.Real, 0, 1, closed="both")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "n_leaves": [Interval(numbers.Integral, 1, None, closed="left"), DEPRECATED_OPTION],
     }
 
     def __init__(self, n_components=10, *, score_threshold=0.0, beta=9.0, n_trials=3,
-                 splitter="rank2", lam=10.0, max_iter=500, tol=1e-4, random_state=None,
-                 verbose=0, n_leaves=DEPRECATED):
+                 splitter="rank2", lam=10.0, max_iter=500, tol=1e-4, stop="pg",
+                 partition_tol=2e-2, random_state=None, verbose=0, n_leaves=DEPRECATED):
         self.n_components = n_components
         self.n_leaves = n_leaves
         self.score_threshold = score_threshold
@@ -288,6 +300,8 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         self.lam = lam
         self.max_iter = max_iter
         self.tol = tol
+        self.stop = stop
+        self.partition_tol = partition_tol
         self.random_state = random_state
         self.verbose = verbose
 
@@ -463,7 +477,8 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         # rows of W are 0 anyway, and per-iteration cost becomes O(nnz + d_node)
         terms = _present_terms(Xs)
         result = rank2_nmf(Xs[:, terms] if terms.size < X.shape[1] else Xs,
-                           max_iter=self.max_iter, tol=self.tol, random_state=self._rng)
+                           max_iter=self.max_iter, tol=self.tol, random_state=self._rng,
+                           stop=self.stop, partition_tol=self.partition_tol)
         self.n_iter_ += result.n_iter
         W = np.zeros((X.shape[1], 2), dtype=result.W.dtype)
         W[terms] = result.W
