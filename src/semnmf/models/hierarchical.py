@@ -24,6 +24,7 @@ from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
 from .._utils.validation import check_documents, check_positive_int, validate_estimator_input
 from ..metrics import top_terms as _top_terms
 from ._solvers.rank2 import rank2_nmf
+from ._solvers.rank2_kernels import mndcg_pair as _mndcg_pair
 
 SPLITTERS = ("rank2", "semantic", "kmeans")
 
@@ -91,6 +92,38 @@ def mndcg(w_parent, w_left, w_right):
     children that repeat the node miss the parent's other top terms (tested on such a
     node: separated children > same children, and > one unrelated child).
     """
+    w_parent = np.asarray(w_parent, dtype=np.float64).ravel()
+    w_left = np.asarray(w_left, dtype=np.float64).ravel()
+    w_right = np.asarray(w_right, dtype=np.float64).ravel()
+    if min(w_parent.min(initial=0), w_left.min(initial=0), w_right.min(initial=0)) >= 0:
+        # compiled (rank2_kernels.mndcg_pair): same formulas, one pass, sorting only the
+        # positive weights; 10x the numpy version below on NG20's 55,850 terms
+        left, right = _mndcg_pair(w_parent, w_left, w_right, *_mndcg_tables(w_parent.size))
+        return float(left), float(right)
+    return _mndcg_numpy(w_parent, w_left, w_right)
+
+
+_TABLES = {}
+
+
+def _mndcg_tables(m):
+    """(log(k) for k = 0..m, 1 / log2(i + 1) for i = 0..m-1) for :func:`mndcg`, kept for
+    the last few vocabulary sizes."""
+    tables = _TABLES.get(m)
+    if tables is None:
+        k = np.arange(m + 1, dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            logs = np.log(k)
+            discount = 1.0 / np.log2(k[:m] + 1.0)
+        discount[0] = 1.0
+        if len(_TABLES) >= 4:
+            _TABLES.clear()
+        tables = _TABLES[m] = (logs, discount)
+    return tables
+
+
+def _mndcg_numpy(w_parent, w_left, w_right):
+    """:func:`mndcg` in numpy (any sign of weights; the reference of the compiled one)."""
     w_parent = np.asarray(w_parent, dtype=np.float64).ravel()
     m = w_parent.size
     m_n = int(np.count_nonzero(w_parent > 0))
