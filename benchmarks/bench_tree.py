@@ -3,6 +3,8 @@
     python benchmarks/bench_tree.py speed     # NG20: tree to 20 leaves vs one flat NMF k=20
     python benchmarks/bench_tree.py quality   # NG20: NMI at 6 and 20 groups for 2..20 leaves
     python benchmarks/bench_tree.py scale     # RCV1-shaped synthetic 800k x 47k to 60 leaves
+    python benchmarks/bench_tree.py rules     # NG20: stop="pg" vs "partition" vs sklearn cd/mu
+    python benchmarks/bench_tree.py corpora   # the other shared corpora: both rules vs flat NMF
 
 Each part stores its numbers in benchmarks/cache/tree.json (finished cells are not
 recomputed) and rewrites benchmarks/results/tree.md from everything cached.
@@ -395,5 +397,9 @@ if __name__ == "__main__":
         scale_child()
         sys.exit(0)
     cache = load_cache(CACHE)
-    {"speed": speed, "quality": quality, "scale": scale, "report": lambda c: None}[part](cache)
+    parts = {"speed": speed, "quality": quality, "scale": scale, "rules": rules,
+             "corpora": corpora, "report": lambda c: None}
+    parts[part](cache)
+    if part in ("rules", "corpora") and "quality" not in cache:
+        sys.exit(0)  # a partial cache would rewrite tree.md without its other tables
     report(cache)
