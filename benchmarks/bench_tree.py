@@ -94,6 +94,102 @@ def speed_section(cache):
     return table(["method", "median seconds", "time / tree time", "work", "runs"], rows)
 
 
+# --------------------------------------------------------------------------- stop rules
+RULES = {"pg": {}, "partition": {"stop": "partition", "partition_tol": 3e-3}}
+CORPORA = ("cstr", "bbc", "classic3", "ng5", "classic4", "agnews", "m10", "searchsnippets",
+           "ng20_cai")
+
+
+def rules(cache):
+    """NG20: the tree under both stopping rules against scikit-learn's NMF (cd, mu) and
+    ours, one process, interleaved per seed; seconds, iterations, NMI at 20 groups."""
+    from sklearn.decomposition import NMF as SkNMF
+
+    from semnmf import NMF, HierarchicalNMF, nmi
+
+    corpus, X, _ = load("ng20")
+    fine = np.asarray(corpus.labels)
+    cells = cache.setdefault("rules", {})
+    with warnings.catch_warnings():  # compile before timing
+        warnings.simplefilter("ignore")
+        for kwargs in RULES.values():
+            HierarchicalNMF(3, random_state=0, **kwargs).fit(X)
+    runs = {f"HierarchicalNMF 20 leaves, stop={rule}":
+            (lambda s, kw=kw: HierarchicalNMF(20, random_state=s, **kw).fit(X))
+            for rule, kw in RULES.items()}
+    runs.update({
+        "scikit-learn NMF k=20 (cd)": lambda s: SkNMF(20, init="random", random_state=s).fit(X),
+        "scikit-learn NMF k=20 (mu)": lambda s: SkNMF(20, init="random", solver="mu",
+                                                     random_state=s).fit(X),
+        "semnmf NMF k=20 (random init)": lambda s: NMF(20, init="random", random_state=s).fit(X),
+    })
+    for seed in SEEDS:  # interleaved: every method once per round
+        for name, run in runs.items():
+            key = f"{name}|{seed}"
+            if key in cells:
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model, seconds = timed(lambda: run(seed))
+                if name.startswith("Hier"):
+                    labels = model.partition(20, outliers="cluster")
+                elif name.startswith("semnmf"):
+                    labels = model.labels_
+                else:
+                    labels = model.transform(X).argmax(axis=1)
+            cells[key] = {"seconds": seconds, "n_iter": int(model.n_iter_),
+                          "nmi": nmi(fine, labels)}
+            print(f"{key}: {seconds:.2f} s, {model.n_iter_} iterations, "
+                  f"NMI {cells[key]['nmi']:.3f}", flush=True)
+            save_cache(CACHE, cache)
+    print(rules_section(cache))
+
+
+def rules_section(cache):
+    cells = cache.get("rules", {})
+    if not cells:
+        return None
+    names = list(dict.fromkeys(k.split("|")[0] for k in cells))
+    cd = np.median([v["seconds"] for k, v in cells.items() if "(cd)" in k])
+    rows = []
+    for name in names:
+        values = [v for k, v in cells.items() if k.split("|")[0] == name]
+        seconds = np.median([v["seconds"] for v in values])
+        rows.append([name, f"{seconds:.2f}", f"{seconds / cd:.2f}",
+                     f"{np.median([v['n_iter'] for v in values]):.0f}",
+                     mean_sd([v["nmi"] for v in values]), len(values)])
+    return table(["method", "median seconds", "time / sklearn cd", "iterations",
+                  "NMI (20 groups)", "runs"], rows)
+
+
+def corpora(cache):
+    """Every other shared corpus: NMI of the 20-leaf tree (snapshot at the number of
+    classes, and all 20 leaves) under both rules, and of flat NMF at those k; 3 seeds."""
+    from semnmf import NMF, HierarchicalNMF, nmi
+
+    cells = cache.setdefault("corpora", {})
+    for name in CORPORA:
+        corpus, X, k = load(name)
+        y = np.asarray(corpus.labels)
+        for seed in SEEDS:
+            key = f"{name}|{seed}"
+            if key in cells:
+                continue
+            row = {}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for rule, kwargs in RULES.items():
+                    model = HierarchicalNMF(20, random_state=seed, **kwargs).fit(X)
+                    row[rule] = [nmi(y, model.partition(min(k, model.n_leaves_), "cluster")),
+                                 nmi(y, model.partition(model.n_leaves_, "cluster")),
+                                 int(model.n_iter_)]
+                row["flat"] = [nmi(y, NMF(kk, init="random", random_state=seed).fit(X).labels_)
+                               for kk in (k, 20)]
+            cells[key] = row
+            print(key, row, flush=True)
+            save_cache(CACHE, cache)
+
+
 # --------------------------------------------------------------------------- quality
 def quality(cache):
     from semnmf import NMF, HierarchicalNMF, nmi
