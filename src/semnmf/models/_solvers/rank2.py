@@ -208,7 +208,7 @@ PARTITION_OBJECTIVE_TOL = 1e-4
 
 
 def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None, stop="pg",
-              partition_tol=2e-2, patience=2, _trace=None):
+              partition_tol=3e-3, patience=2, _trace=None):
     """Rank-2 NMF ``X ≈ Z Wᵀ`` by alternating rank-2 NNLS (paper §3, Algorithm 2 twice).
 
     Parameters
@@ -227,7 +227,7 @@ def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None, stop
         documents in each of ``patience`` consecutive iterations and the last iteration
         decreased the objective by at most ``PARTITION_OBJECTIVE_TOL`` (1e-4) of its
         value: the split, which is all a tree uses of Z, is settled.
-    partition_tol : float, default=2e-2
+    partition_tol : float, default=3e-3
         Fraction of the documents allowed to change side per iteration (``"partition"``).
     patience : int, default=2
         Consecutive settled iterations ``stop="partition"`` waits for.
