@@ -51,6 +51,13 @@ def test_tree_prints_the_tree(planted45_csv, tmp_path, capsys):
     assert "[node 0] 45 docs" in printed and "[leaf 1]" in printed and "NMI" in printed
 
 
+def test_tree_partition_stop_rule(planted45_csv, tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["tree", planted45_csv, "--leaves", "3", "--stop", "partition", "--out", str(out),
+                 "-q"]) == 0
+    assert read_json(str(out / "tree.json"))["params"]["stop"] == "partition"
+
+
 @pytest.mark.parametrize("argv, pattern", [
     (["--leaves", "0"], "--leaves must be at least 1"),
     (["--leaves", "46"], "larger than the number of documents"),

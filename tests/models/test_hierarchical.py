@@ -430,3 +430,62 @@ def test_predict_new_documents_and_checks():
         model.predict(X[:, :5])
     with pytest.raises(Exception):
         HierarchicalNMF(3).predict(X)
+
+
+# -- speed changes keep the paper-rule tree -------------------------------------------------
+def _paper_rule_reference():
+    """labels_ of trees grown with the paper's stopping rule before the compiled mNDCG and
+    the stop option (commit 9720ab2): a speed change must leave them as they were."""
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures",
+                        "hiernmf2_paper_rule_labels.json")
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_paper_rule_tree_unchanged_on_a_planted_corpus(seed):
+    X, _ = planted_tree(n_per=60, outliers=6, noise=0.3, seed=1)
+    labels = HierarchicalNMF(8, random_state=seed).fit(X).labels_
+    assert labels.tolist() == _paper_rule_reference()[f"planted|{seed}"]
+
+
+def test_paper_rule_tree_unchanged_on_bbc():
+    from conftest import shared_dataset_path
+    from semnmf import load_dataset
+
+    X = load_dataset(str(shared_dataset_path("bbc"))).tfidf()
+    reference = _paper_rule_reference()
+    model = HierarchicalNMF(20, random_state=0, stop="pg").fit(X)
+    assert model.labels_.tolist() == reference["bbc|0"]
+    assert model.n_iter_ == reference["bbc|0|n_iter"]
+
+
+def test_compiled_mndcg_equals_numpy():
+    from semnmf.models.hierarchical import _mndcg_numpy
+
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        m = int(rng.integers(2, 300))
+        w = []
+        for _ in range(3):
+            v = rng.random(m)
+            v[rng.random(m) < rng.random()] = 0
+            w.append(np.round(v, 1) if trial % 3 == 0 else v)  # ties
+        ours, ref = mndcg(*w), _mndcg_numpy(*w)
+        assert ours == pytest.approx(ref, rel=1e-12, abs=1e-15)
+
+
+def test_partition_stop_rule():
+    X, sub = planted_tree(noise=0.3)
+    pg = HierarchicalNMF(4, random_state=0).fit(X)
+    fast = HierarchicalNMF(4, random_state=0, stop="partition").fit(X)
+    assert ari(sub, fast.labels_) == 1.0
+    assert fast.n_iter_ <= pg.n_iter_
+    result = rank2_nmf(X, stop="partition", random_state=0)
+    assert result.converged
+    with pytest.raises(ValueError, match="stop"):
+        rank2_nmf(X, stop="bogus")
+    with pytest.raises(ValueError):
+        HierarchicalNMF(4, stop="bogus").fit(X)

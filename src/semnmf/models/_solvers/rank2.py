@@ -198,7 +198,17 @@ class _ZStep:
         return np.array([[s11, s12], [s12, s22]]), pg, zy
 
 
-def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None):
+STOP_RULES = ("pg", "partition")
+
+
+# stop="partition": the relative objective decrease of the last iteration must be at most
+# this too (a guard against stopping during a slow drift of the objective while the split
+# happens to hold still; on NG20 it is below 1e-4 long before the split settles).
+PARTITION_OBJECTIVE_TOL = 1e-4
+
+
+def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None, stop="pg",
+              partition_tol=3e-3, patience=2, _trace=None):
     """Rank-2 NMF ``X ≈ Z Wᵀ`` by alternating rank-2 NNLS (paper §3, Algorithm 2 twice).
 
     Parameters
@@ -208,9 +218,19 @@ def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None):
         Starting word factors; None draws them uniformly at random.
     max_iter : int
     tol : float
-        Stop when ‖∇ᴾF(Z, W)‖ ≤ tol · ‖∇ᴾF‖ after the first iteration (projected
-        gradient, Lin 2007; the paper's ε = 1e-4).
+        ``stop="pg"``: stop when ‖∇ᴾF(Z, W)‖ ≤ tol · ‖∇ᴾF‖ after the first iteration
+        (projected gradient, Lin 2007; the paper's ε = 1e-4).
     random_state : int, RandomState or None
+    stop : {"pg", "partition"}, default="pg"
+        "pg": the paper's projected-gradient rule above. "partition": stop when the hard
+        split (:meth:`Rank2Result.labels`) has moved at most ``partition_tol`` of the
+        documents in each of ``patience`` consecutive iterations and the last iteration
+        decreased the objective by at most ``PARTITION_OBJECTIVE_TOL`` (1e-4) of its
+        value: the split, which is all a tree uses of Z, is settled.
+    partition_tol : float, default=3e-3
+        Fraction of the documents allowed to change side per iteration (``"partition"``).
+    patience : int, default=2
+        Consecutive settled iterations ``stop="partition"`` waits for.
 
     Returns
     -------
@@ -235,6 +255,8 @@ def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None):
     matrices, products and sums accumulate in float64, solutions are rounded to X's
     dtype. O(nnz X) time, O(n_threads · d + n) extra memory.
     """
+    if stop not in STOP_RULES:
+        raise ValueError(f"stop must be one of {STOP_RULES}, got {stop!r}.")
     n, d = X.shape
     dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
     if W_init is None:
@@ -255,6 +277,10 @@ def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None):
     init_grad = None
     rel = np.inf
     it = 0
+    by_partition = stop == "partition"
+    if by_partition:
+        side = z_step.Z[:, 1] > z_step.Z[:, 0]
+        stable = 0
     while True:
         # W solve of iteration it + 1, with the W-part of iteration it's projected gradient
         W_new = buffers[it % 2]
@@ -281,6 +307,18 @@ def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None):
         ZtZ, pg_Z, zy = z_step(W_new, scale, WtW)
         history.append(0.5 * (sqX - 2.0 * zy + float(np.sum(WtW * ZtZ))))
         W_prev = W_new
+        if by_partition:
+            new_side = z_step.Z[:, 1] > z_step.Z[:, 0]
+            changed = int(np.count_nonzero(new_side != side))
+            side = new_side
+            stable = stable + 1 if changed <= partition_tol * n else 0
+            decrease = (history[-2] - history[-1]) / max(abs(history[-1]), 1e-300) \
+                if len(history) > 1 else np.inf
+            if _trace is not None:
+                _trace.append((it, changed, decrease))
+            if stable >= patience and decrease <= PARTITION_OBJECTIVE_TOL:
+                converged = True
+                break
     if W_prev is not None:
         W = W_prev
         W /= norms
