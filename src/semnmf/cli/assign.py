@@ -6,7 +6,7 @@ import argparse
 import os
 import time
 
-from ._common import add_output_arguments
+from ._common import add_output_arguments, check_source
 
 EPILOG = """\
 examples:
@@ -49,6 +49,7 @@ def run(args):
     from ..report.results import assign_record, write_assign_results
 
     verbose = not args.quiet
+    check_source(args)
     timings = {}
     t0 = time.perf_counter()
     model = load_model(args.run_dir)
