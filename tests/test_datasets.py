@@ -508,3 +508,37 @@ def test_non_string_texts(tmp_path):
                        [{"text": "apple banana"}, {"text": "banana apple"}, {"text": 7.5}])
     with pytest.raises(ValueError, match="document 2 is float"):
         load_dataset(path)
+
+
+def _counts_folder(path, labels=True, vocab=True):
+    scipy.io.mmwrite(str(path / "counts.mtx"), sp.csr_matrix(np.eye(3)))
+    if labels:
+        (path / "labels.txt").write_text("a\nb\nc\n")
+    if vocab:
+        (path / "vocab.txt").write_text("x\ny\nz\n")
+    return path
+
+
+def test_check_source_options_refuses_raw_text_options_on_a_counts_folder(tmp_path):
+    """A counts-only folder (counts.mtx, no docs.jsonl): the table and encoding options
+    are refused from its file names alone, naming the option; other sources pass."""
+    from semnmf.datasets import check_source_options
+
+    folder = _counts_folder(tmp_path)
+    check_source_options(folder)  # nothing given: nothing refused
+    check_source_options(folder, encoding="latin-1")  # labels.txt / vocab.txt decoded
+    for option, given in [("--text-column", {"text_column": "body"}),
+                          ("--label-column", {"label_column": "topic"})]:
+        with pytest.raises(DatasetError, match=f"counts only.*{option}"):
+            check_source_options(folder, **given)
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    _counts_folder(bare, labels=False, vocab=False)
+    with pytest.raises(DatasetError, match="counts only.*--encoding"):
+        check_source_options(bare, encoding="latin-1")
+    check_source_options(bare, encoding="latin-1", vocabulary=str(folder / "vocab.txt"))
+    (folder / "docs.jsonl").write_text('{"text": "x y"}\n{"text": "y"}\n{"text": "z"}\n')
+    check_source_options(folder, text_column="body", label_column="topic",
+                         encoding="latin-1")  # raw text: not this check's business
+    write_csv(tmp_path / "t.csv", [["a b", "1"], ["c d", "2"]], ["text", "label"])
+    check_source_options(tmp_path / "t.csv", text_column="text", encoding="latin-1")

@@ -187,18 +187,12 @@ def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8
                            f"{source!r} has its own vocabulary.")
     if source.lower() in BUILTIN and not os.path.exists(source):
         return _load_bbc(**corpus_options)
-    path = source
-    if not os.path.exists(path):
-        for root in data_paths():
-            candidate = os.path.join(root, source)
-            if _is_dataset_folder(candidate):
-                path = candidate
-                break
-        else:
-            raise DatasetError(
-                f"no dataset named or found at {source!r}. Built-in: {', '.join(BUILTIN)}; "
-                "otherwise give a dataset folder, a folder of .txt files, or a .csv/.tsv/.jsonl "
-                "file (named datasets are searched in $SEMNMF_DATA).")
+    path = _find_source(source)
+    if path is None:
+        raise DatasetError(
+            f"no dataset named or found at {source!r}. Built-in: {', '.join(BUILTIN)}; "
+            "otherwise give a dataset folder, a folder of .txt files, or a .csv/.tsv/.jsonl "
+            "file (named datasets are searched in $SEMNMF_DATA).")
     name = os.path.basename(os.path.normpath(path))
     counts_folder = os.path.isdir(path) and os.path.exists(os.path.join(path, "counts.mtx"))
     if vocabulary is not None and not counts_folder:
@@ -221,6 +215,55 @@ def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8
             f"{', '.join(TABLE_SUFFIXES)}.")
     texts, labels, ids = _read_table(path, text_column, label_column, encoding)
     return Corpus(texts, labels, ids, name=os.path.splitext(name)[0], **corpus_options)
+
+
+def _find_source(source):
+    """The path ``load_dataset(source)`` reads (a path, or a dataset named in
+    $SEMNMF_DATA), or None."""
+    if os.path.exists(source):
+        return source
+    for root in data_paths():
+        candidate = os.path.join(root, source)
+        if _is_dataset_folder(candidate):
+            return candidate
+    return None
+
+
+def check_source_options(source, *, text_column=None, label_column=None, encoding=None,
+                         vocabulary=None):
+    """Refuse the input options (CLI names) that would do nothing on ``source``.
+
+    Only the names of the files of ``source`` are looked at (nothing is read), so the
+    CLI calls it before loading. A dataset folder with ``counts.mtx`` and no
+    ``docs.jsonl`` has counts only: ``--text-column`` and ``--label-column`` (columns of a
+    table; its labels come from labels.txt) are refused, and ``--encoding`` too when the
+    folder has no text file it would decode (labels.txt, vocab.txt, or ``vocabulary``
+    given as a file). Give each option as None when it was not given. Other sources: no
+    check. Raises :class:`DatasetError` naming the option.
+    """
+    if isinstance(source, (list, tuple)):
+        return
+    source = os.fspath(source)
+    path = _find_source(source)
+    if (path is None or not os.path.isdir(path)
+            or not os.path.exists(os.path.join(path, "counts.mtx"))
+            or os.path.exists(os.path.join(path, "docs.jsonl"))):
+        return
+    where = f"{source} has counts only (counts.mtx, no docs.jsonl), no raw text"
+    if text_column is not None:
+        raise DatasetError(f"{where}: --text-column applies to the texts of a CSV/TSV/JSONL "
+                           "table.")
+    if label_column is not None:
+        raise DatasetError(f"{where}: --label-column applies to a CSV/TSV/JSONL table; the "
+                           "labels of a counts folder are its labels.txt.")
+    if encoding is not None:
+        decoded = [f for f in ("labels.txt", "vocab.txt")
+                   if os.path.exists(os.path.join(path, f))]
+        if isinstance(vocabulary, (str, os.PathLike)):
+            decoded.append(os.fspath(vocabulary))
+        if not decoded:
+            raise DatasetError(f"{where}: --encoding applies to text files, and it has none "
+                               "(no labels.txt, vocab.txt or --vocab file).")
 
 
 def _load_bbc(**corpus_options):

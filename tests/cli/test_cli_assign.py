@@ -228,3 +228,29 @@ def test_refinement_warnings_are_one_line_notices(planted45_csv, tmp_path, capsy
     err = capsys.readouterr().err
     assert "warning: all memberships are hard" in err
     assert "UserWarning" not in err and "warnings.warn" not in err
+
+
+@pytest.mark.parametrize("option", [["--text-column", "body"], ["--label-column", "topic"],
+                                    ["--encoding", "latin-1"]])
+def test_raw_text_options_refused_on_a_counts_folder(tmp_path, capsys, option):
+    """cluster FOLDER and assign RUN FOLDER on a counts-only folder refuse the options
+    that would do nothing, one line, exit 2, naming the option."""
+    texts, labels = make_planted(docs_per_topic=12)
+    Corpus(texts).to_folder(tmp_path / "data")   # no labels.txt
+    os.remove(tmp_path / "data" / "docs.jsonl")  # counts only
+    if option[0] == "--encoding":
+        os.remove(tmp_path / "data" / "vocab.txt")  # no text file left to decode
+    data = str(tmp_path / "data")
+    assert main(["cluster", data, "-k", "3", "--out", str(tmp_path / "x"), *option]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("semnmf: error:")
+    assert "counts only" in err[0] and option[0] in err[0]
+    assert not (tmp_path / "x").exists()
+    run = tmp_path / "run"
+    assert main(["cluster", data, "-k", "3", "--method", "nmf", "--out", str(run),
+                 *FAST]) == 0
+    capsys.readouterr()
+    assert main(["assign", str(run), data, "--out", str(tmp_path / "a"), *option]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "counts only" in err[0] and option[0] in err[0]
+    assert not (tmp_path / "a").exists()

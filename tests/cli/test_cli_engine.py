@@ -26,18 +26,23 @@ def test_refused_engine_options(tmp_path, capsys, argv, message):
     assert not out.exists()
 
 
-def test_dask_engine_on_shards(tmp_path, capsys):
+@pytest.mark.parametrize("method", [["--method", "nmf"], ["--method", "snmf"], [],
+                                    ["--method", "snmf", "--max-nnz", "200"]])
+def test_dask_engine_on_shards(tmp_path, capsys, method):
     pytest.importorskip("distributed", reason="--engine dask needs the [dask] extra")
     from semnmf.text.shards import write_shards
 
     texts, labels = make_planted(20)
     write_shards(tmp_path / "shards", texts, labels, shard_size=25)
     out = tmp_path / "out"
-    assert main(["cluster", str(tmp_path / "shards"), "-k", "3", "--method", "nmf",
+    assert main(["cluster", str(tmp_path / "shards"), "-k", "3", *method,
                  "--engine", "dask", "--workers", "1", "--out", str(out), "-q"]) == 0
     record = json.loads((out / "run.json").read_text())
     assert record["engine"] == {"name": "dask", "workers": 1, "scheduler": None,
                                 "sharded": True}
     assert record["scores"]["nmi"] == pytest.approx(1.0)
+    if "--max-nnz" in method:
+        assert record["context"]["max_nnz"] == 200
+        assert record["context"]["pruning"]["nnz"] <= 200
     assert record["data"]["n_documents"] == 60 and record["model"] is None
     assert sorted(os.listdir(out)) == ["assignments.csv", "run.json", "topics.csv"]

@@ -125,6 +125,63 @@ def test_partial_fit_reaches_fit_nmi(data, cls):
     assert model.labels_.shape == (40,)
 
 
+STALE = ("objective_", "objective_history_", "reconstruction_err_", "context_err_")
+
+
+@pytest.mark.parametrize("cls", [NMF, SemanticNMF])
+def test_partial_fit_after_fit_continues_from_the_fitted_factors(data, cls):
+    """fit -> partial_fit: the batch updates the fitted W (not a restart), and the fitted
+    attributes describe the batch (n_iter_) or are gone (objective_ ...), none stale."""
+    X, y = data
+    model = cls(4, random_state=0).fit(X)
+    fitted_W = model.components_.copy()
+    fitted_nmi = nmi(y, model.labels_)
+    model.partial_fit(X[:40], max_inner_iter=3)
+    assert model.n_batches_ == 1 and model.n_iter_ == 3
+    assert all(not hasattr(model, name) for name in STALE)
+    # one small step from the fitted factors: W moves little, the clusters are kept
+    change = np.linalg.norm(model.components_ - fitted_W) / np.linalg.norm(fitted_W)
+    restart = cls(4, random_state=0).partial_fit(X[:40], max_inner_iter=3)
+    assert change < np.linalg.norm(restart.components_ - fitted_W) / np.linalg.norm(fitted_W)
+    assert change < 0.5
+    assert nmi(y, model.predict(X)) >= fitted_nmi - 0.05
+    # a fresh start from the same batch is not what partial_fit after fit gives
+    assert not np.allclose(model.components_, restart.components_)
+
+
+@pytest.mark.parametrize("cls", [NMF, SemanticNMF])
+def test_fit_discards_the_online_state(data, cls):
+    """partial_fit x n -> fit -> partial_fit: fit starts over (the state of the earlier
+    batches is gone), and the next partial_fit continues from fit's factors with new
+    statistics: the same as fit -> partial_fit on a fresh estimator."""
+    X, _ = data
+    model = cls(4, random_state=0)
+    for batch in _blocks(X, 40)[:3]:
+        model.partial_fit(batch)
+    model.fit(X)
+    fresh = cls(4, random_state=0).fit(X)
+    np.testing.assert_array_equal(model.components_, fresh.components_)
+    assert model.engine_ == "local" and model.objective_ == fresh.objective_
+    assert not hasattr(model, "n_batches_") and not hasattr(model, "n_documents_seen_")
+    assert getattr(model, "_online_state", None) is None
+    model.partial_fit(X[40:80])
+    fresh.partial_fit(X[40:80])
+    assert model.n_batches_ == 1 and model.n_documents_seen_ == 40
+    np.testing.assert_array_equal(model.components_, fresh.components_)
+    assert all(not hasattr(model, name) for name in STALE)
+
+
+@pytest.mark.parametrize("cls", [NMF, SemanticNMF])
+def test_partial_fit_only_sets_consistent_attributes(data, cls):
+    X, _ = data
+    model = cls(4, random_state=0)
+    for i, batch in enumerate(_blocks(X, 40)[:3], start=1):
+        model.partial_fit(batch, max_inner_iter=4)
+        assert model.n_batches_ == i and model.n_iter_ == 4
+        assert all(not hasattr(model, name) for name in STALE)
+        assert model.engine_ == "online"
+
+
 def test_partial_fit_checks(data):
     X, _ = data
     with pytest.raises(ValueError, match="forget_factor"):

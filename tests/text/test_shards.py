@@ -50,6 +50,34 @@ def test_shards_give_the_corpus_matrices_exactly(tmp_path, documents, options):
                       corpus.word_context(context, **extra)), (context, extra)
 
 
+def _close(A, B):
+    A, B = sp.csr_matrix(A), sp.csr_matrix(B)
+    A.sort_indices()
+    B.sort_indices()
+    return (A.shape == B.shape and np.array_equal(A.indptr, B.indptr)
+            and np.array_equal(A.indices, B.indices) and np.allclose(A.data, B.data))
+
+
+@pytest.mark.parametrize("context, extra", [
+    ("window", {}), ("sentence", {}), ("document", {}),
+    ("document", {"association": "sppmi", "top_k": 3}), ("window", {"min_count": 2})])
+@pytest.mark.parametrize("max_nnz", [1, 40, 300, 10**9])
+def test_sharded_word_context_budget_equals_the_corpus(tmp_path, documents, context, extra,
+                                                       max_nnz):
+    """max_nnz / return_info on a ShardedCorpus: the in-memory M and the same record."""
+    texts, labels = documents
+    write_shards(tmp_path, texts, labels, shard_size=17)
+    M, info = ShardedCorpus(tmp_path).word_context(context, max_nnz=max_nnz,
+                                                   return_info=True, **extra)
+    M0, info0 = Corpus(texts, labels).word_context(context, max_nnz=max_nnz,
+                                                   return_info=True, **extra)
+    assert _close(M, M0)
+    assert M.nnz <= max_nnz
+    assert info == info0
+    plain = ShardedCorpus(tmp_path).word_context(context, **extra)
+    assert _close(plain, Corpus(texts, labels).word_context(context, **extra))
+
+
 def test_blocks_are_one_per_shard(tmp_path, documents):
     texts, labels = documents
     write_shards(tmp_path, texts, labels, shard_size=50)

@@ -125,6 +125,18 @@ def check_input_arguments(args):
     if args.vocab is not None:
         require(os.path.isfile(args.vocab), f"--vocab {args.vocab}: no such file.")
     check_number(args.top, "--top", low=1, integer=True)
+    check_source(args)
+
+
+def check_source(args):
+    """Refuse the input options that do nothing on SOURCE (a counts-only folder), from the
+    names of its files (:func:`semnmf.datasets.check_source_options`)."""
+    from ..datasets import check_source_options
+
+    check_source_options(args.source, text_column=args.text_column,
+                         label_column=args.label_column,
+                         encoding=None if args.encoding == "utf-8" else args.encoding,
+                         vocabulary=getattr(args, "vocab", None))
 
 
 def check_seed(seed):

@@ -7,7 +7,7 @@ import codecs
 import os
 import time
 
-from ._common import add_output_arguments
+from ._common import add_output_arguments, check_source
 
 EPILOG = """\
 examples:
@@ -47,12 +47,12 @@ def run(args):
     from .._utils.progress import log
     from ..metrics import clustering_scores
     from ..pipelines.saved import load_model
-    from ..report.results import assign_record, write_assign_results
-
     from ..report.output import check_output_folder, clear_output_folder
+    from ..report.results import assign_record, write_assign_results
     from ._common import check_number
 
     verbose = not args.quiet
+    check_source(args)
     timings = {}
     t0 = time.perf_counter()
     # every option checked, and the output folder, before anything is read

@@ -155,7 +155,10 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         X given as row blocks (a Dask array of CSR chunks, a list of CSR blocks, a
         :class:`~semnmf._utils.blocks.BlockedMatrix`) runs the blocked / Dask engine
         (:mod:`semnmf.models._solvers.distributed`; NMF and SemanticNMF, Frobenius loss);
-        ``engine_`` says which engine ran."""
+        ``engine_`` says which engine ran. The state of ``partial_fit`` is discarded."""
+        from .online import ONLINE_ATTRIBUTES
+        for name in ONLINE_ATTRIBUTES:
+            self.__dict__.pop(name, None)
         if is_blocked(X):
             if not self._supports_blocks:
                 raise TypeError(f"{type(self).__name__} takes X as one matrix; row blocks "
@@ -199,6 +202,12 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         ``Incremental`` pattern) learn W without holding the corpus; ``labels_`` holds the
         last batch's clusters, ``predict`` assigns any documents. NMF and SemanticNMF with
         the Frobenius loss and plain updates only (the others have no ``partial_fit``).
+
+        After ``fit``, the first call continues from the fitted ``components_`` (as
+        scikit-learn's ``MiniBatchNMF``) with new statistics; ``fit`` discards the state of
+        earlier calls. Each call sets ``n_iter_`` to ``max_inner_iter`` (the batch's steps)
+        and removes ``objective_``, ``objective_history_``, ``reconstruction_err_`` and
+        ``context_err_``, which only ``fit`` computes.
         """
         from .online import partial_fit
         return partial_fit(self, X, M=M, forget_factor=forget_factor,

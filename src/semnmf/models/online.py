@@ -43,6 +43,14 @@ objective (5) with Z fixed: the online updates are (7b)-(7c) on accumulated stat
 ρ < 1 forgets the statistics of the early batches, computed with poor W's, which helps on
 a second pass over a corpus.
 
+Sequences of calls: ``fit`` discards the online state (the next ``partial_fit`` starts
+new statistics); a first ``partial_fit`` after ``fit`` continues from the fitted
+``components_`` (and ``context_components_``) with fresh statistics A, B, S, as
+scikit-learn's ``MiniBatchNMF``; with no fitted factors it starts as below. After a
+``partial_fit``, ``n_iter_`` is the batch's inner steps (``max_inner_iter``) and the fitted
+attributes that describe a whole-corpus fit (``objective_``, ``objective_history_``,
+``reconstruction_err_``, ``context_err_``) are removed, never left from an earlier fit.
+
 Start: the first batch initializes W with the estimator's ``init`` (spherical k-means of
 that batch by default) and Q = s MᵀW (:func:`semnmf.models.init.initialize_context_factor`);
 M is the one given to the first call, or the document-level PPMI of the first batch.
@@ -54,6 +62,15 @@ from sklearn.utils import check_random_state
 
 from .._utils.validation import check_matrix, empty_rows, validate_estimator_input
 from ._solvers.mu import EPSILON, squared_norm
+
+
+# Fitted attributes of ``fit`` that partial_fit does not compute: removed by each call, so
+# that none describes an earlier fit. ``n_iter_`` is set to the batch's inner steps.
+STALE_AFTER_PARTIAL_FIT = ("objective_", "objective_history_", "reconstruction_err_",
+                           "context_err_")
+
+# Attributes of partial_fit that ``fit`` removes (with the online state).
+ONLINE_ATTRIBUTES = ("_online_state", "n_batches_", "n_documents_seen_")
 
 
 def solve_documents(X, W, n_steps, Z=None):
@@ -80,18 +97,23 @@ def partial_fit(estimator, X, M=None, forget_factor=1.0, max_inner_iter=10):
         raise ValueError(f"max_inner_iter must be at least 1, got {max_inner_iter!r}.")
     state = getattr(estimator, "_online_state", None)
     first = state is None
+    k = estimator.n_components
+    # after fit: continue from the fitted factors (as scikit-learn's MiniBatchNMF)
+    resume = (first and getattr(estimator, "components_", None) is not None
+              and estimator.components_.shape[0] == k)
     if first:
         estimator._validate_params()
         if estimator.loss != "frobenius" or estimator.orthogonal:
             raise ValueError("partial_fit runs the Frobenius updates; loss='kl' and "
                              "orthogonal=True are fitted with fit only.")
-    X = validate_estimator_input(estimator, X, reset=first)
-    k = estimator.n_components
+    X = validate_estimator_input(estimator, X, reset=first and not resume)
     semantic = hasattr(estimator, "lam")
     if first:
         rng = check_random_state(estimator.random_state)
         strategy, Z0, W0 = resolve_start(estimator, X.shape, dtype=X.dtype)
-        if strategy == "custom":
+        if resume:
+            W = np.array(estimator.components_.T, dtype=X.dtype)
+        elif strategy == "custom":
             W = W0
         else:
             if X.shape[0] < k:
@@ -111,7 +133,11 @@ def partial_fit(estimator, X, M=None, forget_factor=1.0, max_inner_iter=10):
             state["M"] = sp.csr_matrix(M) if sp.issparse(M) else M
             state["Mt"] = state["M"].T.tocsr() if sp.issparse(M) else M.T.copy()
             state["sqM"] = squared_norm(M)
-            state["Q"] = initialize_context_factor(state["Mt"] @ state["W"], state["W"])
+            fitted_Q = getattr(estimator, "context_components_", None) if resume else None
+            if fitted_Q is not None and fitted_Q.shape == (k, M.shape[1]):
+                state["Q"] = np.array(fitted_Q.T, dtype=X.dtype)
+            else:
+                state["Q"] = initialize_context_factor(state["Mt"] @ state["W"], state["W"])
     elif M is not None and semantic:
         raise ValueError("M is given to the first partial_fit call only (it is kept).")
     W = state["W"]
@@ -144,6 +170,9 @@ def partial_fit(estimator, X, M=None, forget_factor=1.0, max_inner_iter=10):
         estimator.context_components_ = state["Q"].T.copy()
         estimator.lambda_ = lam
     estimator.n_components_ = k
+    estimator.n_iter_ = int(max_inner_iter)  # the W (and Q) steps of this batch
+    for name in STALE_AFTER_PARTIAL_FIT:  # values of an earlier fit, not of W now
+        estimator.__dict__.pop(name, None)
     estimator.n_batches_ = state["n_batches"]
     estimator.n_documents_seen_ = state["n_documents"]
     estimator.engine_ = "online"

@@ -40,7 +40,7 @@ import scipy.sparse as sp
 from .._utils.validation import check_matrix, check_positive_int
 
 __all__ = ["TokenSequences", "cooccurrence", "association", "prune", "word_context",
-           "estimate_nnz", "budget_top_k", "NnzEstimate"]
+           "estimate_nnz", "budget_top_k", "NnzEstimate", "prune_to_budget"]
 
 CONTEXTS = ("document", "sentence", "window")
 ASSOCIATIONS = ("pmi", "ppmi", "sppmi")
@@ -817,10 +817,35 @@ def word_context(*, counts=None, sequences=None, context="document", window=10,
                      min_count=min_count, dtype=dtype)
     M = _association(C, kind=association, shift=shift, dtype=dtype)
     del C
+    return prune_to_budget(M, top_k=top_k, threshold=threshold, max_nnz=max_nnz,
+                           info=info, return_info=return_info)
+
+
+def prune_to_budget(M, *, top_k=None, threshold=None, max_nnz=None, row_upper=None,
+                    info=None, return_info=False):
+    """Pruning and nnz budget of :func:`word_context`, applied to an unpruned association
+    matrix M already built (also used by the sharded corpus, whose co-occurrence counts are
+    summed over the shards).
+
+    ``max_nnz`` (already checked, or None), ``top_k``, ``threshold``, ``return_info``: as for
+    :func:`word_context`. ``row_upper``: the per-word bound of :func:`estimate_nnz` for a
+    document context (None otherwise): when its sum exceeds ``max_nnz`` the budget's
+    ``top_k`` is computed from it, as :func:`word_context` does before streaming the document
+    context; otherwise from the exact row counts of M when M exceeds the budget.
+    """
+    if info is None:
+        info = {"max_nnz": max_nnz, "estimated_nnz_upper": None, "top_k": top_k,
+                "threshold": threshold, "min_count": None}
     nnz_before = M.nnz
-    use_k = top_k
-    if max_nnz is not None and nnz_before > max_nnz:
-        budget_k = budget_top_k(np.diff(M.indptr), max_nnz)  # exact row counts
+    use_k, budget_k = top_k, None
+    rows = None
+    if max_nnz is not None:
+        if row_upper is not None and int(np.sum(row_upper)) > max_nnz:
+            rows = row_upper  # as word_context's streamed document context
+        elif nnz_before > max_nnz:
+            rows = np.diff(M.indptr)  # exact row counts
+    if rows is not None:
+        budget_k = budget_top_k(rows, max_nnz)
         use_k = budget_k if top_k is None else min(check_positive_int(top_k, "top_k"),
                                                    budget_k)
     if use_k is not None or threshold is not None:

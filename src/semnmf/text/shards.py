@@ -35,8 +35,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._utils.blocks import BlockedMatrix, DaskExecutor, SerialExecutor, dask_client
-from .._utils.validation import is_missing_label
-from .context import TokenSequences, association as _association, cooccurrence, prune
+from .._utils.validation import check_positive_int, is_missing_label
+from .context import (TokenSequences, association as _association, cooccurrence,
+                      estimate_nnz, prune_to_budget)
 from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
                         make_analyzer, split_sentences, weight)
 
@@ -202,6 +203,7 @@ class CooccurrenceAccumulator:
         self.dtype = np.dtype(dtype)
         self.C = sp.csr_matrix((self.n_terms, self.n_terms), dtype=self.dtype)
         self.n_documents = 0
+        self.partners = None  # estimate_nnz's per-word bound, summed (add_bound)
 
     def add_counts(self, A, binary=False):
         A = sp.csr_matrix(A, dtype=self.dtype, copy=binary)
@@ -219,9 +221,18 @@ class CooccurrenceAccumulator:
                                            window=window, dtype=self.dtype)
         return self
 
+    def add_bound(self, row_upper):
+        """Add a batch's per-word bound on nnz (:func:`semnmf.text.context.estimate_nnz`'s
+        ``row_upper``): the bound of the whole corpus is the sum, capped at n_terms - 1."""
+        row_upper = np.asarray(row_upper, dtype=np.int64)
+        self.partners = row_upper.copy() if self.partners is None else self.partners + row_upper
+        return self
+
     def merge(self, other):
         self.C = self.C + other.C
         self.n_documents += other.n_documents
+        if other.partners is not None:
+            self.add_bound(other.partners)
         return self
 
     def __add__(self, other):  # lets the executors' reductions sum accumulators
@@ -240,12 +251,25 @@ class CooccurrenceAccumulator:
         return C
 
     def word_context(self, association="ppmi", shift=2, min_count=1, top_k=None,
-                     threshold=None, dtype=None):
+                     threshold=None, dtype=None, max_nnz=None, return_info=False,
+                     context=None):
+        """M from the summed counts; ``max_nnz`` / ``return_info`` as
+        :func:`semnmf.text.context.word_context` (``context="document"`` with a bound added
+        by :meth:`add_bound` reproduces its budget on the streamed document context)."""
         dtype = self.dtype if dtype is None else dtype
+        info = {"max_nnz": max_nnz, "estimated_nnz_upper": None, "top_k": top_k,
+                "threshold": threshold, "min_count": min_count}
+        row_upper = None
+        if max_nnz is not None:
+            max_nnz = check_positive_int(max_nnz, "max_nnz")
+            info["max_nnz"] = max_nnz
+            if self.partners is not None:
+                row_upper = np.minimum(self.partners, max(self.n_terms - 1, 0))
+                info["estimated_nnz_upper"] = int(row_upper.sum())
         M = _association(self.result(min_count), kind=association, shift=shift, dtype=dtype)
-        if top_k is not None or threshold is not None:
-            M = prune(M, top_k=top_k, threshold=threshold, symmetric=True)
-        return M
+        return prune_to_budget(M, top_k=top_k, threshold=threshold, max_nnz=max_nnz,
+                               row_upper=row_upper if context == "document" else None,
+                               info=info, return_info=return_info)
 
 
 def token_sequences(texts, analyze, index, n_terms):
@@ -285,13 +309,19 @@ def _shard_block(path, reading, analyzing, vocabulary, weighting, idf, dtype):
     return X.astype(dtype)
 
 
-def _shard_context(path, reading, analyzing, vocabulary, context, window, dtype):
+def _shard_context(path, reading, analyzing, vocabulary, context, window, dtype,
+                   bound=False):
     counts, texts = _shard_counts(path, reading, analyzing, vocabulary)
     accumulator = CooccurrenceAccumulator(len(vocabulary), dtype)
     if context == "document":
+        if bound:
+            accumulator.add_bound(estimate_nnz(counts=counts, context=context).row_upper)
         return accumulator.add_counts(counts)
     index = dict(vocabulary)
     sequences = token_sequences(texts, make_analyzer(**analyzing), index, len(index))
+    if bound:
+        accumulator.add_bound(estimate_nnz(sequences=sequences, context=context,
+                                           window=window).row_upper)
     return accumulator.add_sequences(sequences, context=context, window=window)
 
 
@@ -451,17 +481,28 @@ class ShardedCorpus:
         return self.vectorize("counts")
 
     def word_context(self, context="window", window=10, association="ppmi", shift=2,
-                     min_count=1, top_k=None, threshold=None, dtype=np.float64):
+                     min_count=1, top_k=None, threshold=None, dtype=np.float64, max_nnz=None,
+                     return_info=False):
         """Word-context matrix M, as :meth:`Corpus.word_context`: co-occurrence counts per
-        shard, summed (:class:`CooccurrenceAccumulator`), then association and pruning."""
+        shard, summed (:class:`CooccurrenceAccumulator`), then association and pruning.
+
+        ``max_nnz`` and ``return_info``: the budget of non-zeros and the record of what was
+        pruned, with the semantics of :func:`semnmf.text.context.word_context` (the same M
+        as the in-memory corpus; the per-word bound of :func:`~semnmf.text.context.
+        estimate_nnz` is summed over the shards). The summed counts C are held whole.
+        """
         if context not in CONTEXTS:
             raise ValueError(f"context must be one of {CONTEXTS}, got {context!r}.")
+        if max_nnz is not None:
+            max_nnz = check_positive_int(max_nnz, "max_nnz")
         vocabulary = self.executor.share(self._index)
         parts = self.executor.map(_shard_context, self.paths, self._reading, self._analyzing,
-                                  vocabulary, context, window, np.dtype(dtype))
+                                  vocabulary, context, window, np.dtype(dtype),
+                                  max_nnz is not None)
         total = self.executor.reduce(parts)
         return total.word_context(association=association, shift=shift, min_count=min_count,
-                                  top_k=top_k, threshold=threshold, dtype=dtype)
+                                  top_k=top_k, threshold=threshold, dtype=dtype,
+                                  max_nnz=max_nnz, return_info=return_info, context=context)
 
     def to_corpus(self, **options):
         """The whole corpus in memory, as a :class:`~semnmf.text.corpus.Corpus` (texts
