@@ -203,11 +203,9 @@ def logged_warnings():
         log(f"[yellow]warning:[/] {w.message}", True)
 
 
-def load_corpus(args, verbose, timings, t0):
-    """Read SOURCE with the input options and vectorize it: (corpus, X)."""
-    from .._utils.progress import log
-    from ..datasets import load_dataset
-
+def corpus_options(args):
+    """The vectorizing options of the input arguments, as Corpus / load_dataset take them
+    (only those given)."""
     options = {}
     if args.min_df is not None:
         options["min_df"] = args.min_df
@@ -219,6 +217,15 @@ def load_corpus(args, verbose, timings, t0):
         options["stop_words"] = args.language
     if args.token_pattern is not None:
         options["token_pattern"] = args.token_pattern
+    return options
+
+
+def load_corpus(args, verbose, timings, t0):
+    """Read SOURCE with the input options and vectorize it: (corpus, X)."""
+    from .._utils.progress import log
+    from ..datasets import load_dataset
+
+    options = corpus_options(args)
     if args.vocab is not None:
         options["vocabulary"] = args.vocab
     log(f"loading {args.source} ...", verbose)

@@ -88,7 +88,8 @@ def run_dask(args, out, verbose, timings, t0):
     from ..report.output import clear_output_folder
     from ..report.results import run_record, write_results
     from ..text.shards import ShardedCorpus
-    from ._common import context_record, data_notes, load_corpus, logged_warnings, word_context
+    from ._common import (context_record, corpus_options, data_notes, load_corpus,
+                          logged_warnings, word_context)
     from .cluster import _print_summary, build_model
 
     method = CLI_METHODS[args.method]
@@ -98,17 +99,7 @@ def run_dask(args, out, verbose, timings, t0):
     try:
         sharded = _sharded(args.source)
         if sharded:
-            options = {}
-            if args.min_df is not None:
-                options["min_df"] = args.min_df
-            if args.max_df != 1.0:
-                options["max_df"] = args.max_df
-            if args.stem is not None:
-                options["stem"] = None if args.stem == "none" else args.stem
-            if args.language is not None:
-                options["stop_words"] = args.language
-            if args.token_pattern is not None:
-                options["token_pattern"] = args.token_pattern
+            options = corpus_options(args)
             log(f"reading the shards of {args.source} on the workers ...", verbose)
             corpus = ShardedCorpus(args.source, text_column=args.text_column,
                                    label_column=args.label_column, encoding=args.encoding,

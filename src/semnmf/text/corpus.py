@@ -36,7 +36,32 @@ def duplicate_terms(vocabulary, limit=5):
     return repeated[:limit], len(repeated)
 
 
-class Corpus:
+class LabelsMixin:
+    """What a corpus says of its labels (``labels``: array of labels or None, a missing
+    label as None; ``n_documents``): shared by :class:`Corpus` and the sharded corpus."""
+
+    @property
+    def n_classes(self):
+        """Number of distinct labels (unlabelled documents are no class), or None without
+        labels."""
+        if self.labels is None:
+            return None
+        return len({y for y in self.labels.tolist() if y is not None})
+
+    @property
+    def labelled(self):
+        """Boolean mask of the documents with a label (all False without labels)."""
+        if self.labels is None:
+            return np.zeros(self.n_documents, dtype=bool)
+        return np.asarray([y is not None for y in self.labels], dtype=bool)
+
+    @property
+    def n_unlabelled(self):
+        """Number of documents without a label (all of them when the corpus has none)."""
+        return int(self.n_documents - self.labelled.sum())
+
+
+class Corpus(LabelsMixin):
     """A collection of documents ready for clustering.
 
     A corpus is built from raw texts (vectorized with the options below), from a count
@@ -173,26 +198,6 @@ class Corpus:
     @property
     def n_terms(self):
         return self._counts.shape[1]
-
-    @property
-    def n_classes(self):
-        """Number of distinct labels (unlabelled documents are no class), or None without
-        labels."""
-        if self.labels is None:
-            return None
-        return len({y for y in self.labels.tolist() if y is not None})
-
-    @property
-    def labelled(self):
-        """Boolean mask of the documents with a label (all False without labels)."""
-        if self.labels is None:
-            return np.zeros(self.n_documents, dtype=bool)
-        return np.asarray([y is not None for y in self.labels], dtype=bool)
-
-    @property
-    def n_unlabelled(self):
-        """Number of documents without a label (all of them when the corpus has none)."""
-        return int(self.n_documents - self.labelled.sum())
 
     def __repr__(self):
         labelled = f", {self.n_classes} classes" if self.labels is not None else ""

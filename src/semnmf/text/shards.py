@@ -36,6 +36,7 @@ import scipy.sparse as sp
 
 from .._utils.blocks import BlockedMatrix, DaskExecutor, SerialExecutor, dask_client
 from .._utils.validation import check_positive_int, is_missing_label
+from .corpus import LabelsMixin
 from .context import (TokenSequences, association as _association, cooccurrence,
                       estimate_nnz, prune_to_budget)
 from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
@@ -339,7 +340,7 @@ def blocked_word_context(X, association="ppmi", dtype=None):
     return total.word_context(association=association, dtype=dtype)
 
 
-class ShardedCorpus:
+class ShardedCorpus(LabelsMixin):
     """A corpus whose documents are read from shard files one at a time.
 
     The API mirrors :class:`~semnmf.text.corpus.Corpus` (``vocabulary``, ``labels``,
@@ -434,22 +435,6 @@ class ShardedCorpus:
     @property
     def n_shards(self):
         return len(self.paths)
-
-    @property
-    def n_classes(self):
-        if self.labels is None:
-            return None
-        return len({y for y in self.labels.tolist() if y is not None})
-
-    @property
-    def labelled(self):
-        if self.labels is None:
-            return np.zeros(self.n_documents, dtype=bool)
-        return np.asarray([y is not None for y in self.labels], dtype=bool)
-
-    @property
-    def n_unlabelled(self):
-        return int(self.n_documents - self.labelled.sum())
 
     def __repr__(self):
         labelled = f", {self.n_classes} classes" if self.labels is not None else ""
