@@ -106,11 +106,7 @@ def check_number(value, option, *, low=None, high=None, integer=False):
 
 def check_input_arguments(args):
     """Check the input and output options before any data is read (one line each)."""
-    try:
-        codecs.lookup(args.encoding)
-    except LookupError:
-        raise ValueError(f"--encoding: unknown encoding {args.encoding!r}; use a Python "
-                         "codec name such as utf-8, utf-16 or latin-1.") from None
+    check_encoding(args.encoding)
     check_number(args.min_df, "--min-df", low=1, integer=True)
     if not 0 < args.max_df <= 1:
         raise ValueError(f"--max-df is a fraction of the documents, in (0, 1]; got {args.max_df:g}.")
@@ -137,6 +133,15 @@ def check_source(args):
                          label_column=args.label_column,
                          encoding=None if args.encoding == "utf-8" else args.encoding,
                          vocabulary=getattr(args, "vocab", None))
+
+
+def check_encoding(encoding):
+    """Refuse an unknown ``--encoding`` (one line), before any file is read."""
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise ValueError(f"--encoding: unknown encoding {encoding!r}; use a Python codec "
+                         "name such as utf-8, utf-16 or latin-1.") from None
 
 
 def check_seed(seed):

@@ -3,7 +3,6 @@ folder, :mod:`semnmf.pipelines.saved`), print the cluster sizes, write the resul
 with :func:`semnmf.report.write_assign_results`."""
 
 import argparse
-import codecs
 import os
 import time
 
@@ -49,7 +48,7 @@ def run(args):
     from ..pipelines.saved import load_model
     from ..report.output import check_output_folder, clear_output_folder
     from ..report.results import assign_record, write_assign_results
-    from ._common import check_number
+    from ._common import check_encoding, check_number
 
     verbose = not args.quiet
     check_source(args)
@@ -57,11 +56,7 @@ def run(args):
     t0 = time.perf_counter()
     # every option checked, and the output folder, before anything is read
     check_number(args.top, "--top", low=1, integer=True)
-    try:
-        codecs.lookup(args.encoding)
-    except LookupError:
-        raise ValueError(f"--encoding: unknown encoding {args.encoding!r}; use a Python "
-                         "codec name such as utf-8, utf-16 or latin-1.") from None
+    check_encoding(args.encoding)
     name = os.path.basename(os.path.normpath(str(args.source))).rsplit(".", 1)[0] or "source"
     out = args.out or os.path.join(args.run_dir, f"assigned_{name}")
     if os.path.abspath(out) == os.path.abspath(args.run_dir) or os.path.abspath(out) == \

@@ -325,9 +325,6 @@ def run(args):
     from .._utils.progress import log
     from ..metrics import clustering_scores, top_terms, topic_quality
     from ..pipelines.saved import SavedModel, memberships_from_factors, run_agreement
-    from ..report.results import run_record, write_results
-
-    from ..report.output import clear_output_folder
 
     verbose = not args.quiet
     method = resolve_method(args)
@@ -425,13 +422,7 @@ def run(args):
     extra["topic_quality"] = topic_quality(components, corpus.counts())
     timings["total"] = time.perf_counter() - t0
 
-    record = run_record(model, labels, method=args.method, corpus=corpus, X=X,
-                        source=args.source, weighting=args.weighting,
-                        word_context=method.word_context, cli_arguments=vars(args),
-                        context=context_record(args, M, context), scores=scores, extra=extra,
-                        timings=timings, n_clusters=args.k)
-    data_notes(record, corpus)
-    saved = None
+    saved, not_saved = None, None
     if args.semantics == "corpus":  # pretrained semantics change X: not saved (yet)
         saved = SavedModel.from_fit(
             model, corpus, args.weighting, labels=labels, X=X, method=args.method,
@@ -439,14 +430,36 @@ def run(args):
             consensus=None if ensemble is None else {"method": args.consensus,
                                                      "n_clusters": args.k})
     else:
+        not_saved = ("runs with --semantics build X with pretrained vectors, which saved "
+                     "models do not hold")
+    return write_run(args, out, method, model, corpus, X, labels, components, topics,
+                     scores, M, context, extra, timings, strength, saved, not_saved,
+                     partitions=None if ensemble is None else ensemble.partitions_,
+                     partition_seeds=None if ensemble is None else ensemble.kept_seeds_)
+
+
+def write_run(args, out, method, model, corpus, X, labels, components, topics, scores, M,
+              context, extra, timings, memberships, saved, not_saved=None, *,
+              partitions=None, partition_seeds=None):
+    """The end of a cluster run on either engine: the run record, the result folder
+    (cleared of an earlier run's files first), the report if asked, the printed summary.
+    ``saved`` is the model to save, or None with the reason ``not_saved``."""
+    from ..report.output import clear_output_folder
+    from ..report.results import run_record, write_results
+
+    record = run_record(model, labels, method=args.method, corpus=corpus, X=X,
+                        source=args.source, weighting=args.weighting,
+                        word_context=method.word_context, cli_arguments=vars(args),
+                        context=context_record(args, M, context), scores=scores, extra=extra,
+                        timings=timings, n_clusters=args.k)
+    data_notes(record, corpus)
+    if saved is None:
         record["model"] = None
-        record["model_not_saved"] = ("runs with --semantics build X with pretrained "
-                                     "vectors, which saved models do not hold")
+        record["model_not_saved"] = not_saved
     clear_output_folder(out)  # an earlier run's files (--overwrite): none may stay
     files = write_results(out, corpus, labels, components, record, n_top=max(args.top, 20),
-                          partitions=None if ensemble is None else ensemble.partitions_,
-                          partition_seeds=None if ensemble is None else ensemble.kept_seeds_,
-                          memberships=strength, model=saved)
+                          partitions=partitions, partition_seeds=partition_seeds,
+                          memberships=memberships, model=saved)
     if args.report:
         from ..report.html import write_report
 

@@ -85,12 +85,9 @@ def run_dask(args, out, verbose, timings, t0):
     from ..experiments.methods import CLI_METHODS
     from ..metrics import clustering_scores, top_terms, topic_quality
     from ..pipelines.saved import SavedModel, memberships_from_factors
-    from ..report.output import clear_output_folder
-    from ..report.results import run_record, write_results
     from ..text.shards import ShardedCorpus
-    from ._common import (context_record, corpus_options, data_notes, load_corpus,
-                          logged_warnings, word_context)
-    from .cluster import _print_summary, build_model
+    from ._common import corpus_options, load_corpus, logged_warnings, word_context
+    from .cluster import build_model, write_run
 
     method = CLI_METHODS[args.method]
     log(f"starting Dask ({args.scheduler or f'{args.workers or 2} local workers'}) ...",
@@ -146,22 +143,12 @@ def run_dask(args, out, verbose, timings, t0):
     else:
         extra["topic_quality"] = topic_quality(components, corpus.counts())
     timings["total"] = time.perf_counter() - t0
-    record = run_record(model, labels, method=args.method, corpus=corpus, X=X_record,
-                        source=args.source, weighting=args.weighting,
-                        word_context=method.word_context, cli_arguments=vars(args),
-                        context=context_record(args, M, context), scores=scores, extra=extra,
-                        timings=timings, n_clusters=args.k)
-    data_notes(record, corpus)
-    saved = None
+    saved, not_saved = None, None
     if sharded:
-        record["model"] = None
-        record["model_not_saved"] = ("a sharded corpus keeps its texts in shards; saved "
-                                     "models hold an in-memory corpus's vectorizer")
+        not_saved = ("a sharded corpus keeps its texts in shards; saved models hold an "
+                     "in-memory corpus's vectorizer")
     else:
         saved = SavedModel.from_fit(model, corpus, args.weighting, labels=labels,
                                     X=X_local, method=args.method, topics=components)
-    clear_output_folder(out)
-    files = write_results(out, corpus, labels, components, record, n_top=max(args.top, 20),
-                          memberships=strength, model=saved)
-    _print_summary(corpus, labels, topics, scores, args, out, files, extra["topic_quality"])
-    return 0
+    return write_run(args, out, method, model, corpus, X_record, labels, components, topics,
+                     scores, M, context, extra, timings, strength, saved, not_saved)
