@@ -280,7 +280,23 @@ def cmd_ensemble(args):
         meta = cache["meta"]
         if not meta:
             continue
-        y = None
+        labels_of = {}
+
+        def score(key, L, how, seed, name=name, cache=cache, meta=meta, labels_of=labels_of):
+            """Run one consensus cell, score it against the labels, cache it."""
+            if "y" not in labels_of:  # the corpus is read only when a cell is missing
+                from semnmf import load_dataset
+                labels_of["y"] = np.asarray(
+                    load_dataset(os.path.join(data_root(), name)).labels)
+            y = labels_of["y"]
+            t = time.perf_counter()
+            lab = run_consensus(L, meta["k"], how, seed)
+            sec = time.perf_counter() - t
+            cache["cons"][key] = {"nmi": float(nmi(y, lab)), "ari": float(ari(y, lab)),
+                                  "sec": sec, "labels": lab.tolist()}
+            log(f"{key}: NMI {cache['cons'][key]['nmi']:.3f} {sec:.1f} s")
+            save_cache(name, cache)
+
         for row in rows_of(name, meta):
             view = row_view(row, meta)
             for pname, members in PORTFOLIOS.items():
@@ -295,16 +311,7 @@ def cmd_ensemble(args):
                         L = member_labels(cache, view, members, [seed])
                         if L is None:
                             continue
-                        if y is None:
-                            from semnmf import load_dataset
-                            y = np.asarray(load_dataset(os.path.join(data_root(), name)).labels)
-                        t = time.perf_counter()
-                        lab = run_consensus(L, meta["k"], how, seed)
-                        sec = time.perf_counter() - t
-                        cache["cons"][key] = {"nmi": float(nmi(y, lab)), "ari": float(ari(y, lab)),
-                                              "sec": sec, "labels": lab.tolist()}
-                        log(f"{key}: NMI {cache['cons'][key]['nmi']:.3f} {sec:.1f} s")
-                        save_cache(name, cache)
+                        score(key, L, how, seed)
             # "B3": all of the first 3 seeds of the 6 B members (18 partitions), mcla,
             # consensus seeds 0..2 (variation from the consensus function only)
             if args.big:
@@ -318,16 +325,7 @@ def cmd_ensemble(args):
                         L = member_labels(cache, view, PORTFOLIOS["B"], [0, 1, 2])
                         if L is None:
                             continue
-                        if y is None:
-                            from semnmf import load_dataset
-                            y = np.asarray(load_dataset(os.path.join(data_root(), name)).labels)
-                        t = time.perf_counter()
-                        lab = run_consensus(L, meta["k"], how, seed)
-                        sec = time.perf_counter() - t
-                        cache["cons"][key] = {"nmi": float(nmi(y, lab)), "ari": float(ari(y, lab)),
-                                              "sec": sec, "labels": lab.tolist()}
-                        log(f"{key}: NMI {cache['cons'][key]['nmi']:.3f} {sec:.1f} s")
-                        save_cache(name, cache)
+                        score(key, L, how, seed)
 
 
 # ------------------------------------------------------------------ report
@@ -484,7 +482,6 @@ def loco(results, rows, candidates, criterion="margin"):
 
 def cmd_report(args):
     from _common import table, write_markdown
-    from semnmf import load_dataset
 
     results, costs, metas, rows = {}, {}, {}, []
     for name in ORDER:
@@ -508,7 +505,6 @@ def cmd_report(args):
                 all_c.append(c)
     cand = [c for c in all_c if c not in BASELINES]
     cand_full = [c for c in cand if all(c in results[r] for r in rows)]
-    cand_with_base = cand_full + BASELINES
     mean = {r: {c: float(np.mean(results[r][c]["nmi"])) for c in results[r]} for r in rows}
     best_base = {r: max(mean[r][b] for b in BASELINES) for r in rows}
 
@@ -559,7 +555,6 @@ def cmd_report(args):
     sections.append(("Setup", "\n".join(setup)))
 
     # per corpus tables
-    header_methods = BASELINES + [c for c in cand if c in all_c]
     desc = []
     for r in rows:
         cache = metas[row_base(r)]
