@@ -36,6 +36,22 @@ def duplicate_terms(vocabulary, limit=5):
     return repeated[:limit], len(repeated)
 
 
+def token_sequences(texts, analyze, index, n_terms):
+    """In-vocabulary token ids of ``texts`` with document and sentence boundaries (what
+    :meth:`Corpus.sequences` holds; also used shard by shard)."""
+    tokens, doc_ptr, sent_ptr = [], [0], [0]
+    for text in texts:
+        for sentence in split_sentences(text):
+            ids = [index[t] for t in analyze(sentence) if t in index]
+            if ids:
+                tokens.extend(ids)
+                sent_ptr.append(len(tokens))
+        doc_ptr.append(len(tokens))
+    return TokenSequences(tokens=np.asarray(tokens, dtype=np.int32),
+                          doc_ptr=np.asarray(doc_ptr, dtype=np.int64),
+                          sent_ptr=np.asarray(sent_ptr, dtype=np.int64), n_terms=n_terms)
+
+
 class LabelsMixin:
     """What a corpus says of its labels (``labels``: array of labels or None, a missing
     label as None; ``n_documents``): shared by :class:`Corpus` and the sharded corpus."""
@@ -281,19 +297,9 @@ class Corpus(LabelsMixin):
                 f"corpus {self.name!r} has no raw text (only a count matrix), so sentence and "
                 "window contexts are not available; use context='document', which works "
                 "from the counts.")
-        analyze = self._analyzer(self._resolved_stem())
         index = {t: j for j, t in enumerate(self.vocabulary)}
-        tokens, doc_ptr, sent_ptr = [], [0], [0]
-        for text in self.texts:
-            for sentence in split_sentences(text):
-                ids = [index[t] for t in analyze(sentence) if t in index]
-                if ids:
-                    tokens.extend(ids)
-                    sent_ptr.append(len(tokens))
-            doc_ptr.append(len(tokens))
-        self._sequences = TokenSequences(
-            tokens=np.asarray(tokens, dtype=np.int32), doc_ptr=np.asarray(doc_ptr, dtype=np.int64),
-            sent_ptr=np.asarray(sent_ptr, dtype=np.int64), n_terms=self.n_terms)
+        self._sequences = token_sequences(self.texts, self._analyzer(self._resolved_stem()),
+                                          index, self.n_terms)
         return self._sequences
 
     def default_context(self):

@@ -36,11 +36,11 @@ import scipy.sparse as sp
 
 from .._utils.blocks import BlockedMatrix, DaskExecutor, SerialExecutor, dask_client
 from .._utils.validation import check_positive_int, is_missing_label
-from .corpus import LabelsMixin
-from .context import (TokenSequences, association as _association, cooccurrence,
-                      estimate_nnz, prune_to_budget)
+from .context import (association as _association, cooccurrence, estimate_nnz,
+                      prune_to_budget)
+from .corpus import LabelsMixin, token_sequences
 from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
-                        make_analyzer, split_sentences, weight)
+                        make_analyzer, weight)
 
 __all__ = ["ShardedCorpus", "DocumentFrequencies", "CooccurrenceAccumulator", "shard_paths",
            "is_sharded_folder", "read_shard", "write_shards", "blocked_word_context"]
@@ -271,22 +271,6 @@ class CooccurrenceAccumulator:
         return prune_to_budget(M, top_k=top_k, threshold=threshold, max_nnz=max_nnz,
                                row_upper=row_upper if context == "document" else None,
                                info=info, return_info=return_info)
-
-
-def token_sequences(texts, analyze, index, n_terms):
-    """In-vocabulary token ids of ``texts`` with document and sentence boundaries (as
-    :meth:`semnmf.text.corpus.Corpus.sequences`)."""
-    tokens, doc_ptr, sent_ptr = [], [0], [0]
-    for text in texts:
-        for sentence in split_sentences(text):
-            ids = [index[t] for t in analyze(sentence) if t in index]
-            if ids:
-                tokens.extend(ids)
-                sent_ptr.append(len(tokens))
-        doc_ptr.append(len(tokens))
-    return TokenSequences(tokens=np.asarray(tokens, dtype=np.int32),
-                          doc_ptr=np.asarray(doc_ptr, dtype=np.int64),
-                          sent_ptr=np.asarray(sent_ptr, dtype=np.int64), n_terms=n_terms)
 
 
 # -- shard tasks (module level: they run on the workers) ---------------------------------
