@@ -789,12 +789,9 @@ def word_context(*, counts=None, sequences=None, context="document", window=10,
     >>> M.shape, M.nnz
     ((4, 4), 6)
     """
-    info = {"max_nnz": max_nnz, "estimated_nnz_upper": None, "top_k": top_k,
-            "threshold": threshold, "min_count": min_count}
+    max_nnz, info = budget_record(max_nnz, top_k, threshold, min_count)
     budget_k = None
     if max_nnz is not None:
-        max_nnz = check_positive_int(max_nnz, "max_nnz")
-        info["max_nnz"] = max_nnz
         if context != "document" or counts is not None or sequences is not None:
             _check_option(context, "context", CONTEXTS)
         bound = estimate_nnz(counts=counts, sequences=sequences, context=context,
@@ -821,6 +818,15 @@ def word_context(*, counts=None, sequences=None, context="document", window=10,
                            info=info, return_info=return_info)
 
 
+def budget_record(max_nnz, top_k, threshold, min_count):
+    """``max_nnz`` checked (a positive int, or None) and the pruning record of
+    :func:`word_context` started with the options given."""
+    if max_nnz is not None:
+        max_nnz = check_positive_int(max_nnz, "max_nnz")
+    return max_nnz, {"max_nnz": max_nnz, "estimated_nnz_upper": None, "top_k": top_k,
+                     "threshold": threshold, "min_count": min_count}
+
+
 def prune_to_budget(M, *, top_k=None, threshold=None, max_nnz=None, row_upper=None,
                     info=None, return_info=False):
     """Pruning and nnz budget of :func:`word_context`, applied to an unpruned association
@@ -834,8 +840,7 @@ def prune_to_budget(M, *, top_k=None, threshold=None, max_nnz=None, row_upper=No
     context; otherwise from the exact row counts of M when M exceeds the budget.
     """
     if info is None:
-        info = {"max_nnz": max_nnz, "estimated_nnz_upper": None, "top_k": top_k,
-                "threshold": threshold, "min_count": None}
+        max_nnz, info = budget_record(max_nnz, top_k, threshold, None)
     nnz_before = M.nnz
     use_k, budget_k = top_k, None
     rows = None

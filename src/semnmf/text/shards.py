@@ -36,8 +36,8 @@ import scipy.sparse as sp
 
 from .._utils.blocks import BlockedMatrix, DaskExecutor, SerialExecutor, dask_client
 from .._utils.validation import check_positive_int, is_missing_label
-from .context import (association as _association, cooccurrence, estimate_nnz,
-                      prune_to_budget)
+from .context import (association as _association, budget_record, cooccurrence,
+                      estimate_nnz, prune_to_budget)
 from .corpus import LabelsMixin, token_sequences
 from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
                         make_analyzer, weight)
@@ -258,12 +258,9 @@ class CooccurrenceAccumulator:
         :func:`semnmf.text.context.word_context` (``context="document"`` with a bound added
         by :meth:`add_bound` reproduces its budget on the streamed document context)."""
         dtype = self.dtype if dtype is None else dtype
-        info = {"max_nnz": max_nnz, "estimated_nnz_upper": None, "top_k": top_k,
-                "threshold": threshold, "min_count": min_count}
+        max_nnz, info = budget_record(max_nnz, top_k, threshold, min_count)
         row_upper = None
         if max_nnz is not None:
-            max_nnz = check_positive_int(max_nnz, "max_nnz")
-            info["max_nnz"] = max_nnz
             if self.partners is not None:
                 row_upper = np.minimum(self.partners, max(self.n_terms - 1, 0))
                 info["estimated_nnz_upper"] = int(row_upper.sum())
