@@ -43,7 +43,9 @@ def add_context_arguments(group):
                             "default 5,000,000, about 60 MB)")
 
 
-def add_input_arguments(parser):
+def add_source_arguments(parser):
+    """The options that say how to read SOURCE (its columns, its encoding), in the "input"
+    group they start; returned so that more options can join it."""
     text = parser.add_argument_group("input")
     text.add_argument("--text-column", default=None, help="text column of a CSV/TSV/JSONL (default 'text')")
     text.add_argument("--label-column", default=None,
@@ -51,6 +53,12 @@ def add_input_arguments(parser):
                            "unlabelled documents, left out of the scores")
     text.add_argument("--encoding", default="utf-8",
                       help="encoding of text files, e.g. latin-1 or utf-16 (default utf-8)")
+    return text
+
+
+def add_input_arguments(parser):
+    """The source options and those that turn the texts into the document-term matrix."""
+    text = add_source_arguments(parser)
     text.add_argument("--language", choices=LANGUAGE_CHOICES, default=None,
                       help="stop words left out of the vocabulary: english (scikit-learn's "
                            "list) or none, for texts in other languages (default english)")

@@ -6,7 +6,7 @@ import argparse
 import os
 import time
 
-from ._common import add_output_arguments, check_source
+from ._common import add_output_arguments, add_source_arguments, check_source
 
 EPILOG = """\
 examples:
@@ -31,13 +31,7 @@ def add_parser(commands):
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("run_dir", metavar="RUN_DIR", help="a semnmf cluster / tree output folder")
     a.add_argument("source", metavar="SOURCE", help="documents to assign (as for cluster)")
-    text = a.add_argument_group("input")
-    text.add_argument("--text-column", default=None,
-                      help="text column of a CSV/TSV/JSONL (default 'text')")
-    text.add_argument("--label-column", default=None,
-                      help="label column (default 'label' if present)")
-    text.add_argument("--encoding", default="utf-8",
-                      help="encoding of text files (default utf-8)")
+    add_source_arguments(a)
     add_output_arguments(a, "RUN_DIR/assigned_<source>")
     return a
 
