@@ -190,7 +190,10 @@ def main(argv=None):
         "matrices), and is noisy on short texts (AG News, M10, SearchSnippets: 5-10 words "
         "per document). The curves that rise with k without a peak (consensus dispersion, "
         "silhouette, gap, all at 50) or fall (Calinski-Harabasz, relative gain: 2) need a "
-        "penalty that no single constant fits across corpora.")))
+        "penalty that no single constant fits across corpora. Other label-free rules built "
+        "from the same cached curves (last or first peak, kneedle, sums and rank sums of two "
+        "curves, priors on k, k ≥ 3 only): `results/k_selection_rules.md` "
+        "(`bench_k_rules.py`); none clearly beats this choice.")))
 
     # per criterion: k found at a = 0 (or its best constant on all), per corpus
     header = "| criterion (constant) | " + " | ".join(f"{n} ({truth[n]})" for n in names) \
