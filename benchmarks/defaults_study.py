@@ -39,9 +39,9 @@ for _v in ("SEMNMF_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL
 
 import numpy as np  # noqa: E402
 
-from _common import HERE, RESULTS, data_root, machine_line  # noqa: E402
+from _common import HERE, RESULTS, data_root, machine_line, write_markdown  # noqa: E402
 
-CACHE_DIR = os.path.join(HERE, "cache", "defaults")
+CACHE_DIR = os.environ.get("SEMNMF_DEFAULTS_CACHE", os.path.join(HERE, "cache", "defaults"))
 ORDER = ["cstr", "classic3", "bbc", "ng5", "classic4", "agnews", "searchsnippets", "m10",
          "ng20_cai", "ng20"]
 BASELINES = ["skmeans", "nmf", "nmf-kl"]
@@ -173,8 +173,68 @@ def fit_one(data, method, seed):
             "n_iter": int(getattr(model, "n_iter_", -1) or -1), "labels": labels.tolist()}
 
 
+def fit_task(name, seed, methods):
+    """One worker of ``fit --jobs N``: every method of ``methods`` at one seed on one corpus
+    (the parent skips what its cache holds). Returns (meta, fits, skipped)."""
+    cache = {"meta": {}, "fits": {}, "cons": {}}
+    data = Data(name, cache)
+    fits, skipped = {}, {}
+    for method in methods:
+        rec = fit_one(data, method, seed)
+        fits[f"{method}|{seed}"] = rec
+        log(f"{name} {method} seed {seed}: NMI {rec['nmi']:.3f} {rec['sec']:.1f} s")
+        if rec["sec"] > FIT_LIMIT:
+            skipped[method] = f"one fit took {rec['sec']:.0f} s > {FIT_LIMIT:.0f} s"
+    return cache["meta"], fits, skipped
+
+
+def cmd_fit_parallel(args, corpora):
+    """``fit --jobs N``: (corpus, seed) tasks in N processes, largest corpora first; the
+    parent merges each result into the corpus's cache. No FIT_LIMIT cut-off between seeds
+    (they run at the same time): a method's slow seeds are recorded as its others are."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    caches, tasks = {}, []
+    for name in corpora:
+        cache = caches[name] = load_cache(name)
+        has_text = cache["meta"].get("has_text")
+        if has_text is None:
+            has_text = os.path.exists(os.path.join(data_root(), name, "docs.jsonl"))
+        methods = corpus_methods(has_text)
+        if args.methods:
+            methods = [m for m in methods if m in args.methods.split(",")]
+        for seed in range(args.seed_from, args.seeds):
+            todo = [m for m in methods if f"{m}|{seed}" not in cache["fits"]]
+            if todo:
+                tasks.append((name, seed, todo))
+    tasks.sort(key=lambda t: -ORDER.index(t[0]) if t[0] in ORDER else 0)
+    log(f"{len(tasks)} tasks in {args.jobs} processes")
+    with ProcessPoolExecutor(args.jobs) as pool:
+        futures = {pool.submit(fit_task, *t): t for t in tasks}
+        for fut in as_completed(futures):
+            name = futures[fut][0]
+            try:
+                meta, fits, skipped = fut.result()
+            except Exception as exc:  # one failed task does not lose the others
+                log(f"FAILED {futures[fut][:2]}: {type(exc).__name__}: {exc}")
+                continue
+            cache = caches[name]
+            for key, value in meta.items():
+                if key == "M":
+                    cache["meta"].setdefault("M", {}).update(value)
+                else:
+                    cache["meta"].setdefault(key, value)
+            cache["fits"].update(fits)
+            if skipped:
+                cache.setdefault("skipped_seeds", {}).update(skipped)
+            save_cache(name, cache)
+            log(f"done {futures[fut][:2]}")
+
+
 def cmd_fit(args):
     corpora = args.corpora.split(",") if args.corpora else ORDER
+    if args.jobs > 1:
+        return cmd_fit_parallel(args, corpora)
     for name in corpora:
         cache = load_cache(name)
         data = None
@@ -188,7 +248,7 @@ def cmd_fit(args):
             wanted = args.methods.split(",")
             methods = [m for m in methods if m in wanted]
         for method in methods:
-            for seed in range(args.seeds):
+            for seed in range(args.seed_from, args.seeds):
                 key = f"{method}|{seed}"
                 if key in cache["fits"]:
                     continue
@@ -237,10 +297,13 @@ def row_view(row, meta):
 
 PORTFOLIOS = {"A": BASELINES, "B": BASELINES + [f"snmf-l{fmt_lam(l)}" for l in LAMS],
               # added after the first pass: KL members (window when text, else pruned doc)
-              "K": ["nmf-kl", "snmfkl-hyb-l1", "snmfkl-hyb-l10"]}
+              "K": ["nmf-kl", "snmfkl-hyb-l1", "snmfkl-hyb-l10"],
+              # added for the 10-seed pass: a hedge with spherical k-means, the best
+              # baseline on most of the issue's held-out counts-only corpora
+              "H": ["skmeans", "nmf-kl", "snmfkl-hyb-l1"]}
 PORTFOLIOS["BK"] = PORTFOLIOS["B"] + PORTFOLIOS["K"][1:]
 CONS_METHODS = ["mcla", "anmi", "mmm"]
-ENSEMBLE_PREFIXES = ("A1-", "B1-", "K1-", "BK1-", "B3-", "sel-")
+ENSEMBLE_PREFIXES = ("A1-", "B1-", "K1-", "H1-", "BK1-", "B3-", "sel-")
 
 
 def member_labels(cache, view, members, seeds):
@@ -481,7 +544,7 @@ def loco(results, rows, candidates, criterion="margin"):
 
 
 def cmd_report(args):
-    from _common import table, write_markdown
+    from _common import table
 
     results, costs, metas, rows = {}, {}, {}, []
     for name in ORDER:
@@ -710,17 +773,124 @@ def cmd_report(args):
     with open(os.path.join(HERE, "cache", "defaults", "summary.json"), "w") as f:
         json.dump({"mean": mean, "best_base": best_base, "rows": rows}, f, indent=1)
 
+CONFIRM = ["snmfkl-hyb-l1", "snmfkl-hyb-l10", "K1-mcla", "H1-mcla"]
+CONFIRM_NOTE = {"snmfkl-hyb-l1": "**the default** (`--method snmf-kl`)",
+                "snmfkl-hyb-l10": "the same at λ = 10",
+                "K1-mcla": "MCLA consensus of nmf-kl + the default + λ = 10 (seed s of each)",
+                "H1-mcla": "MCLA consensus of skmeans + nmf-kl + the default (seed s of each)"}
+
+
+def cmd_confirm(args):
+    """The finalists with every seed in the cache (10 after `fit --seeds 10`), against the
+    baselines: NMI per row, margins, LOCO among the finalists, fit-time ratios. Writes
+    benchmarks/results/defaults_10seeds.md (hand-written Conclusion kept)."""
+    results, rows, costs = {}, [], {}
+    for name in ORDER:
+        cache = load_cache(name)
+        if not cache["meta"]:
+            continue
+        for row in rows_of(name, cache["meta"]):
+            res, info = row_results(name, cache, row, None)
+            results[row], costs[row] = res, info
+            rows.append(row)
+    natural = [r for r in rows if not r.endswith("-doc")]
+    n_seeds = min(len(results[r][c]["nmi"]) for r in rows for c in BASELINES + CONFIRM
+                  if c in results[r])
+    cols = BASELINES + CONFIRM
+    mean = {r: {c: float(np.mean(results[r][c]["nmi"])) for c in cols if c in results[r]}
+            for r in rows}
+    best = {r: max(mean[r][b] for b in BASELINES) for r in rows}
+    lines = ["| row | " + " | ".join(cols) + " | default − best baseline |",
+             "|---|" + "---|" * (len(cols) + 1)]
+    for r in rows:
+        cells = []
+        for c in cols:
+            v = np.asarray(results[r][c]["nmi"]) if c in results[r] else None
+            cells.append("—" if v is None else f"{v.mean():.3f} ± {v.std():.3f}")
+        lines.append(f"| {r} | " + " | ".join(cells)
+                     + f" | {mean[r]['snmfkl-hyb-l1'] - best[r]:+.3f} |")
+    table = "\n".join(lines)
+
+    summary = ["| candidate | what | mean margin, natural rows | rows ≥ best baseline "
+               "(natural) | mean margin, all rows | rows ≥ (all) | worst row |",
+               "|---|---|---|---|---|---|---|"]
+    for c in CONFIRM:
+        m_nat = [mean[r][c] - best[r] for r in natural]
+        m_all = [mean[r][c] - best[r] for r in rows]
+        worst = min(rows, key=lambda r: mean[r][c] - best[r])
+        summary.append(f"| {c} | {CONFIRM_NOTE[c]} | {np.mean(m_nat):+.4f} | "
+                       f"{sum(m >= 0 for m in m_nat)}/{len(m_nat)} | {np.mean(m_all):+.4f} | "
+                       f"{sum(m >= 0 for m in m_all)}/{len(m_all)} | "
+                       f"{worst} {mean[worst][c] - best[worst]:+.3f} |")
+    for b in BASELINES:
+        summary.append(f"| {b} | baseline | {np.mean([mean[r][b] - best[r] for r in natural]):+.4f}"
+                       f" | {sum(mean[r][b] >= best[r] for r in natural)}/{len(natural)} | "
+                       f"{np.mean([mean[r][b] - best[r] for r in rows]):+.4f} | "
+                       f"{sum(mean[r][b] >= best[r] for r in rows)}/{len(rows)} | |")
+    summary = "\n".join(summary)
+
+    loco_lines = []
+    for label, rs in (("natural rows", natural), ("all rows", rows)):
+        for crit in ("margin", "rank"):
+            picks = loco(results, rs, CONFIRM, criterion=crit)
+            margins = [p[5] for p in picks]
+            chosen = ", ".join(f"{g}: {c}" for g, c in dict((p[0], p[2]) for p in picks).items())
+            loco_lines.append(f"- {label}, criterion {crit}: held-out mean margin "
+                              f"{np.mean(margins):+.4f}, {sum(m >= 0 for m in margins)}/"
+                              f"{len(margins)} rows ≥ best baseline. Picks: {chosen}.")
+    loco_text = "\n".join(loco_lines)
+
+    cost = ["| row | NMF fit (s) | M build (s) | default fit (s) | default fit / NMF fit | "
+            "K1 fits / NMF fit | H1 fits / NMF fit |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        info = costs[r]
+        ctx = "win" if (not r.endswith("-doc") and results[r].get("snmfkl-hyb-l1") and
+                        "win" in info["M"]) else "top50"
+        m_sec = info["M"].get(ctx, {}).get("sec", 0.0)
+        d_fit = results[r]["snmfkl-hyb-l1"]["sec"] - m_sec
+        k_fit = results[r]["K1-mcla"]["sec"] - 2 * m_sec if "K1-mcla" in results[r] else np.nan
+        h_fit = results[r]["H1-mcla"]["sec"] - m_sec if "H1-mcla" in results[r] else np.nan
+        nmf = info["nmf_sec"]
+        cost.append(f"| {r} | {nmf:.1f} | {m_sec:.1f} ({ctx}) | {d_fit:.1f} | {d_fit / nmf:.1f}× | "
+                    f"{k_fit / nmf:.1f}× | {h_fit / nmf:.1f}× |")
+    cost = "\n".join(cost)
+
+    setup = (f"Seeds per cell: {n_seeds} (0..{n_seeds - 1}). Fits: `python benchmarks/"
+             "defaults_study.py fit --seeds 10 --jobs 16 --methods skmeans,nmf,nmf-kl,"
+             "snmfkl-win-l1,snmfkl-top50-l1,snmfkl-win-l10,snmfkl-top50-l10`, then "
+             "`ensemble --seeds 10 --skip mmm,anmi` and `confirm`. Methods, rows and the LOCO "
+             "rules as in defaults.md (`-doc` rows: the same X with document contexts only, "
+             "what a counts-only corpus gets; hyb = window PPMI when the row has text, else "
+             "document SPPMI pruned to top_k = 50). NMI = arithmetic-mean NMI.")
+    path = os.path.join(RESULTS, "defaults_10seeds.md")
+    concl = None
+    if os.path.exists(path):
+        text = open(path, encoding="utf-8").read()
+        if "## Conclusion" in text:
+            concl = text.split("## Conclusion", 1)[1].split("\n## ", 1)[0].strip()
+    write_markdown("defaults_10seeds.md", "The default against the baselines, 10 seeds",
+                   [("Conclusion", concl or "(to be written)"), ("Setup", setup),
+                    ("Summary (margin = NMI − the best of skmeans, nmf, nmf-kl on the row)",
+                     summary),
+                    ("Leave-one-corpus-out among the finalists", loco_text),
+                    ("NMI per row (mean ± sd over seeds)", table),
+                    ("Fit time against one NMF fit (same run)", cost)])
+
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("command", choices=["fit", "ensemble", "report"])
+    p.add_argument("command", choices=["fit", "ensemble", "report", "confirm"])
     p.add_argument("--corpora")
     p.add_argument("--methods")
     p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--seed-from", type=int, default=0, help="first seed to fit")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="fit: (corpus, seed) tasks in this many processes")
     p.add_argument("--skip", default="", help="consensus functions not to run, e.g. mmm")
     p.add_argument("--big", action="store_true", help="also the 18-partition B3 consensus")
     args = p.parse_args()
-    {"fit": cmd_fit, "ensemble": cmd_ensemble, "report": cmd_report}[args.command](args)
+    {"fit": cmd_fit, "ensemble": cmd_ensemble, "report": cmd_report,
+     "confirm": cmd_confirm}[args.command](args)
 
 
 if __name__ == "__main__":

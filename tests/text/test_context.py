@@ -130,9 +130,10 @@ def test_cooccurrence_matches_naive(seqs, context, window):
 
 
 @pytest.mark.parametrize("context, window", [("sentence", 10), ("window", 1), ("window", 4)])
-def test_cooccurrence_random_corpus_small_chunks(monkeypatch, context, window):
-    # tiny pair buffer: many partial matrices merged by the pair counter
-    monkeypatch.setattr(ctx, "_PAIR_CHUNK", 7)
+@pytest.mark.parametrize("threads", [1, 3])
+def test_cooccurrence_random_corpus_blocks(monkeypatch, context, window, threads):
+    # the compiled kernel cuts the words into 4 blocks per thread: 4 or 12 blocks
+    monkeypatch.setenv("SEMNMF_NUM_THREADS", str(threads))
     docs = random_docs(seed=0)
     seqs = TokenSequences.from_documents(docs, n_terms=12)
     C = cooccurrence(sequences=seqs, context=context, window=window)
@@ -333,11 +334,29 @@ def test_prune_threshold_and_combined():
     np.testing.assert_array_equal(both != 0, naive_top_k(M, 2) & (M >= 0.5))
 
 
-def test_prune_in_blocks_matches(monkeypatch):
-    M = sp.csr_matrix(random_symmetric(seed=10, n=30))
-    expected = prune(M, top_k=3).toarray()
-    monkeypatch.setattr(ctx, "_PRUNE_CHUNK", 5)
-    np.testing.assert_array_equal(prune(M, top_k=3).toarray(), expected)
+@pytest.mark.parametrize("threads", [1, 3])
+def test_prune_in_blocks_matches_naive(monkeypatch, threads):
+    monkeypatch.setenv("SEMNMF_NUM_THREADS", str(threads))
+    M = random_symmetric(seed=10, n=30)
+    P = prune(M, top_k=3, symmetric=False).toarray()
+    np.testing.assert_array_equal(P != 0, naive_top_k(M, 3) & (M != 0))
+
+
+def test_prune_does_not_modify_its_input():
+    dense = random_symmetric(seed=11, n=20)
+    M = sp.csr_matrix(dense)
+    # the same matrix with the columns of every row stored in reverse order
+    rows = [slice(M.indptr[i], M.indptr[i + 1]) for i in range(M.shape[0])]
+    unsorted = sp.csr_matrix((np.concatenate([M.data[r][::-1] for r in rows]),
+                              np.concatenate([M.indices[r][::-1] for r in rows]),
+                              M.indptr.copy()), shape=M.shape)
+    assert not unsorted.has_sorted_indices
+    expected = prune(dense, top_k=2).toarray()
+    for A in (M, unsorted):
+        before = (A.data.copy(), A.indices.copy(), A.indptr.copy())
+        np.testing.assert_array_equal(prune(A, top_k=2).toarray(), expected)
+        for a, b in zip(before, (A.data, A.indices, A.indptr)):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_prune_ties_and_negative_values():

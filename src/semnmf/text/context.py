@@ -38,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._utils.validation import check_matrix, check_positive_int
+from ._context_kernels import pattern_mask, pmi_inplace, top_k_mask, window_cooccurrence
 
 __all__ = ["TokenSequences", "cooccurrence", "association", "prune", "word_context",
            "estimate_nnz", "budget_top_k", "NnzEstimate", "prune_to_budget"]
@@ -45,10 +46,6 @@ __all__ = ["TokenSequences", "cooccurrence", "association", "prune", "word_conte
 CONTEXTS = ("document", "sentence", "window")
 ASSOCIATIONS = ("pmi", "ppmi", "sppmi")
 
-# Number of word pairs buffered before they are folded into a sparse matrix (window and
-# sentence contexts), and number of stored entries sorted at once by `prune`.
-_PAIR_CHUNK = 1 << 22
-_PRUNE_CHUNK = 1 << 23
 
 
 @dataclass
@@ -218,70 +215,6 @@ def _gram_cooccurrence(counts, min_count, block_size):
     return sp.csr_matrix(sp.vstack(blocks, format="csr"))
 
 
-class _PairCounter:
-    """Accumulate unordered word pairs (a, b), a != b, into a symmetric count matrix.
-
-    Pairs are buffered, then folded into upper-triangular CSR matrices (sparse addition sums
-    duplicates). Partial matrices are merged like a binary counter, so the total work stays
-    close to linear even when there are many chunks.
-    """
-
-    def __init__(self, n_terms, dtype):
-        self.n_terms = n_terms
-        self.dtype = dtype
-        self._left, self._right, self._n_buffered = [], [], 0
-        self._parts = []
-
-    def add(self, left, right):
-        distinct = left != right
-        self._left.append(left[distinct])
-        self._right.append(right[distinct])
-        self._n_buffered += int(np.count_nonzero(distinct))
-        if self._n_buffered >= _PAIR_CHUNK:
-            self._flush()
-
-    def _flush(self):
-        if not self._n_buffered:
-            return
-        left, right = np.concatenate(self._left), np.concatenate(self._right)
-        self._left, self._right, self._n_buffered = [], [], 0
-        # count each unordered pair once, in the upper triangle
-        rows, cols = np.minimum(left, right), np.maximum(left, right)
-        upper = sp.csr_matrix((np.ones(left.size, dtype=self.dtype), (rows, cols)),
-                              shape=(self.n_terms, self.n_terms))
-        self._parts.append(upper)
-        while len(self._parts) > 1 and self._parts[-2].nnz <= 2 * self._parts[-1].nnz:
-            last = self._parts.pop()
-            self._parts[-1] = self._parts[-1] + last
-
-    def result(self):
-        """Symmetric count matrix C = U + Uᵀ."""
-        self._flush()
-        upper = sp.csr_matrix((self.n_terms, self.n_terms), dtype=self.dtype)
-        for part in self._parts:
-            upper = upper + part
-        return sp.csr_matrix(upper + upper.T)
-
-
-def _offset_cooccurrence(tokens, ptr, max_offset, n_terms, dtype):
-    """Count pairs of positions p < q <= p + max_offset inside the same segment of ``ptr``.
-
-    One vectorized pass per offset o = 1..max_offset. ``positions`` holds the positions that
-    still have a partner o tokens further in their segment; it shrinks every round, so the
-    total work equals the number of pairs.
-    """
-    counter = _PairCounter(n_terms, dtype)
-    positions = np.arange(tokens.size)
-    segment_end = np.repeat(ptr[1:], np.diff(ptr))
-    for offset in range(1, max_offset + 1):
-        alive = positions + offset < segment_end
-        positions, segment_end = positions[alive], segment_end[alive]
-        if positions.size == 0:
-            break
-        counter.add(tokens[positions], tokens[positions + offset])
-    return counter.result()
-
-
 def cooccurrence(*, counts=None, sequences=None, context="document", window=10, min_count=1,
                  dtype=np.float64, block_size=2048):
     """Word-word co-occurrence counts C (NSF section 3, the input of eq. (3)).
@@ -367,10 +300,10 @@ def cooccurrence(*, counts=None, sequences=None, context="document", window=10, 
     tokens, doc_ptr, sent_ptr, n_terms = _check_sequences(sequences)
     if context == "window":
         window = check_positive_int(window, "window")
-        C = _offset_cooccurrence(tokens, doc_ptr, window, n_terms, dtype)
+        C = window_cooccurrence(tokens, doc_ptr, window, n_terms, dtype)
     else:  # sentence: every pair, up to the longest sentence
         longest = int(np.diff(sent_ptr).max()) if sent_ptr.size > 1 else 0
-        C = _offset_cooccurrence(tokens, sent_ptr, longest - 1, n_terms, dtype)
+        C = window_cooccurrence(tokens, sent_ptr, max(longest - 1, 0), n_terms, dtype)
     if min_count > 1:
         C = _keep_entries(C, C.data >= min_count)
     return C
@@ -428,49 +361,29 @@ def association(C, kind="ppmi", shift=2, dtype=None):
     if not sp.issparse(C):
         C = sp.csr_matrix(C)
     if dtype is None:
-        dtype = C.dtype
+        dtype = C.dtype if np.issubdtype(C.dtype, np.floating) else np.float64
+    C = sp.csr_matrix(C)
+    M = sp.csr_matrix((C.data.astype(dtype, copy=True), C.indices.copy(), C.indptr.copy()),
+                      shape=C.shape)
+    return _association_inplace(M, kind, shift)
+
+
+def _association_inplace(C, kind, shift):
+    """:func:`association` of a CSR matrix of counts we own: its data become the
+    association values in place, and its zeros are dropped in place (no second matrix)."""
     row_sums = np.asarray(C.sum(axis=1, dtype=np.float64)).ravel()
     col_sums = np.asarray(C.sum(axis=0, dtype=np.float64)).ravel()
     # log c_jj' + log c.. - log c_j. - log c_.j' on the stored entries, in place
     with np.errstate(divide="ignore"):  # empty rows/columns have no stored entries
         log_rows, log_cols = np.log(row_sums), np.log(col_sums)
         log_total = np.log(row_sums.sum())  # -inf only when C is empty: no entry to shift
-    pmi = np.log(C.data, dtype=np.float64)
-    pmi += log_total - (np.log(shift) if kind == "sppmi" else 0.0)
-    pmi -= np.repeat(log_rows, np.diff(C.indptr))
-    pmi -= log_cols[C.indices]
-    if kind != "pmi":
-        np.maximum(pmi, 0.0, out=pmi)
-    M = sp.csr_matrix((pmi.astype(dtype, copy=False), C.indices.copy(), C.indptr.copy()),
-                      shape=C.shape)
-    M.eliminate_zeros()
-    return M
+    offset = log_total - (np.log(shift) if kind == "sppmi" else 0.0)
+    pmi_inplace(C.indptr, C.indices, C.data, log_rows, log_cols, offset, kind != "pmi")
+    C.eliminate_zeros()
+    return C
 
 
 # -------------------------------------------------------------------------------- prune
-
-
-def _top_k_mask(M, top_k):
-    """Boolean mask over M.data: True for the top_k largest entries of each row.
-
-    Entries are sorted by (row, -value) with a stable sort, in blocks of whole rows; ties
-    keep the lower column index. The sort key is the complex number ``row - 1j * value``:
-    numpy orders complex numbers lexicographically (real part, then imaginary part), exactly
-    like ``np.lexsort((-value, row))`` but several times faster.
-    """
-    keep = np.zeros(M.nnz, dtype=bool)
-    indptr, n_rows = M.indptr, M.shape[0]
-    start = 0
-    while start < n_rows:
-        stop = np.searchsorted(indptr, indptr[start] + _PRUNE_CHUNK, side="right") - 1
-        stop = min(max(stop, start + 1), n_rows)
-        lo, hi = indptr[start], indptr[stop]
-        rows = np.repeat(np.arange(start, stop), np.diff(indptr[start:stop + 1]))
-        order = np.argsort(rows - 1j * M.data[lo:hi], kind="stable")
-        rank = np.arange(hi - lo) - (indptr[rows[order]] - lo)
-        keep[lo + order[rank < top_k]] = True
-        start = stop
-    return keep
 
 
 def prune(M, *, top_k=None, threshold=None, symmetric=True):
@@ -518,21 +431,23 @@ def prune(M, *, top_k=None, threshold=None, symmetric=True):
         raise ValueError(
             f"symmetric=True needs a square matrix, got shape {M.shape}; pass symmetric=False."
         )
-    M = sp.csr_matrix(M, copy=True)
-    M.sort_indices()
+    M = sp.csr_matrix(M)  # no copy of a CSR input: M is only read below
+    if not M.has_sorted_indices:
+        M = M.sorted_indices()
     keep = np.ones(M.nnz, dtype=bool)
     if threshold is not None:
         keep &= M.data >= threshold
     if top_k is not None:
         # the top_k of the row that pass the threshold are the top_k of those passing it
-        keep &= _top_k_mask(M, top_k)
+        keep &= top_k_mask(M, top_k)
     kept = _keep_entries(M, keep)
     if not symmetric:
         return kept
     kept.data = np.ones_like(kept.data)
-    pattern = kept + kept.T  # union of the kept pattern and its transpose
-    pattern.data = np.ones_like(pattern.data)
-    result = sp.csr_matrix(M.multiply(pattern))
+    pattern = sp.csr_matrix(kept + kept.T)  # union of the kept pattern and its transpose
+    pattern.sort_indices()
+    # M's values on the pattern (a transposed position that M does not store stays empty)
+    result = _keep_entries(M, pattern_mask(M, pattern))
     result.eliminate_zeros()
     return result
 
@@ -723,7 +638,7 @@ def _stream_document_context(counts, *, kind, shift, min_count, top_k, threshold
         if threshold is not None:
             keep &= block.data >= threshold
         if top_k is not None:
-            keep &= _top_k_mask(block, top_k)
+            keep &= top_k_mask(block, top_k)
         kept.append(_keep_entries(block, keep))
     K = sp.csr_matrix(sp.vstack(kept, format="csr")) if kept else sp.csr_matrix(
         (0, n_terms), dtype=dtype)
@@ -812,7 +727,8 @@ def word_context(*, counts=None, sequences=None, context="document", window=10,
             return _finish(M, nnz_before, max_nnz, use_k, budget_k, info, return_info)
     C = cooccurrence(counts=counts, sequences=sequences, context=context, window=window,
                      min_count=min_count, dtype=dtype)
-    M = _association(C, kind=association, shift=shift, dtype=dtype)
+    _check_option(association, "association", ASSOCIATIONS)
+    M = _association_inplace(C, association, shift)  # C is ours: no copy
     del C
     return prune_to_budget(M, top_k=top_k, threshold=threshold, max_nnz=max_nnz,
                            info=info, return_info=return_info)

@@ -1,0 +1,122 @@
+"""What the default `semnmf cluster SOURCE -k K` costs, against one NMF fit (issue 14's
+target: wall time <= 3x one NMF fit plus building X and M; peak memory <= 1 GB on NG20).
+
+    python benchmarks/bench_default_cost.py [--corpora a,b] [--repeats 3]
+
+Per corpus, in one process and one after the other (medians of ``--repeats``): building X
+(TF-IDF), building the default word-context matrix M exactly as the command line does
+(window PPMI when raw text exists, else document SPPMI pruned to 50 contexts per word; the
+5,000,000-non-zero budget), one fit of the default (SemanticNMF, KL loss, λ = 1), one fit
+of our NMF (Frobenius, spherical k-means start, the unit of the target), and one fit of
+scikit-learn's NMF (its default solver and init) for reference. Then the peak resident
+memory of the whole command `semnmf cluster SOURCE -k K` (a child process, its maximum RSS).
+Writes benchmarks/results/default_cost.md.
+"""
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from _common import data_root, machine_line, write_markdown
+
+ORDER = ["cstr", "classic3", "bbc", "ng5", "classic4", "agnews", "searchsnippets", "m10",
+         "ng20_cai", "ng20"]
+
+
+def timed(fn, repeats):
+    times, out = [], None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times)), out
+
+
+def measure(name, repeats):
+    from sklearn.decomposition import NMF as SkNMF
+
+    from semnmf import NMF, SemanticNMF, load_dataset
+    from semnmf.experiments.methods import get_method
+    from semnmf.metrics import nmi
+
+    corpus = load_dataset(os.path.join(data_root(), name))
+    k = corpus.n_classes
+    x_sec, X = timed(corpus.tfidf, repeats)
+    method = get_method("snmf-kl")
+    if corpus.texts is not None:
+        options = dict(context="window", window=10)
+    else:
+        options = dict(context="document", **method.counts_context)
+    m_sec, M = timed(lambda: corpus.word_context(max_nnz=5_000_000, **options), repeats)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d_sec, model = timed(lambda: SemanticNMF(k, loss="kl", lam=1.0, random_state=0)
+                             .fit(X, M=M), repeats)
+        n_sec, nmf = timed(lambda: NMF(k, random_state=0).fit(X), repeats)
+        s_sec, _ = timed(lambda: SkNMF(k, random_state=0).fit(X), repeats)
+    y = corpus.labels
+    return {"name": name, "n": X.shape[0], "k": k, "ctx": options["context"],
+            "nnz_M": int(M.nnz), "X": x_sec, "M": m_sec, "default": d_sec, "nmf": n_sec,
+            "sk": s_sec, "nmi_default": nmi(y, model.labels_), "nmi_nmf": nmi(y, nmf.labels_),
+            "iters": int(model.n_iter_)}
+
+
+def peak_rss_mb(name, k, tmp):
+    """Peak RSS (MB) and wall seconds of `semnmf cluster` in a child process: the largest
+    ru_maxrss of the children so far, so call it once, for the largest corpus."""
+    cmd = [sys.executable, "-m", "semnmf", "cluster", os.path.join(data_root(), name),
+           "-k", str(k), "--out", os.path.join(tmp, f"run-{name}"), "--quiet"]
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    sec = time.perf_counter() - t
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, sec
+
+
+def main(argv=None):
+    import tempfile
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--corpora", default=",".join(ORDER))
+    p.add_argument("--repeats", type=int, default=3)
+    args = p.parse_args(argv)
+    rows = []
+    for name in args.corpora.split(","):
+        r = measure(name, args.repeats)
+        print(r, flush=True)
+        rows.append(r)
+    lines = ["| corpus | docs | k | M (nnz) | X (s) | M (s) | default fit (s) | NMF fit (s) | "
+             "scikit-learn NMF (s) | default fit / NMF fit | (X + M + default) / "
+             "(3 NMF + X + M) | NMI default / NMF |", "|---|" + "---|" * 11]
+    for r in rows:
+        target = (r["X"] + r["M"] + r["default"]) / (3 * r["nmf"] + r["X"] + r["M"])
+        lines.append(f"| {r['name']} | {r['n']:,} | {r['k']} | {r['ctx']} {r['nnz_M']:,} | "
+                     f"{r['X']:.2f} | {r['M']:.2f} | {r['default']:.2f} ({r['iters']} it) | "
+                     f"{r['nmf']:.2f} | {r['sk']:.2f} | {r['default'] / r['nmf']:.1f}× | "
+                     f"{target:.2f} | {r['nmi_default']:.3f} / {r['nmi_nmf']:.3f} |")
+    ratios = [r["default"] / r["nmf"] for r in rows]
+    targets = [(r["X"] + r["M"] + r["default"]) / (3 * r["nmf"] + r["X"] + r["M"]) for r in rows]
+    with tempfile.TemporaryDirectory() as tmp:
+        big = [r for r in rows if r["name"] == "ng20"]
+        rss, sec = peak_rss_mb("ng20", big[0]["k"], tmp) if big else (None, None)
+    summary = (f"Default fit / NMF fit: median {np.median(ratios):.1f}×, largest "
+               f"{max(ratios):.1f}×. Target ratio (X + M + default fit) / (3 NMF fits + X + M) "
+               f"≤ 1 on {sum(t <= 1 for t in targets)}/{len(targets)} corpora (largest "
+               f"{max(targets):.2f}).")
+    if rss is not None:
+        summary += (f" Peak memory of `semnmf cluster ng20 -k 20` (the whole command: loading, "
+                    f"X, M, fit, topics, files): {rss:,.0f} MB, {sec:.0f} s wall.")
+    write_markdown("default_cost.md", "What the default costs", [
+        (None, f"Machine: {machine_line()}; threads: the library's default "
+               f"({os.environ.get('SEMNMF_NUM_THREADS') or os.cpu_count()}). Medians of "
+               f"{args.repeats} runs. Reproduce: `python benchmarks/bench_default_cost.py`."),
+        ("Summary", summary), ("Per corpus", "\n".join(lines))])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""Compiled kernels of the word-context matrix: window/sentence co-occurrence counts built
+row by row, and the per-row top-k selection of the pruning.
+
+Co-occurrence (:func:`window_cooccurrence`) follows Gustavson's row-by-row sparse product:
+the positions of each word are read from an inverted index (positions sorted by word), the
+partners within the window of each position are counted in a dense accumulator of length
+``n_terms``, and the row is written out with its columns sorted. A first pass counts each
+row's distinct partners, so the CSR arrays are allocated once at their exact size: memory
+is the result plus the token stream and its index, never a list of pairs. Words are cut
+into blocks, one per task of the shared thread pool (the kernels release the GIL).
+"""
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+from .._utils.parallel import n_threads, thread_pool
+
+
+@numba.njit(cache=True, nogil=True)
+def _rows_pass(words_lo, words_hi, tokens, seg_start, seg_end, order, word_ptr, window,
+               n_terms, indptr, indices, data, numeric):
+    """One pass over the rows ``words_lo:words_hi``: with ``numeric=False`` store each
+    row's number of distinct partners in ``indptr[j + 1]``; with ``numeric=True`` write the
+    row's sorted columns and counts at ``indptr[j]``."""
+    acc = np.zeros(n_terms, dtype=np.float64)
+    seen = np.zeros(n_terms, dtype=np.bool_)
+    touched = np.empty(n_terms, dtype=np.int64)
+    for j in range(words_lo, words_hi):
+        n_touched = 0
+        for r in range(word_ptr[j], word_ptr[j + 1]):
+            p = order[r]
+            lo = max(seg_start[p], p - window)
+            hi = min(seg_end[p], p + window + 1)
+            for q in range(lo, hi):
+                t = tokens[q]
+                if t == j:  # self pairs (and the position itself) are not counted
+                    continue
+                if not seen[t]:
+                    seen[t] = True
+                    touched[n_touched] = t
+                    n_touched += 1
+                acc[t] += 1.0
+        if numeric:
+            cols = np.sort(touched[:n_touched])
+            base = indptr[j]
+            for i in range(n_touched):
+                t = cols[i]
+                indices[base + i] = t
+                data[base + i] = acc[t]
+        else:
+            indptr[j + 1] = n_touched
+        for i in range(n_touched):
+            t = touched[i]
+            acc[t] = 0.0
+            seen[t] = False
+
+
+def window_cooccurrence(tokens, ptr, window, n_terms, dtype):
+    """Symmetric co-occurrence counts: ``C[j, j']`` = number of ordered pairs of positions
+    (p, q), 0 < |p - q| <= ``window``, inside one segment of ``ptr`` (documents or
+    sentences), word j at p and word j' != j at q. Zero diagonal; CSR with sorted indices."""
+    tokens = np.ascontiguousarray(tokens, dtype=np.int64)
+    ptr = np.asarray(ptr, dtype=np.int64)
+    lengths = np.diff(ptr)
+    seg_start = np.repeat(ptr[:-1], lengths)
+    seg_end = np.repeat(ptr[1:], lengths)
+    order = np.argsort(tokens, kind="stable")
+    word_ptr = np.zeros(n_terms + 1, dtype=np.int64)
+    np.cumsum(np.bincount(tokens, minlength=n_terms), out=word_ptr[1:])
+    # blocks of words with about equal numbers of positions, a few per thread
+    workers = n_threads()
+    n_blocks = min(n_terms, 4 * workers) if n_terms else 0
+    targets = np.linspace(0, tokens.size, n_blocks + 1)[1:-1]
+    cuts = np.unique(np.concatenate(([0], np.searchsorted(word_ptr, targets), [n_terms])))
+    blocks = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
+    indptr = np.zeros(n_terms + 1, dtype=np.int64)
+    empty_i, empty_f = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float64)
+
+    def run(arrays, numeric):
+        indices, data = arrays
+
+        def work(block):
+            _rows_pass(block[0], block[1], tokens, seg_start, seg_end, order, word_ptr,
+                       int(window), n_terms, indptr, indices, data, numeric)
+        list(thread_pool(workers).map(work, blocks))
+
+    run((empty_i, empty_f), False)
+    np.cumsum(indptr, out=indptr)
+    nnz = int(indptr[-1])
+    index_dtype = np.int32 if max(nnz, n_terms) < np.iinfo(np.int32).max else np.int64
+    indices = np.empty(nnz, dtype=index_dtype)
+    data = np.empty(nnz, dtype=np.float64)
+    run((indices, data), True)
+    data = data.astype(dtype, copy=False)
+    C = sp.csr_matrix((data, indices, indptr.astype(index_dtype, copy=False)),
+                      shape=(n_terms, n_terms))
+    C.has_sorted_indices = True
+    return C
+
+
+@numba.njit(cache=True, nogil=True)
+def _top_k_rows(rows_lo, rows_hi, indptr, data, top_k, keep):
+    for i in range(rows_lo, rows_hi):
+        lo, hi = indptr[i], indptr[i + 1]
+        if hi - lo <= top_k:
+            keep[lo:hi] = True
+            continue
+        # stable sort by decreasing value: ties keep the lower column (indices are sorted)
+        ranked = np.argsort(-data[lo:hi], kind="mergesort")
+        for r in range(top_k):
+            keep[lo + ranked[r]] = True
+
+
+def top_k_mask(M, top_k):
+    """Boolean mask over ``M.data`` (CSR, sorted indices): True for the ``top_k`` largest
+    entries of each row, ties to the lower column index."""
+    keep = np.zeros(M.nnz, dtype=np.bool_)
+    workers = n_threads()
+    n_rows = M.shape[0]
+    indptr = M.indptr.astype(np.int64, copy=False)
+    targets = np.linspace(0, M.nnz, 4 * workers + 1)[1:-1]
+    cuts = np.unique(np.concatenate(([0], np.searchsorted(indptr, targets), [n_rows])))
+    cuts = np.minimum(cuts, n_rows)
+    data = M.data
+
+    def work(block):
+        _top_k_rows(block[0], block[1], indptr, data, int(top_k), keep)
+    list(thread_pool(workers).map(work, list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))))
+    return keep
+
+
+@numba.njit(cache=True, nogil=True)
+def _pattern_rows(rows_lo, rows_hi, indptr, indices, p_indptr, p_indices, keep):
+    for i in range(rows_lo, rows_hi):
+        r, r_end = p_indptr[i], p_indptr[i + 1]
+        for e in range(indptr[i], indptr[i + 1]):
+            col = indices[e]
+            while r < r_end and p_indices[r] < col:
+                r += 1
+            if r == r_end:
+                break
+            keep[e] = p_indices[r] == col
+
+
+def pattern_mask(M, pattern):
+    """Boolean mask over ``M.data``: True where ``pattern`` (same shape) stores an entry.
+    Both CSR with sorted indices; a merge of the two column lists of each row."""
+    keep = np.zeros(M.nnz, dtype=np.bool_)
+    workers = n_threads()
+    n_rows = M.shape[0]
+    indptr = M.indptr.astype(np.int64, copy=False)
+    p_indptr = pattern.indptr.astype(np.int64, copy=False)
+    targets = np.linspace(0, M.nnz, 4 * workers + 1)[1:-1]
+    cuts = np.unique(np.concatenate(([0], np.searchsorted(indptr, targets), [n_rows])))
+    cuts = np.minimum(cuts, n_rows)
+    indices, p_indices = M.indices, pattern.indices
+
+    def work(block):
+        _pattern_rows(block[0], block[1], indptr, indices, p_indptr, p_indices, keep)
+    list(thread_pool(workers).map(work, list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))))
+    return keep
+
+
+@numba.njit(cache=True, nogil=True)
+def _pmi_rows(indptr, indices, data, log_rows, log_cols, offset, positive):
+    for i in range(indptr.size - 1):
+        for e in range(indptr[i], indptr[i + 1]):
+            value = np.log(np.float64(data[e])) + offset - log_rows[i] - log_cols[indices[e]]
+            if positive and value < 0.0:
+                value = 0.0
+            data[e] = value
+
+
+def pmi_inplace(indptr, indices, data, log_rows, log_cols, offset, positive):
+    """``data[e] = log(data[e]) + offset - log_rows[row] - log_cols[col]`` (NSF eq. (2)-(3))
+    over a CSR matrix, in place; clipped at 0 when ``positive``."""
+    _pmi_rows(indptr, indices, data, log_rows, log_cols, float(offset), bool(positive))
