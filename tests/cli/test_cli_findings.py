@@ -242,6 +242,22 @@ def test_non_integer_counts_are_warned(tmp_path, capsys):
     assert "non-integer" not in capsys.readouterr().err
 
 
+def test_window_on_a_counts_only_corpus_is_warned(tmp_path, capsys):
+    folder, corpus = _counts_folder(tmp_path, list(Corpus(make_planted()[0]).vocabulary))
+    out = tmp_path / "out"
+    assert main(["cluster", str(folder), "-k", "3", "--window", "5", "--out", str(out),
+                 "--max-iter", "30"]) == 0
+    err = capsys.readouterr().err
+    assert "--window 5 has no effect" in err and "document contexts" in err
+    run = read_run(out)
+    assert run["context"]["context"] == "document"
+    assert not any(key.startswith("_") for key in run["cli_arguments"])
+    # without --window, no notice
+    assert main(["cluster", str(folder), "-k", "3", "--out", str(tmp_path / "b"),
+                 "--max-iter", "30"]) == 0
+    assert "has no effect" not in capsys.readouterr().err
+
+
 def test_utf16_and_json_advice_names_the_cli_options(tmp_path, capsys):
     texts, labels = make_planted()
     wide = tmp_path / "wide.csv"

@@ -43,6 +43,10 @@ def test_tree_outputs(tree_run, capsys):
     assert run["method"] == "hiernmf2" and run["parameters"]["n_components"] == 3
     assert run["scores"]["nmi"] == pytest.approx(1.0)
     assert set(run["nmi_by_number_of_leaves"]) == {"2", "3"}
+    # the leaves' topics, scored as `semnmf cluster` scores its clusters' topics
+    quality = run["topic_quality"]
+    assert len(quality["npmi_per_topic"]) == 3
+    assert -1 <= quality["npmi"] <= 1 and 0 < quality["diversity"] <= 1
 
 
 def test_tree_prints_the_tree(planted45_csv, tmp_path, capsys):

@@ -171,6 +171,7 @@ def check_context_arguments(args, applies, where):
     check_number(args.min_count, "--min-count", low=1, integer=True)
     check_number(args.top_k, "--top-k", low=1, integer=True)
     check_number(args.max_nnz, "--max-nnz", low=0, integer=True)
+    args._window_given = args.window is not None  # not an argument: see word_context
     for name, value in CONTEXT_DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -265,6 +266,9 @@ def word_context(args, corpus, verbose, timings, association="ppmi", counts_cont
     from .._utils.progress import log
 
     context = corpus.default_context() if args.context == "auto" else args.context
+    if vars(args).pop("_window_given", False) and context != "window":
+        log(f"[yellow]warning:[/] --window {args.window} has no effect: {args.source} has no "
+            "raw text (counts only), so --context auto uses document contexts.", True)
     if counts_context and context == "document":
         if args.association is None:
             args.association = counts_context.get("association", association)

@@ -85,7 +85,7 @@ def check_arguments(args):
 
 
 def run(args):
-    from ..metrics import clustering_scores, nmi
+    from ..metrics import clustering_scores, nmi, topic_quality
     from ..models import HierarchicalNMF
     from ..pipelines.saved import SavedModel
     from ..report.results import run_record, write_tree_results
@@ -131,6 +131,8 @@ def run(args):
         "n_leaves": model.n_leaves_, "n_outliers": int(model.outliers_.size),
         "splits": model.splits_, "n_factorizations": model.n_factorizations_,
         "scores": scores, "nmi_by_number_of_leaves": snapshots,
+        # label-free quality of the leaves' topics, as `semnmf cluster` records it
+        "topic_quality": topic_quality(model.components_, corpus.counts()),
         **{key: common[key] for key in ("timings_seconds", "threads", "versions",
                                         "created")}})
     # strength of each document's leaf (its path of rank-2 shares); outliers: 0

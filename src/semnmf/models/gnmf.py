@@ -127,7 +127,7 @@ class _GraphRegularized:
             warnings.warn(
                 f"{int(isolated.sum())} document(s) have no neighbour in the graph (no term "
                 "in common with any other document, or an empty row of A); the graph term "
-                "does not constrain them.", UserWarning)
+                "does not constrain them.", UserWarning, stacklevel=2)
         self.affinity_matrix_ = A
         self.graph_lambda_ = effective_graph_lambda(graph_lam, A, self.lam_scale)
 

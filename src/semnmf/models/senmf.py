@@ -164,7 +164,7 @@ class SeNMF(_BaseNMF):
             warnings.warn("the word-context matrix M is all zero (no pair of words is "
                           "associated above the shift), so SeNMF reduces to NMF; pass a "
                           "richer M (e.g. corpus.word_context('window', association="
-                          "'sppmi')) or a smaller shift.", UserWarning)
+                          "'sppmi')) or a smaller shift.", UserWarning, stacklevel=2)
         return M, effective_lambda(self.lam, X, M, self.lam_scale)
 
     _context_factor = False  # M ≈ W S Wᵀ: no Q, no Mᵀ

@@ -78,7 +78,7 @@ def _fit_graph(est, X, A):
         warnings.warn(
             f"{int(isolated.sum())} document(s) have no neighbour in the similarity graph "
             "(no term in common with any other document, or an empty row of A); they get "
-            "label -1.", UserWarning)
+            "label -1.", UserWarning, stacklevel=2)
     est.affinity_matrix_ = A
     est.n_neighbors_ = q
     return X, A, isolated

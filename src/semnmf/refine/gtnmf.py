@@ -420,7 +420,7 @@ class GTNMF(ClusterMixin, BaseEstimator):
             warnings.warn(
                 "all memberships are hard (one-hot): pure strategies are fixed points of the "
                 "replicator dynamics, so nothing can change. Pass soft memberships or smoothing > 0.",
-                UserWarning)
+                UserWarning, stacklevel=2)
 
         if self.metric == "precomputed":
             self.n_neighbors_ = None
@@ -448,7 +448,7 @@ class GTNMF(ClusterMixin, BaseEstimator):
             warnings.warn(
                 f"Maximum number of iterations {self.max_iter} reached before the change of the "
                 f"strategies fell under tol={self.tol} (last change {history[-1]:.3g}). "
-                "Increase max_iter to improve convergence.", ConvergenceWarning)
+                "Increase max_iter to improve convergence.", ConvergenceWarning, stacklevel=2)
         labels = np.argmax(strategies, axis=1).astype(np.int64)
         isolated = np.diff(A.indptr) == 0
         labels[zero & isolated] = -1           # no membership and no neighbour: no cluster

@@ -126,7 +126,9 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
                         and os.path.exists(source) else None),
         "corpus": None if corpus is None else corpus.name,
         "parameters": params,
-        "cli_arguments": cli_arguments,
+        # the command line's private notes (names starting with "_") are not arguments
+        "cli_arguments": None if cli_arguments is None else {
+            key: value for key, value in cli_arguments.items() if not key.startswith("_")},
         "context": context,
         "data": None if X is None else data_record(corpus, X, weighting),
         "cluster_sizes": {str(c): int(n) for c, n in zip(clusters, sizes)},

@@ -215,5 +215,5 @@ def symnmf_anls(A, H, *, alpha=None, max_iter=500, tol=1e-3, verbose=0, descript
         warnings.warn(
             f"Maximum number of iterations {max_iter} reached before the projected gradient "
             f"fell under tol={tol} times its first value. Increase max_iter to improve "
-            "convergence.", ConvergenceWarning)
+            "convergence.", ConvergenceWarning, stacklevel=2)
     return H, W, AH, history, n_iter, converged, alpha
