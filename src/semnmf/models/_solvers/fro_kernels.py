@@ -45,7 +45,9 @@ from ..._utils.parallel import n_threads, row_blocks, thread_pool
 _FASTMATH = {"reassoc", "contract", "nsz"}
 
 # Below this many non-zeros one thread does the whole pass (a thread hand-off costs
-# more than the work).
+# more than the work), and a pass uses at most one thread per this many non-zeros: on a
+# 16-core machine, 16 threads on CLASSIC4's 247,158 non-zeros made a sweep 2.3x slower
+# than 2 threads (benchmarks/results/speed.md).
 _MIN_NNZ_FOR_THREADS = 50_000
 
 # Blocks per thread: more blocks than threads lets a thread that is slowed down on a
@@ -186,7 +188,8 @@ class CSRKernel:
         self.dtype = dtype
         self.nnz = int(A.nnz)
         self.indptr, self.indices, self.data = A.indptr, A.indices, A.data
-        self.workers = n_threads()
+        nnz_both = self.nnz + (0 if partner is None else int(partner.nnz))
+        self.workers = min(n_threads(), max(1, -(-nnz_both // _MIN_NNZ_FOR_THREADS)))
         self.blocks = self._blocks(self.indptr, self.nnz)
         self.partner = partner
         if partner is not None:
