@@ -70,6 +70,23 @@ def test_empty_documents_get_minus_one(data):
     assert np.array_equal(local.labels_, blocked.labels_)
 
 
+def test_strengths_computed_in_the_blocks_equal_those_of_the_gathered_z(data):
+    from semnmf.pipelines.saved import memberships_from_factors
+
+    X, _ = data
+    X = sp.vstack([X[:20], sp.csr_matrix((1, X.shape[1])), X[20:]], format="csr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        Z = NMF(4, max_iter=20, random_state=0).fit_transform(X)
+    model = NMF(4, max_iter=20, random_state=0)
+    result = distributed.fit_estimator(model, _blocks(X, 50), gather=False)
+    assert not hasattr(result, "shape")  # the fit, not a gathered Z
+    assert result.strengths[20] == 0 and model.labels_[20] == -1
+    np.testing.assert_allclose(result.strengths, memberships_from_factors(Z, model.labels_),
+                               rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(result.Z(), Z, rtol=1e-8, atol=1e-12)
+
+
 def test_sampled_start_for_large_corpora(data, monkeypatch):
     X, y = data
     monkeypatch.setattr(distributed, "CLIENT_START_MAX_NNZ", 0)

@@ -80,11 +80,12 @@ def _sharded(source):
 def run_dask(args, out, verbose, timings, t0):
     """The ``cluster`` command on the Dask engine; writes the result folder (without a
     saved model for a sharded corpus, whose vectorizer lives in shards)."""
-    from .._utils.blocks import BlockedMatrix, start_client
+    from .._utils.blocks import BlockedMatrix, start_client, trim_workers
     from .._utils.progress import log
     from ..experiments.methods import CLI_METHODS
     from ..metrics import clustering_scores, top_terms, topic_quality
-    from ..pipelines.saved import SavedModel, memberships_from_factors
+    from ..models.blocked import fit_estimator
+    from ..pipelines.saved import SavedModel
     from ..text.shards import ShardedCorpus
     from ._common import corpus_options, load_corpus, logged_warnings, word_context
     from .cluster import build_model, write_run
@@ -105,6 +106,7 @@ def run_dask(args, out, verbose, timings, t0):
             log(f"{corpus}", verbose)
             t = time.perf_counter()
             X = corpus.blocks(args.weighting)
+            trim_workers(client)  # the two tokenizing passes' freed strings
             timings["vectorize"] = time.perf_counter() - t
         else:
             corpus, X_local = load_corpus(args, verbose, timings, t0)
@@ -120,7 +122,8 @@ def run_dask(args, out, verbose, timings, t0):
         model = build_model(args, verbose)
         t = time.perf_counter()
         with logged_warnings():
-            memberships = model.fit_transform(X, **({"M": M} if M is not None else {}))
+            # Z stays on the workers: only the labels and strengths come back
+            strength = fit_estimator(model, X, M=M, gather=False).strengths
         labels = model.labels_
         timings["fit"] = time.perf_counter() - t
         nnz = X.nnz
@@ -131,7 +134,6 @@ def run_dask(args, out, verbose, timings, t0):
         cluster = getattr(client, "cluster", None)
         if cluster is not None and args.scheduler is None:
             cluster.close()
-    strength = memberships_from_factors(memberships, labels)
     components = model.components_
     topics = top_terms(components, corpus.vocabulary, args.top)
     scores = clustering_scores(corpus.labels, labels) if corpus.labels is not None else None

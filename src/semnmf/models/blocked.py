@@ -21,7 +21,8 @@ from .._utils.blocks import BlockedMatrix
 from .._utils.progress import log
 from ._solvers import mu as _mu
 from ._solvers.distributed import (BlockedFrobeniusProblem, _assign_sums, _assign, _cut,
-                                   _facts, _labels, _rows, _scale, _squares)
+                                   _facts, _labels_and_strengths, _rows, _scale,
+                                   _squares)
 from ._solvers.frobenius import transpose_csr
 
 # Largest corpus (non-zeros of X) whose start is computed on the client, identical to the
@@ -82,9 +83,11 @@ def blocked_start(X, n_components, strategy, rng, Z0=None, W0=None):
 class BlockedFit:
     """The result of :func:`fit_blocked`: the kept run's problem and its summary."""
 
-    def __init__(self, problem, n_iter, history, norms, errors, labels):
+    def __init__(self, problem, n_iter, history, norms, errors, labels, strengths):
         self.problem, self.n_iter, self.history = problem, n_iter, history
         self.norms, self.errors, self.labels = norms, errors, labels
+        # each document's share of its cluster in its row of Z, computed on the workers
+        self.strengths = strengths
 
     def Z(self):
         """Z (n x k) gathered on the client."""
@@ -134,13 +137,17 @@ def fit_blocked(X, n_components, *, M=None, lam=0.0, start=None, n_init=1, max_i
     problem.W *= norms
     if M is not None:
         problem.Q /= norms
-    labels = np.concatenate(ex.gather(ex.map2(_labels, problem.Z, X.blocks)))
-    return BlockedFit(problem, n_iter, history, norms, errors, labels)
+    parts = ex.gather(ex.map2(_labels_and_strengths, problem.Z, X.blocks))
+    labels = np.concatenate([part[0] for part in parts])
+    strengths = np.concatenate([part[1] for part in parts])
+    return BlockedFit(problem, n_iter, history, norms, errors, labels, strengths)
 
 
-def fit_estimator(estimator, X, M=None, client=None):
+def fit_estimator(estimator, X, M=None, client=None, *, gather=True):
     """``estimator.fit_transform`` for X given as row blocks (NMF and SemanticNMF): sets
-    the same fitted attributes as the local engine and returns Z (gathered)."""
+    the same fitted attributes as the local engine and returns Z (gathered), or with
+    ``gather=False`` the :class:`BlockedFit`, whose Z stays on the workers (its
+    ``labels`` and ``strengths`` are on the client: 16 bytes a document, not 8 k)."""
     from .._utils.validation import check_matrix, check_n_components
     from .init import resolve_start
 
@@ -196,4 +203,4 @@ def fit_estimator(estimator, X, M=None, client=None):
     estimator.lambda_ = lam
     estimator.labels_ = result.labels
     estimator.engine_ = X.executor.name
-    return result.Z()
+    return result.Z() if gather else result

@@ -142,6 +142,13 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None, **fit_params):
         """Fit the model to the document-term matrix X and set ``labels_``."""
+        if is_blocked(X) and self._supports_blocks:  # Z stays on the workers
+            from .blocked import fit_estimator
+            from .online import ONLINE_ATTRIBUTES
+            for name in ONLINE_ATTRIBUTES:
+                self.__dict__.pop(name, None)
+            fit_estimator(self, X, gather=False, **fit_params)
+            return self
         self.fit_transform(X, y, **fit_params)
         return self
 

@@ -29,6 +29,7 @@ the estimators take as it is).
 import json
 import os
 import re
+import sys
 from collections import Counter
 
 import numpy as np
@@ -379,7 +380,8 @@ class ShardedCorpus(LabelsMixin):
         for scan in scans:  # merged here in shard order (one counter of words at a time)
             df, shard_labels, shard_ids = scan.result() if hasattr(scan, "result") else scan
             frequencies.merge(df)
-            labels.extend(shard_labels)
+            # a few distinct label strings, each stored once (not once per document)
+            labels.extend(sys.intern(y) if isinstance(y, str) else y for y in shard_labels)
             ids.extend(shard_ids)
             self.sizes.append(len(shard_labels))
         n = frequencies.n_documents
@@ -395,8 +397,12 @@ class ShardedCorpus(LabelsMixin):
                                              dtype=np.int64)
         # scikit-learn's smoothed idf from the global document frequencies
         self._idf = np.log((1.0 + n) / (1.0 + self.document_frequencies)) + 1.0
-        self.ids = np.asarray([str(i) if v is None else str(v) for i, v in enumerate(ids)],
-                              dtype=object)
+        if all(v is None for v in ids):  # row numbers: fixed-width strings, no objects
+            self.ids = np.arange(n).astype(f"<U{len(str(max(n - 1, 0)))}")
+        else:
+            self.ids = np.asarray([str(i) if v is None else str(v) for i, v in enumerate(ids)],
+                                  dtype=object)
+        del ids
         values = np.empty(n, dtype=object)
         values[:] = [None if is_missing_label(y) else y for y in labels]
         self.labels = None if all(y is None for y in values) else values
