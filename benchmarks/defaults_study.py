@@ -543,6 +543,16 @@ def loco(results, rows, candidates, criterion="margin"):
     return out
 
 
+def kept_conclusion(filename):
+    """The hand-written Conclusion section of a results file, kept when it is rewritten."""
+    path = os.path.join(RESULTS, filename)
+    if os.path.exists(path):
+        text = open(path, encoding="utf-8").read()
+        if "## Conclusion" in text:
+            return text.split("## Conclusion", 1)[1].split("\n## ", 1)[0].strip()
+    return "(to be written)"
+
+
 def cmd_report(args):
     from _common import table
 
@@ -761,14 +771,7 @@ def cmd_report(args):
                             "snmf-l10 (+M)", "snmfkl-hyb-l1 (+M)", "snmfkl-hyb-l10 (+M)",
                             "K1-mcla (all fits)", "B1-mcla (all fits)", "B1-mmm (all fits)"],
                            crow)))
-    # keep the hand-written conclusion
-    path = os.path.join(RESULTS, "defaults.md")
-    concl = None
-    if os.path.exists(path):
-        text = open(path, encoding="utf-8").read()
-        if "## Conclusion" in text:
-            concl = text.split("## Conclusion", 1)[1].split("\n## ", 1)[0].strip()
-    sections.insert(0, ("Conclusion", concl or "(to be written)"))
+    sections.insert(0, ("Conclusion", kept_conclusion("defaults.md")))
     write_markdown("defaults.md", "Choosing a robust default by leave-one-corpus-out", sections)
     with open(os.path.join(HERE, "cache", "defaults", "summary.json"), "w") as f:
         json.dump({"mean": mean, "best_base": best_base, "rows": rows}, f, indent=1)
@@ -862,14 +865,8 @@ def cmd_confirm(args):
              "rules as in defaults.md (`-doc` rows: the same X with document contexts only, "
              "what a counts-only corpus gets; hyb = window PPMI when the row has text, else "
              "document SPPMI pruned to top_k = 50). NMI = arithmetic-mean NMI.")
-    path = os.path.join(RESULTS, "defaults_10seeds.md")
-    concl = None
-    if os.path.exists(path):
-        text = open(path, encoding="utf-8").read()
-        if "## Conclusion" in text:
-            concl = text.split("## Conclusion", 1)[1].split("\n## ", 1)[0].strip()
     write_markdown("defaults_10seeds.md", "The default against the baselines, 10 seeds",
-                   [("Conclusion", concl or "(to be written)"), ("Setup", setup),
+                   [("Conclusion", kept_conclusion("defaults_10seeds.md")), ("Setup", setup),
                     ("Summary (margin = NMI − the best of skmeans, nmf, nmf-kl on the row)",
                      summary),
                     ("Leave-one-corpus-out among the finalists", loco_text),

@@ -59,25 +59,20 @@ def test_given_start_and_word_context_matrix(data):
                                rtol=1e-10)
 
 
-def test_empty_documents_get_minus_one(data):
-    X, _ = data
-    X = sp.vstack([X[:20], sp.csr_matrix((1, X.shape[1])), X[20:]], format="csr")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        local = NMF(4, max_iter=20, random_state=0).fit(X)
-    blocked = NMF(4, max_iter=20, random_state=0).fit(_blocks(X, 50))
-    assert blocked.labels_[20] == -1
-    assert np.array_equal(local.labels_, blocked.labels_)
-
-
-def test_strengths_computed_in_the_blocks_equal_those_of_the_gathered_z(data):
+def test_empty_documents_get_minus_one_and_strengths_come_from_the_blocks(data):
     from semnmf.pipelines.saved import memberships_from_factors
 
     X, _ = data
     X = sp.vstack([X[:20], sp.csr_matrix((1, X.shape[1])), X[20:]], format="csr")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        Z = NMF(4, max_iter=20, random_state=0).fit_transform(X)
+        local = NMF(4, max_iter=20, random_state=0)
+        Z = local.fit_transform(X)
+    blocked = NMF(4, max_iter=20, random_state=0).fit(_blocks(X, 50))
+    assert blocked.labels_[20] == -1
+    assert np.array_equal(local.labels_, blocked.labels_)
+    # fit_estimator(gather=False): Z stays in the blocks; labels and the strengths (each
+    # document's share of its cluster) are computed there, as from the gathered Z
     model = NMF(4, max_iter=20, random_state=0)
     result = distributed.fit_estimator(model, _blocks(X, 50), gather=False)
     assert not hasattr(result, "shape")  # the fit, not a gathered Z

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from semnmf.text import context as ctx
 from semnmf.text.context import (
     TokenSequences,
     association,

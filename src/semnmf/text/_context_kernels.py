@@ -14,7 +14,15 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from .._utils.parallel import n_threads, thread_pool
+from .._utils.parallel import n_threads, row_blocks, thread_pool
+
+
+def _over_row_blocks(work, indptr):
+    """``work(start, stop)`` on a few blocks of rows per thread of the shared pool, the
+    blocks of about equal non-zeros (``indptr`` counts them)."""
+    workers = n_threads()
+    blocks = row_blocks(np.asarray(indptr, dtype=np.int64), 4 * workers)
+    list(thread_pool(workers).map(lambda block: work(*block), blocks))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -68,22 +76,15 @@ def window_cooccurrence(tokens, ptr, window, n_terms, dtype):
     order = np.argsort(tokens, kind="stable")
     word_ptr = np.zeros(n_terms + 1, dtype=np.int64)
     np.cumsum(np.bincount(tokens, minlength=n_terms), out=word_ptr[1:])
-    # blocks of words with about equal numbers of positions, a few per thread
-    workers = n_threads()
-    n_blocks = min(n_terms, 4 * workers) if n_terms else 0
-    targets = np.linspace(0, tokens.size, n_blocks + 1)[1:-1]
-    cuts = np.unique(np.concatenate(([0], np.searchsorted(word_ptr, targets), [n_terms])))
-    blocks = list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))
     indptr = np.zeros(n_terms + 1, dtype=np.int64)
     empty_i, empty_f = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float64)
 
     def run(arrays, numeric):
         indices, data = arrays
-
-        def work(block):
-            _rows_pass(block[0], block[1], tokens, seg_start, seg_end, order, word_ptr,
-                       int(window), n_terms, indptr, indices, data, numeric)
-        list(thread_pool(workers).map(work, blocks))
+        # blocks of words with about equal numbers of positions, a few per thread
+        _over_row_blocks(lambda a, b: _rows_pass(
+            a, b, tokens, seg_start, seg_end, order, word_ptr, int(window), n_terms, indptr,
+            indices, data, numeric), word_ptr)
 
     run((empty_i, empty_f), False)
     np.cumsum(indptr, out=indptr)
@@ -116,17 +117,8 @@ def top_k_mask(M, top_k):
     """Boolean mask over ``M.data`` (CSR, sorted indices): True for the ``top_k`` largest
     entries of each row, ties to the lower column index."""
     keep = np.zeros(M.nnz, dtype=np.bool_)
-    workers = n_threads()
-    n_rows = M.shape[0]
-    indptr = M.indptr.astype(np.int64, copy=False)
-    targets = np.linspace(0, M.nnz, 4 * workers + 1)[1:-1]
-    cuts = np.unique(np.concatenate(([0], np.searchsorted(indptr, targets), [n_rows])))
-    cuts = np.minimum(cuts, n_rows)
-    data = M.data
-
-    def work(block):
-        _top_k_rows(block[0], block[1], indptr, data, int(top_k), keep)
-    list(thread_pool(workers).map(work, list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))))
+    indptr, data = M.indptr.astype(np.int64, copy=False), M.data
+    _over_row_blocks(lambda a, b: _top_k_rows(a, b, indptr, data, int(top_k), keep), indptr)
     return keep
 
 
@@ -147,18 +139,11 @@ def pattern_mask(M, pattern):
     """Boolean mask over ``M.data``: True where ``pattern`` (same shape) stores an entry.
     Both CSR with sorted indices; a merge of the two column lists of each row."""
     keep = np.zeros(M.nnz, dtype=np.bool_)
-    workers = n_threads()
-    n_rows = M.shape[0]
     indptr = M.indptr.astype(np.int64, copy=False)
     p_indptr = pattern.indptr.astype(np.int64, copy=False)
-    targets = np.linspace(0, M.nnz, 4 * workers + 1)[1:-1]
-    cuts = np.unique(np.concatenate(([0], np.searchsorted(indptr, targets), [n_rows])))
-    cuts = np.minimum(cuts, n_rows)
     indices, p_indices = M.indices, pattern.indices
-
-    def work(block):
-        _pattern_rows(block[0], block[1], indptr, indices, p_indptr, p_indices, keep)
-    list(thread_pool(workers).map(work, list(zip(cuts[:-1].tolist(), cuts[1:].tolist()))))
+    _over_row_blocks(lambda a, b: _pattern_rows(a, b, indptr, indices, p_indptr, p_indices,
+                                                keep), indptr)
     return keep
 
 
