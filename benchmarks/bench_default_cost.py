@@ -15,7 +15,6 @@ Writes benchmarks/results/default_cost.md.
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import time
