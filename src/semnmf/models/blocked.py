@@ -23,7 +23,6 @@ from ._solvers import mu as _mu
 from ._solvers.distributed import (BlockedFrobeniusProblem, _assign_sums, _assign, _cut,
                                    _facts, _labels_and_strengths, _rows, _scale,
                                    _squares)
-from ._solvers.frobenius import transpose_csr
 
 # Largest corpus (non-zeros of X) whose start is computed on the client, identical to the
 # local engine's (12 bytes a non-zero: 5M non-zeros are 60 MB).
@@ -115,6 +114,8 @@ def fit_blocked(X, n_components, *, M=None, lam=0.0, start=None, n_init=1, max_i
     distributed sweep, best run kept, Z normalized to unit-length columns, labels (argmax
     of each row of Z, -1 for documents without a term) computed in the blocks."""
     rng = check_random_state(random_state)
+    from ._solvers.frobenius import transpose_csr  # here: workers import this module
+    # for its block tasks and need no numba (see _solvers.distributed)
     Mt = transpose_csr(M) if M is not None else None
     strategy, Z0, W0 = start if start is not None else ("skmeans", None, None)
     if sqX is None:

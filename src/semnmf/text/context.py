@@ -38,7 +38,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._utils.validation import check_matrix, check_positive_int
-from ._context_kernels import pattern_mask, pmi_inplace, top_k_mask, window_cooccurrence
 
 __all__ = ["TokenSequences", "cooccurrence", "association", "prune", "word_context",
            "estimate_nnz", "budget_top_k", "NnzEstimate", "prune_to_budget"]
@@ -111,6 +110,15 @@ class TokenSequences:
             sent_ptr=np.asarray(sent_ptr, dtype=np.int64),
             n_terms=int(n_terms),
         )
+
+
+def _kernels():
+    """The compiled kernels (:mod:`._context_kernels`), imported when first needed: the
+    Dask workers that read shards import this module but never build M, and so never
+    load numba."""
+    from . import _context_kernels
+
+    return _context_kernels
 
 
 # --------------------------------------------------------------------------- validation
@@ -300,10 +308,10 @@ def cooccurrence(*, counts=None, sequences=None, context="document", window=10, 
     tokens, doc_ptr, sent_ptr, n_terms = _check_sequences(sequences)
     if context == "window":
         window = check_positive_int(window, "window")
-        C = window_cooccurrence(tokens, doc_ptr, window, n_terms, dtype)
+        C = _kernels().window_cooccurrence(tokens, doc_ptr, window, n_terms, dtype)
     else:  # sentence: every pair, up to the longest sentence
         longest = int(np.diff(sent_ptr).max()) if sent_ptr.size > 1 else 0
-        C = window_cooccurrence(tokens, sent_ptr, max(longest - 1, 0), n_terms, dtype)
+        C = _kernels().window_cooccurrence(tokens, sent_ptr, max(longest - 1, 0), n_terms, dtype)
     if min_count > 1:
         C = _keep_entries(C, C.data >= min_count)
     return C
@@ -378,7 +386,7 @@ def _association_inplace(C, kind, shift):
         log_rows, log_cols = np.log(row_sums), np.log(col_sums)
         log_total = np.log(row_sums.sum())  # -inf only when C is empty: no entry to shift
     offset = log_total - (np.log(shift) if kind == "sppmi" else 0.0)
-    pmi_inplace(C.indptr, C.indices, C.data, log_rows, log_cols, offset, kind != "pmi")
+    _kernels().pmi_inplace(C.indptr, C.indices, C.data, log_rows, log_cols, offset, kind != "pmi")
     C.eliminate_zeros()
     return C
 
@@ -439,7 +447,7 @@ def prune(M, *, top_k=None, threshold=None, symmetric=True):
         keep &= M.data >= threshold
     if top_k is not None:
         # the top_k of the row that pass the threshold are the top_k of those passing it
-        keep &= top_k_mask(M, top_k)
+        keep &= _kernels().top_k_mask(M, top_k)
     kept = _keep_entries(M, keep)
     if not symmetric:
         return kept
@@ -447,7 +455,7 @@ def prune(M, *, top_k=None, threshold=None, symmetric=True):
     pattern = sp.csr_matrix(kept + kept.T)  # union of the kept pattern and its transpose
     pattern.sort_indices()
     # M's values on the pattern (a transposed position that M does not store stays empty)
-    result = _keep_entries(M, pattern_mask(M, pattern))
+    result = _keep_entries(M, _kernels().pattern_mask(M, pattern))
     result.eliminate_zeros()
     return result
 
@@ -638,7 +646,7 @@ def _stream_document_context(counts, *, kind, shift, min_count, top_k, threshold
         if threshold is not None:
             keep &= block.data >= threshold
         if top_k is not None:
-            keep &= top_k_mask(block, top_k)
+            keep &= _kernels().top_k_mask(block, top_k)
         kept.append(_keep_entries(block, keep))
     K = sp.csr_matrix(sp.vstack(kept, format="csr")) if kept else sp.csr_matrix(
         (0, n_terms), dtype=dtype)

@@ -35,7 +35,6 @@ from sklearn.preprocessing import normalize
 from ..._utils.parallel import RowBlocked
 from ..._utils.validation import empty_rows
 from . import mu as _mu
-from .frobenius import transpose_csr
 from .mu import EPSILON, trace_residual
 
 
@@ -127,6 +126,8 @@ class BlockedFrobeniusProblem:
         self.M = None
         if M is not None:
             self.M = RowBlocked(M)
+            from .frobenius import transpose_csr  # here, not at import: the workers that
+            # run this module's block tasks then never load numba (about 55 MB each)
             self.Mt = RowBlocked(transpose_csr(M) if Mt is None else Mt)
             self.Q = Q
             self.sqM = _mu.squared_norm(M)
