@@ -251,3 +251,22 @@ def test_sharded_corpus_on_workers(tmp_path, client):
     model = SemanticNMF(3, random_state=0).fit(X)
     local = SemanticNMF(3, random_state=0).fit(corpus.tfidf())
     assert np.array_equal(model.labels_, local.labels_)
+
+
+def test_the_modules_of_the_block_tasks_do_not_load_numba():
+    # a Dask worker imports the modules whose functions it runs (the block tasks of the
+    # sweep, the start and the shard readers); numba costs each worker about 55 MB
+    import os
+    import subprocess
+    import sys
+
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    code = ("import sys, numpy\n"
+            "import semnmf.models.blocked, semnmf.models._solvers.distributed\n"
+            "import semnmf.text.shards, semnmf.text.context\n"
+            "from semnmf.models._solvers.distributed import _z_update, _statistics\n"
+            "print('numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": os.path.abspath(src)}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
