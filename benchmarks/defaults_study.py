@@ -461,27 +461,26 @@ def row_results(name, cache, row, y):
         n_seeds = min(len(out[m]["nmi"]) for m in members)
         sel_nmi, sel_ari, sel_pick = [], [], []
         sel2_nmi, sel2_ari, sel2_pick = [], [], []
+        def most_central(pool, parts):
+            """The partition of ``pool`` with the largest average NMI with the members."""
+            scores = {m: np.mean([_nmi_pair(pool[m], parts[o]) for o in members if o != m])
+                      for m in pool}
+            return max(scores, key=scores.get)
+
         for s in range(n_seeds):
             parts = {m: out[m]["labels"][s] for m in members}
-            # (1) the member with the largest ANMI with the other members
-            scores = {m: np.mean([_nmi_pair(parts[m], parts[o]) for o in members if o != m])
-                      for m in members}
-            best = max(scores, key=scores.get)
-            sel_nmi.append(out[best]["nmi"][s])
-            sel_ari.append(out[best]["ari"][s])
-            sel_pick.append(best)
-            # (2) members + their consensus partitions: largest ANMI with the members
+            # (1) among the members; (2) among the members and their consensus partitions
             pool = dict(parts)
             for how in CONS_METHODS:
                 c = out.get(f"{pname}1-{how}")
                 if c is not None and s < len(c["labels"]):
                     pool[f"{pname}1-{how}"] = c["labels"][s]
-            scores2 = {m: np.mean([_nmi_pair(pool[m], parts[o]) for o in members if o != m])
-                       for m in pool}
-            best2 = max(scores2, key=scores2.get)
-            sel2_nmi.append(out[best2]["nmi"][s])
-            sel2_ari.append(out[best2]["ari"][s])
-            sel2_pick.append(best2)
+            for best, (nmis, aris, picks) in (
+                    (most_central(parts, parts), (sel_nmi, sel_ari, sel_pick)),
+                    (most_central(pool, parts), (sel2_nmi, sel2_ari, sel2_pick))):
+                nmis.append(out[best]["nmi"][s])
+                aris.append(out[best]["ari"][s])
+                picks.append(best)
         b_sec = sum(out[m]["sec"] for m in members)
         out[f"sel-anmi-{pname}"] = {"nmi": sel_nmi, "ari": sel_ari, "sec": b_sec,
                                     "ratio": (x_sec + b_sec) / unit, "picks": sel_pick,

@@ -13,12 +13,17 @@ from semnmf.text.shards import (CooccurrenceAccumulator, DocumentFrequencies, Sh
 from semnmf.text.vectorize import make_analyzer
 
 
-def _equal(A, B):
+def _same(A, B, values=np.array_equal):
+    """Same shape and pattern (CSR, sorted indices), and values equal by ``values``."""
     A, B = sp.csr_matrix(A), sp.csr_matrix(B)
     A.sort_indices()
     B.sort_indices()
     return (A.shape == B.shape and np.array_equal(A.indptr, B.indptr)
-            and np.array_equal(A.indices, B.indices) and np.array_equal(A.data, B.data))
+            and np.array_equal(A.indices, B.indices) and bool(values(A.data, B.data)))
+
+
+def _equal(A, B):
+    return _same(A, B)
 
 
 @pytest.fixture(scope="module")
@@ -51,11 +56,7 @@ def test_shards_give_the_corpus_matrices_exactly(tmp_path, documents, options):
 
 
 def _close(A, B):
-    A, B = sp.csr_matrix(A), sp.csr_matrix(B)
-    A.sort_indices()
-    B.sort_indices()
-    return (A.shape == B.shape and np.array_equal(A.indptr, B.indptr)
-            and np.array_equal(A.indices, B.indices) and np.allclose(A.data, B.data))
+    return _same(A, B, np.allclose)
 
 
 @pytest.mark.parametrize("context, extra", [
