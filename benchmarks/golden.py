@@ -79,7 +79,8 @@ def _run_corpus(name, corpus):
                 out[f"gtnmf(nmf)/{seed}"] = _entry(gt)
     for seed in SEEDS:
         tree = semnmf.HierarchicalNMF(k + 2, random_state=seed).fit(X)
-        out[f"hiernmf2/{seed}"] = _entry(tree)
+        out[f"hiernmf2/{seed}"] = _entry(tree, tree.partition())   # the tree's own partition
+        out[f"hiernmf2-topics/{seed}"] = _entry(tree)              # labels_: best leaf topic
     parts = np.column_stack([semnmf.NMF(k, random_state=s).fit(X).labels_ for s in range(4)])
     parts = parts[(parts >= 0).any(axis=1)]  # documents without any term have no label
     for method in ("cspa", "hgpa", "mcla", "anmi"):

@@ -243,7 +243,7 @@ def test_tree_recovers_planted_hierarchy(seed):
 @pytest.mark.parametrize("seed", range(6))
 def test_outlier_detection_sets_planted_outliers_apart(seed):
     X, sub = planted_tree(outliers=4)
-    model = HierarchicalNMF(4, random_state=seed).fit(X)
+    model = HierarchicalNMF(4, assign_labels="tree", random_state=seed).fit(X)
     planted = np.flatnonzero(sub == 4)
     assert np.isin(planted, model.outliers_).all()
     assert model.outliers_.size - planted.size <= 0.05 * X.shape[0]  # few false alarms
@@ -251,11 +251,58 @@ def test_outlier_detection_sets_planted_outliers_apart(seed):
     with_cluster = model.partition(outliers="cluster")
     assert np.all(with_cluster[sub == 4] == model.n_leaves_)
     assert ari(sub[sub < 4], model.labels_[sub < 4]) >= 0.7
+    # the same tree, labelled by the leaves' topics: the outliers get a leaf too
+    topics = HierarchicalNMF(4, random_state=seed).fit(X)
+    assert topics.splits_ == model.splits_
+    np.testing.assert_array_equal(topics.outliers_, model.outliers_)
+    assert np.all(topics.labels_ >= 0)
+    assert ari(sub[sub < 4], topics.labels_[sub < 4]) >= 0.7
+
+
+def _reference_topic_labels(model, X):
+    """The slow, obvious version of ``assign_labels="topics"``: scipy's NNLS of every
+    document against the unit-norm leaf term vectors, then argmax and its share."""
+    from scipy.optimize import nnls
+
+    W = model.components_ / np.linalg.norm(model.components_, axis=1, keepdims=True)
+    labels, strength = [], []
+    for x in X.toarray():
+        g, _ = nnls(W.T, x)
+        labels.append(int(np.argmax(g)) if g.sum() > 0 else -1)
+        strength.append(g.max() / g.sum() if g.sum() > 0 else 0.0)
+    return np.array(labels), np.array(strength)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_topic_labels_are_the_nnls_argmax_over_all_leaves(seed):
+    X, _ = planted_tree(noise=0.6, outliers=3)
+    X = sp.vstack([X, sp.csr_matrix((1, X.shape[1]))]).tocsr()  # one empty document
+    with pytest.warns(UserWarning, match="no term"):
+        model = HierarchicalNMF(6, random_state=seed).fit(X)
+    expected, strength = _reference_topic_labels(model, X)
+    np.testing.assert_array_equal(model.labels_, expected)
+    assert model.labels_[-1] == -1
+    labels, membership = model.predict_membership(X)
+    np.testing.assert_array_equal(labels, model.labels_)
+    np.testing.assert_allclose(membership, strength, atol=1e-9)
+    # the tree's own routing differs somewhere on this noisy corpus: the option matters
+    with pytest.warns(UserWarning, match="no term"):
+        tree = HierarchicalNMF(6, assign_labels="tree", random_state=seed).fit(X)
+    assert tree.splits_ == model.splits_
+    assert np.any(tree.labels_ != model.labels_)
+
+
+def test_topic_labels_with_the_kmeans_splitter_are_the_nearest_centroid():
+    X, sub = planted_tree(noise=0.6)
+    model = HierarchicalNMF(4, splitter="kmeans", random_state=0).fit(X)
+    cosine = X @ (model.components_ / np.linalg.norm(model.components_, axis=1,
+                                                     keepdims=True)).T
+    np.testing.assert_array_equal(model.labels_, np.argmax(cosine, axis=1))
 
 
 def test_snapshots_are_nested_refinements():
     X, _ = planted_tree()
-    model = HierarchicalNMF(4, random_state=0).fit(X)
+    model = HierarchicalNMF(4, assign_labels="tree", random_state=0).fit(X)
     previous = model.partition(1)
     assert np.all(previous == 0)
     for t in range(2, 5):
@@ -400,7 +447,8 @@ def _predict_agreement(model, X):
 @pytest.mark.parametrize("seed", range(3))
 def test_predict_reproduces_the_training_leaves_on_a_planted_corpus(splitter, seed):
     X, sub = planted_tree(outliers=4, seed=seed)
-    model = HierarchicalNMF(4, splitter=splitter, random_state=seed).fit(X)
+    model = HierarchicalNMF(4, splitter=splitter, assign_labels="tree",
+                            random_state=seed).fit(X)
     # rank2 / kmeans: predict applies the training rule itself. semantic: the training
     # split is Semantic-NMF's argmax Z, which the rank-2 NNLS only approximates; with 4
     # leaves on this corpus one leaf splits a subgroup of identical documents in two at
@@ -416,8 +464,11 @@ def test_predict_reproduces_the_training_leaves_on_bbc():
 
     corpus = load_dataset(str(shared_dataset_path("bbc")))
     X = corpus.tfidf()
-    model = HierarchicalNMF(8, random_state=0).fit(X)
+    model = HierarchicalNMF(8, assign_labels="tree", random_state=0).fit(X)
     assert _predict_agreement(model, X) >= 0.99
+    topics = HierarchicalNMF(8, random_state=0).fit(X)  # the same tree, by its topics
+    assert topics.splits_ == model.splits_
+    assert _predict_agreement(topics, X) == 1.0
 
 
 def test_predict_new_documents_and_checks():
@@ -447,7 +498,7 @@ def _paper_rule_reference():
 @pytest.mark.parametrize("seed", range(3))
 def test_paper_rule_tree_unchanged_on_a_planted_corpus(seed):
     X, _ = planted_tree(n_per=60, outliers=6, noise=0.3, seed=1)
-    labels = HierarchicalNMF(8, random_state=seed).fit(X).labels_
+    labels = HierarchicalNMF(8, random_state=seed).fit(X).partition()
     assert labels.tolist() == _paper_rule_reference()[f"planted|{seed}"]
 
 
@@ -458,7 +509,7 @@ def test_paper_rule_tree_unchanged_on_bbc():
     X = load_dataset(str(shared_dataset_path("bbc"))).tfidf()
     reference = _paper_rule_reference()
     model = HierarchicalNMF(20, random_state=0, stop="pg").fit(X)
-    assert model.labels_.tolist() == reference["bbc|0"]
+    assert model.partition().tolist() == reference["bbc|0"]
     assert model.n_iter_ == reference["bbc|0|n_iter"]
 
 

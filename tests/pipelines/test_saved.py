@@ -91,6 +91,19 @@ def test_round_trip_gives_the_same_predictions(corpus, name, tmp_path):
     assert ((strength > 0) & (strength <= 1 + 1e-12)).all()
 
 
+def test_tree_saved_before_assign_labels_keeps_the_tree_rule(corpus):
+    from semnmf.models._state import get_state, set_state
+
+    X = corpus.tfidf()
+    tree = HierarchicalNMF(3, assign_labels="tree", random_state=0).fit(X)
+    record, arrays = get_state(tree)
+    assert set_state(record, arrays).assign_labels == "tree"
+    del record["params"]["assign_labels"]  # as a model saved by an earlier version
+    loaded = set_state(record, arrays)
+    assert loaded.assign_labels == "tree"
+    np.testing.assert_array_equal(loaded.predict(X), tree.predict(X))
+
+
 def test_consensus_model_assigns_to_the_nearest_cluster_mean(corpus, tmp_path):
     X = corpus.tfidf()
     ensemble = ClusterEnsemble(NMF(3, max_iter=30), n_runs=3, random_state=0)

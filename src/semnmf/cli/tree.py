@@ -16,7 +16,9 @@ examples:
   semnmf tree docs.csv --leaves 20 --out tree/  tree of the "text" column of a CSV
 
 Hierarchical clustering by rank-2 NMF (Kuang & Park, KDD 2013): the leaf whose split
-scores best is split next; small low-scoring groups are set apart as outliers (cluster -1).
+scores best is split next; small low-scoring groups are set apart as outliers. Each
+document's cluster is then its best leaf topic over all leaves (--assign-labels topics),
+or, as in the paper, the leaf the splits routed it to, outliers -1 (--assign-labels tree).
 Results go to --out: tree.json, assignments.csv, tree.png, tree.svg, run.json, and model/
 (the saved tree that "semnmf assign DIR SOURCE" uses to assign new documents); a folder
 holding an earlier run's results is refused unless --overwrite).
@@ -52,6 +54,10 @@ def add_parser(commands):
                        help="when a split's ANLS stops: pg, the paper's projected-gradient "
                             "rule with --tol (default); partition, once the split of the "
                             "node's documents has settled (about 3x fewer iterations)")
+    split.add_argument("--assign-labels", choices=("topics", "tree"), default="topics",
+                       help="each document's cluster: topics, its best leaf topic over all "
+                            "leaves (default; higher NMI on every shared corpus); tree, the "
+                            "leaf the splits routed it to, outliers -1 (the paper's)")
     split.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     add_context_arguments(split)
     add_input_arguments(t)
@@ -106,15 +112,20 @@ def run(args):
     model = HierarchicalNMF(args.leaves, score_threshold=args.score_threshold, beta=args.beta,
                             n_trials=args.trials, splitter=args.splitter, lam=args.lam,
                             max_iter=args.max_iter, tol=args.tol, stop=args.stop,
-                            random_state=args.seed, verbose=int(verbose))
+                            assign_labels=args.assign_labels, random_state=args.seed,
+                            verbose=int(verbose))
     t = time.perf_counter()
     with logged_warnings():
         model.fit(X, M=M)
     timings["fit"] = time.perf_counter() - t
 
     scores, snapshots = None, None
-    if corpus.labels is not None:  # outliers as one more cluster, as the paper evaluates
-        scores = clustering_scores(corpus.labels, model.partition(outliers="cluster"))
+    if corpus.labels is not None:
+        # the labels written; with --assign-labels tree the outliers are one more
+        # cluster, as the paper evaluates. The snapshots are the tree's own partitions.
+        labels = model.labels_.copy()
+        labels[labels < 0] = model.n_leaves_
+        scores = clustering_scores(corpus.labels, labels)
         snapshots = {str(t): round(nmi(corpus.labels, model.partition(t, outliers="cluster")), 6)
                      for t in range(2, model.n_leaves_ + 1)}
     timings["total"] = time.perf_counter() - t0
@@ -151,8 +162,10 @@ def run(args):
 
     print(model.export_text(corpus.vocabulary, n_terms=min(args.top, 8)))
     if scores:
+        how = ("outliers as one cluster" if args.assign_labels == "tree"
+               else "each document's best leaf topic")
         print(f"NMI {scores['nmi']:.4f}   ARI {scores['ari']:.4f}   accuracy "
-              f"{scores['accuracy']:.4f}   (outliers as one cluster)")
+              f"{scores['accuracy']:.4f}   ({how})")
     print(f"{model.n_leaves_} leaves, {model.outliers_.size} outliers; results written to "
           f"{out}/ ({', '.join(files)})")
     return 0

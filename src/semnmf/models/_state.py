@@ -153,6 +153,9 @@ def set_state(record, arrays):
     cls = _estimator_class(name)
     valid = cls().get_params(deep=False)
     params = {k: v for k, v in (record.get("params") or {}).items() if k in valid}
+    if name == "HierarchicalNMF" and "assign_labels" not in params:
+        # saved before the option existed: its labels were the tree's own partition
+        params["assign_labels"] = "tree"
     for key, value in params.items():  # JSON has lists where the estimator had tuples
         if isinstance(value, list) and isinstance(valid[key], tuple):
             params[key] = tuple(value)

@@ -240,7 +240,8 @@ def write_results(out_dir, corpus, labels, components, record, *, partitions=Non
 def write_tree_results(out_dir, model, corpus, record, *, n_top=20, n_terms=6, title=None,
                        memberships=None, saved_model=None):
     """Write a topic tree's result folder: ``tree.json`` (the tree with each node's
-    ``n_top`` terms), ``assignments.csv`` (leaf of each document, -1 for outliers, with
+    ``n_top`` terms), ``assignments.csv`` (``model.labels_``: each document's leaf by the
+    model's ``assign_labels``, -1 for no term and, by the tree's rule, for outliers; with
     ``memberships`` when given), ``tree.png`` and ``tree.svg``
     (:func:`semnmf.report.plot_tree`, ``n_terms`` per node), ``run.json`` (``record``)
     and, with ``saved_model``, ``model/``. Returns the file names."""
