@@ -35,7 +35,7 @@ def _run(kernels, X, M, Z, W, Q, n_iter=25, **kwargs):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("k", [1, 4, 9, 13])
+@pytest.mark.parametrize("k", [1, 4, 6, 9, 13])
 @pytest.mark.parametrize("variant", ["nmf", "snmf", "snmf-asym", "orthogonal", "frozen"])
 def test_fused_sweep_matches_reference(dtype, k, variant):
     context = variant.startswith("snmf") or variant == "frozen"
@@ -53,7 +53,7 @@ def test_fused_sweep_matches_reference(dtype, k, variant):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("k", [1, 3, 8, 9, 20])
+@pytest.mark.parametrize("k", [1, 3, 6, 7, 8, 9, 20])
 def test_product_kernel_matches_scipy(dtype, k):
     rng = np.random.default_rng(k)
     A = sp.random(300, 250, density=0.05, random_state=k, format="csr").astype(dtype)

@@ -57,6 +57,81 @@ _BLOCKS_PER_THREAD = 4
 _MIN_NNZ_FOR_MORE_BLOCKS = 1_000_000
 
 
+@numba.njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _row_product(indptr, indices, data, R, i, acc, shape):
+    """``acc[:k] = (A R)_i``, row i of A (CSR) times R (p, k).
+
+    For a compile-time k (``shape`` a tuple, k ≤ 8) four columns at a time, two non-zeros
+    at a time, in eight scalar accumulators: a single accumulator per column chains every
+    non-zero's fused multiply-add on the previous one (4 cycles each), and an accumulator
+    array written in the loop may alias R, so its loads wait for the stores. On CLASSIC4's
+    X (k = 4) one pass went from 2.0 to 1.4 ns per non-zero, at k = 8 from 6.2 to 3.0
+    (one thread); columns beyond a multiple of 4 are added one at a time. For a run-time
+    k the loop over the k columns, which LLVM vectorizes, is faster (k = 20: 10 vs 12 ns).
+    Indices are read as unsigned, which spares the negative-index wraparound of every
+    access (8-12 % at k = 4 and 20). The two partial sums change the order of summation
+    within a row only (rounding: ~1e-16 relative).
+    """
+    start = np.uint64(indptr[i])
+    end = np.uint64(indptr[i + 1])
+    one = np.uint64(1)
+    two = np.uint64(2)
+    zero = acc.dtype.type(0)
+    if len(shape) == 0:
+        k = R.shape[1]
+        for q in range(k):
+            acc[q] = zero
+        p = start
+        while p < end:
+            j = np.uint64(indices[p])
+            v = data[p]
+            for q in range(k):
+                acc[q] += v * R[j, q]
+            p += one
+        return
+    k = len(shape)
+    k4 = k - k % 4
+    for q in range(0, k4, 4):
+        a0 = a1 = a2 = a3 = zero
+        b0 = b1 = b2 = b3 = zero
+        p = start
+        while p + one < end:
+            j = np.uint64(indices[p])
+            v = data[p]
+            jj = np.uint64(indices[p + one])
+            w = data[p + one]
+            a0 += v * R[j, q]
+            a1 += v * R[j, q + 1]
+            a2 += v * R[j, q + 2]
+            a3 += v * R[j, q + 3]
+            b0 += w * R[jj, q]
+            b1 += w * R[jj, q + 1]
+            b2 += w * R[jj, q + 2]
+            b3 += w * R[jj, q + 3]
+            p += two
+        if p < end:
+            j = np.uint64(indices[p])
+            v = data[p]
+            a0 += v * R[j, q]
+            a1 += v * R[j, q + 1]
+            a2 += v * R[j, q + 2]
+            a3 += v * R[j, q + 3]
+        acc[q] = a0 + b0
+        acc[q + 1] = a1 + b1
+        acc[q + 2] = a2 + b2
+        acc[q + 3] = a3 + b3
+    for q in range(k4, k):
+        a0 = b0 = zero
+        p = start
+        while p + one < end:
+            a0 += data[p] * R[np.uint64(indices[p]), q]
+            b0 += data[p + one] * R[np.uint64(indices[p + one]), q]
+            p += two
+        if p < end:
+            a0 += data[p] * R[np.uint64(indices[p]), q]
+        acc[q] = a0 + b0
+
+
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
 def spmm_rows(indptr, indices, data, R, out, start, stop, shape):
     """Rows ``start:stop`` of ``out = A R``, A = (indptr, indices, data) in CSR.
@@ -65,13 +140,7 @@ def spmm_rows(indptr, indices, data, R, out, start, stop, shape):
     k = len(shape) if len(shape) > 0 else R.shape[1]
     acc = np.empty(k, dtype=out.dtype)
     for i in range(start, stop):
-        for q in range(k):
-            acc[q] = 0
-        for p in range(indptr[i], indptr[i + 1]):
-            j = indices[p]
-            v = data[p]
-            for q in range(k):
-                acc[q] += v * R[j, q]
+        _row_product(indptr, indices, data, R, i, acc, shape)
         for q in range(k):
             out[i, q] = acc[q]
 
@@ -95,22 +164,10 @@ def mu_rows(a_indptr, a_indices, a_data, R, b_indptr, b_indices, b_data, S, c, u
     row = np.empty(k, dtype=np.float64)
     inner = 0.0
     for i in range(start, stop):
-        for q in range(k):
-            acc[q] = 0
-        for p in range(a_indptr[i], a_indptr[i + 1]):
-            j = a_indices[p]
-            v = a_data[p]
-            for q in range(k):
-                acc[q] += v * R[j, q]
+        _row_product(a_indptr, a_indices, a_data, R, i, acc, shape)
         if update:
             if use_b:
-                for q in range(k):
-                    num[q] = 0
-                for p in range(b_indptr[i], b_indptr[i + 1]):
-                    j = b_indices[p]
-                    v = b_data[p]
-                    for q in range(k):
-                        num[q] += v * S[j, q]
+                _row_product(b_indptr, b_indices, b_data, S, i, num, shape)
                 for q in range(k):
                     num[q] = acc[q] + c * num[q]
             else:
