@@ -96,6 +96,49 @@ def test_symmetric_matrix_is_not_transposed():
     assert not fk.is_symmetric(sp.random(5, 6, density=0.5, format="csr"))
 
 
+def _reference_is_symmetric(A, ulps=4):
+    """The obvious version: form Aᵀ, compare patterns, then values within ulps ε max|A|."""
+    A = A.tocsr()
+    A.sum_duplicates()
+    At = A.T.tocsr()
+    At.sort_indices()
+    if not (np.array_equal(A.indptr, At.indptr) and np.array_equal(A.indices, At.indices)):
+        return False
+    if A.nnz == 0:
+        return True
+    tol = ulps * np.finfo(A.dtype).eps * np.abs(A.data).max()
+    return bool(np.max(np.abs(A.data - At.data)) <= tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_symmetry_check_matches_the_transpose(dtype):
+    rng = np.random.default_rng(0)
+    seen = set()
+    for trial in range(200):
+        n = int(rng.integers(1, 30))
+        A = sp.random(n, n, density=rng.uniform(0, 0.4), random_state=trial, format="csr")
+        S = (A + A.T).tocsr().astype(dtype)
+        kind = trial % 5
+        if kind == 1 and S.nnz:    # one entry off its mirror's value
+            S.data[rng.integers(S.nnz)] *= 1.5
+        elif kind == 2:            # one entry without a mirror (above or below)
+            i, j = rng.integers(n, size=2)
+            if i != j and S[j, i] == 0:
+                S = S.tolil()
+                S[i, j] = 1.0
+                S = S.tocsr()
+        elif kind == 3 and S.nnz:  # rounding-level noise only
+            S.data = S.data + np.abs(S.data).max() * np.finfo(dtype).eps * rng.random(S.nnz)
+        elif kind == 4:
+            S = S.tocoo()          # unsorted, with a duplicate entry: summed first
+            S = sp.coo_matrix((np.r_[S.data, 0.0], (np.r_[S.row, 0], np.r_[S.col, 0])),
+                              shape=(n, n)).tocsr()
+        expected = _reference_is_symmetric(S)
+        assert fk.is_symmetric(S) == expected, trial
+        seen.add(expected)
+    assert seen == {True, False}
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_other_problems_with_the_product_kernel(dtype, monkeypatch):
     X, M, Z, W, Q = _data(dtype, 4, context=True)

@@ -147,24 +147,26 @@ def z_rows(indptr, indices, data, W, scales, gram, tcoef, Z, part, start, stop):
     part[:] = 0.0
     s11 = s12 = s22 = pg = zy = 0.0
     for i in range(start, stop):
-        first, last = indptr[i], indptr[i + 1]
+        # indices read as unsigned: no negative-index wraparound on every access
+        first, last = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
+        one, two = np.uint64(1), np.uint64(2)
         # y = X[i] W with two accumulators per column (even and odd non-zeros): one
         # accumulator is a chain of dependent additions, two let them overlap (1.2x)
         y1 = y2 = e1 = e2 = 0.0
         k = first
-        while k + 1 < last:
+        while k + one < last:
             x = np.float64(data[k])
-            j = indices[k]
-            xx = np.float64(data[k + 1])
-            jj = indices[k + 1]
+            j = np.uint64(indices[k])
+            xx = np.float64(data[k + one])
+            jj = np.uint64(indices[k + one])
             y1 += x * W[j, 0]
             y2 += x * W[j, 1]
             e1 += xx * W[jj, 0]
             e2 += xx * W[jj, 1]
-            k += 2
+            k += two
         if k < last:
             x = np.float64(data[k])
-            j = indices[k]
+            j = np.uint64(indices[k])
             y1 += x * W[j, 0]
             y2 += x * W[j, 1]
         t1, t2 = T((y1 + e1) * ws1), T((y2 + e2) * ws2)
@@ -179,11 +181,13 @@ def z_rows(indptr, indices, data, W, scales, gram, tcoef, Z, part, start, stop):
         zy += g1 * y1 + g2 * y2
         pg += _pg_sq(g1, g1 * a + g2 * b - y1) + _pg_sq(g2, g1 * b + g2 * c - y2)
         if g1 != 0 or g2 != 0:
-            for k in range(first, last):
+            k = first
+            while k < last:
                 x = np.float64(data[k])
-                j = indices[k]
+                j = np.uint64(indices[k])
                 part[j, 0] += x * g1
                 part[j, 1] += x * g2
+                k += one
     return s11, s12, s22, pg, zy
 
 
