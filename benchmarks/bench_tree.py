@@ -169,27 +169,36 @@ def corpora(cache):
     classes, and all 20 leaves) under both rules, and of flat NMF at those k; 3 seeds."""
     from semnmf import NMF, HierarchicalNMF, nmi
 
-    cells = cache.setdefault("corpora", {})
-    for name in CORPORA:
+    for key, X, y, k, seed in _missing_cells(cache, "corpora", CORPORA):
+        row = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for rule, kwargs in RULES.items():
+                model = HierarchicalNMF(20, random_state=seed, **kwargs).fit(X)
+                row[rule] = [nmi(y, model.partition(min(k, model.n_leaves_), "cluster")),
+                             nmi(y, model.partition(model.n_leaves_, "cluster")),
+                             int(model.n_iter_)]
+            row["flat"] = [nmi(y, NMF(kk, init="random", random_state=seed).fit(X).labels_)
+                           for kk in (k, 20)]
+        _store(cache, "corpora", key, row)
+
+
+def _missing_cells(cache, section, names):
+    """``(key, X, y, k, seed)`` of every corpus x seed that ``cache[section]`` lacks."""
+    cells = cache.setdefault(section, {})
+    for name in names:
         corpus, X, k = load(name)
         y = np.asarray(corpus.labels)
         for seed in SEEDS:
             key = f"{name}|{seed}"
-            if key in cells:
-                continue
-            row = {}
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                for rule, kwargs in RULES.items():
-                    model = HierarchicalNMF(20, random_state=seed, **kwargs).fit(X)
-                    row[rule] = [nmi(y, model.partition(min(k, model.n_leaves_), "cluster")),
-                                 nmi(y, model.partition(model.n_leaves_, "cluster")),
-                                 int(model.n_iter_)]
-                row["flat"] = [nmi(y, NMF(kk, init="random", random_state=seed).fit(X).labels_)
-                               for kk in (k, 20)]
-            cells[key] = row
-            print(key, row, flush=True)
-            save_cache(CACHE, cache)
+            if key not in cells:
+                yield key, X, y, k, seed
+
+
+def _store(cache, section, key, row):
+    cache[section][key] = row
+    print(key, row, flush=True)
+    save_cache(CACHE, cache)
 
 
 def corpora_section(cache):
@@ -223,28 +232,19 @@ def labels(cache):
     assignment against the whole fit."""
     from semnmf import NMF, HierarchicalNMF, nmi
 
-    cells = cache.setdefault("labels", {})
-    for name in LABEL_CORPORA:
-        corpus, X, _ = load(name)
-        y = np.asarray(corpus.labels)
-        for seed in SEEDS:
-            key = f"{name}|{seed}"
-            if key in cells:
-                continue
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                model, seconds = timed(lambda: HierarchicalNMF(20, random_state=seed).fit(X))
-                _, assign_seconds = timed(lambda: model._best_topics(X))
-                row = {"topics": nmi(y, model.labels_),
-                       "tree": nmi(y, model.partition(outliers="cluster")),
-                       "flat_random": nmi(y, NMF(20, init="random", random_state=seed)
-                                          .fit(X).labels_),
-                       "flat_default": nmi(y, NMF(20, random_state=seed).fit(X).labels_),
-                       "seconds": seconds, "assign_seconds": assign_seconds,
-                       "n_leaves": int(model.n_leaves_)}
-            cells[key] = row
-            print(key, row, flush=True)
-            save_cache(CACHE, cache)
+    for key, X, y, _, seed in _missing_cells(cache, "labels", LABEL_CORPORA):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model, seconds = timed(lambda: HierarchicalNMF(20, random_state=seed).fit(X))
+            _, assign_seconds = timed(lambda: model._best_topics(X))
+            row = {"topics": nmi(y, model.labels_),
+                   "tree": nmi(y, model.partition(outliers="cluster")),
+                   "flat_random": nmi(y, NMF(20, init="random", random_state=seed)
+                                      .fit(X).labels_),
+                   "flat_default": nmi(y, NMF(20, random_state=seed).fit(X).labels_),
+                   "seconds": seconds, "assign_seconds": assign_seconds,
+                   "n_leaves": int(model.n_leaves_)}
+        _store(cache, "labels", key, row)
     labels_report(cache)
 
 

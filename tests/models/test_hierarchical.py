@@ -266,7 +266,7 @@ def _reference_topic_labels(model, X):
 
     W = model.components_ / np.linalg.norm(model.components_, axis=1, keepdims=True)
     labels, strength = [], []
-    for x in X.toarray():
+    for x in (X[i].toarray().ravel() for i in range(X.shape[0])):
         g, _ = nnls(W.T, x)
         labels.append(int(np.argmax(g)) if g.sum() > 0 else -1)
         strength.append(g.max() / g.sum() if g.sum() > 0 else 0.0)
@@ -290,6 +290,39 @@ def test_topic_labels_are_the_nnls_argmax_over_all_leaves(seed):
         tree = HierarchicalNMF(6, assign_labels="tree", random_state=seed).fit(X)
     assert tree.splits_ == model.splits_
     assert np.any(tree.labels_ != model.labels_)
+
+
+def test_topic_labels_of_documents_no_leaf_weighs():
+    X, _ = planted_tree()
+    X = sp.hstack([X, sp.csr_matrix((X.shape[0], 1))]).tocsr()  # a term no document has
+    model = HierarchicalNMF(4, random_state=0).fit(X)
+    unseen = sp.csr_matrix(([1.0], ([0], [X.shape[1] - 1])), shape=(1, X.shape[1]))
+    labels, strength = model.predict_membership(sp.vstack([X[:1], unseen]).tocsr())
+    assert labels[0] == model.labels_[0] and strength[0] > 0
+    assert labels[1] == -1 and strength[1] == 0  # none of its terms weighs in any leaf
+    with pytest.raises(ValueError, match="every row of X is zero"):
+        model.predict(sp.csr_matrix((2, X.shape[1])))
+
+
+def test_training_documents_no_leaf_weighs_keep_their_routed_leaf():
+    from conftest import shared_dataset_path
+    from semnmf import load_dataset
+
+    X = load_dataset(str(shared_dataset_path("m10"))).tfidf()  # short paper titles
+    model = HierarchicalNMF(20, random_state=0).fit(X)
+    # the reference on the documents that have terms no leaf weighs, and on 500 others
+    W = model.components_
+    unweighed = np.diff(X.indptr) > np.diff((X @ sp.diags((W.max(axis=0) > 0) * 1.0)
+                                             ).tocsr().indptr)
+    rows = np.union1d(np.flatnonzero(unweighed),
+                      np.random.default_rng(0).choice(X.shape[0], 500, replace=False))
+    X, labels_ = X[rows], model.labels_[rows]
+    expected, _ = _reference_topic_labels(model, X)
+    routed = model.partition()[rows]
+    zero = (expected < 0) & (np.diff(X.indptr) > 0)
+    assert zero.any()  # 5 titles on this corpus: the case this test is about
+    np.testing.assert_array_equal(labels_[zero], routed[zero])
+    np.testing.assert_array_equal(labels_[~zero], expected[~zero])
 
 
 def test_topic_labels_with_the_kmeans_splitter_are_the_nearest_centroid():

@@ -56,7 +56,7 @@ def add_parser(commands):
                             "node's documents has settled (about 3x fewer iterations)")
     split.add_argument("--assign-labels", choices=("topics", "tree"), default="topics",
                        help="each document's cluster: topics, its best leaf topic over all "
-                            "leaves (default; higher NMI on every shared corpus); tree, the "
+                            "leaves (default; higher NMI on 9 of 10 shared corpora); tree, the "
                             "leaf the splits routed it to, outliers -1 (the paper's)")
     split.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     add_context_arguments(split)
@@ -146,7 +146,8 @@ def run(args):
         "topic_quality": topic_quality(model.components_, corpus.counts()),
         **{key: common[key] for key in ("timings_seconds", "threads", "versions",
                                         "created")}})
-    # strength of each document's leaf (its path of rank-2 shares); outliers: 0
+    # strength of each document's leaf (see HierarchicalNMF.predict_membership); with
+    # --assign-labels tree the outliers' is 0
     strength = model.predict_membership(X)[1] * (model.labels_ >= 0)
     clear_output_folder(out)  # an earlier run's files (--overwrite): none may stay
     files = write_tree_results(out, model, corpus, record, n_top=max(args.top, 20), n_terms=6,

@@ -27,8 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._utils.progress import progress
 from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
-from .._utils.validation import (check_documents, check_positive_int, empty_rows,
-                                 validate_estimator_input)
+from .._utils.validation import check_documents, check_positive_int, validate_estimator_input
 from ..metrics import top_terms as _top_terms
 from ._solvers.rank2 import rank2_nmf
 from ._solvers.rank2_kernels import mndcg_pair as _mndcg_pair
@@ -290,9 +289,13 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         cosine-similar leaf centroid), outliers included. A split is a hard decision
         between two children made before the leaves below it exist; a document sent the
         wrong way at the root stays there. Looking at every leaf at once repairs that
-        (an extension beyond the paper, derived here): at 20 leaves it raised NMI on
-        every shared corpus (+0.02 to +0.07, 3 seeds), from below one flat NMF on 6 of 9
-        corpora to above it on 8 of 9 (benchmarks/results/tree.md).
+        (an extension beyond the paper, derived here): at 20 leaves it raised NMI over
+        the tree's own partition by +0.02 to +0.07 on 9 of 10 shared corpora (NG20
+        equal; 3 seeds), and put it at or above one flat NMF from a random start on 9 of
+        10 where the tree's partition was on 4 (benchmarks/results/tree_labels.md).
+        The memberships are compared as they are, without the semantic splitter's
+        per-split ``scale``. Before 0.2 ``labels_`` was always the tree's partition
+        (outliers -1); pass ``"tree"`` for that.
     random_state : int, RandomState or None
     verbose : int, default=0
         Show a progress bar of the splits.
@@ -457,7 +460,9 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         self.n_documents_ = X.shape[0]
         self.labels_ = self._labels_for(self.leaves_, X.shape[0])
         if self.assign_labels == "topics":
-            self.labels_ = self._best_topics(X)[0]
+            # a document none of whose terms any leaf weighs keeps the leaf it was routed to
+            labels = self._best_topics(X)[0]
+            self.labels_ = np.where(labels >= 0, labels, self.labels_)
         return self
 
     def fit_predict(self, X, y=None, M=None):
@@ -466,8 +471,11 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
 
     def predict(self, X):
         """Leaf of each (new) document, by ``assign_labels``: its best leaf topic
-        (``"topics"``; on the training documents this is ``labels_``), or the leaf found
-        by descending the tree (``"tree"``).
+        (``"topics"``; -1 for a document none of whose terms any leaf weighs; on the
+        training documents this is ``labels_`` except for such documents, which
+        ``labels_`` leaves in the leaf they were routed to), or the leaf found by
+        descending the tree (``"tree"``). ``set_params(assign_labels=...)`` after ``fit``
+        changes what ``predict`` does, not ``labels_``.
 
         Descending: at each internal node the document goes to the child whose term vector explains
         it better: the rank-2 non-negative least squares fit of the document against the
@@ -492,7 +500,9 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         if self.assign_labels == "tree":
             return self._descend(X)
         check_is_fitted(self, "nodes_")
-        return self._best_topics(validate_estimator_input(self, X, reset=False))
+        X = validate_estimator_input(self, X, reset=False)
+        check_documents(X)
+        return self._best_topics(X)
 
     # rows per block of the leaf-topic assignment (bounds its dense n x n_leaves arrays)
     _ASSIGN_BLOCK = 65_536
@@ -503,9 +513,8 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         Row by row: ``g = argmin_{g ≥ 0} ‖x − g W‖`` with W the unit-norm leaf term
         vectors (block principal pivoting on the normal equations, ``WWᵀ g = W x``); the
         label is argmax g, the strength max g / Σ g. For ``splitter="kmeans"`` g is the
-        clipped cosine ``max(W x, 0)``. A document with g = 0 but some term (none of
-        them weighs in any leaf) gets the leaf found by descending the tree, strength 0;
-        a document without any term -1."""
+        clipped cosine ``max(W x, 0)``. A document with g = 0 (no term, or none that any
+        leaf weighs) gets -1 and strength 0."""
         from ._solvers.symnmf import nnls_rows
 
         W = np.asarray(self.components_, dtype=np.float64)
@@ -523,9 +532,6 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
             index = np.flatnonzero(found) + start
             labels[index] = np.argmax(G[found], axis=1)
             strength[index] = G[found].max(axis=1) / total[found]
-        missing = (labels < 0) & ~empty_rows(X)
-        if missing.any():
-            labels[missing] = self._descend(X[missing])[0]
         return labels, strength
 
     def _descend(self, X):
@@ -683,7 +689,8 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         ----------
         n_leaves : int or None
         outliers : {"noise", "cluster"}
-            "noise": outliers (and empty documents) get -1, like ``labels_``.
+            "noise": outliers (and empty documents) get -1, like ``labels_`` with
+            ``assign_labels="tree"``.
             "cluster": they form one extra cluster numbered ``n_leaves``, as the paper
             evaluates (§6.3: "we treat all the outliers as one separate cluster").
         """

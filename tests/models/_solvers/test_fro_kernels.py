@@ -94,6 +94,9 @@ def test_symmetric_matrix_is_not_transposed():
     T.data[0] += 1e-6
     assert not fk.is_symmetric(T)
     assert not fk.is_symmetric(sp.random(5, 6, density=0.5, format="csr"))
+    for bad in (np.nan, np.inf):  # never taken for its own transpose
+        assert not fk.is_symmetric(sp.csr_matrix(np.array([[bad, 2.0], [5.0, 1.0]])))
+        assert not fk.is_symmetric(sp.csr_matrix(np.array([[1.0, bad], [bad, 1.0]])))
 
 
 def _reference_is_symmetric(A, ulps=4):
