@@ -310,8 +310,10 @@ class CSRKernel:
         inner = math.fsum(parts)
         if not with_gram:
             return inner, None
-        gram = grams.sum(axis=0)
-        return inner, np.triu(gram) + np.triu(gram, 1).T
+        upper = grams[0] if n_blocks == 1 else grams.sum(axis=0)  # the kernel fills q ≥ r
+        gram = upper + upper.T
+        gram.flat[::k + 1] = upper.flat[::k + 1]
+        return inner, gram
 
 
 @numba.njit(cache=True, nogil=True)

@@ -136,6 +136,9 @@ class FrobeniusProblem:
                  orthogonal=False, kernels=None):
         self.kernels = use_kernels(X, M) if kernels is None else bool(kernels)
         self.Z, self.W = Z, W
+        # WᵀW of the current W when the last fused step computed it (with the W update);
+        # W is only changed by step() while the problem runs
+        self._WtW = None
         self.sqX = squared_norm(X)
         self.update_W = update_W
         self.orthogonal = bool(orthogonal) and update_W
@@ -235,7 +238,9 @@ class FrobeniusProblem:
     def _fused_step(self):
         """The same sweep as :meth:`step`'s reference path, one fused pass per update."""
         Z, W, dtype = self.Z, self.W, self.Z.dtype
-        WtW = W.T @ W
+        WtW = W.T @ W if self._WtW is None else self._WtW
+        if not self.update_W:
+            self._WtW = WtW  # W is frozen
         if self.orthogonal:
             XW = self.X @ W
             Z *= np.sqrt(XW / (Z @ (Z.T @ XW) + EPSILON))                 # ONMF (Ding 2006)
@@ -254,6 +259,7 @@ class FrobeniusProblem:
                                                c=self.lam)                 # (7b)
             else:
                 inner_X, WtW = self.Xt.update(W, Z, ZtZ, eps=EPSILON)      # (7b), λ = 0
+            self._WtW = WtW.astype(dtype)  # the next step's Z update needs it
             if self.M is not None:
                 inner_M, QtQ = self.Mt.update(self.Q, W, WtW, eps=EPSILON)  # (7c)
                 self.MtW = None
