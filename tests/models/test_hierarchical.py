@@ -290,6 +290,14 @@ def test_topic_labels_are_the_nnls_argmax_over_all_leaves(seed):
         tree = HierarchicalNMF(6, assign_labels="tree", random_state=seed).fit(X)
     assert tree.splits_ == model.splits_
     assert np.any(tree.labels_ != model.labels_)
+    # the printed tree tells the leaves' labelled sizes where they differ from the routed
+    counts = np.bincount(model.labels_[model.labels_ >= 0], minlength=model.n_leaves_)
+    routed = [model.nodes_[i].documents.size for i in model.leaves_]
+    text = model.export_text()
+    for label, (n_routed, n_labelled) in enumerate(zip(routed, counts)):
+        line = next(row for row in text.splitlines() if f"[leaf {label}]" in row)
+        assert (f"{n_routed} docs routed, {n_labelled} labelled" in line) == (n_routed != n_labelled)
+    assert "labelled" not in tree.export_text()
 
 
 def test_topic_labels_of_documents_no_leaf_weighs():

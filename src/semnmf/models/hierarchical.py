@@ -741,10 +741,18 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
             json.dump(self.to_dict(vocabulary, n_terms, document_ids), f, indent=1)
 
     def export_text(self, vocabulary=None, n_terms=6):
-        """The tree as indented text: one line per node with its size, score and top terms."""
+        """The tree as indented text: one line per node with its size and top terms.
+
+        A node's size is the number of documents it received as the tree grew. With
+        ``assign_labels="topics"`` a leaf whose label went to a different number of
+        documents says so too ("218 docs routed, 231 labelled")."""
         check_is_fitted(self, "nodes_")
         terms = self.top_terms(n_terms, vocabulary, nodes=range(len(self.nodes_)))
         label_of = {node_id: label for label, node_id in enumerate(self.leaves_)}
+        labelled = None
+        if self.assign_labels == "topics" and getattr(self, "labels_", None) is not None:
+            labels = np.asarray(self.labels_)
+            labelled = np.bincount(labels[labels >= 0], minlength=len(self.leaves_))
         lines = []
 
         def walk(node_id, prefix, last, root):
@@ -753,7 +761,11 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
             tag = f"leaf {label_of[node_id]}" if node_id in label_of else f"node {node_id}"
             extra = f", {node.outliers.size} outliers" if node.outliers.size else ""
             words = " ".join(str(t) for t, _ in terms[node_id])
-            lines.append(f"{prefix}{branch}[{tag}] {node.documents.size} docs{extra}: {words}")
+            size = f"{node.documents.size} docs"
+            if (labelled is not None and node_id in label_of
+                    and labelled[label_of[node_id]] != node.documents.size):
+                size += f" routed, {labelled[label_of[node_id]]} labelled"
+            lines.append(f"{prefix}{branch}[{tag}] {size}{extra}: {words}")
             child_prefix = prefix + ("" if root else ("    " if last else "│   "))
             for i, child in enumerate(node.children):
                 walk(child, child_prefix, i == len(node.children) - 1, False)
