@@ -62,7 +62,8 @@ def fit_quietly(model, X, **fit_params):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("threads", [1, 3])
-def test_kernel_matches_dense(dtype, index_dtype, threads, monkeypatch):
+@pytest.mark.parametrize("k", [1, 4, 7, 8, 9, 20])  # compiled for the exact k up to 8
+def test_kernel_matches_dense(dtype, index_dtype, threads, k, monkeypatch):
     monkeypatch.setenv("SEMNMF_NUM_THREADS", str(threads))
     monkeypatch.setattr(_kernels, "_MIN_NNZ_FOR_THREADS", 0)
     rng = np.random.default_rng(0)
@@ -72,8 +73,8 @@ def test_kernel_matches_dense(dtype, index_dtype, threads, monkeypatch):
     A.data[3] = 0                     # an explicit zero: contributes nothing
     A.indices = A.indices.astype(index_dtype)
     A.indptr = A.indptr.astype(index_dtype)
-    L = rng.random((37, 4)).astype(dtype) + dtype(0.1)
-    R = rng.random((23, 4)).astype(dtype) + dtype(0.1)
+    L = rng.random((37, k)).astype(dtype) + dtype(0.1)
+    R = rng.random((23, k)).astype(dtype) + dtype(0.1)
     kernel = _kernels.RatioKernel(A)
     assert len(kernel.blocks) == (1 if threads == 1 else min(37, 3 * _kernels._BLOCKS_PER_THREAD))
     out, xlog = kernel(L, R, with_log=True)

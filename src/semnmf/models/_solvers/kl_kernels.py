@@ -29,7 +29,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ..._utils.parallel import n_threads, row_blocks, thread_pool
+from ..._utils.parallel import map_blocks, n_threads, row_blocks
 
 # Reassociation lets LLVM vectorize the k-term dot product; no flag that assumes
 # finite values ("nnan", "ninf") is set, so the floor on s keeps its meaning.
@@ -43,15 +43,89 @@ _MIN_NNZ_FOR_THREADS = 50_000
 # shared machine hand its remaining rows to the others.
 _BLOCKS_PER_THREAD = 4
 
+# Up to this many columns the kernel is compiled for the exact k (see _width).
+_MAX_CONSTANT_K = 8
+
+
+def _width(k):
+    """The ``shape`` argument of :func:`ratio_rows`: k zeros for k ≤ 8, else ``()``."""
+    return (0,) * k if k <= _MAX_CONSTANT_K else ()
+
+
+@numba.njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _ratio_row_small(indptr, indices, data, L, R, out, i, ratios, floor, shape):
+    """Row i of the product for a compile-time k ≤ 8 (``shape``: k zeros).
+
+    L_i and the k sums live in scalars for the whole row: written as arrays, every
+    non-zero reloaded L_i and stored its k sums back to ``out`` (numba cannot tell LLVM
+    that ``out`` is not L or R). The branches on k vanish at compile time. Indices are
+    read as unsigned (no negative-index wraparound per access)."""
+    k = len(shape)
+    zero = out.dtype.type(0)
+    l0 = L[i, 0]
+    l1 = L[i, 1] if k > 1 else zero
+    l2 = L[i, 2] if k > 2 else zero
+    l3 = L[i, 3] if k > 3 else zero
+    l4 = L[i, 4] if k > 4 else zero
+    l5 = L[i, 5] if k > 5 else zero
+    l6 = L[i, 6] if k > 6 else zero
+    l7 = L[i, 7] if k > 7 else zero
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = zero
+    first = np.uint64(indptr[i])
+    p = first
+    last = np.uint64(indptr[i + 1])
+    while p < last:
+        j = np.uint64(indices[p])
+        r0 = R[j, 0]
+        r1 = R[j, 1] if k > 1 else zero
+        r2 = R[j, 2] if k > 2 else zero
+        r3 = R[j, 3] if k > 3 else zero
+        r4 = R[j, 4] if k > 4 else zero
+        r5 = R[j, 5] if k > 5 else zero
+        r6 = R[j, 6] if k > 6 else zero
+        r7 = R[j, 7] if k > 7 else zero
+        s = l0 * r0 + l1 * r1 + l2 * r2 + l3 * r3 + l4 * r4 + l5 * r5 + l6 * r6 + l7 * r7
+        if s < floor:
+            s = floor
+        r = data[p] / s
+        ratios[p - first] = r
+        a0 += r * r0
+        a1 += r * r1
+        a2 += r * r2
+        a3 += r * r3
+        a4 += r * r4
+        a5 += r * r5
+        a6 += r * r6
+        a7 += r * r7
+        p += np.uint64(1)
+    out[i, 0] = a0
+    if k > 1:
+        out[i, 1] = a1
+    if k > 2:
+        out[i, 2] = a2
+    if k > 3:
+        out[i, 3] = a3
+    if k > 4:
+        out[i, 4] = a4
+    if k > 5:
+        out[i, 5] = a5
+    if k > 6:
+        out[i, 6] = a6
+    if k > 7:
+        out[i, 7] = a7
+
+
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
-def ratio_rows(indptr, indices, data, L, R, out, start, stop, floor, with_log):
+def ratio_rows(indptr, indices, data, L, R, out, start, stop, floor, with_log, shape):
     """Rows ``start:stop`` of ``out = (A ⊘ max(L Rᵀ, floor)) R``, A = (indptr, indices, data) in CSR.
 
     ``out`` rows are overwritten. Returns Σ a_ij log(a_ij / max(L_i·R_j, floor)) over
     the non-zeros of these rows, in float64 (0 unless ``with_log``; entries a_ij = 0
     count 0, as 0 log 0 = 0). The ratios of a row are kept in a small buffer and their
     logarithms taken in a second loop, so that the main loop stays free of calls and
-    vectorizes (a log call inside it made the pass about 1.3x slower here).
+    vectorizes (a log call inside it made the pass about 1.3x slower here). ``shape``:
+    see :func:`_width`; for k ≤ 8 the row is done in registers
+    (:func:`_ratio_row_small`).
     """
     k = L.shape[1]
     total = 0.0
@@ -60,20 +134,25 @@ def ratio_rows(indptr, indices, data, L, R, out, start, stop, floor, with_log):
         longest = max(longest, indptr[i + 1] - indptr[i])
     ratios = np.empty(longest, dtype=out.dtype)
     for i in range(start, stop):
-        for q in range(k):
-            out[i, q] = 0
         first, last = indptr[i], indptr[i + 1]
-        for p in range(first, last):
-            j = indices[p]
-            s = L[i, 0] * R[j, 0]
-            for q in range(1, k):
-                s += L[i, q] * R[j, q]
-            if s < floor:
-                s = floor
-            r = data[p] / s
-            ratios[p - first] = r
+        if len(shape) > 0:
+            _ratio_row_small(indptr, indices, data, L, R, out, i, ratios, floor, shape)
+        else:
             for q in range(k):
-                out[i, q] += r * R[j, q]
+                out[i, q] = 0
+            p = np.uint64(first)
+            while p < np.uint64(last):
+                j = np.uint64(indices[p])
+                s = L[i, 0] * R[j, 0]
+                for q in range(1, k):
+                    s += L[i, q] * R[j, q]
+                if s < floor:
+                    s = floor
+                r = data[p] / s
+                ratios[p - np.uint64(first)] = r
+                for q in range(k):
+                    out[i, q] += r * R[j, q]
+                p += np.uint64(1)
         if with_log:
             for p in range(first, last):
                 a = data[p]
@@ -131,22 +210,20 @@ class RatioKernel:
             out = np.empty((m, L.shape[1]), dtype=L.dtype)
         floor = L.dtype.type(self.floor)
         args = (self.indptr, self.indices, self.data, L, R, out)
-        if len(self.blocks) == 1:
-            total = ratio_rows(*args, 0, m, floor, with_log)
-        else:
-            parts = list(thread_pool(self.workers).map(
-                lambda block: ratio_rows(*args, block[0], block[1], floor, with_log),
-                self.blocks))
-            total = math.fsum(parts)
-        return out, float(total)
+        shape = _width(L.shape[1])
+        blocks = self.blocks
+        parts = map_blocks(lambda b: ratio_rows(*args, blocks[b][0], blocks[b][1], floor,
+                                                with_log, shape), len(blocks), self.workers)
+        return out, float(math.fsum(parts))
 
 
 def warm_up():
     """Compile (or load from the disk cache) the float32 and float64 specializations."""
     A = sp.csr_matrix(np.ones((1, 1)))
     for dtype in (np.float32, np.float64):
-        ones = np.ones((1, 1), dtype=dtype)
-        RatioKernel(A.astype(dtype))(ones, ones, with_log=True)
+        for k in (1, 4, 20):
+            ones = np.ones((1, k), dtype=dtype)
+            RatioKernel(A.astype(dtype))(ones, ones, with_log=True)
 
 
 __all__ = ["RatioKernel", "ratio_rows", "warm_up"]
