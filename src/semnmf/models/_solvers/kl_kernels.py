@@ -52,6 +52,17 @@ def _width(k):
     return (0,) * k if k <= _MAX_CONSTANT_K else ()
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _eight(A, i, shape):
+    """Row i of A as 8 scalars, zeros past its k = len(shape) columns (compile-time)."""
+    k = len(shape)
+    zero = A.dtype.type(0)
+    return (A[i, 0], A[i, 1] if k > 1 else zero, A[i, 2] if k > 2 else zero,
+            A[i, 3] if k > 3 else zero, A[i, 4] if k > 4 else zero,
+            A[i, 5] if k > 5 else zero, A[i, 6] if k > 6 else zero,
+            A[i, 7] if k > 7 else zero)
+
+
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
 def _ratio_row_small(indptr, indices, data, L, R, out, i, ratios, floor, shape):
     """Row i of the product for a compile-time k ≤ 8 (``shape``: k zeros).
@@ -60,30 +71,14 @@ def _ratio_row_small(indptr, indices, data, L, R, out, i, ratios, floor, shape):
     non-zero reloaded L_i and stored its k sums back to ``out`` (numba cannot tell LLVM
     that ``out`` is not L or R). The branches on k vanish at compile time. Indices are
     read as unsigned (no negative-index wraparound per access)."""
-    k = len(shape)
+    l0, l1, l2, l3, l4, l5, l6, l7 = _eight(L, i, shape)
     zero = out.dtype.type(0)
-    l0 = L[i, 0]
-    l1 = L[i, 1] if k > 1 else zero
-    l2 = L[i, 2] if k > 2 else zero
-    l3 = L[i, 3] if k > 3 else zero
-    l4 = L[i, 4] if k > 4 else zero
-    l5 = L[i, 5] if k > 5 else zero
-    l6 = L[i, 6] if k > 6 else zero
-    l7 = L[i, 7] if k > 7 else zero
     a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = zero
     first = np.uint64(indptr[i])
     p = first
     last = np.uint64(indptr[i + 1])
     while p < last:
-        j = np.uint64(indices[p])
-        r0 = R[j, 0]
-        r1 = R[j, 1] if k > 1 else zero
-        r2 = R[j, 2] if k > 2 else zero
-        r3 = R[j, 3] if k > 3 else zero
-        r4 = R[j, 4] if k > 4 else zero
-        r5 = R[j, 5] if k > 5 else zero
-        r6 = R[j, 6] if k > 6 else zero
-        r7 = R[j, 7] if k > 7 else zero
+        r0, r1, r2, r3, r4, r5, r6, r7 = _eight(R, np.uint64(indices[p]), shape)
         s = l0 * r0 + l1 * r1 + l2 * r2 + l3 * r3 + l4 * r4 + l5 * r5 + l6 * r6 + l7 * r7
         if s < floor:
             s = floor
@@ -98,21 +93,9 @@ def _ratio_row_small(indptr, indices, data, L, R, out, i, ratios, floor, shape):
         a6 += r * r6
         a7 += r * r7
         p += np.uint64(1)
-    out[i, 0] = a0
-    if k > 1:
-        out[i, 1] = a1
-    if k > 2:
-        out[i, 2] = a2
-    if k > 3:
-        out[i, 3] = a3
-    if k > 4:
-        out[i, 4] = a4
-    if k > 5:
-        out[i, 5] = a5
-    if k > 6:
-        out[i, 6] = a6
-    if k > 7:
-        out[i, 7] = a7
+    sums = (a0, a1, a2, a3, a4, a5, a6, a7)
+    for q in range(len(shape)):
+        out[i, q] = sums[q]
 
 
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
