@@ -98,6 +98,15 @@ def _ratio_row_small(indptr, indices, data, L, R, out, i, ratios, floor, shape):
         out[i, q] = sums[q]
 
 
+@numba.njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _dot(L, i, R, j, k):
+    """L_i · R_j over the k columns."""
+    s = L[i, 0] * R[j, 0]
+    for q in range(1, k):
+        s += L[i, q] * R[j, q]
+    return s
+
+
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
 def ratio_rows(indptr, indices, data, L, R, out, start, stop, floor, with_log, shape):
     """Rows ``start:stop`` of ``out = (A ⊘ max(L Rᵀ, floor)) R``, A = (indptr, indices, data) in CSR.
@@ -123,19 +132,26 @@ def ratio_rows(indptr, indices, data, L, R, out, start, stop, floor, with_log, s
         else:
             for q in range(k):
                 out[i, q] = 0
+            # the ratios of two non-zeros, then one update of the sums for both (the
+            # loop over the columns waits for the previous store half as often)
             p = np.uint64(first)
-            while p < np.uint64(last):
-                j = np.uint64(indices[p])
-                s = L[i, 0] * R[j, 0]
-                for q in range(1, k):
-                    s += L[i, q] * R[j, q]
-                if s < floor:
-                    s = floor
-                r = data[p] / s
-                ratios[p - np.uint64(first)] = r
+            end = np.uint64(last)
+            while p + np.uint64(1) < end:
+                j0 = np.uint64(indices[p])
+                j1 = np.uint64(indices[p + np.uint64(1)])
+                r0 = data[p] / max(_dot(L, i, R, j0, k), floor)
+                r1 = data[p + np.uint64(1)] / max(_dot(L, i, R, j1, k), floor)
+                ratios[p - np.uint64(first)] = r0
+                ratios[p + np.uint64(1) - np.uint64(first)] = r1
                 for q in range(k):
-                    out[i, q] += r * R[j, q]
-                p += np.uint64(1)
+                    out[i, q] += r0 * R[j0, q] + r1 * R[j1, q]
+                p += np.uint64(2)
+            if p < end:
+                j0 = np.uint64(indices[p])
+                r0 = data[p] / max(_dot(L, i, R, j0, k), floor)
+                ratios[p - np.uint64(first)] = r0
+                for q in range(k):
+                    out[i, q] += r0 * R[j0, q]
         if with_log:
             for p in range(first, last):
                 a = data[p]
