@@ -45,7 +45,7 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from . import rank2_kernels as _k
-from ..._utils.parallel import MIN_NNZ_FOR_THREADS, n_threads, row_blocks, thread_pool
+from ..._utils.parallel import MIN_NNZ_FOR_THREADS, map_blocks, n_threads, row_blocks
 
 _MIN_NNZ_FOR_THREADS = MIN_NNZ_FOR_THREADS
 
@@ -188,12 +188,8 @@ class _ZStep:
         else:
             X = self.X
             args = (X.indptr, X.indices, X.data, W, scales, gram, tcoef, Z)
-            if len(self.blocks) == 1:
-                sums = [_k.z_rows(*args, self.parts[0], 0, X.shape[0])]
-            else:
-                sums = list(thread_pool(len(self.blocks)).map(
-                    lambda q: _k.z_rows(*args, self.parts[q], *self.blocks[q]),
-                    range(len(self.blocks))))
+            sums = map_blocks(lambda q: _k.z_rows(*args, self.parts[q], *self.blocks[q]),
+                              len(self.blocks), len(self.blocks))
             s11, s12, s22, pg, zy = (sum(values) for values in zip(*sums))
         return np.array([[s11, s12], [s12, s22]]), pg, zy
 
