@@ -46,3 +46,6 @@ def test_dask_engine_on_shards(tmp_path, capsys, method):
         assert record["context"]["pruning"]["nnz"] <= 200
     assert record["data"]["n_documents"] == 60 and record["model"] is None
     assert sorted(os.listdir(out)) == ["assignments.csv", "run.json", "topics.csv"]
+    # without --method the Dask engine says which method runs instead of the local default
+    assert ("--engine dask runs --method snmf" in capsys.readouterr().err) == (method == [])
+    assert "_dask_default" not in record["cli_arguments"]

@@ -175,9 +175,10 @@ def resolve_method(args):
     out, benchmarks/results/defaults.md), or Semantic-NMF with the papers' settings where
     only the Frobenius updates run (``--semantics``, ``--engine dask``)."""
     if args.method is None:
-        frobenius_only = (args.semantics not in (None, "corpus")
-                          or getattr(args, "engine", "local") == "dask")
+        dask = getattr(args, "engine", "local") == "dask"
+        frobenius_only = args.semantics not in (None, "corpus") or dask
         args.method = "snmf" if frobenius_only else DEFAULT_CLI_METHOD
+        args._dask_default = dask  # not an argument: run() says which method runs
     return CLI_METHODS[args.method]
 
 
@@ -340,6 +341,12 @@ def run(args):
     if method.graph and args.graph_lam is None:
         args.graph_lam = DEFAULT_GRAPH_LAM
     if args.engine == "dask":
+        if vars(args).pop("_dask_default", False):
+            from .._utils.progress import log
+
+            log(f"[yellow]note:[/] --engine dask runs --method snmf (Frobenius, the papers' "
+                f"Semantic-NMF) when --method is not given; the local default "
+                f"{DEFAULT_CLI_METHOD} (KL loss) runs on the local engine only.", True)
         return run_dask(args, out, verbose, timings, t0)
     corpus, X = load_corpus(args, verbose, timings, t0)
     selection = None
