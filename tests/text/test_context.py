@@ -419,6 +419,10 @@ def test_bad_context_and_association(seqs):
         word_context(sequences=seqs, association="npmi")
     with pytest.raises(ValueError, match="shift must be a positive number"):
         association(sp.csr_matrix(np.eye(3)), kind="sppmi", shift=0)
+    # word_context refuses it before counting, on every path (no NaN matrix)
+    for options in ({"context": "window"}, {"context": "document", "max_nnz": 1}):
+        with pytest.raises(ValueError, match="shift must be a positive number"):
+            word_context(sequences=seqs, association="sppmi", shift=-1, **options)
 
 
 @pytest.mark.parametrize("window", [0, -1, 2.5, True])

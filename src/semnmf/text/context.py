@@ -361,19 +361,23 @@ def association(C, kind="ppmi", shift=2, dtype=None):
     array([[0.   , 0.693],
            [0.693, 0.   ]])
     """
-    _check_option(kind, "association", ASSOCIATIONS)
-    if kind == "sppmi" and (isinstance(shift, bool) or not isinstance(shift, numbers.Real)
-                            or not shift > 0):
-        raise ValueError(f"shift must be a positive number (N in log N), got {shift!r}.")
+    _check_association(kind, shift)
     C = check_matrix(C, "C", nonnegative=True)
-    if not sp.issparse(C):
-        C = sp.csr_matrix(C)
     if dtype is None:
         dtype = C.dtype if np.issubdtype(C.dtype, np.floating) else np.float64
     C = sp.csr_matrix(C)
     M = sp.csr_matrix((C.data.astype(dtype, copy=True), C.indices.copy(), C.indptr.copy()),
                       shape=C.shape)
     return _association_inplace(M, kind, shift)
+
+
+def _check_association(kind, shift):
+    """Refuse an unknown association measure, or a shift N that is not positive for the
+    shifted PPMI (log N would be NaN in every entry)."""
+    _check_option(kind, "association", ASSOCIATIONS)
+    if kind == "sppmi" and (isinstance(shift, bool) or not isinstance(shift, numbers.Real)
+                            or not shift > 0):
+        raise ValueError(f"shift must be a positive number (N in log N), got {shift!r}.")
 
 
 def _association_inplace(C, kind, shift):
@@ -712,6 +716,7 @@ def word_context(*, counts=None, sequences=None, context="document", window=10,
     >>> M.shape, M.nnz
     ((4, 4), 6)
     """
+    _check_association(association, shift)  # before any counting
     max_nnz, info = budget_record(max_nnz, top_k, threshold, min_count)
     budget_k = None
     if max_nnz is not None:
@@ -727,7 +732,6 @@ def word_context(*, counts=None, sequences=None, context="document", window=10,
             if counts is None:
                 tokens, doc_ptr, _, n_terms = _check_sequences(sequences)
                 counts = _sequences_to_counts(tokens, doc_ptr, n_terms, dtype)
-            _check_option(association, "association", ASSOCIATIONS)
             M, nnz_before = _stream_document_context(
                 counts, kind=association, shift=shift,
                 min_count=check_positive_int(min_count, "min_count"), top_k=use_k,
@@ -735,7 +739,6 @@ def word_context(*, counts=None, sequences=None, context="document", window=10,
             return _finish(M, nnz_before, max_nnz, use_k, budget_k, info, return_info)
     C = cooccurrence(counts=counts, sequences=sequences, context=context, window=window,
                      min_count=min_count, dtype=dtype)
-    _check_option(association, "association", ASSOCIATIONS)
     M = _association_inplace(C, association, shift)  # C is ours: no copy
     del C
     return prune_to_budget(M, top_k=top_k, threshold=threshold, max_nnz=max_nnz,
