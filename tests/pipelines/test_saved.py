@@ -91,6 +91,15 @@ def test_round_trip_gives_the_same_predictions(corpus, name, tmp_path):
     assert ((strength > 0) & (strength <= 1 + 1e-12)).all()
 
 
+@pytest.mark.parametrize("assign_labels", ["topics", "tree"])
+def test_saved_tree_states_its_assignment_rule(corpus, tmp_path, assign_labels):
+    tree = HierarchicalNMF(3, assign_labels=assign_labels, random_state=0).fit(corpus.tfidf())
+    save_model(tree, tmp_path / "model", corpus)
+    rule = json.loads((tmp_path / "model" / "model.json").read_text())["assignment"]
+    assert ("NNLS coefficient over all leaves" in rule) == (assign_labels == "topics")
+    assert rule.startswith("descend the tree") == (assign_labels == "tree")
+
+
 def test_tree_saved_before_assign_labels_keeps_the_tree_rule(corpus):
     from semnmf.models._state import get_state, set_state
 

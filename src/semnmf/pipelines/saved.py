@@ -67,8 +67,11 @@ MODEL_FILE, ARRAYS_FILE, VOCABULARY_FILE = "model.json", "arrays.npz", "vocabula
 
 RULES = {
     "SphericalKMeans": "the most cosine-similar centroid (cluster_centers_)",
-    "HierarchicalNMF": "descend the tree: at each split the child whose term vector gets "
-                       "the larger rank-2 NNLS coefficient",
+    "HierarchicalNMF": {  # by its assign_labels
+        "topics": "the leaf whose unit-norm term vector gets the largest NNLS coefficient "
+                  "over all leaves (-1 when no term of the document weighs in any leaf)",
+        "tree": "descend the tree: at each split the child whose term vector gets the "
+                "larger rank-2 NNLS coefficient"},
     "consensus": "the most cosine-similar cluster mean (mean training row of X)",
 }
 _NMF_RULE = ("argmax of the document factors solved with the term factors W fixed "
@@ -310,6 +313,8 @@ class SavedModel:
             estimator, est_arrays = get_state(self.estimator)
             arrays.update({f"estimator.{k}": v for k, v in est_arrays.items()})
             rule = RULES.get(estimator["class"], _NMF_RULE)
+            if isinstance(rule, dict):
+                rule = rule[estimator["params"]["assign_labels"]]
         else:
             arrays["consensus.centers"] = self.centers
             rule = RULES["consensus"]
