@@ -54,6 +54,7 @@ import scipy.sparse as sp
 
 from .._utils.io import atomic_write, write_json
 from .._utils.version import __version__
+from ..models._solvers.mu import memberships_from_factors  # noqa: F401 (public here)
 from ..models._state import SAVABLE, check_savable, get_state, json_params, set_state
 from ..text.state import VectorizerState
 
@@ -79,25 +80,6 @@ _NMF_RULE = ("argmax of the document factors solved with the term factors W fixe
 
 
 # -- memberships --------------------------------------------------------------------------
-def memberships_from_factors(factors, labels, *, cosine=False):
-    """Strength of each document's cluster: ``factors[i, label]`` after normalizing the
-    row to sum 1 (``cosine=False``: NMF document factors, a GTNMF strategy) or as it is
-    (``cosine=True``: cosine similarities); 0 for label -1 or an all-zero row."""
-    F = np.asarray(factors, dtype=np.float64)
-    labels = np.asarray(labels)
-    out = np.zeros(len(labels))
-    ok = labels >= 0
-    if not ok.any():
-        return out
-    picked = F[np.flatnonzero(ok), labels[ok]]
-    if cosine:
-        out[ok] = picked
-    else:
-        total = F[ok].sum(axis=1)
-        out[ok] = np.divide(picked, total, out=np.zeros_like(picked), where=total > 0)
-    return out
-
-
 def run_agreement(partitions, labels):
     """Fraction of runs (columns of ``partitions``) that put each document in its cluster
     of ``labels``, after matching every run's clusters to the clusters of ``labels``

@@ -14,7 +14,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from .._utils.parallel import n_threads, row_blocks, thread_pool
+from .._utils.parallel import map_blocks, n_threads, row_blocks
 
 
 def _over_row_blocks(work, indptr):
@@ -22,7 +22,7 @@ def _over_row_blocks(work, indptr):
     blocks of about equal non-zeros (``indptr`` counts them)."""
     workers = n_threads()
     blocks = row_blocks(np.asarray(indptr, dtype=np.int64), 4 * workers)
-    list(thread_pool(workers).map(lambda block: work(*block), blocks))
+    map_blocks(lambda index: work(*blocks[index]), len(blocks), workers)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -73,17 +73,10 @@ def _labels(Zb, Xb):
 
 def _labels_and_strengths(Zb, Xb):
     """(labels, strength) of a block's documents: the argmax of each row of Z (-1 for a
-    document without a term) and that entry's share of the row's sum (0 for label -1 or
-    an all-zero row), as :func:`semnmf.pipelines.saved.memberships_from_factors` computes
-    it from the gathered Z; only these two vectors leave the worker."""
+    document without a term) and that entry's share of the row's sum
+    (:func:`~.mu.memberships_from_factors`); only these two vectors leave the worker."""
     labels = _labels(Zb, Xb)
-    strength = np.zeros(len(labels))
-    ok = np.flatnonzero(labels >= 0)
-    if ok.size:
-        picked = np.asarray(Zb[ok, labels[ok]], dtype=np.float64)
-        total = np.asarray(Zb[ok].sum(axis=1), dtype=np.float64)
-        strength[ok] = np.divide(picked, total, out=np.zeros_like(picked), where=total > 0)
-    return labels, strength
+    return labels, _mu.memberships_from_factors(Zb, labels)
 
 
 def _split(Zb, *_):

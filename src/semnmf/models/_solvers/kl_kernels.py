@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._utils.parallel import map_blocks, n_threads, row_blocks
+from .fro_kernels import _width  # the same compile-time k (≤ 8) as the Frobenius kernels
 
 # Reassociation lets LLVM vectorize the k-term dot product; no flag that assumes
 # finite values ("nnan", "ninf") is set, so the floor on s keeps its meaning.
@@ -42,15 +43,6 @@ _MIN_NNZ_FOR_THREADS = 50_000
 # Blocks per thread: more blocks than threads lets a thread that is slowed down on a
 # shared machine hand its remaining rows to the others.
 _BLOCKS_PER_THREAD = 4
-
-# Up to this many columns the kernel is compiled for the exact k (see _width).
-_MAX_CONSTANT_K = 8
-
-
-def _width(k):
-    """The ``shape`` argument of :func:`ratio_rows`: k zeros for k ≤ 8, else ``()``."""
-    return (0,) * k if k <= _MAX_CONSTANT_K else ()
-
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _eight(A, i, shape):
@@ -116,7 +108,7 @@ def ratio_rows(indptr, indices, data, L, R, out, start, stop, floor, with_log, s
     count 0, as 0 log 0 = 0). The ratios of a row are kept in a small buffer and their
     logarithms taken in a second loop, so that the main loop stays free of calls and
     vectorizes (a log call inside it made the pass about 1.3x slower here). ``shape``:
-    see :func:`_width`; for k ≤ 8 the row is done in registers
+    see :func:`~.fro_kernels._width`; for k ≤ 8 the row is done in registers
     (:func:`_ratio_row_small`).
     """
     k = L.shape[1]
