@@ -222,8 +222,9 @@ def _width(k):
     per small k (cached on disk like the others) whose row products keep their sums in
     scalar registers (:func:`_row_product`): at k = 4 that runs 1.45x faster than the loop
     over a run-time k, at k = 8 2x (CLASSIC4's X, one thread). For larger k the run-time
-    loop over the columns, which LLVM vectorizes, is faster (k = 20 on NG20: 9.4 against
-    12-17 ns per non-zero for scalar chunks of 4 or 8 columns), so ``()`` selects it.
+    loop over the columns, which LLVM vectorizes, is faster (k = 20 on NG20's X, one
+    thread: 9.4 ns per non-zero before it took four non-zeros at a time, against 12-17 ns
+    for scalar chunks of 4 or 8 columns), so ``()`` selects it.
     """
     return (0,) * k if k <= _MAX_CONSTANT_K else ()
 
