@@ -212,13 +212,14 @@ def test_paper_method_keeps_its_context_without_text(corpus_files, tmp_path):
     assert run["parameters"]["lam"] == 10.0 and run["parameters"]["loss"] == "frobenius"
 
 
-def test_frobenius_only_options_default_to_snmf():
-    """Without --method, --engine dask and --semantics take Semantic-NMF (Frobenius)."""
+def test_default_method_on_each_engine_and_with_semantics():
+    """Without --method both engines run the default (SNMF-KL); --semantics, which runs
+    the Frobenius updates only, takes Semantic-NMF."""
     from semnmf.cli.cluster import resolve_method
     from types import SimpleNamespace
 
     args = SimpleNamespace(method=None, semantics="corpus", engine="dask")
-    assert resolve_method(args).cli == "snmf" and args.method == "snmf"
+    assert resolve_method(args).cli == "snmf-kl" and args.method == "snmf-kl"
     args = SimpleNamespace(method=None, semantics="minilm", engine="local")
     assert resolve_method(args).cli == "snmf"
     args = SimpleNamespace(method=None, semantics="corpus", engine="local")

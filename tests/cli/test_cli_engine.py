@@ -13,8 +13,8 @@ from semnmf.cli import main
 @pytest.mark.parametrize("argv, message", [
     (["--workers", "2"], "--workers applies to --engine dask"),
     (["--scheduler", "tcp://x:1"], "--scheduler applies to --engine dask"),
-    (["--engine", "dask", "--method", "skmeans"], "runs --method nmf or snmf"),
-    (["--engine", "dask", "--loss", "kl"], "Frobenius"),
+    (["--engine", "dask", "--method", "skmeans"], "runs --method snmf-kl or nmf or snmf"),
+    (["--engine", "dask", "--method", "snmf", "--orthogonal"], "--orthogonal runs on the local"),
     (["--engine", "dask", "--consensus", "mmm"], "--consensus runs on the local engine"),
     (["--engine", "dask", "--workers", "0"], "at least 1"),
     (["--engine", "dask", "--workers", "2", "--scheduler", "tcp://x:1"], "one of them"),
@@ -27,8 +27,8 @@ def test_refused_engine_options(tmp_path, capsys, argv, message):
 
 
 @pytest.mark.parametrize("method", [["--method", "nmf"], ["--method", "snmf"], [],
-                                    ["--method", "snmf", "--max-nnz", "200"]])
-def test_dask_engine_on_shards(tmp_path, capsys, method):
+                                    ["--method", "snmf", "--loss", "kl", "--max-nnz", "200"]])
+def test_dask_engine_on_shards(tmp_path, method):
     pytest.importorskip("distributed", reason="--engine dask needs the [dask] extra")
     from semnmf.text.shards import write_shards
 
@@ -46,6 +46,10 @@ def test_dask_engine_on_shards(tmp_path, capsys, method):
         assert record["context"]["pruning"]["nnz"] <= 200
     assert record["data"]["n_documents"] == 60 and record["model"] is None
     assert sorted(os.listdir(out)) == ["assignments.csv", "run.json", "topics.csv"]
-    # without --method the Dask engine says which method runs instead of the local default
-    assert ("--engine dask runs --method snmf" in capsys.readouterr().err) == (method == [])
-    assert "_dask_default" not in record["cli_arguments"]
+    # without --method the Dask engine runs the local engine's default, SNMF-KL with its
+    # context (window PPMI: shards hold raw text)
+    loss = "kl" if method == [] or "kl" in method else "frobenius"
+    if method != ["--method", "nmf"]:
+        assert record["parameters"]["loss"] == loss
+    if method == []:
+        assert record["method"] == "snmf-kl" and record["context"]["context"] == "window"

@@ -89,6 +89,28 @@ def test_kernel_matches_dense(dtype, index_dtype, threads, k, monkeypatch):
     assert kernel(L, R)[1] == 0.0     # no logarithms unless asked
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", [1, 4, 8, 9, 20])
+def test_transposed_kernel_matches_dense(dtype, k):
+    """ratio_columns: (Aᵀ ⊘ R Lᵀ) L from A's rows, the block task of the Dask engine's
+    W numerator; the floor applies as in ratio_rows."""
+    from semnmf.models._solvers.fro_kernels import _width
+
+    rng = np.random.default_rng(1)
+    A = sp.random(31, 17, density=0.3, random_state=rng, dtype=dtype, format="csr")
+    L = rng.random((31, k)).astype(dtype) + dtype(0.1)
+    R = rng.random((17, k)).astype(dtype) + dtype(0.1)
+    L[2] = 0                          # (L Rᵀ) = 0 on row 2: the floor keeps it finite
+    out = np.full((17, k), np.nan, dtype=dtype)
+    floor = dtype(1e-3)
+    _kernels.ratio_columns(A.indptr, A.indices, A.data, L, R, out, floor, _width(k))
+    Ad = A.toarray().astype(np.float64)
+    LR = np.maximum(L.astype(np.float64) @ R.astype(np.float64).T, float(floor))
+    expected = ratio(Ad, LR).T @ L.astype(np.float64)
+    np.testing.assert_allclose(out, expected, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=0)
+
+
 def test_kernel_floor_and_shape_check():
     A = sp.csr_matrix(np.array([[2.0, 0.0], [0.0, 1.0]]))
     L = np.array([[0.0], [1.0]])        # (L Rᵀ)_00 = 0 at a non-zero of A

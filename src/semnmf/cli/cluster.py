@@ -102,8 +102,8 @@ def add_parser(commands):
                         "a list 5,10,20 to choose from (required; see \"Choosing K\" below)")
     c.add_argument("--method", choices=list(CLI_METHODS), default=None,
                    help="; ".join(f"{name}: {m.description}" for name, m in CLI_METHODS.items())
-                   + f" (default {DEFAULT_CLI_METHOD}; snmf with --semantics or --engine dask, "
-                   "which run the Frobenius updates)")
+                   + f" (default {DEFAULT_CLI_METHOD}; snmf with --semantics, which runs the "
+                   "Frobenius updates)")
     c.add_argument("--loss", choices=("frobenius", "kl"), default=None,
                    help=f"loss of {' / '.join(n for n, m in CLI_METHODS.items() if m.variants)}: "
                         "Frobenius (default) or generalized KL")
@@ -172,13 +172,11 @@ def add_parser(commands):
 
 def resolve_method(args):
     """The method when ``--method`` is not given: the default (chosen by leave-one-corpus-
-    out, benchmarks/results/defaults.md), or Semantic-NMF with the papers' settings where
-    only the Frobenius updates run (``--semantics``, ``--engine dask``)."""
+    out, benchmarks/results/defaults.md) on either engine, or Semantic-NMF with the papers'
+    settings where only the Frobenius updates run (``--semantics``)."""
     if args.method is None:
-        dask = getattr(args, "engine", "local") == "dask"
-        frobenius_only = args.semantics not in (None, "corpus") or dask
+        frobenius_only = args.semantics not in (None, "corpus")
         args.method = "snmf" if frobenius_only else DEFAULT_CLI_METHOD
-        args._dask_default = dask  # not an argument: run() says which method runs
     return CLI_METHODS[args.method]
 
 
@@ -341,12 +339,6 @@ def run(args):
     if method.graph and args.graph_lam is None:
         args.graph_lam = DEFAULT_GRAPH_LAM
     if args.engine == "dask":
-        if vars(args).pop("_dask_default", False):
-            from .._utils.progress import log
-
-            log(f"[yellow]note:[/] --engine dask runs --method snmf (Frobenius, the papers' "
-                f"Semantic-NMF) when --method is not given; the local default "
-                f"{DEFAULT_CLI_METHOD} (KL loss) runs on the local engine only.", True)
         return run_dask(args, out, verbose, timings, t0)
     corpus, X = load_corpus(args, verbose, timings, t0)
     selection = None

@@ -1,7 +1,8 @@
 """``semnmf cluster --engine dask``: the fit distributed over Dask workers.
 
 ``--engine local`` (the default) is the ordinary in-process fit. ``--engine dask`` runs
-NMF or Semantic-NMF on a ``distributed`` cluster: ``--workers N`` starts a LocalCluster of
+NMF or Semantic-NMF (Frobenius or KL loss, the default method included) on a
+``distributed`` cluster: ``--workers N`` starts a LocalCluster of
 N worker processes (one thread each), ``--scheduler ADDRESS`` joins a running one. A
 dataset folder of shards (``docs-00000.jsonl`` / ``.parquet``, ...) is read on the
 workers shard by shard (:class:`semnmf.text.shards.ShardedCorpus`): the vocabulary and
@@ -13,14 +14,15 @@ SOURCE is loaded as usual and its X cut into row blocks scattered to the workers
 import time
 
 ENGINES = ("local", "dask")
-DASK_METHODS = ("nmf", "snmf")
+DASK_METHODS = ("snmf-kl", "nmf", "snmf")
 
 
 def add_engine_arguments(parser):
     group = parser.add_argument_group("engine (needs the [dask] extra for dask)")
     group.add_argument("--engine", choices=ENGINES, default="local",
                        help="local: fit in this process (default); dask: distribute the "
-                            "updates over Dask workers by blocks of documents (nmf, snmf)")
+                            "updates over Dask workers by blocks of documents (snmf-kl, "
+                            "nmf, snmf)")
     group.add_argument("--workers", type=int, default=None, metavar="N",
                        help="with --engine dask: start a local cluster of N worker "
                             "processes (default 2)")
@@ -46,9 +48,9 @@ def check_engine_arguments(args):
     if args.method not in DASK_METHODS:
         raise ValueError(f"--engine dask runs --method {' or '.join(DASK_METHODS)}; "
                          f"--method {args.method} runs on the local engine only.")
-    if args.loss == "kl" or args.orthogonal:
-        raise ValueError("--engine dask runs the Frobenius updates: drop --loss kl / "
-                         "--orthogonal, or use --engine local.")
+    if args.orthogonal:
+        raise ValueError("--orthogonal runs on the local engine only; drop it or use "
+                         "--engine local.")
     for option, value in (("--consensus", args.consensus), ("--refine", args.refine),
                           ("--report", args.report)):
         if value:
@@ -118,7 +120,8 @@ def run_dask(args, out, verbose, timings, t0):
         M, context = None, None
         if method.word_context:
             M, context = word_context(args, corpus, verbose, timings,
-                                      association=method.context)
+                                      association=method.context,
+                                      counts_context=method.counts_context)
         model = build_model(args, verbose)
         t = time.perf_counter()
         with logged_warnings():

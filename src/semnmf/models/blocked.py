@@ -1,5 +1,6 @@
 """The estimators on row blocks: NMF / SemanticNMF fitted by the blocked (Dask) sweep of
-:mod:`semnmf.models._solvers.distributed`, with its start.
+:mod:`semnmf.models._solvers.distributed` (Frobenius loss) or
+:mod:`semnmf.models._solvers.distributed_kl` (``loss="kl"``), with its start.
 
 Start. ``init="skmeans"`` (the default) starts from spherical k-means, as the local
 engine. When the corpus is small enough to be brought to the client (at most
@@ -23,6 +24,7 @@ from ._solvers import mu as _mu
 from ._solvers.distributed import (BlockedFrobeniusProblem, _assign_sums, _assign, _cut,
                                    _facts, _labels_and_strengths, _rows, _scale,
                                    _squares)
+from ._solvers.distributed_kl import BlockedKLProblem, _kl_facts
 
 # Largest corpus (non-zeros of X) whose start is computed on the client, identical to the
 # local engine's (12 bytes a non-zero: 5M non-zeros are 60 MB).
@@ -108,11 +110,13 @@ def check_blocked(X, dtype_name="X"):
     return sq, sum(f[1] for f in facts)
 
 
-def fit_blocked(X, n_components, *, M=None, lam=0.0, start=None, n_init=1, max_iter=200,
-                tol=1e-4, random_state=None, verbose=0, name="NMF", sqX=None):
+def fit_blocked(X, n_components, *, M=None, lam=0.0, loss="frobenius", start=None, n_init=1,
+                max_iter=200, tol=1e-4, random_state=None, verbose=0, name="NMF", sqX=None):
     """:func:`semnmf.models.nmf._fit_factors` on a :class:`BlockedMatrix`: restarts of the
-    distributed sweep, best run kept, Z normalized to unit-length columns, labels (argmax
-    of each row of Z, -1 for documents without a term) computed in the blocks."""
+    distributed sweep (Frobenius, :mod:`._solvers.distributed`, or generalized KL,
+    :mod:`._solvers.distributed_kl`), best run kept, Z normalized to unit-length columns,
+    labels (argmax of each row of Z, -1 for documents without a term) computed in the
+    blocks. ``lam`` is the effective (absolute) λ."""
     rng = check_random_state(random_state)
     from ._solvers.frobenius import transpose_csr  # here: workers import this module
     # for its block tasks and need no numba (see _solvers.distributed)
@@ -120,12 +124,15 @@ def fit_blocked(X, n_components, *, M=None, lam=0.0, start=None, n_init=1, max_i
     strategy, Z0, W0 = start if start is not None else ("skmeans", None, None)
     if sqX is None:
         sqX = check_blocked(X)[0]
+    facts = X.executor.reduce(X.map(_kl_facts)) if loss == "kl" else None
 
     def new_problem(run):
         from .init import initialize_context_factor
 
         Z, W = blocked_start(X, n_components, strategy, rng, Z0, W0)
         Q = initialize_context_factor(Mt @ W, W) if M is not None else None
+        if loss == "kl":
+            return BlockedKLProblem(X, Z, W, M=M, Q=Q, lam=lam, Mt=Mt, facts=facts)
         return BlockedFrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, Mt=Mt, sqX=sqX)
 
     problem, n_iter, history = _mu.best_of_runs(new_problem, n_init=n_init, max_iter=max_iter,
@@ -154,11 +161,11 @@ def fit_estimator(estimator, X, M=None, client=None, *, gather=True):
 
     X = BlockedMatrix.from_input(X, client)
     estimator._validate_params()
-    if getattr(estimator, "loss", "frobenius") != "frobenius" or getattr(
-            estimator, "orthogonal", False):
-        raise ValueError("the blocked (Dask) engine runs the Frobenius updates (7a)-(7c); "
-                         "loss='kl' and orthogonal=True run on the local engine only: pass X "
-                         "as one matrix.")
+    loss = getattr(estimator, "loss", "frobenius")
+    if getattr(estimator, "orthogonal", False):
+        raise ValueError("the blocked (Dask) engine runs the plain updates (Frobenius or KL); "
+                         "orthogonal=True runs on the local engine only: pass X as one "
+                         "matrix.")
     n, d = X.shape
     check_n_components(estimator.n_components, n)
     sqX, _ = check_blocked(X)
@@ -178,16 +185,20 @@ def fit_estimator(estimator, X, M=None, client=None, *, gather=True):
                                  "columns.")
         if estimator.lam_scale == "absolute":
             lam = float(estimator.lam)
-        else:
-            sqM = _mu.squared_norm(M)
-            lam = 0.0 if sqM == 0 else check_effective(float(estimator.lam) * sqX / sqM,
-                                                       estimator.lam)
+        else:  # semantic.effective_lambda, with X's sizes summed over the blocks
+            if loss == "kl":
+                size_X = X.executor.reduce(X.map(_kl_facts))[0]
+                size_M = float(np.sum(M.data if sp.issparse(M) else M, dtype=np.float64))
+            else:
+                size_X, size_M = sqX, _mu.squared_norm(M)
+            lam = 0.0 if size_M == 0 else check_effective(
+                float(estimator.lam) * size_X / size_M, estimator.lam)
     elif M is not None:
         raise TypeError(f"{type(estimator).__name__} takes no word-context matrix M.")
     estimator.n_features_in_ = d
     log(f"{type(estimator).__name__}: {n} documents in {len(X)} blocks, "
         f"{X.executor.name} engine", estimator.verbose > 0)
-    result = fit_blocked(X, estimator.n_components, M=M, lam=lam,
+    result = fit_blocked(X, estimator.n_components, M=M, lam=lam, loss=loss,
                          start=resolve_start(estimator, (n, d), dtype=X.dtype),
                          n_init=estimator.n_init, max_iter=estimator.max_iter,
                          tol=estimator.tol, random_state=estimator.random_state,

@@ -25,7 +25,8 @@ partials), which changes the last bits of the iterates, not the algorithm.
 
 The start and the estimators' glue: :mod:`semnmf.models.blocked`.
 
-Not distributed: ``loss="kl"`` and ``orthogonal=True`` (refused with a clear message).
+The KL loss distributes the same way: :mod:`.distributed_kl`. Not distributed:
+``orthogonal=True`` (refused with a clear message).
 """
 
 import numpy as np

@@ -83,11 +83,7 @@ import numpy as np
 
 from .frobenius import transpose_csr
 from .kl_kernels import RatioKernel
-
-
-def _safe(denominator):
-    denominator[denominator == 0] = 1
-    return denominator
+from .mu import safe_denominator as _safe
 
 
 class KLProblem:

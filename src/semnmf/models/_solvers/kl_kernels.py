@@ -152,6 +152,47 @@ def ratio_rows(indptr, indices, data, L, R, out, start, stop, floor, with_log, s
     return total
 
 
+@numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
+def ratio_columns(indptr, indices, data, L, R, out, floor, shape):
+    """``out = (Aᵀ ⊘ max(R Lᵀ, floor)) L`` of shape (p, k), A = (indptr, indices, data) in
+    CSR (m x p), read by its rows: the transposed product of :func:`ratio_rows` without
+    forming Aᵀ.
+
+    For each non-zero a_ij: s = L_i·R_j, r = a_ij / max(s, floor), out_j += r L_i. The
+    ratios are those of :func:`ratio_rows` on A (the same s, the same floor); only the
+    side that accumulates changes. One thread writes all of ``out`` (rows j are
+    scattered), which is what a block task of the Dask engine needs: W's numerator
+    (X_bᵀ ⊘ W Z_bᵀ) Z_b from a block of documents, with no transposed copy of the block
+    (:mod:`semnmf.models._solvers.distributed_kl`). ``out`` is overwritten. ``shape``: see
+    :func:`~.fro_kernels._width`; for k ≤ 8, L_i stays in registers for its row.
+    """
+    m, k = L.shape
+    out[:] = 0
+    for i in range(m):
+        first = np.uint64(indptr[i])
+        last = np.uint64(indptr[i + 1])
+        if len(shape) > 0:
+            l0, l1, l2, l3, l4, l5, l6, l7 = _eight(L, i, shape)
+            for p in range(first, last):
+                j = np.uint64(indices[p])
+                r0, r1, r2, r3, r4, r5, r6, r7 = _eight(R, j, shape)
+                s = (l0 * r0 + l1 * r1 + l2 * r2 + l3 * r3 + l4 * r4 + l5 * r5 + l6 * r6
+                     + l7 * r7)
+                if s < floor:
+                    s = floor
+                r = data[p] / s
+                row = (l0, l1, l2, l3, l4, l5, l6, l7)
+                for q in range(len(shape)):
+                    out[j, q] += r * row[q]
+        else:
+            for p in range(first, last):
+                j = np.uint64(indices[p])
+                r = data[p] / max(_dot(L, i, R, j, k), floor)
+                for q in range(k):
+                    out[j, q] += r * L[i, q]
+    return out
+
+
 class RatioKernel:
     """The fused product ``(A ⊘ max(L Rᵀ, floor)) R`` for one sparse matrix A, by row blocks.
 
@@ -217,4 +258,4 @@ def warm_up():
             RatioKernel(A.astype(dtype))(ones, ones, with_log=True)
 
 
-__all__ = ["RatioKernel", "ratio_rows", "warm_up"]
+__all__ = ["RatioKernel", "ratio_columns", "ratio_rows", "warm_up"]

@@ -24,6 +24,14 @@ from ..._utils.progress import progress
 # so the objective remains non-increasing.
 EPSILON = np.finfo(np.float32).eps
 
+
+def safe_denominator(denominator):
+    """The KL updates' column-sum denominator with its zeros replaced by 1, in place: a
+    zero column sum comes with a zero numerator, so the factor column stays zero and the
+    objective is unchanged (:mod:`.kl`, "Guards")."""
+    denominator[denominator == 0] = 1
+    return denominator
+
 def squared_norm(A):
     """Squared Frobenius norm of a sparse or dense matrix, in float64."""
     values = A.data if sp.issparse(A) else A

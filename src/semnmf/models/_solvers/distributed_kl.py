@@ -1,0 +1,187 @@
+"""The generalized KL problem (NMF-KL, SNMF-KL) on a matrix held as row blocks: the sweep
+of :class:`~.kl.KLProblem`, distributed by documents (the Dask engine).
+
+One sweep of the KL updates (slides, Algorithm 2, steps 2-4 as derived in :mod:`.kl`)
+splits as::
+
+    on the workers, block b (documents of the block, X_b of shape (n_b, d)):
+        A_b = (X_b ⊘ Z_bWᵀ) W,  ℓ_b = Σ x log(x / (Z_bWᵀ)),  1ᵀZ_b        the data pass
+        Z_b ← Z_b ⊙ A_b ⊘ 1(1ᵀW)                                        step 2, local
+        B_b = (X_bᵀ ⊘ W Z_bᵀ) Z_b  (d x k),  1ᵀZ_b                      partial statistics
+    tree reduction (fan-in 8):   B = Σ_b B_b,   1ᵀZ = Σ_b 1ᵀZ_b
+    on the client (d x k quantities and the word-context matrix M):
+        W ← W ⊙ [B + λ (M ⊘ WQᵀ) Q] ⊘ 1(1ᵀZ + λ 1ᵀQ)                    step 3
+        Q ← Q ⊙ [(M ⊘ WQᵀ)ᵀ W] ⊘ 1(1ᵀW)                                 step 4
+    broadcast W; the data pass at the new (Z, W) gives F and the next A_b.
+
+The sum over documents in step 3 is the only reduction: (Xᵀ ⊘ WZᵀ) Z = Σ_b (X_bᵀ ⊘ WZ_bᵀ)
+Z_b, because the ratio at (j, i) involves document i alone. Each block computes its
+part from X_b as stored (by documents, :func:`~.kl_kernels.ratio_columns`), so no block
+keeps a transposed copy. The objective is the local engine's:
+
+    D(X‖ZWᵀ) = Σ_b ℓ_b − ΣX + (Σ_b 1ᵀZ_b)(1ᵀW)ᵀ
+
+and the data pass that gives it also gives the next step's A_b, as in :mod:`.kl`: two
+passes over each block per sweep, one d x k + k partial back per block, W (d x k) out.
+The floor on (ZWᵀ)_ij is the local engine's, ε₃₂ · mean of X's non-zeros, from the
+blocks' sums. The word-context term (M is a word matrix, as large as the vocabulary,
+not as the corpus) runs on the client with the local engine's kernels.
+
+These are the local engine's iterates: every operation is the one of
+:class:`~.kl.KLProblem` in the same order; only the sums over documents (B, 1ᵀZ and the
+ℓ_b) are associated differently, which changes the last bits, not the algorithm.
+
+Unlike the Frobenius block tasks (:mod:`.distributed`), these run the compiled KL
+kernels, so a worker that runs a KL fit loads numba (imported inside the tasks: a worker
+that runs only Frobenius fits never does).
+"""
+
+import numpy as np
+
+from .mu import safe_denominator as _safe
+
+
+# -- block tasks (module level: they travel to the workers) -----------------------------
+def _data_pass(Xb, Zb, shared):
+    """``(Z_b, A_b, (ℓ_b, 1ᵀZ_b in float64))`` at the current (Z_b, W)."""
+    from .fro_kernels import _width
+    from .kl_kernels import ratio_rows
+
+    W, floor = shared
+    Zb = np.ascontiguousarray(Zb)
+    A = np.empty(Zb.shape, dtype=Zb.dtype)
+    log_sum = ratio_rows(Xb.indptr, Xb.indices, Xb.data, Zb, W, A, 0, Zb.shape[0],
+                         Zb.dtype.type(floor), True, _width(Zb.shape[1]))
+    return Zb, A, (float(log_sum), Zb.sum(axis=0, dtype=np.float64))
+
+
+def _statistics(state):
+    return state[-1]
+
+
+def _z_and_numerator(Xb, state, shared):
+    """Step 2 on the block, then its part of step 3's numerator at the new Z_b:
+    ``(Z_b, (B_b, 1ᵀZ_b))``."""
+    from .fro_kernels import _width
+    from .kl_kernels import ratio_columns
+
+    W, w_sums, floor = shared
+    Zb, A, _ = state
+    Zb = Zb * (A / w_sums)          # step 2, as KLProblem.step (a new array: a task
+    # never changes its inputs, which Dask may still hold or run again)
+    B = np.empty(W.shape, dtype=Zb.dtype)
+    ratio_columns(Xb.indptr, Xb.indices, Xb.data, Zb, W, B, Zb.dtype.type(floor),
+                  _width(Zb.shape[1]))
+    return Zb, (B, Zb.sum(axis=0))
+
+
+def _first(state):
+    return state[0]
+
+
+def _kl_facts(Xb):
+    """(Σ x, nnz) of a block, the sum in float64."""
+    return float(np.sum(Xb.data, dtype=np.float64)), int(Xb.nnz)
+
+
+# -- the problem -------------------------------------------------------------------------
+class BlockedKLProblem:
+    """:class:`~.kl.KLProblem` on a :class:`~semnmf._utils.blocks.BlockedMatrix`: ``Z`` is
+    the list of the blocks' Z_b (arrays or futures), W and Q live here.
+
+    ``objective()``, ``terms()`` and ``step()`` mean what they mean for the local
+    problem, so :func:`~.mu.best_of_runs` drives both."""
+
+    def __init__(self, X, Z, W, M=None, Q=None, lam=0.0, Mt=None, facts=None):
+        from .kl_kernels import RatioKernel  # the client's kernels (M lives here)
+
+        self.X = X
+        self.ex = X.executor
+        self.Z = list(Z)
+        self.W = np.ascontiguousarray(W, dtype=X.dtype)
+        self.dtype = self.W.dtype
+        self.lam = float(lam)
+        total, nnz = facts if facts is not None else self.ex.reduce(X.map(_kl_facts))
+        self.total = float(total)
+        mean = self.total / nnz if nnz else 1.0
+        self.floor = float(np.finfo(np.float32).eps) * (mean if mean > 0 else 1.0)
+        self.M = self.Q = None
+        if M is not None:
+            from .frobenius import transpose_csr
+
+            self.Q = np.ascontiguousarray(Q, dtype=self.dtype)
+            self.M = RatioKernel(M)
+            self.Mt = RatioKernel(transpose_csr(M) if Mt is None else Mt, floor=self.M.floor)
+            self._C = np.empty(self.W.shape, dtype=self.dtype)    # (M ⊘ WQᵀ) Q
+            self._E = np.empty(self.Q.shape, dtype=self.dtype)    # (Mᵀ ⊘ QWᵀ) W
+        self._state = None      # per block (Z_b, A_b, statistics) at the current iterate
+        self._data = None       # D(X‖ZWᵀ) at the current iterate
+        self._context = None    # D(M‖WQᵀ) at the current iterate, with _C valid
+
+    @property
+    def _use_context(self):
+        return self.M is not None and self.lam > 0
+
+    # -- the two passes that give the objective ------------------------------------
+    def _data_pass(self):
+        shared = self.ex.share((self.W, self.floor))
+        self._state = self.ex.map2(_data_pass, self.X.blocks, self.Z, shared)
+        log_sum, z_sums = self.ex.reduce(self.ex.map(_statistics, self._state))
+        mass = float(z_sums @ self.W.sum(axis=0, dtype=np.float64))
+        self._data = max(log_sum - self.total + mass, 0.0)
+
+    def _context_pass(self):
+        _, mlog = self.M(self.W, self.Q, out=self._C, with_log=True)
+        mass = float(self.W.sum(axis=0, dtype=np.float64) @ self.Q.sum(axis=0, dtype=np.float64))
+        self._context = max(mlog - self.M.total + mass, 0.0)
+
+    # -- objective ------------------------------------------------------------------
+    def objective(self):
+        """F(Z, W, Q) of eq. (2) at the current iterate."""
+        if self._data is None:
+            self._data_pass()
+        value = self._data
+        if self._use_context:
+            if self._context is None:
+                self._context_pass()
+            value += self.lam * self._context
+        return value
+
+    def terms(self):
+        """(D(X‖ZWᵀ), D(M‖WQᵀ)) at the current iterate."""
+        if self._data is None:
+            self._data_pass()
+        if self.M is None:
+            return self._data, 0.0
+        if self._context is None:
+            self._context_pass()
+        return self._data, self._context
+
+    # -- one sweep (steps 2-4 of Algorithm 2, corrected in .kl) ----------------------
+    def step(self):
+        W = self.W
+        if self._data is None:
+            self._data_pass()
+        if self._use_context and self._context is None:
+            self._context_pass()
+        shared = self.ex.share((W, _safe(W.sum(axis=0)), self.floor))
+        results = self.ex.map2(_z_and_numerator, self.X.blocks, self._state, shared)
+        old, self.Z = self.Z, self.ex.map(_first, results)                      # step 2
+        self.ex.release(old)
+        self.ex.release(self._state)
+        self._state, self._data = None, None
+        B, denominator = self.ex.reduce(self.ex.map(_statistics, results))
+        self.ex.release(results)
+        if self._use_context:                                                    # step 3
+            C = self._C
+            C *= self.dtype.type(self.lam)
+            B += C
+            denominator = denominator + self.dtype.type(self.lam) * self.Q.sum(axis=0)
+        B /= _safe(denominator)
+        W *= B
+        self._context = None
+        if self.M is not None:                                                   # step 4
+            E, _ = self.Mt(self.Q, W, out=self._E)
+            E /= _safe(W.sum(axis=0))
+            self.Q *= E
+        return self.objective()
