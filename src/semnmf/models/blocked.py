@@ -111,12 +111,14 @@ def check_blocked(X, dtype_name="X"):
 
 
 def fit_blocked(X, n_components, *, M=None, lam=0.0, loss="frobenius", start=None, n_init=1,
-                max_iter=200, tol=1e-4, random_state=None, verbose=0, name="NMF", sqX=None):
+                max_iter=200, tol=1e-4, random_state=None, verbose=0, name="NMF", sqX=None,
+                facts=None):
     """:func:`semnmf.models.nmf._fit_factors` on a :class:`BlockedMatrix`: restarts of the
     distributed sweep (Frobenius, :mod:`._solvers.distributed`, or generalized KL,
     :mod:`._solvers.distributed_kl`), best run kept, Z normalized to unit-length columns,
     labels (argmax of each row of Z, -1 for documents without a term) computed in the
-    blocks. ``lam`` is the effective (absolute) λ."""
+    blocks. ``lam`` is the effective (absolute) λ; ``sqX`` (‖X‖²) and, for KL, ``facts``
+    ((ΣX, nnz)) are computed from the blocks when not given."""
     rng = check_random_state(random_state)
     from ._solvers.frobenius import transpose_csr  # here: workers import this module
     # for its block tasks and need no numba (see _solvers.distributed)
@@ -124,7 +126,8 @@ def fit_blocked(X, n_components, *, M=None, lam=0.0, loss="frobenius", start=Non
     strategy, Z0, W0 = start if start is not None else ("skmeans", None, None)
     if sqX is None:
         sqX = check_blocked(X)[0]
-    facts = X.executor.reduce(X.map(_kl_facts)) if loss == "kl" else None
+    if loss == "kl" and facts is None:
+        facts = X.executor.reduce(X.map(_kl_facts))
 
     def new_problem(run):
         from .init import initialize_context_factor
@@ -169,6 +172,7 @@ def fit_estimator(estimator, X, M=None, client=None, *, gather=True):
     n, d = X.shape
     check_n_components(estimator.n_components, n)
     sqX, _ = check_blocked(X)
+    facts = X.executor.reduce(X.map(_kl_facts)) if loss == "kl" else None
     lam = 0.0
     if hasattr(estimator, "lam"):
         from ..text.shards import blocked_word_context
@@ -187,7 +191,7 @@ def fit_estimator(estimator, X, M=None, client=None, *, gather=True):
             lam = float(estimator.lam)
         else:  # semantic.effective_lambda, with X's sizes summed over the blocks
             if loss == "kl":
-                size_X = X.executor.reduce(X.map(_kl_facts))[0]
+                size_X = facts[0]
                 size_M = float(np.sum(M.data if sp.issparse(M) else M, dtype=np.float64))
             else:
                 size_X, size_M = sqX, _mu.squared_norm(M)
@@ -202,7 +206,8 @@ def fit_estimator(estimator, X, M=None, client=None, *, gather=True):
                          start=resolve_start(estimator, (n, d), dtype=X.dtype),
                          n_init=estimator.n_init, max_iter=estimator.max_iter,
                          tol=estimator.tol, random_state=estimator.random_state,
-                         verbose=estimator.verbose, name=type(estimator).__name__, sqX=sqX)
+                         verbose=estimator.verbose, name=type(estimator).__name__, sqX=sqX,
+                         facts=facts)
     problem = result.problem
     estimator.reconstruction_err_, estimator.context_err_ = result.errors
     estimator.components_ = problem.W.T.copy()
