@@ -256,7 +256,7 @@ def labels(cache):
 
 def labels_report(cache):
     cells = cache.get("labels", {})
-    rows, wins_topics, wins_tree = [], 0, 0
+    rows, wins_topics, wins_tree, losses = [], 0, 0, []
     names = list(dict.fromkeys(key.split("|")[0] for key in cells))
     for name in names:
         runs = [v for key, v in cells.items() if key.split("|")[0] == name]
@@ -264,6 +264,10 @@ def labels_report(cache):
                 for key in ("topics", "tree", "flat_random", "flat_default")}
         best_flat = max(mean["flat_random"], mean["flat_default"])
         wins_topics += mean["topics"] >= mean["flat_random"]
+        if mean["topics"] < mean["flat_random"]:
+            paired = np.array([run["topics"] - run["flat_random"] for run in runs])
+            se = paired.std(ddof=1) / np.sqrt(len(paired)) if len(paired) > 1 else float("nan")
+            losses.append(f"{name} {paired.mean():+.4f} ± {se:.4f}")
         wins_tree += mean["tree"] >= mean["flat_random"]
         share = np.median([run["assign_seconds"] / run["seconds"] for run in runs])
         fast = float(np.mean([run["partition_rule"] for run in runs]))
@@ -283,7 +287,9 @@ def labels_report(cache):
         "random start (the target's \"one flat NMF\") and from its default start "
         "(spherical k-means). NMI against the classes, mean of the seeds.\n\n"
         f"Topics ≥ flat NMF (random start) on {wins_topics} of {len(names)} corpora; the "
-        f"tree's own partition on {wins_tree} of {len(names)}.")
+        f"tree's own partition on {wins_tree} of {len(names)}."
+        + (f" Below (paired mean difference over the seeds ± its standard error): "
+           f"{'; '.join(losses)}." if losses else ""))
     header = ["corpus", "seeds", "NMI tree partition", "NMI topics", "topics − tree",
               "flat NMF (random)", "flat NMF (default start)", "topics − best flat",
               "assignment / fit time", "NMI topics, stop=\"partition\" (− pg)",

@@ -255,7 +255,8 @@ def test_sharded_corpus_on_workers(tmp_path, client):
 
 def test_the_modules_of_the_block_tasks_do_not_load_numba():
     # a Dask worker imports the modules whose functions it runs (the block tasks of the
-    # sweep, the start and the shard readers); numba costs each worker about 55 MB
+    # sweep, the start and the shard readers); numba costs each worker about 55 MB (the
+    # KL block tasks import it inside the tasks, so only a KL fit pays it)
     import os
     import subprocess
     import sys
@@ -266,6 +267,11 @@ def test_the_modules_of_the_block_tasks_do_not_load_numba():
             "import semnmf.models._solvers.distributed_kl\n"
             "import semnmf.text.shards, semnmf.text.context\n"
             "from semnmf.models._solvers.distributed import _z_update, _statistics\n"
+            # nor does the client of a fit on blocks without a word-context matrix
+            "import scipy.sparse as sp\n"
+            "from semnmf import NMF\n"
+            "X = sp.random(60, 30, density=0.3, random_state=0, format='csr')\n"
+            "assert NMF(2, max_iter=5).fit([X[:25], X[25:]]).engine_ == 'serial'\n"
             "print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": os.path.abspath(src)}, timeout=120)

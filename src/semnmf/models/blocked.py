@@ -120,9 +120,12 @@ def fit_blocked(X, n_components, *, M=None, lam=0.0, loss="frobenius", start=Non
     blocks. ``lam`` is the effective (absolute) λ; ``sqX`` (‖X‖²) and, for KL, ``facts``
     ((ΣX, nnz)) are computed from the blocks when not given."""
     rng = check_random_state(random_state)
-    from ._solvers.frobenius import transpose_csr  # here: workers import this module
-    # for its block tasks and need no numba (see _solvers.distributed)
-    Mt = transpose_csr(M) if M is not None else None
+    Mt = None
+    if M is not None:
+        from ._solvers.frobenius import transpose_csr  # here: workers import this module
+        # for its block tasks and need no numba (see _solvers.distributed); nor does the
+        # client of a fit without M
+        Mt = transpose_csr(M)
     strategy, Z0, W0 = start if start is not None else ("skmeans", None, None)
     if sqX is None:
         sqX = check_blocked(X)[0]

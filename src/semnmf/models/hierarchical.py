@@ -290,8 +290,8 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         between two children made before the leaves below it exist; a document sent the
         wrong way at the root stays there. Looking at every leaf at once repairs that
         (an extension beyond the paper, derived here): at 20 leaves it raised NMI over
-        the tree's own partition by +0.02 to +0.07 on 9 of 10 shared corpora (NG20
-        equal; 3 seeds), and put it at or above one flat NMF from a random start on 9 of
+        the tree's own partition by +0.015 to +0.066 on 9 of 10 shared corpora (NG20
+        equal; 10 seeds), and put it at or above one flat NMF from a random start on 9 of
         10 where the tree's partition was on 4 (benchmarks/results/tree_labels.md).
         The memberships are compared as they are, without the semantic splitter's
         per-split ``scale``. Before 0.2 ``labels_`` was always the tree's partition

@@ -21,7 +21,6 @@ from .._utils.validation import check_documents as _check_documents
 from .._utils.validation import check_n_components, empty_rows, validate_estimator_input
 from ..metrics import top_terms as _top_terms
 from ._solvers import mu as _mu
-from ._solvers.frobenius import FrobeniusProblem, transpose_csr
 from .init import initialize, initialize_context_factor, resolve_start
 
 LOSSES = ("frobenius", "kl")
@@ -137,6 +136,8 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         if self.loss == "kl":
             from ._solvers.kl import KLProblem
             return KLProblem(X, Z, W, M=M, Q=Q, lam=lam, update_W=update_W, Xt=Xt, Mt=Mt)
+        from ._solvers.frobenius import FrobeniusProblem  # here: the Dask engine's client
+        # builds estimators and never runs the compiled kernels (numba, about 50 MB)
         return FrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, update_W=update_W, Xt=Xt, Mt=Mt,
                                 orthogonal=bool(self.orthogonal))
 
@@ -277,6 +278,8 @@ def _fit_factors(X, make_problem, n_components, *, M=None, lam=0.0, context_fact
     ``make_problem(X, Z, W, M=, Q=, lam=, Xt=, Mt=)`` builds one run's problem; ``start``
     is :func:`~semnmf.models.init.resolve_start`'s (strategy, Z, W). X is validated.
     """
+    from ._solvers.frobenius import transpose_csr
+
     rng = check_random_state(random_state)
     Xt = transpose_csr(X)
     factored = M is not None and context_factor
