@@ -38,6 +38,7 @@ that runs only Frobenius fits never does).
 
 import numpy as np
 
+from .kl import _KLObjective
 from .mu import safe_denominator as _safe
 
 
@@ -85,7 +86,7 @@ def _kl_facts(Xb):
 
 
 # -- the problem -------------------------------------------------------------------------
-class BlockedKLProblem:
+class BlockedKLProblem(_KLObjective):
     """:class:`~.kl.KLProblem` on a :class:`~semnmf._utils.blocks.BlockedMatrix`: ``Z`` is
     the list of the blocks' Z_b (arrays or futures), W and Q live here.
 
@@ -118,44 +119,13 @@ class BlockedKLProblem:
         self._data = None       # D(X‖ZWᵀ) at the current iterate
         self._context = None    # D(M‖WQᵀ) at the current iterate, with _C valid
 
-    @property
-    def _use_context(self):
-        return self.M is not None and self.lam > 0
-
-    # -- the two passes that give the objective ------------------------------------
+    # -- the data pass, on the blocks (the context pass is the local engine's) -------
     def _data_pass(self):
         shared = self.ex.share((self.W, self.floor))
         self._state = self.ex.map2(_data_pass, self.X.blocks, self.Z, shared)
         log_sum, z_sums = self.ex.reduce(self.ex.map(_statistics, self._state))
         mass = float(z_sums @ self.W.sum(axis=0, dtype=np.float64))
         self._data = max(log_sum - self.total + mass, 0.0)
-
-    def _context_pass(self):
-        _, mlog = self.M(self.W, self.Q, out=self._C, with_log=True)
-        mass = float(self.W.sum(axis=0, dtype=np.float64) @ self.Q.sum(axis=0, dtype=np.float64))
-        self._context = max(mlog - self.M.total + mass, 0.0)
-
-    # -- objective ------------------------------------------------------------------
-    def objective(self):
-        """F(Z, W, Q) of eq. (2) at the current iterate."""
-        if self._data is None:
-            self._data_pass()
-        value = self._data
-        if self._use_context:
-            if self._context is None:
-                self._context_pass()
-            value += self.lam * self._context
-        return value
-
-    def terms(self):
-        """(D(X‖ZWᵀ), D(M‖WQᵀ)) at the current iterate."""
-        if self._data is None:
-            self._data_pass()
-        if self.M is None:
-            return self._data, 0.0
-        if self._context is None:
-            self._context_pass()
-        return self._data, self._context
 
     # -- one sweep (steps 2-4 of Algorithm 2, corrected in .kl) ----------------------
     def step(self):
@@ -172,16 +142,5 @@ class BlockedKLProblem:
         self._state, self._data = None, None
         B, denominator = self.ex.reduce(self.ex.map(_statistics, results))
         self.ex.release(results)
-        if self._use_context:                                                    # step 3
-            C = self._C
-            C *= self.dtype.type(self.lam)
-            B += C
-            denominator = denominator + self.dtype.type(self.lam) * self.Q.sum(axis=0)
-        B /= _safe(denominator)
-        W *= B
-        self._context = None
-        if self.M is not None:                                                   # step 4
-            E, _ = self.Mt(self.Q, W, out=self._E)
-            E /= _safe(W.sum(axis=0))
-            self.Q *= E
+        self._update_W_and_Q(B, denominator)                              # steps 3 and 4
         return self.objective()

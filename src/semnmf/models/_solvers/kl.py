@@ -81,12 +81,71 @@ costs no more than over W with them flushed to zero, so they are left alone.
 
 import numpy as np
 
-from .frobenius import transpose_csr
-from .kl_kernels import RatioKernel
 from .mu import safe_denominator as _safe
 
 
-class KLProblem:
+class _KLObjective:
+    """F of eq. (2) from the two passes that also give the next step's products, for
+    :class:`KLProblem` and the Dask engine's :class:`~.distributed_kl.BlockedKLProblem`.
+
+    A subclass provides ``_data_pass()`` (sets ``_data`` = D(X‖ZWᵀ) at the current
+    iterate) and the attributes ``M`` and ``Mt`` (:class:`~.kl_kernels.RatioKernel`, or
+    ``M`` None), ``W``, ``Q``, ``lam``, ``dtype``, ``_C`` and ``_E`` (out buffers of
+    (M ⊘ WQᵀ)Q and (Mᵀ ⊘ QWᵀ)W), ``_data``, ``_context``.
+    """
+
+    @property
+    def _use_context(self):
+        return self.M is not None and self.lam > 0
+
+    def _context_pass(self):
+        """_C ← (M ⊘ WQᵀ) Q and D(M‖WQᵀ) at the current (W, Q)."""
+        _, mlog = self.M(self.W, self.Q, out=self._C, with_log=True)
+        mass = float(self.W.sum(axis=0, dtype=np.float64) @ self.Q.sum(axis=0, dtype=np.float64))
+        self._context = max(mlog - self.M.total + mass, 0.0)
+
+    def _update_W_and_Q(self, B, denominator):
+        """Steps 3 and 4 given the data part of W's update: ``B`` = (X ⊘ ZWᵀ)ᵀZ at the new
+        Z and ``denominator`` = 1ᵀZ (both overwritten); W and Q change in place."""
+        W = self.W
+        if self._use_context:
+            # step 3: W ← W ⊙ [(X ⊘ ZWᵀ)ᵀZ + λ(M ⊘ WQᵀ)Q] ⊘ 1(1ᵀZ + λ1ᵀQ), new Z, old W, Q
+            C = self._C
+            C *= self.dtype.type(self.lam)
+            B += C
+            denominator = denominator + self.dtype.type(self.lam) * self.Q.sum(axis=0)
+        B /= _safe(denominator)
+        W *= B
+        self._context = None
+        if self.M is not None:
+            # step 4: Q ← Q ⊙ (M ⊘ WQᵀ)ᵀW ⊘ 1(1ᵀW), new W
+            E, _ = self.Mt(self.Q, W, out=self._E)
+            E /= _safe(W.sum(axis=0))
+            self.Q *= E
+
+    def objective(self):
+        """F(Z, W, Q) of eq. (2) at the current iterate."""
+        if self._data is None:
+            self._data_pass()
+        value = self._data
+        if self._use_context:
+            if self._context is None:
+                self._context_pass()
+            value += self.lam * self._context
+        return value
+
+    def terms(self):
+        """The two divergences of eq. (2) separately: (D(X‖ZWᵀ), D(M‖WQᵀ))."""
+        if self._data is None:
+            self._data_pass()
+        if self.M is None:
+            return self._data, 0.0
+        if self._context is None:
+            self._context_pass()
+        return self._data, self._context
+
+
+class KLProblem(_KLObjective):
     """One SNMF-KL (or NMF-KL when ``M is None``) problem, updated in place.
 
     Parameters
@@ -107,6 +166,9 @@ class KLProblem:
     """
 
     def __init__(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None):
+        from .frobenius import transpose_csr  # compiled modules imported here, not with
+        from .kl_kernels import RatioKernel  # this module (the Dask workers import it)
+
         self.Z = np.ascontiguousarray(Z)
         self.W = np.ascontiguousarray(W, dtype=self.Z.dtype)
         self.dtype = self.Z.dtype
@@ -138,44 +200,12 @@ class KLProblem:
         self._data = None       # D(X‖ZWᵀ) at the current iterate, with _A valid
         self._context = None    # D(M‖WQᵀ) at the current iterate, with _C valid
 
-    @property
-    def _use_context(self):
-        return self.M is not None and self.lam > 0
-
     # -- the two passes that give the objective ------------------------------------
     def _data_pass(self):
         """_A ← (X ⊘ ZWᵀ) W and D(X‖ZWᵀ) at the current (Z, W)."""
         _, xlog = self.X(self.Z, self.W, out=self._A, with_log=True)
         mass = float(self.Z.sum(axis=0, dtype=np.float64) @ self.W.sum(axis=0, dtype=np.float64))
         self._data = max(xlog - self.X.total + mass, 0.0)
-
-    def _context_pass(self):
-        """_C ← (M ⊘ WQᵀ) Q and D(M‖WQᵀ) at the current (W, Q)."""
-        _, mlog = self.M(self.W, self.Q, out=self._C, with_log=True)
-        mass = float(self.W.sum(axis=0, dtype=np.float64) @ self.Q.sum(axis=0, dtype=np.float64))
-        self._context = max(mlog - self.M.total + mass, 0.0)
-
-    # -- objective ------------------------------------------------------------------
-    def objective(self):
-        """F(Z, W, Q) of eq. (2) at the current iterate."""
-        if self._data is None:
-            self._data_pass()
-        value = self._data
-        if self._use_context:
-            if self._context is None:
-                self._context_pass()
-            value += self.lam * self._context
-        return value
-
-    def terms(self):
-        """The two divergences of eq. (2) separately: (D(X‖ZWᵀ), D(M‖WQᵀ))."""
-        if self._data is None:
-            self._data_pass()
-        if self.M is None:
-            return self._data, 0.0
-        if self._context is None:
-            self._context_pass()
-        return self._data, self._context
 
     # -- one sweep of Algorithm 2 (steps 2-4, corrected) -------------------------------
     def step(self):
@@ -190,20 +220,6 @@ class KLProblem:
         Z *= A
         self._data = None
         if self.update_W:
-            # step 3: W ← W ⊙ [(X ⊘ ZWᵀ)ᵀZ + λ(M ⊘ WQᵀ)Q] ⊘ 1(1ᵀZ + λ1ᵀQ), new Z, old W, Q
-            B, _ = self.Xt(W, Z, out=self._B)
-            denominator = Z.sum(axis=0)
-            if self._use_context:
-                C = self._C
-                C *= self.dtype.type(self.lam)
-                B += C
-                denominator = denominator + self.dtype.type(self.lam) * self.Q.sum(axis=0)
-            B /= _safe(denominator)
-            W *= B
-            self._context = None
-            if self.M is not None:
-                # step 4: Q ← Q ⊙ (M ⊘ WQᵀ)ᵀW ⊘ 1(1ᵀW), new W
-                E, _ = self.Mt(self.Q, W, out=self._E)
-                E /= _safe(W.sum(axis=0))
-                self.Q *= E
+            B, _ = self.Xt(W, Z, out=self._B)      # (X ⊘ ZWᵀ)ᵀZ: new Z, old W
+            self._update_W_and_Q(B, Z.sum(axis=0))
         return self.objective()
