@@ -24,7 +24,7 @@ from ._solvers import mu as _mu
 from ._solvers.distributed import (BlockedFrobeniusProblem, _assign_sums, _assign, _cut,
                                    _facts, _labels_and_strengths, _rows, _scale,
                                    _squares)
-from ._solvers.distributed_kl import BlockedKLProblem, _kl_facts
+from ._solvers.distributed_kl import BlockedKLProblem
 
 # Largest corpus (non-zeros of X) whose start is computed on the client, identical to the
 # local engine's (12 bytes a non-zero: 5M non-zeros are 60 MB).
@@ -97,28 +97,28 @@ class BlockedFit:
 
 
 def check_blocked(X, dtype_name="X"):
-    """``(‖X‖², nnz)`` of a blocked X, refusing negative or non-finite values."""
+    """``(‖X‖², nnz, ΣX)`` of a blocked X, refusing negative or non-finite values."""
     facts = X.executor.gather(X.map(_facts))
     if not all(f[3] for f in facts):
         raise ValueError(f"{dtype_name} contains NaN or infinity.")
     if min(f[2] for f in facts) < 0:
         raise ValueError(f"{dtype_name} has negative entries; the factorization needs a "
                          "non-negative matrix.")
-    sq = 0.0
+    sq = total = 0.0
     for f in facts:
         sq += f[0]
-    return sq, sum(f[1] for f in facts)
+        total += f[4]
+    return sq, sum(f[1] for f in facts), total
 
 
 def fit_blocked(X, n_components, *, M=None, lam=0.0, loss="frobenius", start=None, n_init=1,
-                max_iter=200, tol=1e-4, random_state=None, verbose=0, name="NMF", sqX=None,
-                facts=None):
+                max_iter=200, tol=1e-4, random_state=None, verbose=0, name="NMF", sums=None):
     """:func:`semnmf.models.nmf._fit_factors` on a :class:`BlockedMatrix`: restarts of the
     distributed sweep (Frobenius, :mod:`._solvers.distributed`, or generalized KL,
     :mod:`._solvers.distributed_kl`), best run kept, Z normalized to unit-length columns,
     labels (argmax of each row of Z, -1 for documents without a term) computed in the
-    blocks. ``lam`` is the effective (absolute) λ; ``sqX`` (‖X‖²) and, for KL, ``facts``
-    ((ΣX, nnz)) are computed from the blocks when not given."""
+    blocks. ``lam`` is the effective (absolute) λ; ``sums`` is :func:`check_blocked`'s
+    (‖X‖², nnz, ΣX), computed (and X checked) when not given."""
     rng = check_random_state(random_state)
     Mt = None
     if M is not None:
@@ -127,10 +127,7 @@ def fit_blocked(X, n_components, *, M=None, lam=0.0, loss="frobenius", start=Non
         # client of a fit without M
         Mt = transpose_csr(M)
     strategy, Z0, W0 = start if start is not None else ("skmeans", None, None)
-    if sqX is None:
-        sqX = check_blocked(X)[0]
-    if loss == "kl" and facts is None:
-        facts = X.executor.reduce(X.map(_kl_facts))
+    sqX, nnz, total = check_blocked(X) if sums is None else sums
 
     def new_problem(run):
         from .init import initialize_context_factor
@@ -138,7 +135,7 @@ def fit_blocked(X, n_components, *, M=None, lam=0.0, loss="frobenius", start=Non
         Z, W = blocked_start(X, n_components, strategy, rng, Z0, W0)
         Q = initialize_context_factor(Mt @ W, W) if M is not None else None
         if loss == "kl":
-            return BlockedKLProblem(X, Z, W, M=M, Q=Q, lam=lam, Mt=Mt, facts=facts)
+            return BlockedKLProblem(X, Z, W, M=M, Q=Q, lam=lam, Mt=Mt, total=total, nnz=nnz)
         return BlockedFrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, Mt=Mt, sqX=sqX)
 
     problem, n_iter, history = _mu.best_of_runs(new_problem, n_init=n_init, max_iter=max_iter,
@@ -174,8 +171,7 @@ def fit_estimator(estimator, X, M=None, client=None, *, gather=True):
                          "matrix.")
     n, d = X.shape
     check_n_components(estimator.n_components, n)
-    sqX, _ = check_blocked(X)
-    facts = X.executor.reduce(X.map(_kl_facts)) if loss == "kl" else None
+    sums = check_blocked(X)
     lam = 0.0
     if hasattr(estimator, "lam"):
         from ..text.shards import blocked_word_context
@@ -194,10 +190,10 @@ def fit_estimator(estimator, X, M=None, client=None, *, gather=True):
             lam = float(estimator.lam)
         else:  # semantic.effective_lambda, with X's sizes summed over the blocks
             if loss == "kl":
-                size_X = facts[0]
+                size_X = sums[2]
                 size_M = float(np.sum(M.data if sp.issparse(M) else M, dtype=np.float64))
             else:
-                size_X, size_M = sqX, _mu.squared_norm(M)
+                size_X, size_M = sums[0], _mu.squared_norm(M)
             lam = 0.0 if size_M == 0 else check_effective(
                 float(estimator.lam) * size_X / size_M, estimator.lam)
     elif M is not None:
@@ -209,8 +205,7 @@ def fit_estimator(estimator, X, M=None, client=None, *, gather=True):
                          start=resolve_start(estimator, (n, d), dtype=X.dtype),
                          n_init=estimator.n_init, max_iter=estimator.max_iter,
                          tol=estimator.tol, random_state=estimator.random_state,
-                         verbose=estimator.verbose, name=type(estimator).__name__, sqX=sqX,
-                         facts=facts)
+                         verbose=estimator.verbose, name=type(estimator).__name__, sums=sums)
     problem = result.problem
     estimator.reconstruction_err_, estimator.context_err_ = result.errors
     estimator.components_ = problem.W.T.copy()

@@ -42,10 +42,10 @@ from .mu import EPSILON, trace_residual
 
 # -- block tasks (module level: they travel to the workers) -----------------------------
 def _facts(Xb):
-    """(‖X_b‖², nnz, smallest value, all finite) of a block."""
+    """(‖X_b‖², nnz, smallest value, all finite, Σ x) of a block, in float64."""
     data = np.asarray(Xb.data, dtype=np.float64)
     return (float(data @ data), int(Xb.nnz), float(data.min()) if data.size else 0.0,
-            bool(np.isfinite(data).all()))
+            bool(np.isfinite(data).all()), float(data.sum()))
 
 
 def _z_update(Xb, Zb, shared):

@@ -38,6 +38,7 @@ that runs only Frobenius fits never does).
 
 import numpy as np
 
+from .distributed import _facts
 from .kl import _KLObjective
 from .mu import safe_denominator as _safe
 
@@ -80,11 +81,6 @@ def _first(state):
     return state[0]
 
 
-def _kl_facts(Xb):
-    """(Σ x, nnz) of a block, the sum in float64."""
-    return float(np.sum(Xb.data, dtype=np.float64)), int(Xb.nnz)
-
-
 # -- the problem -------------------------------------------------------------------------
 class BlockedKLProblem(_KLObjective):
     """:class:`~.kl.KLProblem` on a :class:`~semnmf._utils.blocks.BlockedMatrix`: ``Z`` is
@@ -93,8 +89,8 @@ class BlockedKLProblem(_KLObjective):
     ``objective()``, ``terms()`` and ``step()`` mean what they mean for the local
     problem, so :func:`~.mu.best_of_runs` drives both."""
 
-    def __init__(self, X, Z, W, M=None, Q=None, lam=0.0, Mt=None, facts=None):
-        from .kl_kernels import RatioKernel  # the client's kernels (M lives here)
+    def __init__(self, X, Z, W, M=None, Q=None, lam=0.0, Mt=None, total=None, nnz=None):
+        from .kl_kernels import RatioKernel, scale_free_floor  # the client's (M lives here)
 
         self.X = X
         self.ex = X.executor
@@ -102,10 +98,11 @@ class BlockedKLProblem(_KLObjective):
         self.W = np.ascontiguousarray(W, dtype=X.dtype)
         self.dtype = self.W.dtype
         self.lam = float(lam)
-        total, nnz = facts if facts is not None else self.ex.reduce(X.map(_kl_facts))
+        if total is None or nnz is None:  # ΣX and nnz(X), summed over the blocks
+            facts = self.ex.reduce(X.map(_facts))
+            nnz, total = facts[1], facts[4]
         self.total = float(total)
-        mean = self.total / nnz if nnz else 1.0
-        self.floor = float(np.finfo(np.float32).eps) * (mean if mean > 0 else 1.0)
+        self.floor = scale_free_floor(self.total, nnz)   # the local engine's floor on X
         self.M = self.Q = None
         if M is not None:
             from .frobenius import transpose_csr

@@ -193,6 +193,13 @@ def ratio_columns(indptr, indices, data, L, R, out, floor, shape):
     return out
 
 
+def scale_free_floor(total, nnz):
+    """The default floor on (L Rᵀ)_ij: ε₃₂ · the mean of A's non-zeros (``total / nnz``),
+    scikit-learn's guard made scale-free; ε₃₂ alone for an empty or all-zero A."""
+    mean = total / nnz if nnz else 1.0
+    return float(np.finfo(np.float32).eps) * (mean if mean > 0 else 1.0)
+
+
 class RatioKernel:
     """The fused product ``(A ⊘ max(L Rᵀ, floor)) R`` for one sparse matrix A, by row blocks.
 
@@ -217,10 +224,7 @@ class RatioKernel:
         self.dtype = A.dtype
         self.indptr, self.indices, self.data = A.indptr, A.indices, A.data
         self.total = float(np.sum(A.data, dtype=np.float64))
-        if floor is None:
-            mean = self.total / self.nnz if self.nnz else 1.0
-            floor = float(np.finfo(np.float32).eps) * (mean if mean > 0 else 1.0)
-        self.floor = float(floor)
+        self.floor = float(scale_free_floor(self.total, self.nnz) if floor is None else floor)
         workers = n_threads()
         if workers > 1 and self.nnz >= _MIN_NNZ_FOR_THREADS:
             self.blocks = row_blocks(self.indptr, workers * _BLOCKS_PER_THREAD)

@@ -32,6 +32,7 @@ def safe_denominator(denominator):
     denominator[denominator == 0] = 1
     return denominator
 
+
 def squared_norm(A):
     """Squared Frobenius norm of a sparse or dense matrix, in float64."""
     values = A.data if sp.issparse(A) else A
