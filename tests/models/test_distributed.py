@@ -246,6 +246,9 @@ def test_sharded_corpus_on_workers(tmp_path, client):
     corpus = Corpus(texts, labels)
     assert abs(sharded.tfidf() - corpus.tfidf()).max() == 0
     assert abs(sharded.word_context("window") - corpus.word_context("window")).max() == 0
+    # M is made on a worker: its warnings are raised again on the client
+    with pytest.warns(UserWarning, match="left no word context"):
+        assert sharded.word_context("window", threshold=1e9, max_nnz=10).nnz == 0
     X = sharded.blocks()
     assert X.executor.name == "dask" and len(X) == 5
     model = SemanticNMF(3, random_state=0).fit(X)
@@ -277,3 +280,56 @@ def test_the_modules_of_the_block_tasks_do_not_load_numba():
                          env={**os.environ, "PYTHONPATH": os.path.abspath(src)}, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+# -- fold: map and reduce holding one part per thread ---------------------------------------
+class _Part:
+    """A mergeable part that counts how many parts are alive at once."""
+    alive = 0
+    most = 0
+
+    def __init__(self, value):
+        self.value = np.asarray(value, dtype=float)
+        _Part.alive += 1
+        _Part.most = max(_Part.most, _Part.alive)
+
+    def __del__(self):
+        _Part.alive -= 1
+
+    def merge(self, other):
+        self.value = self.value + other.value
+        return self
+
+
+def _make_part(i, scale):
+    return _Part([i * scale, 1.0])
+
+
+def _value(total):
+    return total.value
+
+
+def test_serial_fold_holds_one_part_at_a_time():
+    from semnmf._utils.blocks import SerialExecutor
+
+    _Part.alive = _Part.most = 0
+    ex = SerialExecutor()
+    total = ex.fold(_make_part, range(10), 2.0, then=_value)
+    assert total.tolist() == [90.0, 10.0]
+    assert _Part.most == 2  # the running total and the part being added, never 10
+    arrays = [np.arange(3.0) * i for i in range(5)]
+    assert np.array_equal(ex.fold(lambda a: a, arrays), ex.reduce(arrays))
+    assert ex.fold(_make_part, []) is None
+
+
+def test_dask_fold_sums_every_block_once_in_a_chain_per_thread(client):
+    from semnmf._utils.blocks import DaskExecutor, SerialExecutor
+
+    ex = DaskExecutor(client)
+    assert ex.n_threads() == 2
+    for n in (1, 2, 7):
+        expected = SerialExecutor().fold(_make_part, range(n), 3.0, then=_value)
+        assert np.array_equal(ex.fold(_make_part, range(n), 3.0, then=_value), expected)
+    counts = [sp.random(20, 20, density=0.2, format="csr", random_state=i) for i in range(5)]
+    assert abs(ex.fold(sp.csr_matrix, counts) - sum(counts[1:], counts[0])).max() < 1e-12
+    assert ex.fold(_make_part, [], then=lambda total: total) is None

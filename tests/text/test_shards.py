@@ -139,3 +139,26 @@ def test_bad_shards_are_refused(tmp_path):
     (tmp_path / "docs-00000.jsonl").write_text('{"body": "a b"}\n')
     with pytest.raises(ValueError, match="'text'"):
         ShardedCorpus(tmp_path)
+
+
+def test_consumed_counts_give_the_same_word_context(documents):
+    texts, _ = documents
+    counts = Corpus(texts).counts()
+    kept = CooccurrenceAccumulator(counts.shape[1]).add_counts(counts, binary=True)
+    eaten = CooccurrenceAccumulator(counts.shape[1]).add_counts(counts, binary=True)
+    for options in [{}, {"association": "sppmi", "top_k": 4}, {"max_nnz": 50}]:
+        assert _equal(eaten.copy().word_context(consume=True, **options),
+                      kept.word_context(**options))
+    eaten.word_context(consume=True)
+    assert eaten.result().nnz == 0  # the counts became M: nothing is held twice
+    assert kept.result().nnz > 0
+
+
+def test_a_warning_of_the_last_step_reaches_the_caller(tmp_path, documents):
+    """M is made where the summed counts lie (a worker, with a client): its warnings
+    are raised again here."""
+    texts, labels = documents
+    write_shards(tmp_path, texts, labels, shard_size=17)
+    with pytest.warns(UserWarning, match="left no word context"):
+        M = ShardedCorpus(tmp_path).word_context("window", threshold=1e9, max_nnz=10)
+    assert M.nnz == 0

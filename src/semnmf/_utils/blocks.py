@@ -9,6 +9,10 @@ of an *executor*:
   computed (a list of objects here, a list of futures on workers for Dask);
 - ``ex.reduce(parts)`` sums them (elementwise for tuples): here from left to right, on
   Dask as a tree of fan-in :data:`FAN_IN` (the small results travel, never the blocks);
+- ``ex.fold(func, blocks, *shared, then=None)`` is ``reduce(map(...))`` for large parts
+  (co-occurrence counts): each part is added to a running total as soon as it is made, so
+  one total and one part per thread are held, not one part per block; ``then(total)``
+  runs where the total is (on a worker for Dask) and only its result comes back;
 - ``ex.share(value)`` sends a broadcast value once (the word factors W each sweep);
 - ``ex.gather(parts)`` brings results back to the caller.
 
@@ -38,6 +42,26 @@ def _add(*parts):
     return total
 
 
+def _merge(total, part):
+    """``total + part``, in place when the total can merge (an accumulator we own)."""
+    if total is None:
+        return part
+    if hasattr(total, "merge"):
+        return total.merge(part)
+    return _add(total, part)
+
+
+def _fold_step(total, block, func, *shared):
+    return _merge(total, func(block, *shared))
+
+
+def _merge_all(*parts):
+    total = None
+    for part in parts:
+        total = _merge(total, part)
+    return total
+
+
 def _nnz(block):
     return int(block.nnz)
 
@@ -56,6 +80,12 @@ class SerialExecutor:
 
     def reduce(self, parts):
         return _add(*parts)
+
+    def fold(self, func, blocks, *shared, then=None):
+        total = None
+        for block in blocks:
+            total = _merge(total, func(block, *shared))
+        return total if then is None else then(total)
 
     def share(self, value):
         return value
@@ -84,12 +114,38 @@ class DaskExecutor:
     def map2(self, func, a, b, *shared):
         return [self.client.submit(func, x, y, *shared, pure=False) for x, y in zip(a, b)]
 
-    def reduce(self, parts):
+    def _tree(self, parts, combine=_add):
         parts = list(parts)
         while len(parts) > 1:
-            parts = [self.client.submit(_add, *parts[i:i + FAN_IN], pure=False)
+            parts = [self.client.submit(combine, *parts[i:i + FAN_IN], pure=False)
                      for i in range(0, len(parts), FAN_IN)]
-        return parts[0].result() if hasattr(parts[0], "result") else parts[0]
+        return parts[0]
+
+    def reduce(self, parts):
+        root = self._tree(parts)
+        return root.result() if hasattr(root, "result") else root
+
+    def fold(self, func, blocks, *shared, then=None):
+        """One chain of tasks per worker thread: each task adds its block's part to the
+        total the chain's previous task left (on the same worker, where the total lies),
+        then the chains' totals are summed as :meth:`reduce` does and ``then`` runs on the
+        worker holding the sum."""
+        blocks = list(blocks)
+        if not blocks:
+            return None if then is None else then(None)
+        n_chains = min(len(blocks), self.n_threads())
+        chains = [None] * n_chains
+        for i, block in enumerate(blocks):
+            chains[i % n_chains] = self.client.submit(_fold_step, chains[i % n_chains], block,
+                                                      func, *shared, pure=False)
+        root = self._tree(chains, _merge_all)
+        if then is not None:
+            root = self.client.submit(then, root, pure=False)
+        return root.result()
+
+    def n_threads(self):
+        workers = self.client.scheduler_info().get("workers", {})
+        return sum(int(w.get("nthreads", 1)) for w in workers.values()) or 1
 
     def share(self, value):
         # in a list: scatter would send each item of a dict or tuple apart

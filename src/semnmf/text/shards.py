@@ -30,15 +30,17 @@ import json
 import os
 import re
 import sys
+import warnings
 from collections import Counter
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._utils.blocks import BlockedMatrix, DaskExecutor, SerialExecutor, dask_client
 from .._utils.validation import check_positive_int, is_missing_label
-from .context import (association as _association, budget_record, cooccurrence,
-                      estimate_nnz, prune_to_budget)
+from .context import (_association_inplace, _check_association, association as _association,
+                      budget_record, cooccurrence, estimate_nnz, prune_to_budget)
 from .corpus import LabelsMixin, token_sequences
 from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
                         make_analyzer, weight)
@@ -254,10 +256,12 @@ class CooccurrenceAccumulator:
 
     def word_context(self, association="ppmi", shift=2, min_count=1, top_k=None,
                      threshold=None, dtype=None, max_nnz=None, return_info=False,
-                     context=None):
+                     context=None, consume=False):
         """M from the summed counts; ``max_nnz`` / ``return_info`` as
         :func:`semnmf.text.context.word_context` (``context="document"`` with a bound added
-        by :meth:`add_bound` reproduces its budget on the streamed document context)."""
+        by :meth:`add_bound` reproduces its budget on the streamed document context).
+        ``consume=True`` turns the counts into M in place (no second d x d matrix); the
+        accumulator is empty afterwards."""
         dtype = self.dtype if dtype is None else dtype
         max_nnz, info = budget_record(max_nnz, top_k, threshold, min_count)
         row_upper = None
@@ -265,10 +269,34 @@ class CooccurrenceAccumulator:
             if self.partners is not None:
                 row_upper = np.minimum(self.partners, max(self.n_terms - 1, 0))
                 info["estimated_nnz_upper"] = int(row_upper.sum())
-        M = _association(self.result(min_count), kind=association, shift=shift, dtype=dtype)
+        C = self.result(min_count)
+        if consume and C.dtype == np.dtype(dtype):
+            self.C = sp.csr_matrix((self.n_terms, self.n_terms), dtype=self.dtype)
+            _check_association(association, shift)
+            M = _association_inplace(C, association, shift)
+        else:
+            M = _association(C, kind=association, shift=shift, dtype=dtype)
+        del C
         return prune_to_budget(M, top_k=top_k, threshold=threshold, max_nnz=max_nnz,
                                row_upper=row_upper if context == "document" else None,
                                info=info, return_info=return_info)
+
+
+def _word_context_of(total, options):
+    """The last step of a fold of co-occurrence counts, where the sum lies: M (and the
+    record of its pruning) from the counts, which are consumed; with the warnings it
+    raised, which a worker would otherwise keep to itself (:func:`_rewarn`)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = total.word_context(consume=True, **options)
+    return result, [(w.category, str(w.message)) for w in caught]
+
+
+def _rewarn(outcome):
+    result, caught = outcome
+    for category, message in caught:
+        warnings.warn(message, category, stacklevel=3)
+    return result
 
 
 # -- shard tasks (module level: they run on the workers) ---------------------------------
@@ -318,8 +346,9 @@ def blocked_word_context(X, association="ppmi", dtype=None):
     :func:`semnmf.models.semantic.document_context`) of a
     :class:`~semnmf._utils.blocks.BlockedMatrix`: per-block co-occurrence counts, reduced."""
     dtype = X.dtype if dtype is None else dtype
-    total = X.executor.reduce(X.map(_block_context, X.n_cols, dtype))
-    return total.word_context(association=association, dtype=dtype)
+    return _rewarn(X.executor.fold(
+        _block_context, X.blocks, X.n_cols, dtype,
+        then=partial(_word_context_of, options={"association": association, "dtype": dtype})))
 
 
 class ShardedCorpus(LabelsMixin):
@@ -461,20 +490,26 @@ class ShardedCorpus(LabelsMixin):
         ``max_nnz`` and ``return_info``: the budget of non-zeros and the record of what was
         pruned, with the semantics of :func:`semnmf.text.context.word_context` (the same M
         as the in-memory corpus; the per-word bound of :func:`~semnmf.text.context.
-        estimate_nnz` is summed over the shards). The summed counts C are held whole.
+        estimate_nnz` is summed over the shards).
+
+        Memory: the shards' counts are added to one running sum per thread (per worker
+        thread with a client) as each shard is counted, so one sum and one shard's counts
+        are held per thread, not one matrix per shard; M is made from the sum in place, on
+        the worker that holds it, and only M comes back.
         """
         if context not in CONTEXTS:
             raise ValueError(f"context must be one of {CONTEXTS}, got {context!r}.")
         if max_nnz is not None:
             max_nnz = check_positive_int(max_nnz, "max_nnz")
         vocabulary = self.executor.share(self._index)
-        parts = self.executor.map(_shard_context, self.paths, self._reading, self._analyzing,
-                                  vocabulary, context, window, np.dtype(dtype),
-                                  max_nnz is not None)
-        total = self.executor.reduce(parts)
-        return total.word_context(association=association, shift=shift, min_count=min_count,
-                                  top_k=top_k, threshold=threshold, dtype=dtype,
-                                  max_nnz=max_nnz, return_info=return_info, context=context)
+        options = {"association": association, "shift": shift, "min_count": min_count,
+                   "top_k": top_k, "threshold": threshold, "dtype": dtype,
+                   "max_nnz": max_nnz, "return_info": return_info, "context": context}
+        # one running sum of counts per worker thread, and M made where the sum lies
+        return _rewarn(self.executor.fold(_shard_context, self.paths, self._reading,
+                                          self._analyzing, vocabulary, context, window,
+                                          np.dtype(dtype), max_nnz is not None,
+                                          then=partial(_word_context_of, options=options)))
 
     def to_corpus(self, **options):
         """The whole corpus in memory, as a :class:`~semnmf.text.corpus.Corpus` (texts
