@@ -162,3 +162,29 @@ def test_a_warning_of_the_last_step_reaches_the_caller(tmp_path, documents):
     with pytest.warns(UserWarning, match="left no word context"):
         M = ShardedCorpus(tmp_path).word_context("window", threshold=1e9, max_nnz=10)
     assert M.nnz == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("seed", range(6))
+def test_sum_counts_is_the_sparse_sum_at_its_exact_size(seed, dtype):
+    from semnmf.text.context import sum_counts
+
+    rng = np.random.default_rng(seed)
+    n, m = rng.integers(1, 40, 2)
+
+    def counts(density):
+        A = sp.random(n, m, density=density, format="csr", dtype=dtype, random_state=rng,
+                      data_rvs=lambda k: rng.integers(1, 9, k))
+        if seed % 2:  # each row's entries in reverse order: unsorted indices are accepted
+            for i in range(n):
+                row = slice(A.indptr[i], A.indptr[i + 1])
+                A.indices[row], A.data[row] = A.indices[row][::-1], A.data[row][::-1]
+            A.has_sorted_indices = False
+        return A
+
+    A, B = counts(rng.random()), counts(rng.random() * 0.3)
+    reference = sp.csr_matrix(A.toarray() + B.toarray())  # the slow, obvious sum
+    total = sum_counts(A, B)
+    assert _equal(total, reference) and total.dtype == dtype
+    assert total.indices.size == total.data.size == reference.nnz  # no spare room held
+    assert _equal(sum_counts(sp.csr_matrix((n, m), dtype=dtype), B), B.toarray())

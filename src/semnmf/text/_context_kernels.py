@@ -161,3 +161,55 @@ def pmi_inplace(indptr, indices, data, log_rows, log_cols, offset, positive):
     """``data[e] = log(data[e]) + offset - log_rows[row] - log_cols[col]`` (NSF eq. (2)-(3))
     over a CSR matrix, in place; clipped at 0 when ``positive``."""
     _pmi_rows(indptr, indices, data, log_rows, log_cols, float(offset), bool(positive))
+
+
+@numba.njit(cache=True, nogil=True)
+def _union_rows(a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, out_ptr, out_idx, out_val,
+                numeric):
+    """Row by row merge of two sorted column lists: with ``numeric=False`` the size of each
+    row of A + B in ``out_ptr[i + 1]``; with ``numeric=True`` its columns and sums."""
+    for i in range(a_ptr.size - 1):
+        p, p_end = a_ptr[i], a_ptr[i + 1]
+        q, q_end = b_ptr[i], b_ptr[i + 1]
+        o = out_ptr[i] if numeric else 0
+        while p < p_end or q < q_end:
+            if q == q_end or (p < p_end and a_idx[p] < b_idx[q]):
+                col, value = a_idx[p], a_val[p]
+                p += 1
+            elif p == p_end or b_idx[q] < a_idx[p]:
+                col, value = b_idx[q], b_val[q]
+                q += 1
+            else:
+                col, value = a_idx[p], a_val[p] + b_val[q]
+                p += 1
+                q += 1
+            if numeric:
+                out_idx[o] = col
+                out_val[o] = value
+            o += 1
+        if not numeric:
+            out_ptr[i + 1] = o
+
+
+def add_sorted(A, B):
+    """A + B for two CSR matrices of one shape and dtype with sorted indices, allocated at
+    the exact size of the result (a first pass counts each row's union of columns):
+    scipy's sum allocates nnz(A) + nnz(B) entries and keeps or copies them, twice the
+    result of two count matrices of mostly the same pairs. Same values as ``A + B``;
+    explicit zeros are kept (sums of counts are positive)."""
+    n = A.shape[0]
+    a_ptr, b_ptr = A.indptr.astype(np.int64, copy=False), B.indptr.astype(np.int64, copy=False)
+    out_ptr = np.zeros(n + 1, dtype=np.int64)
+    empty_i, empty_f = np.empty(0, dtype=A.indices.dtype), np.empty(0, dtype=A.data.dtype)
+    _union_rows(a_ptr, A.indices, A.data, b_ptr, B.indices, B.data, out_ptr, empty_i, empty_f,
+                False)
+    np.cumsum(out_ptr, out=out_ptr)
+    nnz = int(out_ptr[-1])
+    index_dtype = np.int32 if max(nnz, A.shape[1]) < np.iinfo(np.int32).max else np.int64
+    indices = np.empty(nnz, dtype=index_dtype)
+    data = np.empty(nnz, dtype=A.data.dtype)
+    _union_rows(a_ptr, A.indices.astype(index_dtype, copy=False), A.data, b_ptr,
+                B.indices.astype(index_dtype, copy=False), B.data, out_ptr, indices, data, True)
+    C = sp.csr_matrix((data, indices, out_ptr.astype(index_dtype, copy=False)), shape=A.shape)
+    C.has_sorted_indices = True
+    return C

@@ -40,7 +40,7 @@ import scipy.sparse as sp
 from .._utils.blocks import BlockedMatrix, DaskExecutor, SerialExecutor, dask_client
 from .._utils.validation import check_positive_int, is_missing_label
 from .context import (_association_inplace, _check_association, association as _association,
-                      budget_record, cooccurrence, estimate_nnz, prune_to_budget)
+                      budget_record, cooccurrence, estimate_nnz, prune_to_budget, sum_counts)
 from .corpus import LabelsMixin, token_sequences
 from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
                         make_analyzer, weight)
@@ -215,14 +215,14 @@ class CooccurrenceAccumulator:
             A.data[:] = 1
         self.n_documents += A.shape[0]
         if A.nnz:
-            self.C = self.C + cooccurrence(counts=A, context="document", dtype=self.dtype)
+            self._add(cooccurrence(counts=A, context="document", dtype=self.dtype))
         return self
 
     def add_sequences(self, sequences, context="window", window=10):
         self.n_documents += sequences.n_docs
         if sequences.tokens.size:
-            self.C = self.C + cooccurrence(sequences=sequences, context=context,
-                                           window=window, dtype=self.dtype)
+            self._add(cooccurrence(sequences=sequences, context=context, window=window,
+                                   dtype=self.dtype))
         return self
 
     def add_bound(self, row_upper):
@@ -232,8 +232,12 @@ class CooccurrenceAccumulator:
         self.partners = row_upper.copy() if self.partners is None else self.partners + row_upper
         return self
 
+    def _add(self, C):
+        """Add counts made for this accumulator (kept as they are when it is empty)."""
+        self.C = sp.csr_matrix(C, dtype=self.dtype) if self.C.nnz == 0 else sum_counts(self.C, C)
+
     def merge(self, other):
-        self.C = self.C + other.C
+        self.C = sum_counts(self.C, other.C)
         self.n_documents += other.n_documents
         if other.partners is not None:
             self.add_bound(other.partners)
