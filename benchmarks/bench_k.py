@@ -193,7 +193,11 @@ def main(argv=None):
         "penalty that no single constant fits across corpora. Other label-free rules built "
         "from the same cached curves (last or first peak, kneedle, sums and rank sums of two "
         "curves, priors on k, k ≥ 3 only): `results/k_selection_rules.md` "
-        "(`bench_k_rules.py`); none clearly beats this choice.")))
+        "(`bench_k_rules.py`); none clearly beats this choice. Recursive bisection with a "
+        "stability test per split (split a node while its own 2-way split is stable, k = "
+        "the leaves): 4/20 by leave-one-corpus-out at best, `results/k_selection_tree.md` "
+        "(`bench_k_tree.py`): a node of three or more balanced groups has no single stable "
+        "bisection, so roots stay whole while single classes split.")))
 
     # per criterion: k found at a = 0 (or its best constant on all), per corpus
     header = "| criterion (constant) | " + " | ".join(f"{n} ({truth[n]})" for n in names) \
