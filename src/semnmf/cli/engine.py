@@ -106,22 +106,25 @@ def run_dask(args, out, verbose, timings, t0):
                                    client=client, **options)
             timings["load"] = time.perf_counter() - t0
             log(f"{corpus}", verbose)
-            t = time.perf_counter()
-            X = corpus.blocks(args.weighting)
-            trim_workers(client)  # the two tokenizing passes' freed strings
-            timings["vectorize"] = time.perf_counter() - t
         else:
             corpus, X_local = load_corpus(args, verbose, timings, t0)
-            n_blocks = 4 * len(client.scheduler_info().get("workers", {}) or [0])
-            X = BlockedMatrix.from_csr(X_local, n_blocks=max(n_blocks, 2), client=client)
         if args.k > corpus.n_documents:
             raise ValueError(f"-k {args.k} is larger than the number of documents "
                              f"({corpus.n_documents}).")
         M, context = None, None
         if method.word_context:
+            # before X's blocks: the workers count the co-occurrences without holding X
             M, context = word_context(args, corpus, verbose, timings,
                                       association=method.context,
                                       counts_context=method.counts_context)
+        if sharded:
+            t = time.perf_counter()
+            X = corpus.blocks(args.weighting)
+            trim_workers(client)  # the tokenizing passes' freed strings
+            timings["vectorize"] = time.perf_counter() - t
+        else:
+            n_blocks = 4 * len(client.scheduler_info().get("workers", {}) or [0])
+            X = BlockedMatrix.from_csr(X_local, n_blocks=max(n_blocks, 2), client=client)
         model = build_model(args, verbose)
         t = time.perf_counter()
         with logged_warnings():
