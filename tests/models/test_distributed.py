@@ -333,3 +333,27 @@ def test_dask_fold_sums_every_block_once_in_a_chain_per_thread(client):
     counts = [sp.random(20, 20, density=0.2, format="csr", random_state=i) for i in range(5)]
     assert abs(ex.fold(sp.csr_matrix, counts) - sum(counts[1:], counts[0])).max() < 1e-12
     assert ex.fold(_make_part, [], then=lambda total: total) is None
+
+
+def _chain_totals_held(total):
+    """Run as ``then`` on a worker: how many of the chains' running totals the cluster
+    still holds (waiting up to 5 s for releases in flight)."""
+    import time
+
+    from distributed import get_client
+
+    deadline = time.monotonic() + 5
+    while True:
+        held = sum(str(key).startswith("_fold_step") for keys in get_client().has_what().values()
+                   for key in keys)
+        if not held or time.monotonic() > deadline:
+            return held
+        time.sleep(0.05)
+
+
+def test_dask_fold_frees_the_chains_before_the_last_step(client):
+    """Once the chains' totals are summed, only the sum stays on the workers while
+    ``then`` runs (the M of a word context is made from it): not the totals too."""
+    from semnmf._utils.blocks import DaskExecutor
+
+    assert DaskExecutor(client).fold(_make_part, range(6), 1.0, then=_chain_totals_held) == 0

@@ -144,14 +144,32 @@ def test_bad_shards_are_refused(tmp_path):
 def test_consumed_counts_give_the_same_word_context(documents):
     texts, _ = documents
     counts = Corpus(texts).counts()
-    kept = CooccurrenceAccumulator(counts.shape[1]).add_counts(counts, binary=True)
-    eaten = CooccurrenceAccumulator(counts.shape[1]).add_counts(counts, binary=True)
-    for options in [{}, {"association": "sppmi", "top_k": 4}, {"max_nnz": 50}]:
-        assert _equal(eaten.copy().word_context(consume=True, **options),
-                      kept.word_context(**options))
-    eaten.word_context(consume=True)
-    assert eaten.result().nnz == 0  # the counts became M: nothing is held twice
+    kept = CooccurrenceAccumulator(counts.shape[1]).add_counts(counts)
+    eaten = CooccurrenceAccumulator(counts.shape[1]).add_counts(counts)
+    for options in [{}, {"association": "sppmi", "top_k": 4}, {"max_nnz": 50},
+                    {"min_count": 2}, {"association": "pmi", "dtype": np.float32},
+                    {"min_count": 3, "dtype": np.float32, "max_nnz": 40}]:
+        eaten_M = eaten.copy().word_context(consume=True, **options)
+        kept_M = kept.word_context(**options)
+        assert _equal(eaten_M, kept_M) and eaten_M.dtype == kept_M.dtype, options
+    for dtype in (np.float64, np.float32):
+        copy = eaten.copy()
+        copy.word_context(consume=True, dtype=dtype)
+        assert copy.result().nnz == 0  # the counts became M: nothing is held twice
     assert kept.result().nnz > 0
+
+
+def test_merged_counts_keep_the_accumulators_dtype(documents):
+    texts, _ = documents
+    counts = Corpus(texts).counts()
+    n = counts.shape[1]
+    wide = CooccurrenceAccumulator(n, np.float64).add_counts(counts[:20])
+    wide.merge(CooccurrenceAccumulator(n, np.float32).add_counts(counts[20:]))
+    assert wide.result().dtype == np.float64
+    narrow = CooccurrenceAccumulator(n, np.float32)
+    narrow.merge(CooccurrenceAccumulator(n, np.float64).add_counts(counts))
+    assert narrow.result().dtype == np.float32
+    assert _equal(wide.result(), CooccurrenceAccumulator(n).add_counts(counts).result())
 
 
 def test_a_warning_of_the_last_step_reaches_the_caller(tmp_path, documents):
@@ -159,9 +177,13 @@ def test_a_warning_of_the_last_step_reaches_the_caller(tmp_path, documents):
     are raised again here."""
     texts, labels = documents
     write_shards(tmp_path, texts, labels, shard_size=17)
-    with pytest.warns(UserWarning, match="left no word context"):
+    with pytest.warns(UserWarning, match="max_nnz=10 left no word context"):
         M = ShardedCorpus(tmp_path).word_context("window", threshold=1e9, max_nnz=10)
     assert M.nnz == 0
+    with pytest.warns(UserWarning, match="the pruning left no word context.*threshold"):
+        M, info = ShardedCorpus(tmp_path).word_context("window", threshold=1e9,
+                                                       return_info=True)
+    assert M.nnz == 0 and info["nnz_before"] > 0
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -187,4 +209,8 @@ def test_sum_counts_is_the_sparse_sum_at_its_exact_size(seed, dtype):
     total = sum_counts(A, B)
     assert _equal(total, reference) and total.dtype == dtype
     assert total.indices.size == total.data.size == reference.nnz  # no spare room held
-    assert _equal(sum_counts(sp.csr_matrix((n, m), dtype=dtype), B), B.toarray())
+    empty = sp.csr_matrix((n, m), dtype=dtype)
+    assert _equal(sum_counts(empty, B), B.toarray()) and _equal(sum_counts(A, empty), A)
+    assert sum_counts(empty.astype(np.float64), B).dtype == np.float64  # A's dtype
+    with pytest.raises(ValueError, match="cannot be added"):
+        sum_counts(A, sp.csr_matrix((n + 1, m), dtype=dtype))

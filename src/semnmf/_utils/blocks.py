@@ -43,7 +43,8 @@ def _add(*parts):
 
 
 def _merge(total, part):
-    """``total + part``, in place when the total can merge (an accumulator we own)."""
+    """``total + part`` for :meth:`fold`: in place when the total is an accumulator with a
+    ``merge(other)`` method (made by the fold's own tasks), else a new sum."""
     if total is None:
         return part
     if hasattr(total, "merge"):
@@ -84,7 +85,7 @@ class SerialExecutor:
     def fold(self, func, blocks, *shared, then=None):
         total = None
         for block in blocks:
-            total = _merge(total, func(block, *shared))
+            total = _fold_step(total, block, func, *shared)
         return total if then is None else then(total)
 
     def share(self, value):
@@ -127,9 +128,10 @@ class DaskExecutor:
 
     def fold(self, func, blocks, *shared, then=None):
         """One chain of tasks per worker thread: each task adds its block's part to the
-        total the chain's previous task left (on the same worker, where the total lies),
-        then the chains' totals are summed as :meth:`reduce` does and ``then`` runs on the
-        worker holding the sum."""
+        total the chain's previous task left (usually on the same worker, where the total
+        lies: the scheduler may move a task, and the total with it), then the chains'
+        totals are summed as :meth:`reduce` does and ``then`` runs on the worker holding
+        the sum. The chains' totals are released as soon as their sum exists."""
         blocks = list(blocks)
         if not blocks:
             return None if then is None else then(None)
@@ -139,13 +141,14 @@ class DaskExecutor:
             chains[i % n_chains] = self.client.submit(_fold_step, chains[i % n_chains], block,
                                                       func, *shared, pure=False)
         root = self._tree(chains, _merge_all)
+        del chains  # only the sum is needed now: the workers may free the chains' totals
         if then is not None:
             root = self.client.submit(then, root, pure=False)
         return root.result()
 
     def n_threads(self):
-        workers = self.client.scheduler_info().get("workers", {})
-        return sum(int(w.get("nthreads", 1)) for w in workers.values()) or 1
+        """Threads over all the workers (at least 1)."""
+        return max(1, sum(self.client.nthreads().values()))
 
     def share(self, value):
         # in a list: scatter would send each item of a dict or tuple apart

@@ -117,6 +117,8 @@ def run_dask(args, out, verbose, timings, t0):
             M, context = word_context(args, corpus, verbose, timings,
                                       association=method.context,
                                       counts_context=method.counts_context)
+            if sharded:
+                trim_workers(client)  # the counting pass's freed strings and counts
         if sharded:
             t = time.perf_counter()
             X = corpus.blocks(args.weighting)

@@ -113,23 +113,25 @@ class TokenSequences:
 
 
 def _kernels():
-    """The compiled kernels (:mod:`._context_kernels`), imported when first needed: the
-    Dask workers that read shards import this module but never build M, and so never
-    load numba."""
+    """The compiled kernels (:mod:`._context_kernels`), imported when first needed: a Dask
+    worker that only reads shards and builds X imports this module without loading numba
+    (one that counts co-occurrences or sums them for M does load it)."""
     from . import _context_kernels
 
     return _context_kernels
 
 
 def sum_counts(A, B):
-    """A + B of two co-occurrence count matrices (CSR, one shape and dtype), allocated at
-    the size of the result (:func:`._context_kernels.add_sorted`): the mergeable
+    """A + B of two co-occurrence count matrices (CSR, one shape), in A's dtype, allocated
+    at the size of the result (:func:`._context_kernels.add_sorted`): the mergeable
     accumulators of the shards add large counts of mostly the same pairs, where scipy's
-    sum would hold twice the result while it runs."""
-    if A.nnz == 0:
-        return B.copy()
+    sum would hold twice the result. The indices of A and B are sorted in place."""
+    if A.shape != B.shape:
+        raise ValueError(f"counts of shapes {A.shape} and {B.shape} cannot be added.")
     if B.nnz == 0:
-        return A.copy()
+        return sp.csr_matrix(A, copy=True)
+    if A.nnz == 0:
+        return sp.csr_matrix(B, dtype=A.dtype, copy=True)
     A, B = sp.csr_matrix(A), sp.csr_matrix(B, dtype=A.dtype)
     A.sort_indices()
     B.sort_indices()
@@ -770,7 +772,7 @@ def budget_record(max_nnz, top_k, threshold, min_count):
 
 
 def prune_to_budget(M, *, top_k=None, threshold=None, max_nnz=None, row_upper=None,
-                    info=None, return_info=False):
+                    info=None, return_info=False, warn=True):
     """Pruning and nnz budget of :func:`word_context`, applied to an unpruned association
     matrix M already built (also used by the sharded corpus, whose co-occurrence counts are
     summed over the shards).
@@ -780,6 +782,8 @@ def prune_to_budget(M, *, top_k=None, threshold=None, max_nnz=None, row_upper=No
     document context (None otherwise): when its sum exceeds ``max_nnz`` the budget's
     ``top_k`` is computed from it, as :func:`word_context` does before streaming the document
     context; otherwise from the exact row counts of M when M exceeds the budget.
+    ``warn=False``: no warning when the budget empties M (:func:`warn_if_emptied` raises
+    it from the record).
     """
     if info is None:
         max_nnz, info = budget_record(max_nnz, top_k, threshold, None)
@@ -797,10 +801,10 @@ def prune_to_budget(M, *, top_k=None, threshold=None, max_nnz=None, row_upper=No
                                                    budget_k)
     if use_k is not None or threshold is not None:
         M = prune(M, top_k=use_k, threshold=threshold, symmetric=True)
-    return _finish(M, nnz_before, max_nnz, use_k, budget_k, info, return_info)
+    return _finish(M, nnz_before, max_nnz, use_k, budget_k, info, return_info, warn)
 
 
-def _finish(M, nnz_before, max_nnz, use_k, budget_k, info, return_info):
+def _finish(M, nnz_before, max_nnz, use_k, budget_k, info, return_info, warn=True):
     """Last resort of the budget (largest entries only), and the record of the pruning."""
     rule = []
     if budget_k is not None:
@@ -813,16 +817,27 @@ def _finish(M, nnz_before, max_nnz, use_k, budget_k, info, return_info):
     if max_nnz is not None and M.nnz > max_nnz:
         M = _trim_to_budget(M, max_nnz)
         rule.append(f"then only the {M.nnz:,} largest entries (top_k=1 did not fit)")
-    if M.nnz == 0 and nnz_before > 0:
-        warnings.warn(f"the budget max_nnz={max_nnz:,} left no word context (M had "
-                      f"{int(nnz_before):,} non-zeros): the word-context term has no effect; "
-                      "raise max_nnz (--max-nnz) or set it to 0 (no budget).", UserWarning,
-                      stacklevel=3)
     info.update({"top_k": use_k, "nnz_before": int(nnz_before), "nnz": int(M.nnz),
                  "pruned": bool(M.nnz < nnz_before),
                  "budget_applied": budget_k is not None,
                  "rule": "; ".join(rule) if rule else "none"})
+    if warn:
+        warn_if_emptied(info, stacklevel=4)
     return (M, info) if return_info else M
+
+
+def warn_if_emptied(info, stacklevel=2):
+    """The warning of a pruning record whose budget left no word context (raised where the
+    record is read: on the caller, when M was made on a Dask worker)."""
+    if info["nnz"] == 0 and info["nnz_before"] > 0:
+        if info["max_nnz"] is None:  # the threshold alone
+            cause, fix = "the pruning", "lower the threshold"
+        else:
+            cause = f"the budget max_nnz={info['max_nnz']:,}"
+            fix = "raise max_nnz (--max-nnz) or set it to 0 (no budget)"
+        warnings.warn(f"{cause} left no word context (M had {info['nnz_before']:,} "
+                      f"non-zeros): the word-context term has no effect; {fix}.",
+                      UserWarning, stacklevel=stacklevel)
 
 
 _association = association  # word_context's `association` argument shadows the function

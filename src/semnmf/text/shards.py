@@ -30,7 +30,6 @@ import json
 import os
 import re
 import sys
-import warnings
 from collections import Counter
 from functools import partial
 
@@ -40,7 +39,8 @@ import scipy.sparse as sp
 from .._utils.blocks import BlockedMatrix, DaskExecutor, SerialExecutor, dask_client
 from .._utils.validation import check_positive_int, is_missing_label
 from .context import (_association_inplace, _check_association, association as _association,
-                      budget_record, cooccurrence, estimate_nnz, prune_to_budget, sum_counts)
+                      budget_record, cooccurrence, estimate_nnz, prune_to_budget, sum_counts,
+                      warn_if_emptied)
 from .corpus import LabelsMixin, token_sequences
 from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
                         make_analyzer, weight)
@@ -237,7 +237,7 @@ class CooccurrenceAccumulator:
         self.C = sp.csr_matrix(C, dtype=self.dtype) if self.C.nnz == 0 else sum_counts(self.C, C)
 
     def merge(self, other):
-        self.C = sum_counts(self.C, other.C)
+        self.C = sum_counts(self.C, other.C)  # in this accumulator's dtype
         self.n_documents += other.n_documents
         if other.partners is not None:
             self.add_bound(other.partners)
@@ -260,12 +260,12 @@ class CooccurrenceAccumulator:
 
     def word_context(self, association="ppmi", shift=2, min_count=1, top_k=None,
                      threshold=None, dtype=None, max_nnz=None, return_info=False,
-                     context=None, consume=False):
+                     context=None, consume=False, warn=True):
         """M from the summed counts; ``max_nnz`` / ``return_info`` as
         :func:`semnmf.text.context.word_context` (``context="document"`` with a bound added
         by :meth:`add_bound` reproduces its budget on the streamed document context).
-        ``consume=True`` turns the counts into M in place (no second d x d matrix); the
-        accumulator is empty afterwards."""
+        ``consume=True`` turns the counts into M in place (no second d x d matrix unless
+        ``dtype`` differs from the counts'); the accumulator holds no counts afterwards."""
         dtype = self.dtype if dtype is None else dtype
         max_nnz, info = budget_record(max_nnz, top_k, threshold, min_count)
         row_upper = None
@@ -274,33 +274,29 @@ class CooccurrenceAccumulator:
                 row_upper = np.minimum(self.partners, max(self.n_terms - 1, 0))
                 info["estimated_nnz_upper"] = int(row_upper.sum())
         C = self.result(min_count)
-        if consume and C.dtype == np.dtype(dtype):
-            self.C = sp.csr_matrix((self.n_terms, self.n_terms), dtype=self.dtype)
+        if consume:
             _check_association(association, shift)
-            M = _association_inplace(C, association, shift)
+            self.C = sp.csr_matrix((self.n_terms, self.n_terms), dtype=self.dtype)
+            M = _association_inplace(sp.csr_matrix(C, dtype=dtype), association, shift)
         else:
             M = _association(C, kind=association, shift=shift, dtype=dtype)
         del C
         return prune_to_budget(M, top_k=top_k, threshold=threshold, max_nnz=max_nnz,
                                row_upper=row_upper if context == "document" else None,
-                               info=info, return_info=return_info)
+                               info=info, return_info=return_info, warn=warn)
 
 
 def _word_context_of(total, options):
-    """The last step of a fold of co-occurrence counts, where the sum lies: M (and the
-    record of its pruning) from the counts, which are consumed; with the warnings it
-    raised, which a worker would otherwise keep to itself (:func:`_rewarn`)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        result = total.word_context(consume=True, **options)
-    return result, [(w.category, str(w.message)) for w in caught]
+    """The last step of a fold of co-occurrence counts, where the sum lies (a worker):
+    ``(M, record of its pruning)`` from the counts, which are consumed. The record's
+    warning is raised by the caller (:func:`_context_result`), not on the worker."""
+    return total.word_context(consume=True, return_info=True, warn=False, **options)
 
 
-def _rewarn(outcome):
-    result, caught = outcome
-    for category, message in caught:
-        warnings.warn(message, category, stacklevel=3)
-    return result
+def _context_result(outcome, return_info):
+    M, info = outcome
+    warn_if_emptied(info, stacklevel=3)
+    return (M, info) if return_info else M
 
 
 # -- shard tasks (module level: they run on the workers) ---------------------------------
@@ -350,9 +346,10 @@ def blocked_word_context(X, association="ppmi", dtype=None):
     :func:`semnmf.models.semantic.document_context`) of a
     :class:`~semnmf._utils.blocks.BlockedMatrix`: per-block co-occurrence counts, reduced."""
     dtype = X.dtype if dtype is None else dtype
-    return _rewarn(X.executor.fold(
+    outcome = X.executor.fold(
         _block_context, X.blocks, X.n_cols, dtype,
-        then=partial(_word_context_of, options={"association": association, "dtype": dtype})))
+        then=partial(_word_context_of, options={"association": association, "dtype": dtype}))
+    return _context_result(outcome, return_info=False)
 
 
 class ShardedCorpus(LabelsMixin):
@@ -508,12 +505,13 @@ class ShardedCorpus(LabelsMixin):
         vocabulary = self.executor.share(self._index)
         options = {"association": association, "shift": shift, "min_count": min_count,
                    "top_k": top_k, "threshold": threshold, "dtype": dtype,
-                   "max_nnz": max_nnz, "return_info": return_info, "context": context}
+                   "max_nnz": max_nnz, "context": context}
         # one running sum of counts per worker thread, and M made where the sum lies
-        return _rewarn(self.executor.fold(_shard_context, self.paths, self._reading,
-                                          self._analyzing, vocabulary, context, window,
-                                          np.dtype(dtype), max_nnz is not None,
-                                          then=partial(_word_context_of, options=options)))
+        outcome = self.executor.fold(_shard_context, self.paths, self._reading,
+                                     self._analyzing, vocabulary, context, window,
+                                     np.dtype(dtype), max_nnz is not None,
+                                     then=partial(_word_context_of, options=options))
+        return _context_result(outcome, return_info)
 
     def to_corpus(self, **options):
         """The whole corpus in memory, as a :class:`~semnmf.text.corpus.Corpus` (texts
