@@ -22,12 +22,18 @@ def data_root():
     return root
 
 
-def load(name):
-    """(corpus, X tf-idf, k) for a shared dataset folder."""
+def load(name, verbose=False):
+    """(corpus, X tf-idf, k) for a shared dataset folder; ``verbose``: say its shape and
+    how long loading took."""
     from semnmf import load_dataset
 
+    t = time.perf_counter()
     corpus = load_dataset(os.path.join(data_root(), name))
-    return corpus, corpus.tfidf(), corpus.n_classes
+    X = corpus.tfidf()
+    if verbose:
+        print(f"{name}: {X.shape}, {corpus.n_classes} classes, loaded in "
+              f"{time.perf_counter() - t:.1f} s", flush=True)
+    return corpus, X, corpus.n_classes
 
 
 def mean_sd(values):

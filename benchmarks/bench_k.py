@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import RESULTS, data_root, machine_line, write_markdown  # noqa: E402
+from _common import RESULTS, load, machine_line, write_markdown  # noqa: E402
 
 DATASETS = ["cstr", "classic3", "classic4", "bbc", "ng5", "ng20", "ng20_cai", "agnews",
             "m10", "searchsnippets"]
@@ -75,7 +75,6 @@ def sample_size(X, setting):
 
 
 def measure(names, seeds, setting=None, path=CACHE):
-    from semnmf import load_dataset
     from semnmf.experiments.selection import candidate_grid, measure_candidates
 
     default = setting is None or setting == default_setting()
@@ -85,11 +84,7 @@ def measure(names, seeds, setting=None, path=CACHE):
         todo = [s for s in seeds if f"{name}/{s}" not in cache]
         if not todo:
             continue
-        t = time.perf_counter()
-        corpus = load_dataset(os.path.join(data_root(), name))
-        X = corpus.tfidf()
-        print(f"{name}: {X.shape}, {corpus.n_classes} classes, loaded in "
-              f"{time.perf_counter() - t:.1f} s", flush=True)
+        corpus, X, _ = load(name, verbose=True)
         for seed in todo:
             t = time.perf_counter()
             curves = measure_candidates(
@@ -136,6 +131,12 @@ def evaluate(cache, names, seeds):
         found[combo] = {name: [found_k(cache[f"{name}/{s}"], *combo) for s in seeds]
                         for name in names}
     return found
+
+
+def k_cell(ks, true):
+    """The k found per seed, slash-separated; in italics when some seed misses."""
+    cell = "/".join(map(str, ks))
+    return cell if all(hit(k, true) for k in ks) else f"*{cell}*"
 
 
 def quality(found_combo, truth, names):
@@ -289,9 +290,7 @@ def main(argv=None):
         for p in shown:
             cells = []
             for n in names:
-                ks = found[(criterion, p)][n]
-                cell = "/".join(map(str, ks))
-                cells.append(cell if all(hit(k, truth[n]) for k in ks) else f"*{cell}*")
+                cells.append(k_cell(found[(criterion, p)][n], truth[n]))
             h = quality(found[(criterion, p)], truth, names)[0]
             rows.append(f"| {criterion} ({p:g}) | " + " | ".join(cells) + f" | {h}/{n_total} |")
     sections.append(("Every criterion, per corpus", (

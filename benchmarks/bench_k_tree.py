@@ -43,15 +43,15 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (RESULTS, data_root, load_cache, machine_line,  # noqa: E402
+from _common import (RESULTS, load, load_cache, machine_line,  # noqa: E402
                      save_cache, write_markdown)
+from bench_k import hit, k_cell, quality  # noqa: E402  (the flat criterion's scoring)
 
 DATASETS = ["cstr", "classic3", "classic4", "bbc", "ng5", "ng20", "ng20_cai", "agnews",
             "m10", "searchsnippets"]
 # the trees (354 KB): a cache, not a result (benchmarks/cache/ is not committed)
 CACHE = os.path.join(os.path.dirname(RESULTS), "cache", "k_selection_tree.json")
 FLAT_CACHE = os.path.join(RESULTS, "k_selection_curves.json")
-TOLERANCE = 0.3
 MAX_LEAVES = 50
 N_RUNS, SUBSAMPLE, MAX_ITER = 5, 0.8, 30
 TESTS = {  # name: (tree, score of a node, thresholds tau)
@@ -173,18 +173,12 @@ def key(name, seed, kind):
 
 
 def measure(names, seeds, kinds=TREES):
-    from semnmf import load_dataset
-
     cache = load_cache(CACHE)
     for name in names:
         todo = [(s, kind) for kind in kinds for s in seeds if key(name, s, kind) not in cache]
         if not todo:
             continue
-        t = time.perf_counter()
-        corpus = load_dataset(os.path.join(data_root(), name))
-        X = corpus.tfidf()
-        print(f"{name}: {X.shape}, {corpus.n_classes} classes, loaded in "
-              f"{time.perf_counter() - t:.1f} s", flush=True)
+        corpus, X, _ = load(name, verbose=True)
         for seed, kind in todo:
             t = time.perf_counter()
             tree = grow_tree(X, seed, kind)
@@ -216,19 +210,6 @@ def n_leaves(tree, test, tau, max_leaves=MAX_LEAVES):
             for c in node["children"]:
                 heapq.heappush(heap, (-nodes[c]["size"], c))
     return leaves
-
-
-def hit(k, true):
-    return abs(k - true) <= TOLERANCE * true + 1e-9
-
-
-def quality(found_combo, truth, names):
-    hits, errors = 0, []
-    for name in names:
-        for k in found_combo[name]:
-            hits += hit(k, truth[name])
-            errors.append(abs(math.log(k / truth[name])))
-    return hits, -float(np.mean(errors))
 
 
 def best_combo(found, truth, names, combos):
@@ -337,9 +318,7 @@ def report(cache, names, seeds, truth, found, by_test, joint, n_total):
         for n in names:
             cells = []
             for t in grid:
-                ks = found[(test, t)][n]
-                cell = "/".join(map(str, ks))
-                cells.append(cell if all(hit(k, truth[n]) for k in ks) else f"*{cell}*")
+                cells.append(k_cell(found[(test, t)][n], truth[n]))
             rows.append(f"| {n} ({truth[n]}) | " + " | ".join(cells) + " |")
         rows.append("| **hits** | " + " | ".join(
             f"{quality(found[(test, t)], truth, names)[0]}/{n_total}" for t in grid) + " |")
