@@ -243,7 +243,7 @@ class CooccurrenceAccumulator:
             self.add_bound(other.partners)
         return self
 
-    def __add__(self, other):  # lets the executors' reductions sum accumulators
+    def __add__(self, other):  # a new accumulator: ex.reduce sums them (ex.fold merges)
         total = CooccurrenceAccumulator(self.n_terms, self.dtype)
         return total.merge(self).merge(other)
 
