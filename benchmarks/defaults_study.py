@@ -67,10 +67,14 @@ def method_spec(method):
     if method.startswith("nmf-it"):
         return "nmf", {"max_iter": int(method[len("nmf-it"):])}, None
     if method.startswith(("snmf-", "snmfkl-")):
-        head, ctx, lam = method.split("-")
+        head, ctx, lam, *rest = method.split("-")
         params = {"lam": float(lam[1:])}
         if head == "snmfkl":
             params["loss"] = "kl"
+        for option in rest:  # "-s5": 5 screened starts, one sweep each (screen_iter=1)
+            if not option.startswith("s"):
+                raise ValueError(method)
+            params.update(n_init=int(option[1:]), screen_iter=1)
         return "snmf", params, ctx
     raise ValueError(method)
 
@@ -85,6 +89,8 @@ def corpus_methods(has_text):
     # baseline on several corpora)
     for ctx in ctxs + ["top50"]:
         methods += [f"snmfkl-{ctx}-l1", f"snmfkl-{ctx}-l10"]
+    # the default with 5 screened starts (added in the session after the 10-seed pass)
+    methods += [f"snmfkl-{ctx}-l1-s5" for ctx in (["win"] if has_text else []) + ["top50"]]
     return methods
 
 
@@ -292,6 +298,7 @@ def row_view(row, meta):
         view[f"snmfkl-l{lam}"] = f"snmfkl-{ctx}-l{lam}"
         view[f"snmfkl-top50-l{lam}"] = f"snmfkl-top50-l{lam}"
         view[f"snmfkl-hyb-l{lam}"] = f"snmfkl-win-l{lam}" if ctx == "win" else f"snmfkl-top50-l{lam}"
+    view["snmfkl-hyb-l1-s5"] = "snmfkl-win-l1-s5" if ctx == "win" else "snmfkl-top50-l1-s5"
     return view
 
 

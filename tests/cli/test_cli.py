@@ -105,6 +105,7 @@ def test_run_json(default_run, corpus_files):
     assert run["method"] == "snmf-kl"  # the default (benchmarks/results/defaults.md)
     params = run["parameters"]
     assert params["loss"] == "kl" and params["lam"] == 1.0
+    assert params["n_init"] == 5 and params["screen_iter"] == 1  # screened starts
     assert params["n_components"] == 3 and params["max_iter"] == 50
     assert params["random_state"] == 0
     assert run["data"]["n_documents"] == len(corpus_files["texts"])
@@ -210,6 +211,16 @@ def test_paper_method_keeps_its_context_without_text(corpus_files, tmp_path):
     run = read_run(out)
     assert run["context"]["association"] == "ppmi" and run["context"]["top_k"] is None
     assert run["parameters"]["lam"] == 10.0 and run["parameters"]["loss"] == "frobenius"
+    # the papers' settings: one start (the default's screened starts are its own)
+    assert run["parameters"]["n_init"] == 1 and run["parameters"]["screen_iter"] is None
+
+
+def test_n_init_overrides_the_default_starts(corpus_files, tmp_path):
+    out = tmp_path / "one_start"
+    assert main(["cluster", corpus_files["csv"], "-k", "3", "--n-init", "1",
+                 "--out", str(out), *FAST]) == 0
+    params = read_run(out)["parameters"]
+    assert params["n_init"] == 1 and params["loss"] == "kl"
 
 
 def test_default_method_on_each_engine_and_with_semantics():

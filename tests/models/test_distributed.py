@@ -221,14 +221,16 @@ def client():
     client.cluster.close()
 
 
-@pytest.mark.parametrize("cls, loss", [(NMF, "frobenius"), (SemanticNMF, "frobenius"),
-                                       (SemanticNMF, "kl")])
-def test_dask_array_on_workers_gives_the_local_iterates(data, client, cls, loss):
+@pytest.mark.parametrize("cls, loss, starts", [
+    (NMF, "frobenius", {}), (SemanticNMF, "frobenius", {}), (SemanticNMF, "kl", {}),
+    # the command line's default: screened starts
+    (SemanticNMF, "kl", {"n_init": 3, "screen_iter": 1})])
+def test_dask_array_on_workers_gives_the_local_iterates(data, client, cls, loss, starts):
     da = pytest.importorskip("dask.array")
     X, _ = data
-    local = cls(4, loss=loss, max_iter=60, random_state=0).fit(X)
+    local = cls(4, loss=loss, max_iter=60, random_state=0, **starts).fit(X)
     dX = da.from_array(X, chunks=(45, -1), asarray=False)
-    model = cls(4, loss=loss, max_iter=60, random_state=0).fit(dX)
+    model = cls(4, loss=loss, max_iter=60, random_state=0, **starts).fit(dX)
     assert model.engine_ == "dask"
     assert np.array_equal(local.labels_, model.labels_)
     np.testing.assert_allclose(model.objective_history_, local.objective_history_,

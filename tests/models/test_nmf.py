@@ -238,6 +238,73 @@ def test_n_init_keeps_best_objective():
     assert best.objective_ <= np.median(objectives) * (1 + 1e-9) or best.objective_ <= min(objectives)
 
 
+# -- screened restarts (screen_iter) -------------------------------------------------------
+def screened_reference(X, M, k, n_init, screen_iter, seed, **params):
+    """The slow, obvious screened restarts: build every start as the estimator does (one
+    generator, 10 // n_init k-means restarts each), run each alone for ``screen_iter``
+    sweeps, then fit the lowest from its start (a plain fit, one start)."""
+    from sklearn.utils import check_random_state
+
+    rng = check_random_state(seed)
+    starts = [initialize(X, k, "skmeans", rng, n_restarts=max(1, 10 // n_init))
+              for _ in range(n_init)]
+    screened = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for Z, W in starts:
+            model = SemanticNMF(k, init=(Z.copy(), W.copy()), max_iter=screen_iter, tol=0,
+                                **params).fit(X, M=M)
+            screened.append(model.objective_history_[-1])
+    Z, W = starts[int(np.argmin(screened))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return SemanticNMF(k, init=(Z, W), **params).fit(X, M=M), screened
+
+
+@pytest.mark.parametrize("loss", ["frobenius", "kl"])
+def test_screened_restarts_match_the_reference(loss):
+    # random data: the five starts differ after two sweeps, and the lowest is not the first
+    X, M, *_ = random_problem(n=60, d=40, k=4, seed=3)
+    params = dict(lam=1.0, loss=loss)
+    expected, screened = screened_reference(X, M, 4, 5, 2, 7, **params)
+    assert np.argmin(screened) == 2 and len(set(np.round(screened, 6))) == 5
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = SemanticNMF(4, n_init=5, screen_iter=2, random_state=7, **params).fit(X, M=M)
+    # the kept start is the one with the lowest objective after two sweeps, and its run
+    # is the same sequence of iterates as a fit from that start alone
+    assert model.objective_history_[2] == pytest.approx(min(screened), rel=1e-12)
+    np.testing.assert_allclose(model.objective_history_, expected.objective_history_,
+                               rtol=1e-12)
+    assert model.n_iter_ == expected.n_iter_
+    np.testing.assert_array_equal(model.labels_, expected.labels_)
+    # the paused run stays monotone across the screening (Theorem 1)
+    assert np.all(np.diff(model.objective_history_) <= 1e-12 * model.objective_history_[0])
+
+
+def test_screening_a_single_start_changes_nothing():
+    X, M, *_ = random_problem(n=60, d=40, k=4, seed=8)
+    plain = SemanticNMF(4, loss="kl", random_state=0).fit(X, M=M)
+    screened = SemanticNMF(4, loss="kl", random_state=0, screen_iter=3).fit(X, M=M)
+    np.testing.assert_array_equal(plain.objective_history_, screened.objective_history_)
+
+
+def test_screening_as_long_as_max_iter_stops_there():
+    X, M, *_ = random_problem(n=60, d=40, k=4, seed=8)
+    with pytest.warns(ConvergenceWarning, match="Maximum number of iterations 4"):
+        model = NMF(4, n_init=3, screen_iter=10, max_iter=4, random_state=0).fit(X)
+    assert model.n_iter_ == 4 and len(model.objective_history_) == 5
+
+
+def test_screened_starts_share_the_k_means_restarts():
+    from semnmf.models.init import SKMEANS_RESTARTS, start_restarts
+
+    assert start_restarts(1, None) == start_restarts(5, None) == SKMEANS_RESTARTS == 10
+    assert start_restarts(1, 1) == 10
+    assert start_restarts(5, 1) == 2 and start_restarts(3, 0) == 3
+    assert start_restarts(40, 1) == 1
+
+
 def test_transform_with_fixed_components():
     X, y = planted_corpus(seed=5)
     model = SemanticNMF(3, random_state=0).fit(X)

@@ -130,8 +130,9 @@ def add_parser(commands):
     fit.add_argument("--init", choices=("skmeans", "random", "nndsvda"), default=None,
                      help="starting point of the NMF methods (default: skmeans, spherical "
                           "k-means, as in the papers)")
-    fit.add_argument("--n-init", type=int, default=1,
-                     help="restarts; the best objective is kept (default 1)")
+    fit.add_argument("--n-init", type=int, default=None,
+                     help="starts; the best objective is kept (default 5 for snmf-kl, each "
+                          "start screened by one sweep and the best continued; 1 otherwise)")
     fit.add_argument("--max-iter", type=int, default=200,
                      help="most iterations of a fit (default 200)")
     fit.add_argument("--tol", type=float, default=1e-4,
@@ -227,7 +228,7 @@ def check_arguments(args):
                              "of the document vectors); drop --init.")
         embed = args.embed or "both"
         embeds_documents = embed != "words" and args.semantics.strip().lower() != "glove"
-        if embeds_documents and (args.consensus or args.n_init > 1):
+        if embeds_documents and (args.consensus or (args.n_init or 1) > 1):
             raise ValueError("with embedded documents every run starts from the same k-means "
                              "of the document vectors, so --consensus and --n-init would repeat "
                              "one run; use --embed words, or drop them.")
@@ -368,7 +369,7 @@ def run(args):
         timings.update(inputs.timings)
         X, M, E = inputs.X, inputs.M, inputs.E
         model = semantic_model(args.k, inputs, lam=args.lam, lam_scale=args.lam_scale,
-                               n_init=args.n_init, max_iter=args.max_iter, tol=args.tol,
+                               n_init=args.n_init or 1, max_iter=args.max_iter, tol=args.tol,
                                random_state=args.seed, verbose=int(verbose))
         fit_params = {"M": M} if inputs.A is None else {"M": M, "A": inputs.A}
         extra["semantics"] = {

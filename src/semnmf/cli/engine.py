@@ -62,7 +62,7 @@ def check_engine_arguments(args):
     if getattr(args, "k_candidates", None) is not None:
         raise ValueError("-k auto (or a range) chooses k on the local engine only; give one "
                          "number with --engine dask, or use --engine local.")
-    if args.n_init < 1:
+    if args.n_init is not None and args.n_init < 1:
         raise ValueError(f"--n-init must be at least 1, got {args.n_init}.")
     try:
         import dask  # noqa: F401

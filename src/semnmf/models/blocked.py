@@ -41,7 +41,7 @@ def _start_block(Xb, centers):
 
 
 def sample_start(X, n_components, rng, n_documents=SAMPLE_DOCUMENTS,
-                 sweeps=START_LLOYD_SWEEPS):
+                 sweeps=START_LLOYD_SWEEPS, n_restarts=None):
     """Spherical k-means start computed in blocks (see the module docstring): ``(Z_blocks,
     W)``."""
     from .init import SKMEANS_RESTARTS, _factors
@@ -54,7 +54,8 @@ def sample_start(X, n_components, rng, n_documents=SAMPLE_DOCUMENTS,
     picks = [chosen[(chosen >= a) & (chosen < b)] - a for a, b in zip(offsets[:-1], offsets[1:])]
     sample = sp.vstack(X.executor.gather(X.executor.map2(_rows, X.blocks, picks)), format="csr")
     sample = sample[np.diff(sample.indptr) > 0]
-    km = SphericalKMeans(n_components, n_init=SKMEANS_RESTARTS, random_state=rng).fit(sample)
+    km = SphericalKMeans(n_components, n_init=n_restarts or SKMEANS_RESTARTS,
+                         random_state=rng).fit(sample)
     centers = km.cluster_centers_.astype(np.float64)
     for _ in range(sweeps):
         sums = X.executor.reduce(X.map(_assign_sums, centers))
@@ -65,9 +66,12 @@ def sample_start(X, n_components, rng, n_documents=SAMPLE_DOCUMENTS,
     return Z, _factors(np.empty(0, dtype=np.int64), centers, X.dtype)[1]
 
 
-def blocked_start(X, n_components, strategy, rng, Z0=None, W0=None):
-    """Starting ``(Z_blocks, W)`` of a run (see the module docstring)."""
-    from .init import initialize
+def blocked_start(X, n_components, strategy, rng, Z0=None, W0=None, n_restarts=None):
+    """Starting ``(Z_blocks, W)`` of a run (see the module docstring); ``n_restarts``: of
+    the spherical k-means (:func:`~semnmf.models.init.start_restarts`; default 10)."""
+    from .init import SKMEANS_RESTARTS, initialize
+
+    n_restarts = n_restarts or SKMEANS_RESTARTS
 
     if strategy == "custom":
         return _cut(Z0.copy(), X), W0.copy()
@@ -75,8 +79,8 @@ def blocked_start(X, n_components, strategy, rng, Z0=None, W0=None):
     if strategy == "skmeans" and nnz > CLIENT_START_MAX_NNZ:
         log(f"start: spherical k-means of {min(SAMPLE_DOCUMENTS, X.shape[0])} sampled "
             f"documents, then {START_LLOYD_SWEEPS} Lloyd sweeps over the blocks", False)
-        return sample_start(X, n_components, rng)
-    Z, W = initialize(X.gather(), n_components, strategy, rng)
+        return sample_start(X, n_components, rng, n_restarts=n_restarts)
+    Z, W = initialize(X.gather(), n_components, strategy, rng, n_restarts=n_restarts)
     return _cut(Z, X), W
 
 
@@ -112,7 +116,8 @@ def check_blocked(X, dtype_name="X"):
 
 
 def fit_blocked(X, n_components, *, M=None, lam=0.0, loss="frobenius", start=None, n_init=1,
-                max_iter=200, tol=1e-4, random_state=None, verbose=0, name="NMF", sums=None):
+                max_iter=200, tol=1e-4, random_state=None, verbose=0, name="NMF", sums=None,
+                screen_iter=None):
     """:func:`semnmf.models.nmf._fit_factors` on a :class:`BlockedMatrix`: restarts of the
     distributed sweep (Frobenius, :mod:`._solvers.distributed`, or generalized KL,
     :mod:`._solvers.distributed_kl`), best run kept, Z normalized to unit-length columns,
@@ -128,18 +133,22 @@ def fit_blocked(X, n_components, *, M=None, lam=0.0, loss="frobenius", start=Non
         Mt = transpose_csr(M)
     strategy, Z0, W0 = start if start is not None else ("skmeans", None, None)
     sqX, nnz, total = check_blocked(X) if sums is None else sums
+    from .init import start_restarts
+
+    restarts = start_restarts(n_init, screen_iter)
 
     def new_problem(run):
         from .init import initialize_context_factor
 
-        Z, W = blocked_start(X, n_components, strategy, rng, Z0, W0)
+        Z, W = blocked_start(X, n_components, strategy, rng, Z0, W0, n_restarts=restarts)
         Q = initialize_context_factor(Mt @ W, W) if M is not None else None
         if loss == "kl":
             return BlockedKLProblem(X, Z, W, M=M, Q=Q, lam=lam, Mt=Mt, total=total, nnz=nnz)
         return BlockedFrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, Mt=Mt, sqX=sqX)
 
     problem, n_iter, history = _mu.best_of_runs(new_problem, n_init=n_init, max_iter=max_iter,
-                                                tol=tol, verbose=verbose, name=name)
+                                                tol=tol, verbose=verbose, name=name,
+                                                screen_iter=screen_iter)
     errors = tuple(float(np.sqrt(2 * t)) for t in problem.terms())
     ex = problem.ex
     norms = np.sqrt(ex.reduce(ex.map(_squares, problem.Z)))
@@ -205,7 +214,8 @@ def fit_estimator(estimator, X, M=None, client=None, *, gather=True):
                          start=resolve_start(estimator, (n, d), dtype=X.dtype),
                          n_init=estimator.n_init, max_iter=estimator.max_iter,
                          tol=estimator.tol, random_state=estimator.random_state,
-                         verbose=estimator.verbose, name=type(estimator).__name__, sums=sums)
+                         verbose=estimator.verbose, name=type(estimator).__name__, sums=sums,
+                         screen_iter=estimator.screen_iter)
     problem = result.problem
     estimator.reconstruction_err_, estimator.context_err_ = result.errors
     estimator.components_ = problem.W.T.copy()

@@ -30,6 +30,19 @@ SKMEANS_OFFSET = 0.2
 SKMEANS_RESTARTS = 10
 
 
+def start_restarts(n_init, screen_iter):
+    """Spherical k-means restarts behind each start of a fit with ``n_init`` starts.
+
+    Screened restarts (``screen_iter`` set) share the ``SKMEANS_RESTARTS`` of one start:
+    each of the ``n_init`` starts is the best of ``max(1, SKMEANS_RESTARTS // n_init)``
+    restarts, so the k-means part costs what one start costs, and the screening sweeps
+    choose among several good starts. Without screening every start has its own 10.
+    """
+    if screen_iter is None or n_init <= 1:
+        return SKMEANS_RESTARTS
+    return max(1, SKMEANS_RESTARTS // n_init)
+
+
 def check_start(array, shape, name, dtype=np.float64):
     """A user's starting factor: a finite, non-negative array of ``shape``, copied to
     ``dtype`` (C order). The one check of every start array of the package."""
@@ -126,7 +139,8 @@ def nndsvda(X, n_components, random_state=None, eps=1e-6):
     return Z, H
 
 
-def initialize(X, n_components, init="skmeans", random_state=None, Z=None, W=None):
+def initialize(X, n_components, init="skmeans", random_state=None, Z=None, W=None,
+               n_restarts=SKMEANS_RESTARTS):
     """Return starting factors ``(Z, W)`` of shapes (n, k) and (d, k), in X's dtype.
 
     Parameters
@@ -134,8 +148,8 @@ def initialize(X, n_components, init="skmeans", random_state=None, Z=None, W=Non
     X : sparse or dense matrix of shape (n_documents, n_terms), non-negative
     n_components : int
     init : {"skmeans", "random", "nndsvda", "custom"}
-        "skmeans": spherical k-means (best of ``SKMEANS_RESTARTS`` = 10 restarts);
-        Z = one-hot labels + 0.2, W = centroids.
+        "skmeans": spherical k-means (best of ``n_restarts`` restarts, by default
+        ``SKMEANS_RESTARTS`` = 10); Z = one-hot labels + 0.2, W = centroids.
         "random": scaled absolute Gaussian entries (as scikit-learn's "random").
         "nndsvda": NNDSVD with zeros filled by the mean (:func:`nndsvda`).
         "custom": use the arrays ``Z`` and ``W`` (checked by :func:`check_start`).
@@ -153,7 +167,7 @@ def initialize(X, n_components, init="skmeans", random_state=None, Z=None, W=Non
         with warnings.catch_warnings():
             # the estimator being initialized already warns about empty documents
             warnings.filterwarnings("ignore", message=".*all-zero.*", category=UserWarning)
-            km = SphericalKMeans(n_components=k, n_init=SKMEANS_RESTARTS, random_state=rng).fit(X)
+            km = SphericalKMeans(n_components=k, n_init=n_restarts, random_state=rng).fit(X)
         return factors_from_skmeans(km, dtype)
     if init == "random":
         mean = X.sum() / (n * d)

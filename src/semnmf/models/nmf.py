@@ -21,7 +21,7 @@ from .._utils.validation import check_documents as _check_documents
 from .._utils.validation import check_n_components, empty_rows, validate_estimator_input
 from ..metrics import top_terms as _top_terms
 from ._solvers import mu as _mu
-from .init import initialize, initialize_context_factor, resolve_start
+from .init import initialize, initialize_context_factor, resolve_start, start_restarts
 
 LOSSES = ("frobenius", "kl")
 
@@ -41,7 +41,7 @@ def best_of_runs(estimator, new_problem):
     :func:`semnmf.models._solvers.mu.best_of_runs`). Returns ``(problem, n_iter, history)``."""
     return _mu.best_of_runs(new_problem, n_init=estimator.n_init, max_iter=estimator.max_iter,
                             tol=estimator.tol, verbose=estimator.verbose,
-                            name=type(estimator).__name__)
+                            name=type(estimator).__name__, screen_iter=estimator.screen_iter)
 
 
 def normalize_columns(Z, W, Q=None):
@@ -96,6 +96,9 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
     # other variants are derived for the plain Frobenius loss.
     loss = "frobenius"
     orthogonal = False
+    # Screened restarts (``screen_iter``): a parameter of NMF and SemanticNMF; the other
+    # estimators run every restart to convergence.
+    screen_iter = None
 
     def __init__(self, n_components=8, *, init="skmeans", n_init=1, max_iter=200, tol=1e-4,
                  random_state=None, verbose=0, Z_init=None, W_init=None):
@@ -183,7 +186,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
                               start=resolve_start(self, X.shape, dtype=X.dtype), n_init=self.n_init,
                               max_iter=self.max_iter, tol=self.tol,
                               random_state=self.random_state, verbose=self.verbose,
-                              name=type(self).__name__)
+                              name=type(self).__name__, screen_iter=self.screen_iter)
         problem, n_iter, history, norms = result
         Z, W, Q = problem.Z, problem.W, result.Q
         self.reconstruction_err_, self.context_err_ = result.errors
@@ -271,7 +274,7 @@ class _FitResult(tuple):
 
 def _fit_factors(X, make_problem, n_components, *, M=None, lam=0.0, context_factor=True,
                  start=None, n_init=1, max_iter=200, tol=1e-4, random_state=None, verbose=0,
-                 name="NMF"):
+                 name="NMF", screen_iter=None):
     """The core shared by the estimators and the function twins: restarts of the
     multiplicative updates, best run kept, Z normalized to unit-length columns.
 
@@ -285,18 +288,19 @@ def _fit_factors(X, make_problem, n_components, *, M=None, lam=0.0, context_fact
     factored = M is not None and context_factor
     Mt = transpose_csr(M) if factored else None
     strategy, Z0, W0 = start if start is not None else ("skmeans", None, None)
+    restarts = start_restarts(n_init, screen_iter)
 
     def new_problem(run):
         if Z0 is not None:
             Z, W = Z0.copy(), W0.copy()
         else:
-            Z, W = initialize(X, n_components, strategy, rng)
+            Z, W = initialize(X, n_components, strategy, rng, n_restarts=restarts)
         Q = initialize_context_factor(Mt @ W, W) if factored else None
         return make_problem(X, Z, W, M=M, Q=Q, lam=lam, Xt=Xt, Mt=Mt)
 
     problem, n_iter, history = _mu.best_of_runs(new_problem, n_init=n_init,
                                                 max_iter=max_iter, tol=tol, verbose=verbose,
-                                                name=name)
+                                                name=name, screen_iter=screen_iter)
     errors = tuple(float(np.sqrt(2 * t)) for t in problem.terms())
     Q = problem.Q if factored else None
     norms = normalize_columns(problem.Z, problem.W, Q)
@@ -307,8 +311,8 @@ def _fit_factors(X, make_problem, n_components, *, M=None, lam=0.0, context_fact
 
 
 def non_negative_factorization(X, n_components=8, *, loss="frobenius", orthogonal=False,
-                               init="skmeans", n_init=1, max_iter=200, tol=1e-4,
-                               random_state=None, verbose=0):
+                               init="skmeans", n_init=1, screen_iter=None, max_iter=200,
+                               tol=1e-4, random_state=None, verbose=0):
     """Function twin of :class:`NMF`: X ≈ Z Wᵀ by multiplicative updates.
 
     As scikit-learn's ``non_negative_factorization``, on the same code as :class:`NMF`
@@ -318,7 +322,8 @@ def non_negative_factorization(X, n_components=8, *, loss="frobenius", orthogona
     Parameters
     ----------
     X : {array-like, sparse matrix} of shape (n_documents, n_terms), non-negative
-    n_components, loss, orthogonal, init, n_init, max_iter, tol, random_state, verbose
+    n_components, loss, orthogonal, init, n_init, screen_iter, max_iter, tol, random_state, \
+verbose
         As in :class:`NMF` (``init`` a strategy name or the starting ``(Z, W)``).
 
     Returns
@@ -331,14 +336,16 @@ def non_negative_factorization(X, n_components=8, *, loss="frobenius", orthogona
         Iterations of the kept run.
     """
     model = NMF(n_components, loss=loss, orthogonal=orthogonal, init=init, n_init=n_init,
-                max_iter=max_iter, tol=tol, random_state=random_state, verbose=verbose)
+                screen_iter=screen_iter, max_iter=max_iter, tol=tol,
+                random_state=random_state, verbose=verbose)
     model._validate_params()
     X = validate_estimator_input(model, X, reset=True)
     model._check_params(X)
     result = _fit_factors(X, model._make_problem, n_components,
                           start=resolve_start(model, X.shape, dtype=X.dtype), n_init=n_init,
-                          max_iter=max_iter, tol=tol, random_state=random_state,
-                          verbose=verbose, name="non_negative_factorization")
+                          screen_iter=screen_iter, max_iter=max_iter, tol=tol,
+                          random_state=random_state, verbose=verbose,
+                          name="non_negative_factorization")
     problem, n_iter = result[0], result[1]
     return problem.Z, problem.W, n_iter
 
@@ -370,6 +377,11 @@ class NMF(_BaseNMF):
         ``KMeans(init=array)``); ``n_init`` restarts then all start from it.
     n_init : int, default=1
         Number of restarts; the run with the lowest objective is kept.
+    screen_iter : int or None, default=None
+        Screened restarts (with ``n_init`` > 1): every start makes ``screen_iter`` sweeps
+        and only the one with the lowest objective then continues to convergence, at
+        about the cost of one fit plus (n_init − 1)·screen_iter sweeps. None: every
+        restart runs to convergence.
     max_iter : int, default=200
     tol : float, default=1e-4
         Stop when the relative change of the objective over one iteration,
@@ -405,14 +417,16 @@ class NMF(_BaseNMF):
         **_BaseNMF._parameter_constraints,
         "loss": [StrOptions(set(LOSSES))],
         "orthogonal": ["boolean"],
+        "screen_iter": [Interval(numbers.Integral, 0, None, closed="left"), None],
     }
     _supports_blocks = True
 
     def __init__(self, n_components=8, *, loss="frobenius", orthogonal=False, init="skmeans",
-                 n_init=1, max_iter=200, tol=1e-4, random_state=None, verbose=0, Z_init=None,
-                 W_init=None):
+                 n_init=1, screen_iter=None, max_iter=200, tol=1e-4, random_state=None,
+                 verbose=0, Z_init=None, W_init=None):
         super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
                          random_state=random_state, verbose=verbose, Z_init=Z_init,
                          W_init=W_init)
         self.loss = loss
         self.orthogonal = orthogonal
+        self.screen_iter = screen_iter

@@ -119,7 +119,7 @@ class SemanticNMF(_BaseNMF):
         (SNMF-KL, slides Algorithm 2), see :mod:`semnmf.models._solvers.kl`.
     orthogonal : bool, default=False
         The Neurocomputing paper's §6.1 variant: the Z update of orthogonal NMF.
-    init, n_init, max_iter, tol, random_state, verbose, Z_init, W_init
+    init, n_init, screen_iter, max_iter, tol, random_state, verbose, Z_init, W_init
         As in :class:`~semnmf.NMF`.
 
     Attributes
@@ -148,13 +148,15 @@ class SemanticNMF(_BaseNMF):
     _supports_blocks = True
 
     def __init__(self, n_components=8, *, lam=DEFAULT_LAM, lam_scale="relative",
-                 loss="frobenius", orthogonal=False, init="skmeans", n_init=1, max_iter=200,
-                 tol=1e-4, random_state=None, verbose=0, Z_init=None, W_init=None):
+                 loss="frobenius", orthogonal=False, init="skmeans", n_init=1,
+                 screen_iter=None, max_iter=200, tol=1e-4, random_state=None, verbose=0,
+                 Z_init=None, W_init=None):
         super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
                          random_state=random_state, verbose=verbose, Z_init=Z_init,
                          W_init=W_init)
         self.loss = loss
         self.orthogonal = orthogonal
+        self.screen_iter = screen_iter
         self.lam = lam
         self.lam_scale = lam_scale
 
@@ -182,8 +184,8 @@ def prepare_context(X, M, lam, lam_scale="relative", loss="frobenius"):
 
 
 def semantic_nmf(X, M=None, n_components=8, *, lam=DEFAULT_LAM, lam_scale="relative",
-                 loss="frobenius", orthogonal=False, init="skmeans", n_init=1, max_iter=200,
-                 tol=1e-4, random_state=None, verbose=0):
+                 loss="frobenius", orthogonal=False, init="skmeans", n_init=1,
+                 screen_iter=None, max_iter=200, tol=1e-4, random_state=None, verbose=0):
     """Function twin of :class:`SemanticNMF`: X ≈ Z Wᵀ and M ≈ W Qᵀ (eq. 5, Algorithm 1).
 
     As scikit-learn's ``non_negative_factorization`` for :class:`~sklearn.decomposition.NMF`:
@@ -196,8 +198,8 @@ def semantic_nmf(X, M=None, n_components=8, *, lam=DEFAULT_LAM, lam_scale="relat
     M : {array-like, sparse matrix} of shape (n_terms, n_contexts) or None
         Word-context matrix; None builds the document-level PPMI of X
         (:func:`document_context`).
-    n_components, lam, lam_scale, loss, orthogonal, init, n_init, max_iter, tol, \
-random_state, verbose
+    n_components, lam, lam_scale, loss, orthogonal, init, n_init, screen_iter, max_iter, \
+tol, random_state, verbose
         As in :class:`SemanticNMF`.
 
     Returns
@@ -216,7 +218,8 @@ random_state, verbose
     from .._utils.validation import validate_estimator_input
 
     model = SemanticNMF(n_components, lam=lam, lam_scale=lam_scale, loss=loss,
-                        orthogonal=orthogonal, init=init, n_init=n_init, max_iter=max_iter,
+                        orthogonal=orthogonal, init=init, n_init=n_init,
+                        screen_iter=screen_iter, max_iter=max_iter,
                         tol=tol, random_state=random_state, verbose=verbose)
     model._validate_params()
     X = validate_estimator_input(model, X, reset=True)
@@ -224,7 +227,7 @@ random_state, verbose
     M, lam_effective = model._prepare_context(X, M)
     result = _fit_factors(X, model._make_problem, n_components, M=M, lam=lam_effective,
                           start=resolve_start(model, X.shape, dtype=X.dtype), n_init=n_init,
-                          max_iter=max_iter, tol=tol, random_state=random_state,
-                          verbose=verbose, name="semantic_nmf")
+                          screen_iter=screen_iter, max_iter=max_iter, tol=tol,
+                          random_state=random_state, verbose=verbose, name="semantic_nmf")
     problem, n_iter = result[0], result[1]
     return problem.Z, problem.W, result.Q, n_iter

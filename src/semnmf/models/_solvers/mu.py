@@ -47,7 +47,7 @@ def squared_norm(A):
 MIN_ITER = 10
 
 
-def run(problem, *, max_iter, tol, verbose=0, description="fit"):
+def run(problem, *, max_iter, tol, verbose=0, description="fit", history=None):
     """Iterate ``problem.step()`` until the relative objective change falls under ``tol``.
 
     ``problem.step()`` performs one full sweep of the multiplicative updates in place and
@@ -59,6 +59,10 @@ def run(problem, *, max_iter, tol, verbose=0, description="fit"):
     value: an update that raised F by less than ``tol`` relative, which the monotone
     updates only do by rounding, also stops the loop).
 
+    ``history``: the objectives of sweeps the problem has already made (the start's first),
+    to continue a run (:func:`best_of_runs` with ``screen_iter``): the count, ``max_iter``
+    and the stopping rule include those sweeps.
+
     Returns
     -------
     n_iter : int
@@ -66,11 +70,12 @@ def run(problem, *, max_iter, tol, verbose=0, description="fit"):
         Objective at the initialization followed by the objective after each iteration.
     converged : bool
     """
-    history = [problem.objective()]
+    history = [problem.objective()] if history is None else list(history)
     converged = False
-    n_iter = 0
+    done = n_iter = len(history) - 1
     with progress(description, total=max_iter, enabled=verbose > 0) as bar:
-        for n_iter in range(1, max_iter + 1):
+        bar.advance(done)
+        for n_iter in range(done + 1, max_iter + 1):
             history.append(problem.step())
             bar.advance(1, status=f"objective {history[-1]:.6g}")
             if n_iter >= MIN_ITER:
@@ -91,13 +96,36 @@ def run(problem, *, max_iter, tol, verbose=0, description="fit"):
     return n_iter, history, converged
 
 
-def best_of_runs(new_problem, *, n_init, max_iter, tol, verbose=0, name="fit"):
+def best_of_runs(new_problem, *, n_init, max_iter, tol, verbose=0, name="fit",
+                 screen_iter=None):
     """Run ``new_problem(run)`` for ``n_init`` restarts through :func:`run`.
 
-    Keeps the run with the lowest final objective and re-raises only that run's warnings
-    (a restart that did not converge is no concern when another one is kept). Returns
-    ``(problem, n_iter, history)`` of the kept run.
+    ``screen_iter=None``: every run goes to convergence and the one with the lowest final
+    objective is kept. An int t (screened restarts): every run makes t sweeps, and only the
+    one with the lowest objective after them continues to convergence, so n restarts cost
+    one fit plus (n − 1)·t sweeps; at most two runs are held at once. The kept run is the
+    same sequence of iterates as that run fitted alone (its sweeps are only paused).
+
+    Only the kept run's warnings are re-raised (a restart that did not converge is no
+    concern when another one is kept). Returns ``(problem, n_iter, history)`` of the kept
+    run.
     """
+    if screen_iter is not None and n_init > 1:
+        screen_iter = min(screen_iter, max_iter)
+        best = None
+        for index in range(n_init):
+            problem = new_problem(index)
+            history = [problem.objective()]
+            for _ in range(screen_iter):
+                history.append(problem.step())
+            if best is None or history[-1] < best[1][-1]:
+                best = (problem, history)
+            del problem
+        problem, history = best
+        n_iter, history, _ = run(problem, max_iter=max_iter, tol=tol, verbose=verbose,
+                                 description=f"{name}, the best of {n_init} starts",
+                                 history=history)
+        return problem, n_iter, history
     best = None
     for index in range(n_init):
         problem = new_problem(index)
