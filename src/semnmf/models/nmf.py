@@ -380,8 +380,12 @@ class NMF(_BaseNMF):
     screen_iter : int or None, default=None
         Screened restarts (with ``n_init`` > 1): every start makes ``screen_iter`` sweeps
         and only the one with the lowest objective then continues to convergence, at
-        about the cost of one fit plus (n_init − 1)·screen_iter sweeps. None: every
-        restart runs to convergence.
+        about the cost of one fit plus (n_init − 1)·screen_iter sweeps. With
+        ``init="skmeans"`` the starts share the 10 k-means restarts of one start (each is
+        the best of 10 // n_init), so the k-means part costs what one start costs. The
+        command line's default method uses ``n_init=5, screen_iter=1``
+        (``benchmarks/results/defaults_screening.md``). None: every restart runs to
+        convergence from its own start (10 k-means restarts each).
     max_iter : int, default=200
     tol : float, default=1e-4
         Stop when the relative change of the objective over one iteration,

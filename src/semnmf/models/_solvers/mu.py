@@ -59,8 +59,8 @@ def run(problem, *, max_iter, tol, verbose=0, description="fit", history=None):
     value: an update that raised F by less than ``tol`` relative, which the monotone
     updates only do by rounding, also stops the loop).
 
-    ``history``: the objectives of sweeps the problem has already made (the start's first),
-    to continue a run (:func:`best_of_runs` with ``screen_iter``): the count, ``max_iter``
+    ``history``: the objectives of a run that the problem has already begun (the start's
+    objective, then one per sweep made), to continue it (:func:`best_of_runs` with ``screen_iter``): the count, ``max_iter``
     and the stopping rule include those sweeps.
 
     Returns
