@@ -124,6 +124,8 @@ def fit_blocked(X, n_components, *, M=None, lam=0.0, loss="frobenius", start=Non
     labels (argmax of each row of Z, -1 for documents without a term) computed in the
     blocks. ``lam`` is the effective (absolute) λ; ``sums`` is :func:`check_blocked`'s
     (‖X‖², nnz, ΣX), computed (and X checked) when not given."""
+    from .init import initialize_context_factor, start_restarts
+
     rng = check_random_state(random_state)
     Mt = None
     if M is not None:
@@ -133,13 +135,9 @@ def fit_blocked(X, n_components, *, M=None, lam=0.0, loss="frobenius", start=Non
         Mt = transpose_csr(M)
     strategy, Z0, W0 = start if start is not None else ("skmeans", None, None)
     sqX, nnz, total = check_blocked(X) if sums is None else sums
-    from .init import start_restarts
-
     restarts = start_restarts(n_init, screen_iter)
 
     def new_problem(run):
-        from .init import initialize_context_factor
-
         Z, W = blocked_start(X, n_components, strategy, rng, Z0, W0, n_restarts=restarts)
         Q = initialize_context_factor(Mt @ W, W) if M is not None else None
         if loss == "kl":
