@@ -5,6 +5,8 @@ product split by row blocks over threads runs about 1.6x faster on two cores. Ev
 of semnmf that runs work on threads takes them from here.
 """
 
+import contextlib
+import contextvars
 import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -16,6 +18,8 @@ import scipy.sparse as sp
 # costs more than the work).
 MIN_NNZ_FOR_THREADS = 200_000
 
+_SCIPY_PATH = contextvars.ContextVar("semnmf_scipy_path", default=False)
+
 _executor = None
 _executor_workers = 0
 
@@ -26,6 +30,26 @@ def n_threads():
     if env:
         return max(1, int(env))
     return os.cpu_count() or 1
+
+
+def compiled_kernels():
+    """Whether the compiled (numba) kernels may serve a computation: not when
+    $SEMNMF_KERNELS is "0" (the reference scipy path, for comparisons), nor inside
+    :func:`scipy_path`."""
+    return os.environ.get("SEMNMF_KERNELS", "1") != "0" and not _SCIPY_PATH.get()
+
+
+@contextlib.contextmanager
+def scipy_path():
+    """Within this block (this thread or task), computations that have a scipy path take
+    it, so they do not import numba (about 50-100 MB in a process): the Dask client of a
+    fit without a word-context matrix. Results are the same where the compiled kernel is
+    bitwise the scipy expression (spherical k-means)."""
+    token = _SCIPY_PATH.set(True)
+    try:
+        yield
+    finally:
+        _SCIPY_PATH.reset(token)
 
 
 def thread_pool(workers):

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from .._utils.blocks import BlockedMatrix
+from .._utils.parallel import scipy_path
 from .._utils.progress import log
 from ._solvers import mu as _mu
 from ._solvers.distributed import (BlockedFrobeniusProblem, _assign_sums, _assign, _cut,
@@ -54,8 +55,9 @@ def sample_start(X, n_components, rng, n_documents=SAMPLE_DOCUMENTS,
     picks = [chosen[(chosen >= a) & (chosen < b)] - a for a, b in zip(offsets[:-1], offsets[1:])]
     sample = sp.vstack(X.executor.gather(X.executor.map2(_rows, X.blocks, picks)), format="csr")
     sample = sample[np.diff(sample.indptr) > 0]
-    km = SphericalKMeans(n_components, n_init=n_restarts or SKMEANS_RESTARTS,
-                         random_state=rng).fit(sample)
+    with scipy_path():  # the client loads no numba (the same labels as compiled)
+        km = SphericalKMeans(n_components, n_init=n_restarts or SKMEANS_RESTARTS,
+                             random_state=rng).fit(sample)
     centers = km.cluster_centers_.astype(np.float64)
     for _ in range(sweeps):
         sums = X.executor.reduce(X.map(_assign_sums, centers))
@@ -80,7 +82,8 @@ def blocked_start(X, n_components, strategy, rng, Z0=None, W0=None, n_restarts=N
         log(f"start: spherical k-means of {min(SAMPLE_DOCUMENTS, X.shape[0])} sampled "
             f"documents, then {START_LLOYD_SWEEPS} Lloyd sweeps over the blocks", False)
         return sample_start(X, n_components, rng, n_restarts=n_restarts)
-    Z, W = initialize(X.gather(), n_components, strategy, rng, n_restarts=n_restarts)
+    with scipy_path():  # the client loads no numba (the same start as compiled)
+        Z, W = initialize(X.gather(), n_components, strategy, rng, n_restarts=n_restarts)
     return _cut(Z, X), W
 
 

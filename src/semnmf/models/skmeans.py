@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
 from .._utils.progress import log
 from .._utils.validation import FLOAT_DTYPES, check_matrix, check_n_components, empty_rows
+from .._utils.parallel import compiled_kernels
 
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
@@ -422,6 +423,14 @@ def _check_init_array(init, k, n_features, dtype):
     return np.ascontiguousarray(normalize(init, norm="l2"), dtype=dtype)
 
 
+def _compiled(Xn):
+    """Whether the compiled Lloyd steps serve Xn: sparse, and compiled kernels allowed
+    (:func:`~semnmf._utils.parallel.compiled_kernels`). They are imported on first use:
+    a process that only ever takes the scipy path (the Dask client of a fit without M)
+    does not load numba."""
+    return sp.issparse(Xn) and compiled_kernels()
+
+
 def _similarities(Xn, centers):
     """Dense (n, k) matrix of dot products; X stays sparse if it is."""
     S = Xn @ centers.T
@@ -429,10 +438,20 @@ def _similarities(Xn, centers):
 
 
 def _assign(Xn, zero, centers):
-    """Labels (argmax similarity, -1 for zero rows) and each row's best similarity."""
-    S = _similarities(Xn, centers)
-    labels = np.argmax(S, axis=1).astype(np.intp)
-    sims = S[np.arange(S.shape[0]), labels]
+    """Labels (argmax similarity, -1 for zero rows) and each row's best similarity.
+
+    Sparse X: the compiled pass of :func:`.skmeans_kernels.assign`, which never forms
+    the (n, k) similarities and gives bitwise the labels and similarities of the scipy
+    expression below (the path taken for dense X, or without compiled kernels).
+    """
+    if _compiled(Xn):
+        from ._solvers import skmeans_kernels
+
+        labels, sims = skmeans_kernels.assign(Xn, centers)
+    else:
+        S = _similarities(Xn, centers)
+        labels = np.argmax(S, axis=1).astype(np.intp)
+        sims = S[np.arange(S.shape[0]), labels]
     labels[zero] = -1
     sims = np.where(zero, 0, sims)
     return labels, sims
@@ -465,13 +484,18 @@ def _update_centers(Xn, labels, sims, centers_old):
             pos += 1
         valid = labels >= 0
 
-    idx = np.flatnonzero(valid)
-    member = sp.csr_matrix(
-        (np.ones(idx.size, dtype=Xn.dtype), (labels[idx], idx)), shape=(k, n)
-    )
-    sums = member @ Xn
-    sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
-    sums = np.ascontiguousarray(sums, dtype=Xn.dtype)
+    if _compiled(Xn):  # bitwise the membership product below, in one pass over X
+        from ._solvers import skmeans_kernels
+
+        sums = skmeans_kernels.sums(Xn, labels, k)
+    else:
+        idx = np.flatnonzero(valid)
+        member = sp.csr_matrix(
+            (np.ones(idx.size, dtype=Xn.dtype), (labels[idx], idx)), shape=(k, n)
+        )
+        sums = member @ Xn
+        sums = sums.toarray() if sp.issparse(sums) else sums
+        sums = np.ascontiguousarray(sums, dtype=Xn.dtype)
     norms = np.sqrt(np.einsum("ij,ij->i", sums, sums))
     keep = norms == 0  # still-empty cluster: keep the old centroid
     norms[keep] = 1

@@ -67,11 +67,10 @@ kept as the reference) up to the order of floating-point summation. Xáµ€Z and Má
 the loop no longer needs, are formed on demand (``XtZ``, ``MtW``).
 """
 
-import os
-
 import numpy as np
 import scipy.sparse as sp
 
+from ..._utils.parallel import compiled_kernels
 from .fro_kernels import CSRKernel, is_symmetric
 from .mu import EPSILON, RowBlocked, squared_norm, trace_residual
 
@@ -95,8 +94,9 @@ def transpose_csr(A):
 
 def use_kernels(*matrices):
     """Whether the compiled sweep serves these matrices: all sparse (None skipped), and
-    $SEMNMF_KERNELS is not "0" (the reference scipy path, for comparisons)."""
-    if os.environ.get("SEMNMF_KERNELS", "1") == "0":
+    :func:`~semnmf._utils.parallel.compiled_kernels` ($SEMNMF_KERNELS is not "0", the
+    reference scipy path, for comparisons)."""
+    if not compiled_kernels():
         return False
     return all(A is None or sp.issparse(A) for A in matrices)
 

@@ -1,0 +1,114 @@
+"""The compiled Lloyd steps of spherical k-means against the scipy expressions they
+replace: bitwise equal, whatever the number of threads."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.preprocessing import normalize
+
+from semnmf._utils.parallel import scipy_path
+from semnmf.models._solvers import skmeans_kernels as kk
+from semnmf.models.skmeans import SphericalKMeans
+
+
+def _scipy_assign(X, centers):
+    """The reference: the dense similarity matrix and its row-wise argmax."""
+    S = np.asarray(X @ centers.T)
+    labels = np.argmax(S, axis=1)
+    return labels, S[np.arange(S.shape[0]), labels]
+
+
+def _scipy_sums(X, labels, k):
+    """The reference: the k x n membership matrix times X."""
+    idx = np.flatnonzero(labels >= 0)
+    member = sp.csr_matrix((np.ones(idx.size, dtype=X.dtype), (labels[idx], idx)),
+                           shape=(k, X.shape[0]))
+    return (member @ X).toarray()
+
+
+def _matrix(dtype, seed, n=400, d=300, canonical=True, index_dtype=np.int32):
+    X = sp.random(n, d, density=0.04, random_state=seed, format="csr", dtype=np.float64)
+    X = normalize(X).astype(dtype)
+    if not canonical:  # reversed column order within rows, and a duplicate entry
+        rows = np.repeat(np.arange(n), np.diff(X.indptr))
+        order = np.lexsort((-X.indices, rows))
+        X = sp.csr_matrix((X.data[order], X.indices[order], X.indptr), shape=X.shape)
+        row = int(np.argmax(np.diff(X.indptr)))
+        data = np.insert(X.data, X.indptr[row], dtype(0.25))
+        indices = np.insert(X.indices, X.indptr[row], X.indices[X.indptr[row]])
+        indptr = X.indptr.copy()
+        indptr[row + 1:] += 1
+        X = sp.csr_matrix((data, indices, indptr), shape=X.shape)
+        assert not X.has_canonical_format
+    X.indices = X.indices.astype(index_dtype)
+    X.indptr = X.indptr.astype(index_dtype)
+    return X
+
+
+@pytest.fixture(params=[1, 2], ids=["1 thread", "2 threads"])
+def threads(request, monkeypatch):
+    monkeypatch.setenv("SEMNMF_NUM_THREADS", str(request.param))
+    monkeypatch.setattr(kk, "_MIN_NNZ_FOR_THREADS", 100)  # several blocks on small X
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("k", [1, 3, 4, 5, 8, 9, 20])
+@pytest.mark.parametrize("canonical", [True, False])
+def test_assign_is_bitwise_scipy(dtype, k, canonical, threads):
+    X = _matrix(dtype, seed=k, canonical=canonical)
+    centers = normalize(np.random.default_rng(k).random((k, X.shape[1]))).astype(dtype)
+    labels, sims = kk.assign(X, centers)
+    ref_labels, ref_sims = _scipy_assign(X, centers)
+    assert sims.dtype == dtype
+    np.testing.assert_array_equal(labels, ref_labels)
+    np.testing.assert_array_equal(sims, ref_sims)
+
+
+def test_assign_ties_go_to_the_first_centroid():
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]))
+    centers = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    labels, sims = kk.assign(X, centers)
+    np.testing.assert_array_equal(labels, [1, 0, 0])   # the zero row: 0, as np.argmax
+    np.testing.assert_array_equal(sims, [1.0, 1.0, 0.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("k", [1, 2, 7])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_sums_are_bitwise_scipy(dtype, k, index_dtype, threads):
+    X = _matrix(dtype, seed=10 + k, canonical=False, index_dtype=index_dtype)
+    labels = np.random.default_rng(k).integers(-1, k, size=X.shape[0])
+    sums = kk.sums(X, labels, k)
+    assert sums.dtype == dtype
+    np.testing.assert_array_equal(sums, _scipy_sums(X, labels, k))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("k", [3, 12])
+def test_fit_is_bitwise_the_scipy_lloyd(dtype, k, threads, monkeypatch):
+    """A whole fit (k-means++ starts, empty-cluster re-seeding, n_init runs) gives the
+    same labels, centroids and objectives as on the scipy path ($SEMNMF_KERNELS=0)."""
+    X = _matrix(dtype, seed=3, n=600)
+    fitted = SphericalKMeans(n_components=k, n_init=3, random_state=0).fit(X)
+    monkeypatch.setenv("SEMNMF_KERNELS", "0")
+    monkeypatch.setattr(kk, "assign", None)  # never called
+    monkeypatch.setattr(kk, "sums", None)
+    reference = SphericalKMeans(n_components=k, n_init=3, random_state=0).fit(X)
+    np.testing.assert_array_equal(fitted.labels_, reference.labels_)
+    np.testing.assert_array_equal(fitted.cluster_centers_, reference.cluster_centers_)
+    np.testing.assert_array_equal(fitted.objective_history_, reference.objective_history_)
+    assert fitted.n_iter_ == reference.n_iter_ > 1
+
+
+def test_scipy_path_block_takes_the_scipy_expressions(monkeypatch):
+    X = _matrix(np.float64, seed=4)
+    fitted = SphericalKMeans(n_components=4, n_init=2, random_state=1).fit(X)
+    monkeypatch.setattr(kk, "assign", None)  # a call would fail
+    monkeypatch.setattr(kk, "sums", None)
+    with scipy_path():
+        reference = SphericalKMeans(n_components=4, n_init=2, random_state=1).fit(X)
+    np.testing.assert_array_equal(fitted.labels_, reference.labels_)
+    np.testing.assert_array_equal(fitted.cluster_centers_, reference.cluster_centers_)
+    with pytest.raises(TypeError):  # outside the block the compiled path is back
+        SphericalKMeans(n_components=4, n_init=2, random_state=1).fit(X)
