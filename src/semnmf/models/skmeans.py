@@ -295,10 +295,11 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             seeds = rng.choice(nonzero_idx, size=k, replace=False)
             centers = Xn[seeds]
             centers = centers.toarray() if sp.issparse(centers) else np.array(centers)
-        else:  # k-means++ on the unit-norm (non-zero) documents
-            Xnz = Xn[nonzero_idx]
+        elif _compiled(Xn) and Xn.dtype == np.float64:  # k-means++ on the unit-norm rows
+            centers = _kmeans_plusplus(Xn[nonzero_idx], k, rng)
+        else:
             centers, _ = kmeans_plusplus(
-                Xnz,
+                Xn[nonzero_idx],
                 k,
                 x_squared_norms=np.ones(nonzero_idx.size, dtype=Xn.dtype),
                 random_state=rng,
@@ -429,6 +430,57 @@ def _compiled(Xn):
     a process that only ever takes the scipy path (the Dask client of a fit without M)
     does not load numba."""
     return sp.issparse(Xn) and compiled_kernels()
+
+
+def _kmeans_plusplus(X, k, rng):
+    """Greedy k-means++ seeding (Arthur & Vassilvitskii 2007) of the unit-norm rows of X
+    (float64 CSR, no all-zero row): :func:`sklearn.cluster.kmeans_plusplus` with its
+    random draws, its 2 + ⌊ln k⌋ candidates per centre and its arithmetic, whose squared
+    distances to the candidates come from one compiled pass over X.
+
+    scikit-learn computes them as ``-2 X_c Xᵀ + ‖x_c‖² + ‖x‖²`` through a sparse-sparse
+    product that converts the whole of X to CSC on every call (half of a 10-restart
+    spherical k-means on NG20). Here ``X X_cᵀ`` is a sparse x dense product with the
+    candidates as dense columns, the distances then made in scikit-learn's order. Sums
+    may round differently in the last bit; a different pick needs two candidates'
+    potentials, or a draw and a cumulative sum, to agree to that bit. The tests check
+    the same centres as scikit-learn's, and the fits on the shared corpora are bitwise
+    unchanged. Float32 X keeps scikit-learn's seeding: its float32 potentials are BLAS
+    products whose rounding depends on the arrays' memory alignment, which no other
+    implementation can follow.
+    """
+    from ._solvers.fro_kernels import CSRKernel
+
+    n = X.shape[0]
+    weights = np.ones(n, dtype=X.dtype)
+    trials = 2 + int(np.log(k))
+    product = CSRKernel(X)
+
+    def distances(ids):
+        candidates = X[ids].toarray()
+        out = -2 * (product @ candidates.T).T
+        out += np.einsum("ij,ij->i", candidates, candidates)[:, None]
+        out += 1.0  # the documents' squared norms, as passed to scikit-learn
+        np.maximum(out, 0, out=out)
+        return out
+
+    # the shapes of scikit-learn's products: closest starts as (1, n), the potentials
+    # are (trials, 1)
+    chosen = [rng.choice(n, p=weights / weights.sum())]
+    closest = distances(chosen)
+    potential = closest @ weights
+    for _ in range(1, k):
+        draws = rng.uniform(size=trials) * potential
+        ids = np.searchsorted(np.cumsum(weights * closest), draws)
+        np.clip(ids, None, n - 1, out=ids)
+        candidate = distances(ids)
+        np.minimum(closest, candidate, out=candidate)
+        potentials = candidate @ weights.reshape(-1, 1)
+        best = np.argmin(potentials)
+        potential = potentials[best]
+        closest = candidate[best]
+        chosen.append(ids[best])
+    return X[chosen].toarray()
 
 
 def _similarities(Xn, centers):

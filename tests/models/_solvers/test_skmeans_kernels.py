@@ -4,9 +4,11 @@ replace: bitwise equal, whatever the number of threads."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.cluster import kmeans_plusplus
 from sklearn.preprocessing import normalize
 
 from semnmf._utils.parallel import scipy_path
+from semnmf.models import skmeans as skmeans_module
 from semnmf.models._solvers import skmeans_kernels as kk
 from semnmf.models.skmeans import SphericalKMeans
 
@@ -112,3 +114,19 @@ def test_scipy_path_block_takes_the_scipy_expressions(monkeypatch):
     np.testing.assert_array_equal(fitted.cluster_centers_, reference.cluster_centers_)
     with pytest.raises(TypeError):  # outside the block the compiled path is back
         SphericalKMeans(n_components=4, n_init=2, random_state=1).fit(X)
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 12])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_kmeans_plusplus_picks_scikit_learns_centres(k, seed, threads):
+    """The compiled seeding draws what scikit-learn draws and picks the same documents:
+    only last-bit rounding of the distances differs."""
+    X = _matrix(np.float64, seed=20 + seed, n=500)
+    X = X[X.getnnz(axis=1) > 0]
+    rng = np.random.RandomState(seed)
+    ours = skmeans_module._kmeans_plusplus(X, k, rng)
+    reference = np.random.RandomState(seed)
+    theirs, _ = kmeans_plusplus(X, k, x_squared_norms=np.ones(X.shape[0]),
+                                random_state=reference)
+    np.testing.assert_array_equal(ours, theirs)
+    assert rng.randint(10**9) == reference.randint(10**9)   # as many draws
