@@ -295,7 +295,7 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             seeds = rng.choice(nonzero_idx, size=k, replace=False)
             centers = Xn[seeds]
             centers = centers.toarray() if sp.issparse(centers) else np.array(centers)
-        elif _compiled(Xn) and Xn.dtype == np.float64:  # k-means++ on the unit-norm rows
+        elif _compiled(Xn):  # k-means++ on the unit-norm (non-zero) documents
             centers = _kmeans_plusplus(Xn[nonzero_idx], k, rng)
         else:
             centers, _ = kmeans_plusplus(
@@ -434,8 +434,8 @@ def _compiled(Xn):
 
 def _kmeans_plusplus(X, k, rng):
     """Greedy k-means++ seeding (Arthur & Vassilvitskii 2007) of the unit-norm rows of X
-    (float64 CSR, no all-zero row): :func:`sklearn.cluster.kmeans_plusplus` with its
-    random draws, its 2 + ⌊ln k⌋ candidates per centre and its arithmetic, whose squared
+    (CSR, no all-zero row): :func:`sklearn.cluster.kmeans_plusplus` with its random
+    draws, its 2 + ⌊ln k⌋ candidates per centre and its arithmetic, whose squared
     distances to the candidates come from one compiled pass over X.
 
     scikit-learn computes them as ``-2 X_c Xᵀ + ‖x_c‖² + ‖x‖²`` through a sparse-sparse
@@ -445,22 +445,31 @@ def _kmeans_plusplus(X, k, rng):
     may round differently in the last bit; a different pick needs two candidates'
     potentials, or a draw and a cumulative sum, to agree to that bit. The tests check
     the same centres as scikit-learn's, and the fits on the shared corpora are bitwise
-    unchanged. Float32 X keeps scikit-learn's seeding: its float32 potentials are BLAS
-    products whose rounding depends on the arrays' memory alignment, which no other
-    implementation can follow.
+    unchanged.
+
+    Float32 X is seeded in float64: the distances, the potentials and their cumulative
+    sums, with the documents' own squared norms (not exactly 1 in float32), i.e. as
+    scikit-learn seeds ``X.astype(np.float64)`` given those norms. scikit-learn's own
+    float32 seeding sums its float32 potentials with BLAS, whose rounding there depends
+    on the arrays' memory alignment (the same distances gave potentials that differ in
+    the 6th digit), so its picks are not a reproducible reference.
     """
     from ._solvers.fro_kernels import CSRKernel
 
     n = X.shape[0]
-    weights = np.ones(n, dtype=X.dtype)
+    weights = np.ones(n)
     trials = 2 + int(np.log(k))
-    product = CSRKernel(X)
+    product = CSRKernel(X, dtype=np.float64)
+    if X.dtype == np.float64:
+        norms = 1.0  # as passed to scikit-learn
+    else:
+        norms = np.asarray(product.A.multiply(product.A).sum(axis=1)).ravel()
 
     def distances(ids):
-        candidates = X[ids].toarray()
+        candidates = X[ids].toarray().astype(np.float64, copy=False)
         out = -2 * (product @ candidates.T).T
         out += np.einsum("ij,ij->i", candidates, candidates)[:, None]
-        out += 1.0  # the documents' squared norms, as passed to scikit-learn
+        out += norms
         np.maximum(out, 0, out=out)
         return out
 
