@@ -55,7 +55,7 @@ def sample_start(X, n_components, rng, n_documents=SAMPLE_DOCUMENTS,
     picks = [chosen[(chosen >= a) & (chosen < b)] - a for a, b in zip(offsets[:-1], offsets[1:])]
     sample = sp.vstack(X.executor.gather(X.executor.map2(_rows, X.blocks, picks)), format="csr")
     sample = sample[np.diff(sample.indptr) > 0]
-    with scipy_path():  # the client loads no numba (the same labels as compiled)
+    with scipy_path():  # no numba on the client; the same start up to last-bit rounding
         km = SphericalKMeans(n_components, n_init=n_restarts or SKMEANS_RESTARTS,
                              random_state=rng).fit(sample)
     centers = km.cluster_centers_.astype(np.float64)
@@ -82,7 +82,7 @@ def blocked_start(X, n_components, strategy, rng, Z0=None, W0=None, n_restarts=N
         log(f"start: spherical k-means of {min(SAMPLE_DOCUMENTS, X.shape[0])} sampled "
             f"documents, then {START_LLOYD_SWEEPS} Lloyd sweeps over the blocks", False)
         return sample_start(X, n_components, rng, n_restarts=n_restarts)
-    with scipy_path():  # the client loads no numba (the same start as compiled)
+    with scipy_path():  # no numba on the client; the same start up to last-bit rounding
         Z, W = initialize(X.gather(), n_components, strategy, rng, n_restarts=n_restarts)
     return _cut(Z, X), W
 

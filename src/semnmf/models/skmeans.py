@@ -295,7 +295,8 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             seeds = rng.choice(nonzero_idx, size=k, replace=False)
             centers = Xn[seeds]
             centers = centers.toarray() if sp.issparse(centers) else np.array(centers)
-        elif _compiled(Xn):  # k-means++ on the unit-norm (non-zero) documents
+        elif _compiled(Xn) or (sp.issparse(Xn) and Xn.dtype != np.float64):
+            # k-means++ on the unit-norm (non-zero) documents; float32 on either path
             centers = _kmeans_plusplus(Xn[nonzero_idx], k, rng)
         else:
             centers, _ = kmeans_plusplus(
@@ -452,22 +453,29 @@ def _kmeans_plusplus(X, k, rng):
     scikit-learn seeds ``X.astype(np.float64)`` given those norms. scikit-learn's own
     float32 seeding sums its float32 potentials with BLAS, whose rounding there depends
     on the arrays' memory alignment (the same distances gave potentials that differ in
-    the 6th digit), so its picks are not a reproducible reference.
+    the 6th digit), so its picks are not a reproducible reference. Float32 X takes this
+    seeding on the scipy path too (:func:`~semnmf._utils.parallel.scipy_path`, where
+    the product is scipy's), so that the Dask engine starts where the local one does.
     """
-    from ._solvers.fro_kernels import CSRKernel
-
     n = X.shape[0]
     weights = np.ones(n)
     trials = 2 + int(np.log(k))
-    product = CSRKernel(X, dtype=np.float64)
+    if compiled_kernels():
+        from ._solvers.fro_kernels import CSRKernel
+
+        product = CSRKernel(X, dtype=np.float64)
+        rows = product.A
+    else:
+        rows = X.astype(np.float64)
+        product = rows
     if X.dtype == np.float64:
         norms = 1.0  # as passed to scikit-learn
     else:
-        norms = np.asarray(product.A.multiply(product.A).sum(axis=1)).ravel()
+        norms = np.asarray(rows.multiply(rows).sum(axis=1)).ravel()
 
     def distances(ids):
         candidates = X[ids].toarray().astype(np.float64, copy=False)
-        out = -2 * (product @ candidates.T).T
+        out = -2 * np.asarray(product @ candidates.T).T
         out += np.einsum("ij,ij->i", candidates, candidates)[:, None]
         out += norms
         np.maximum(out, 0, out=out)

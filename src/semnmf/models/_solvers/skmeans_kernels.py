@@ -15,8 +15,12 @@ each one pass over the non-zeros of the normalized documents X (CSR):
   copy.
 
 Both kernels add in exactly the order of scipy's kernels that they replace, and neither
-uses fast-math flags, so the results are bitwise those of ``X @ C.T`` followed by
-``argmax``, and of ``membership @ X``:
+uses fast-math flags (nor lets LLVM fuse a multiply and an add), so the results are
+bitwise those of ``X @ C.T`` followed by ``argmax``, and of ``membership @ X``, where
+scipy's compiled loops do not fuse them either: x86-64 builds, whose baseline has no
+fused multiply-add. (A build for a platform whose baseline has one, aarch64 say, may
+fuse ``y += a * x`` in ``csr_matvecs`` and differ in the last bit; ``cluster_sums``
+only adds, and is exact everywhere.)
 
 - scipy's ``csr_matvecs`` sets a row's k sums to zero and adds ``x_ip * C.T[p, :]`` for
   its non-zeros in stored order; :func:`assign_rows` does the same per row, and rows do
@@ -27,9 +31,10 @@ uses fast-math flags, so the results are bitwise those of ``X @ C.T`` followed b
   order on one thread.
 
 Labels, centroids and objectives therefore do not change with the kernels, nor with
-the number of threads; ``tests/test_skmeans.py`` checks them against the scipy
-expressions. Float32 and float64 are served by the same source (one specialization per
-dtype, cached on disk); sums are kept in the data's dtype, as scipy's.
+the number of threads; ``tests/models/_solvers/test_skmeans_kernels.py`` checks them
+against the scipy expressions. Float32 and float64 are served by the same source (one
+specialization per dtype, cached on disk); sums are kept in the dtype scipy would use
+(the wider of X's and the centroids').
 """
 
 import numba
@@ -48,14 +53,15 @@ def assign_rows(indptr, indices, data, centers_t, labels, sims, start, stop, sha
     """Rows ``start:stop``: ``labels[i] = argmax_j (X C.T)_ij`` and ``sims[i]`` its value.
 
     ``centers_t`` is C.T, C-contiguous of shape (n_features, k). Ties go to the lowest
-    j, as ``np.argmax``. ``shape``: ``()`` or a tuple of k zeros for a compile-time
+    j, as ``np.argmax`` (for finite values: a NaN similarity after the first column is
+    passed over, where ``np.argmax`` would return it). ``shape``: ``()`` or a tuple of k zeros for a compile-time
     k ≤ 8 (:func:`~semnmf.models._solvers.fro_kernels._width`), whose sums are kept
     four columns at a time in scalar registers (one pass over the row's non-zeros per
     four columns); either way each column's sum adds the row's non-zeros in stored
     order, one at a time. Indices are read as unsigned (no negative-index wraparound:
     at k = 4 on NG20's X, one thread, 2.7 → 1.8 ns per non-zero).
     """
-    k = centers_t.shape[1]
+    k = len(shape) if len(shape) > 0 else centers_t.shape[1]
     acc = np.empty(k, dtype=sims.dtype)
     zero = acc.dtype.type(0)
     one = np.uint64(1)
@@ -132,22 +138,26 @@ def _workers(X):
 def assign(X, centers):
     """Labels (argmax of ``X @ centers.T``) and each row's largest similarity.
 
-    X: CSR (n, n_features); centers: (k, n_features). Rows are cut into blocks of
-    about equal non-zeros, one thread per ``_MIN_NNZ_FOR_THREADS`` non-zeros at most.
+    X: CSR (n, n_features); centers: (k, n_features). The similarities are computed in
+    ``np.result_type(X.dtype, centers.dtype)``, as scipy's product (float32 documents
+    against a float64 fit's centroids: in float64). Rows are cut into blocks of about
+    equal non-zeros, one thread per ``_MIN_NNZ_FOR_THREADS`` non-zeros at most.
     All-zero rows get label 0 and similarity 0 here; the caller marks them.
     """
     k = centers.shape[0]
-    centers_t = np.ascontiguousarray(centers.T, dtype=X.dtype)
+    dtype = np.result_type(X.dtype, centers.dtype)  # scipy's result dtype
+    centers_t = np.ascontiguousarray(centers.T, dtype=dtype)
+    data = X.data if X.data.dtype == dtype else X.data.astype(dtype)
     n = X.shape[0]
     labels = np.empty(n, dtype=np.intp)
-    sims = np.empty(n, dtype=X.dtype)
+    sims = np.empty(n, dtype=dtype)
     workers = _workers(X)
     blocks = row_blocks(X.indptr, workers) if workers > 1 else [(0, n)]
     shape = _width(k)
 
     def work(index):
         a, b = blocks[index]
-        assign_rows(X.indptr, X.indices, X.data, centers_t, labels, sims, a, b, shape)
+        assign_rows(X.indptr, X.indices, data, centers_t, labels, sims, a, b, shape)
 
     map_blocks(work, len(blocks), workers)
     return labels, sims
