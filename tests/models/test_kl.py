@@ -89,6 +89,26 @@ def test_kernel_matches_dense(dtype, index_dtype, threads, k, monkeypatch):
     assert kernel(L, R)[1] == 0.0     # no logarithms unless asked
 
 
+@pytest.mark.parametrize("chunk", [1, 3, 7, 10_000])
+def test_kernel_logarithms_in_chunks(chunk, monkeypatch):
+    """The ratios whose logarithms numpy takes are kept a chunk of rows at a time; a row
+    longer than a chunk is a chunk of its own."""
+    monkeypatch.setattr(_kernels, "_LOG_CHUNK", chunk)
+    monkeypatch.setattr(_kernels, "_MIN_NNZ_FOR_THREADS", 0)
+    rng = np.random.default_rng(4)
+    A = sp.random(40, 30, density=0.25, random_state=rng, format="csr")
+    A.data[::7] = 0                   # explicit zeros: 0 log 0 = 0
+    L = rng.random((40, 5)) + 0.1
+    R = rng.random((30, 5)) + 0.1
+    out, xlog = _kernels.RatioKernel(A)(L, R, with_log=True)
+    Ad = A.toarray()
+    LR = L @ R.T
+    mask = Ad > 0
+    assert np.diff(A.indptr).max() > chunk or chunk == 10_000
+    assert xlog == pytest.approx(np.sum(Ad[mask] * np.log(Ad[mask] / LR[mask])), rel=1e-12)
+    np.testing.assert_allclose(out, ratio(Ad, LR) @ R, rtol=1e-12)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("k", [1, 4, 8, 9, 20])
 def test_transposed_kernel_matches_dense(dtype, k):

@@ -44,6 +44,9 @@ _MIN_NNZ_FOR_THREADS = 50_000
 # shared machine hand its remaining rows to the others.
 _BLOCKS_PER_THREAD = 4
 
+# Non-zeros whose ratios are kept at once for their logarithms (float64: 2 MB a thread).
+_LOG_CHUNK = 1 << 18
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def _eight(A, i, shape):
     """Row i of A as 8 scalars, zeros past its k = len(shape) columns (compile-time)."""
@@ -283,17 +286,29 @@ class RatioKernel:
                                             shape), len(blocks), self.workers)
             return out, 0.0
 
+        indptr = self.indptr
+
         def block(b):
-            # the block's ratios kept, their logarithms by numpy's vectorized log: a
-            # log per non-zero in the compiled loop cost more than the rest of the pass
-            # (CLASSIC4's window PPMI, k = 4, one thread: 7.5 against 2.3 ns a non-zero)
+            # the ratios kept, their logarithms by numpy's vectorized log: a log per
+            # non-zero in the compiled loop cost more than the rest of the pass
+            # (CLASSIC4's window PPMI, k = 4, one thread: 7.5 against 2.3 ns a non-zero).
+            # Rows in chunks of about _LOG_CHUNK non-zeros bound the buffer (2 MB).
             start, stop = blocks[b]
-            lo, hi = self.indptr[start], self.indptr[stop]
-            ratios = np.empty(hi - lo)
-            ratio_block(*args, start, stop, floor, shape, ratios)
-            with np.errstate(divide="ignore"):  # a ratio of 0 (a_ij = 0) is skipped
-                np.log(ratios, out=ratios)
-            return weighted_logs(self.data[lo:hi], ratios)
+            ratios = np.empty(min(_LOG_CHUNK, int(indptr[stop] - indptr[start])))
+            total = 0.0
+            while start < stop:
+                end = int(np.searchsorted(indptr, indptr[start] + _LOG_CHUNK, "right")) - 1
+                end = min(max(end, start + 1), stop)
+                lo, hi = indptr[start], indptr[end]
+                if hi - lo > ratios.size:  # one row longer than a chunk
+                    ratios = np.empty(hi - lo)
+                part = ratios[:hi - lo]
+                ratio_block(*args, start, end, floor, shape, part)
+                with np.errstate(divide="ignore"):  # a ratio of 0 (a_ij = 0) is skipped
+                    np.log(part, out=part)
+                total += weighted_logs(self.data[lo:hi], part)
+                start = end
+            return total
 
         parts = map_blocks(block, len(blocks), self.workers)
         return out, float(math.fsum(parts))
