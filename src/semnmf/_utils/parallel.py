@@ -32,6 +32,12 @@ def n_threads():
     return os.cpu_count() or 1
 
 
+def threads_for(nnz, nnz_per_thread):
+    """Threads for a pass over ``nnz`` non-zeros: ``n_threads()``, but at most one per
+    ``nnz_per_thread`` non-zeros (a thread hand-off costs more than a small share)."""
+    return min(n_threads(), max(1, -(-int(nnz) // nnz_per_thread)))
+
+
 def compiled_kernels():
     """Whether the compiled (numba) kernels may serve a computation: not when
     $SEMNMF_KERNELS is "0" (the reference scipy path, for comparisons), nor inside

@@ -66,7 +66,7 @@ def test_product_kernel_matches_scipy(dtype, k):
 
 def test_threaded_blocks_match_one_block(monkeypatch):
     monkeypatch.setattr(fk, "_MIN_NNZ_FOR_THREADS", 1)
-    monkeypatch.setattr(fk, "n_threads", lambda: 3)
+    monkeypatch.setenv("SEMNMF_NUM_THREADS", "3")
     X, M, Z, W, Q = _data(np.float64, 5, context=True)
     kernel = fk.CSRKernel(X.T.tocsr(), partner=fk.CSRKernel(M))
     assert len(kernel.blocks) > 1 and len(kernel.pair_blocks) > 1

@@ -38,7 +38,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
-from ..._utils.parallel import map_blocks, n_threads, row_blocks
+from ..._utils.parallel import map_blocks, row_blocks, threads_for
 
 # Reassociation lets LLVM vectorize the k-term loops; no flag that assumes finite
 # values ("nnan", "ninf") is set.
@@ -263,7 +263,7 @@ class CSRKernel:
         self.nnz = int(A.nnz)
         self.indptr, self.indices, self.data = A.indptr, A.indices, A.data
         nnz_both = self.nnz + (0 if partner is None else int(partner.nnz))
-        self.workers = min(n_threads(), max(1, -(-nnz_both // _MIN_NNZ_FOR_THREADS)))
+        self.workers = threads_for(nnz_both, _MIN_NNZ_FOR_THREADS)
         self.blocks = self._blocks(self.indptr, self.nnz)
         self.partner = partner
         if partner is not None:

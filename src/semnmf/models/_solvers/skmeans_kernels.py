@@ -40,7 +40,7 @@ specialization per dtype, cached on disk); sums are kept in the dtype scipy woul
 import numba
 import numpy as np
 
-from ..._utils.parallel import map_blocks, n_threads, row_blocks
+from ..._utils.parallel import map_blocks, row_blocks, threads_for
 from .fro_kernels import _width
 
 # As for the Frobenius kernels: below this many non-zeros one thread does the whole
@@ -54,8 +54,9 @@ def assign_rows(indptr, indices, data, centers_t, labels, sims, start, stop, sha
 
     ``centers_t`` is C.T, C-contiguous of shape (n_features, k). Ties go to the lowest
     j, as ``np.argmax`` (for finite values: a NaN similarity after the first column is
-    passed over, where ``np.argmax`` would return it). ``shape``: ``()`` or a tuple of k zeros for a compile-time
-    k ≤ 8 (:func:`~semnmf.models._solvers.fro_kernels._width`), whose sums are kept
+    passed over, where ``np.argmax`` would return it). ``shape``: ``()`` or a tuple of
+    k zeros for a compile-time k ≤ 8
+    (:func:`~semnmf.models._solvers.fro_kernels._width`), whose sums are kept
     four columns at a time in scalar registers (one pass over the row's non-zeros per
     four columns); either way each column's sum adds the row's non-zeros in stored
     order, one at a time. Indices are read as unsigned (no negative-index wraparound:
@@ -131,10 +132,6 @@ def cluster_sums(indptr, indices, data, labels, owner, group, sums):
             p += np.uint64(1)
 
 
-def _workers(X):
-    return min(n_threads(), max(1, -(-int(X.nnz) // _MIN_NNZ_FOR_THREADS)))
-
-
 def assign(X, centers):
     """Labels (argmax of ``X @ centers.T``) and each row's largest similarity.
 
@@ -151,7 +148,7 @@ def assign(X, centers):
     n = X.shape[0]
     labels = np.empty(n, dtype=np.intp)
     sims = np.empty(n, dtype=dtype)
-    workers = _workers(X)
+    workers = threads_for(X.nnz, _MIN_NNZ_FOR_THREADS)
     blocks = row_blocks(X.indptr, workers) if workers > 1 else [(0, n)]
     shape = _width(k)
 
@@ -171,7 +168,7 @@ def sums(X, labels, k):
     that every thread has about as many non-zeros); every thread reads all the labels.
     """
     out = np.zeros((k, X.shape[1]), dtype=X.dtype)
-    workers = min(_workers(X), k)
+    workers = min(threads_for(X.nnz, _MIN_NNZ_FOR_THREADS), k)
     owner = np.zeros(k, dtype=np.intp)
     if workers > 1:
         valid = labels >= 0
