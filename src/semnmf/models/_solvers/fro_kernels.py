@@ -7,9 +7,10 @@ Every Frobenius update of the NMF family has the form (Neurocomputing paper, eq.
 with ``B S`` absent except in Semantic-NMF's W update (A = Xᵀ, R = Z, B = M, S = Q,
 c = λ). Row i of the new F depends on row i of A (and B) only, so :func:`mu_rows` does
 the whole update in one pass over the rows: for each row it forms the k-vector
-(A R)_i by streaming the row's non-zeros, adds c (B S)_i, multiplies F_i by G, and
+(A R)_i by streaming the row's non-zeros, adds c (B S)_i, divides by (F G)_i + ε and
 overwrites F_i. Nothing of size m x k is written besides F itself: the product
-(A R) never reaches memory. The same pass accumulates, in float64, the two pieces
+(A R) never reaches memory. The k x k products (F G, and Fᵀ F below) are formed for
+chunks of 32 rows at a time, which costs a tenth of doing them row by row. The same pass accumulates, in float64, the two pieces
 of the objective that involve the new F (eq. 5 by the trace identity of
 :func:`semnmf.models._solvers.mu.trace_residual`):
 
@@ -162,27 +163,80 @@ def spmm_rows(indptr, indices, data, R, out, start, stop, shape):
             out[i, q] = acc[q]
 
 
+# Rows per chunk of mu_rows: F G for the chunk before its row products, Fᵀ F after them.
+_CHUNK = 32
+
+
+@numba.njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _chunk_times(F, G, i0, i1, out, shape):
+    """``out[:i1 − i0] = F[i0:i1] G``: row by row of G, so that each row of G is read
+    once per chunk and the loop over the columns is vectorized."""
+    k = len(shape) if len(shape) > 0 else F.shape[1]
+    for t in range(i1 - i0):
+        for q in range(k):
+            out[t, q] = 0
+    for r in range(k):
+        for t in range(i1 - i0):
+            f = F[i0 + t, r]
+            for q in range(k):
+                out[t, q] += f * G[r, q]
+
+
+@numba.njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
+def _chunk_gram(F, i0, i1, gram, rows, shape):
+    """``gram += F[i0:i1]ᵀ F[i0:i1]`` in float64 (``rows``: a float64 buffer of the
+    chunk's rows), four rows per update of the sums: each entry of ``gram`` is loaded
+    and stored once per four rows instead of once per row."""
+    k = len(shape) if len(shape) > 0 else F.shape[1]
+    m = i1 - i0
+    for t in range(m):
+        for q in range(k):
+            rows[t, q] = F[i0 + t, q]
+    t = 0
+    while t + 3 < m:
+        for r in range(k):
+            a0 = rows[t, r]
+            a1 = rows[t + 1, r]
+            a2 = rows[t + 2, r]
+            a3 = rows[t + 3, r]
+            for q in range(k):
+                gram[r, q] += ((a0 * rows[t, q] + a1 * rows[t + 1, q])
+                               + (a2 * rows[t + 2, q] + a3 * rows[t + 3, q]))
+        t += 4
+    while t < m:
+        for r in range(k):
+            a0 = rows[t, r]
+            for q in range(k):
+                gram[r, q] += a0 * rows[t, q]
+        t += 1
+
+
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
 def mu_rows(a_indptr, a_indices, a_data, R, b_indptr, b_indices, b_data, S, c, use_b,
-            F, G, eps, update, gram, start, stop, shape):
+            F, G, eps, gram, start, stop, shape):
     """Rows ``start:stop`` of the update ``F ← F ⊙ (A R + c B S) / (F G + ε)``.
 
-    ``use_b`` False: the B S term is absent (B, S, c are not read). ``update`` False:
-    F is left as it is (only the sums are formed). Returns ``Σ_rows F ⊙ (A R)``
-    (after the update) in float64 and adds ``Fᵀ F`` of these rows to ``gram`` (k x k,
-    float64; only when ``gram`` has k rows, so that a (0, 0) array skips it). ``shape``:
-    see :func:`_width`.
+    ``use_b`` False: the B S term is absent (B, S, c are not read). Returns
+    ``Σ_rows F ⊙ (A R)`` (after the update) in float64 and adds ``Fᵀ F`` of these rows
+    to ``gram`` (k x k, float64). ``shape``: see :func:`_width`.
+
+    The rows go in chunks of ``_CHUNK``: the chunk's denominators F G first (from the
+    old F), then the row products and the update, then the chunk's share of Fᵀ F while
+    its rows are in cache. Blocked so, the two k x k products per row cost what one BLAS
+    call over all rows does; done row by row they cost more than the row products
+    themselves at k = 20 (NG20's Xᵀ, one thread: 14 ms on top of 9 ms; now 1.5 ms).
     """
     k = len(shape) if len(shape) > 0 else F.shape[1]
-    with_gram = gram.shape[0] == k
     acc = np.empty(k, dtype=F.dtype)
     num = np.empty(k, dtype=F.dtype)
-    den = np.empty(k, dtype=F.dtype)
-    row = np.empty(k, dtype=np.float64)
+    den = np.empty((_CHUNK, k), dtype=F.dtype)
+    rows = np.empty((_CHUNK, k), dtype=np.float64)
     inner = 0.0
-    for i in range(start, stop):
-        _row_product(a_indptr, a_indices, a_data, R, i, acc, shape)
-        if update:
+    for i0 in range(start, stop, _CHUNK):
+        i1 = min(i0 + _CHUNK, stop)
+        _chunk_times(F, G, i0, i1, den, shape)
+        for i in range(i0, i1):
+            _row_product(a_indptr, a_indices, a_data, R, i, acc, shape)
             if use_b:
                 _row_product(b_indptr, b_indices, b_data, S, i, num, shape)
                 for q in range(k):
@@ -190,24 +244,13 @@ def mu_rows(a_indptr, a_indices, a_data, R, b_indptr, b_indices, b_data, S, c, u
             else:
                 for q in range(k):
                     num[q] = acc[q]
+            s = 0.0
             for q in range(k):
-                den[q] = 0
-            for r in range(k):
-                f = F[i, r]
-                for q in range(k):
-                    den[q] += f * G[r, q]
-            for q in range(k):
-                F[i, q] *= num[q] / (den[q] + eps)
-        s = 0.0
-        for q in range(k):
-            row[q] = F[i, q]
-            s += row[q] * acc[q]
-        inner += s
-        if with_gram:
-            for r in range(k):
-                fr = row[r]
-                for q in range(r, k):
-                    gram[r, q] += fr * row[q]
+                f = F[i, q] * (num[q] / (den[i - i0, q] + eps))
+                F[i, q] = f
+                s += np.float64(f) * np.float64(acc[q])
+            inner += s
+        _chunk_gram(F, i0, i1, gram, rows, shape)
     return inner
 
 
@@ -298,11 +341,11 @@ class CSRKernel:
                   self.blocks)
         return out
 
-    def update(self, F, R, G, *, eps, S=None, c=0.0, update=True, with_gram=True):
+    def update(self, F, R, G, *, eps, S=None, c=0.0):
         """``F ← F ⊙ (A R + c B S) / (F G + ε)`` in place, B the partner (when S is given).
 
         Returns ``(inner, gram)``: ``Σ F ⊙ (A R)`` at the new F (float) and ``Fᵀ F``
-        (k x k, float64, or None unless ``with_gram``).
+        (k x k, float64).
         """
         k = F.shape[1]
         dtype = F.dtype.type
@@ -316,22 +359,17 @@ class CSRKernel:
             b_args = (self.indptr, self.indices, self.data, R)
             blocks = self.blocks
         n_blocks = len(blocks)
-        grams = np.zeros((n_blocks, k, k) if with_gram else (n_blocks, 0, 0))
+        grams = np.zeros((n_blocks, k, k))
         args = (self.indptr, self.indices, self.data, R) + b_args + (dtype(c), use_b)
         shape = _width(k)
 
         def kernel(index):
             a, b = blocks[index]
-            return mu_rows(*args, F, G, dtype(eps), update, grams[index], a, b, shape)
+            return mu_rows(*args, F, G, dtype(eps), grams[index], a, b, shape)
 
-        parts = map_blocks(kernel, n_blocks, self.workers)
-        inner = math.fsum(parts)
-        if not with_gram:
-            return inner, None
-        upper = grams[0] if n_blocks == 1 else grams.sum(axis=0)  # the kernel fills q ≥ r
-        gram = upper + upper.T
-        gram.flat[::k + 1] = upper.flat[::k + 1]
-        return inner, gram
+        inner = math.fsum(map_blocks(kernel, n_blocks, self.workers))
+        gram = grams[0] if n_blocks == 1 else grams.sum(axis=0)
+        return inner, 0.5 * (gram + gram.T)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -139,6 +139,9 @@ class FrobeniusProblem:
         # WᵀW of the current W when the last fused step computed it (with the W update);
         # W is only changed by step() while the problem runs
         self._WtW = None
+        # QᵀQ likewise (from the last Q update): a BLAS product here would start BLAS
+        # threads that keep spinning while the compiled passes run
+        self._QtQ = None
         self.sqX = squared_norm(X)
         self.update_W = update_W
         self.orthogonal = bool(orthogonal) and update_W
@@ -253,7 +256,7 @@ class FrobeniusProblem:
         use_context = self.M is not None and self.lam > 0
         if self.update_W:
             if use_context:
-                QtQ = self.Q.T @ self.Q
+                QtQ = self.Q.T @ self.Q if self._QtQ is None else self._QtQ
                 gram = (ZtZ.astype(dtype) + self.lam * QtQ)
                 inner_X, WtW = self.Xt.update(W, Z, gram, eps=EPSILON, S=self.Q,
                                                c=self.lam)                 # (7b)
@@ -262,6 +265,7 @@ class FrobeniusProblem:
             self._WtW = WtW.astype(dtype)  # the next step's Z update needs it
             if self.M is not None:
                 inner_M, QtQ = self.Mt.update(self.Q, W, WtW, eps=EPSILON)  # (7c)
+                self._QtQ = QtQ.astype(dtype)
                 self.MtW = None
         elif inner_X is None:
             return self.objective()
