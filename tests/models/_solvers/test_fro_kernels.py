@@ -53,7 +53,7 @@ def test_fused_sweep_matches_reference(dtype, k, variant):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("k", [1, 3, 6, 7, 8, 9, 20])
+@pytest.mark.parametrize("k", [1, 3, 6, 7, 8, 9, 20, 65])
 def test_product_kernel_matches_scipy(dtype, k):
     rng = np.random.default_rng(k)
     A = sp.random(300, 250, density=0.05, random_state=k, format="csr").astype(dtype)
@@ -62,6 +62,48 @@ def test_product_kernel_matches_scipy(dtype, k):
     assert out.dtype == dtype
     np.testing.assert_allclose(out, A @ R, rtol=TOL[dtype])
     np.testing.assert_allclose(fk.CSRKernel(A) @ R[:, 0], A @ R[:, 0], rtol=TOL[dtype])
+
+
+def _reference_row_product(A, R, i):
+    """The obvious loop: Σ_p a_ij R[j, :] over row i's non-zeros, in float64."""
+    acc = np.zeros(R.shape[1])
+    for p in range(A.indptr[i], A.indptr[i + 1]):
+        acc += float(A.data[p]) * R[A.indices[p]].astype(np.float64)
+    return acc
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_vector_row_product_matches_the_loop(dtype, index_dtype):
+    rng = np.random.default_rng(3)
+    A = sp.random(40, 70, density=0.1, random_state=3, format="csr").astype(dtype).tolil()
+    A[5, :] = 0                                  # an empty row
+    A = A.tocsr()
+    A.indptr = A.indptr.astype(index_dtype)
+    A.indices = A.indices.astype(index_dtype)
+    counts = np.diff(A.indptr)
+    assert (counts == 0).any() and (counts % 2 == 1).any()  # empty rows and odd tails
+    for k in (1, 2, 3, 5, 8, 13, 20, 33):
+        R = rng.random((70, k)).astype(dtype)
+        vector = np.empty((40, k), dtype=dtype)
+        loop = np.empty((40, k), dtype=dtype)
+        fk.spmm_rows(A.indptr, A.indices, A.data, R, vector, 0, 40, fk._vector_width(k))
+        fk.spmm_rows(A.indptr, A.indices, A.data, R, loop, 0, 40, ())
+        reference = np.array([_reference_row_product(A, R, i) for i in range(40)])
+        np.testing.assert_allclose(vector, reference, rtol=TOL[dtype] / 10, atol=1e-30)
+        np.testing.assert_allclose(vector, loop, rtol=TOL[dtype] / 10, atol=1e-30)
+        assert np.all(vector[counts == 0] == 0)
+
+
+def test_vector_pieces_cover_the_columns():
+    from semnmf.models._solvers.simd import pieces
+    for k in range(1, 70):
+        parts = pieces(k)
+        assert [offset for offset, _ in parts] == list(np.cumsum([0] + [w for _, w in parts])[:-1])
+        assert sum(w for _, w in parts) == k
+        assert all(w in (1, 2, 4, 8) for _, w in parts)
+        assert [w for _, w in parts] == sorted((w for _, w in parts), reverse=True)
+    assert pieces(20) == [(0, 8), (8, 8), (16, 4)]
 
 
 def test_threaded_blocks_match_one_block(monkeypatch):

@@ -40,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._utils.parallel import map_blocks, row_blocks, threads_for
+from .simd import row_product
 
 # Reassociation lets LLVM vectorize the k-term loops; no flag that assumes finite
 # values ("nnan", "ninf") is set.
@@ -62,99 +63,52 @@ _MIN_NNZ_FOR_MORE_BLOCKS = 1_000_000
 def _row_product(indptr, indices, data, R, i, acc, shape):
     """``acc[:k] = (A R)_i``, row i of A (CSR) times R (p, k).
 
-    For a compile-time k (``shape`` a tuple, k ≤ 8) four columns at a time, two non-zeros
-    at a time, in eight scalar accumulators: a single accumulator per column chains every
-    non-zero's fused multiply-add on the previous one (4 cycles each), and an accumulator
-    array written in the loop may alias R, so its loads wait for the stores. On CLASSIC4's
-    X (k = 4) one pass went from 2.0 to 1.4 ns per non-zero, at k = 8 from 6.2 to 3.0
-    (one thread); columns beyond a multiple of 4 are added one at a time. For a run-time
-    k the loop over the k columns, which LLVM vectorizes, is faster (k = 20: 10 vs 12 ns),
-    and it takes four non-zeros per update of the sums.
-    Indices are read as unsigned, which spares the negative-index wraparound of every
-    access (8-12 % at k = 4 and 20). The two partial sums change the order of summation
-    within a row only (rounding: ~1e-16 relative).
+    For a compile-time k (``shape`` a tuple of k zeros, :func:`_vector_width`) in vector
+    registers, :func:`semnmf.models._solvers.simd.row_product` (R C-contiguous). For a
+    run-time k (``shape == ()``, k above ``_MAX_CONSTANT_K``) the loop over the k
+    columns, which LLVM vectorizes, taking four non-zeros per update of the sums: the
+    loop then waits for acc's previous store a quarter as often (NG20's X, k = 20: 5.7 →
+    4.9 ns per non-zero; k = 12: 4.2 → 2.8). Indices are read as unsigned, which spares
+    the negative-index wraparound of every access (8-12 %).
     """
+    if len(shape) > 0:
+        row_product(indptr, indices, data, R, i, acc, shape)
+        return
     start = np.uint64(indptr[i])
     end = np.uint64(indptr[i + 1])
     one = np.uint64(1)
     two = np.uint64(2)
+    three = np.uint64(3)
     zero = acc.dtype.type(0)
-    if len(shape) == 0:
-        # four non-zeros per update of acc: the vectorized loop over the k columns then
-        # waits for acc's previous store a quarter as often (NG20's X, k = 20: 5.7 → 4.9
-        # ns per non-zero; k = 12: 4.2 → 2.8)
-        k = R.shape[1]
-        three = np.uint64(3)
+    k = R.shape[1]
+    for q in range(k):
+        acc[q] = zero
+    p = start
+    while p + three < end:
+        j0 = np.uint64(indices[p])
+        j1 = np.uint64(indices[p + one])
+        j2 = np.uint64(indices[p + two])
+        j3 = np.uint64(indices[p + three])
+        v0 = data[p]
+        v1 = data[p + one]
+        v2 = data[p + two]
+        v3 = data[p + three]
         for q in range(k):
-            acc[q] = zero
-        p = start
-        while p + three < end:
-            j0 = np.uint64(indices[p])
-            j1 = np.uint64(indices[p + one])
-            j2 = np.uint64(indices[p + two])
-            j3 = np.uint64(indices[p + three])
-            v0 = data[p]
-            v1 = data[p + one]
-            v2 = data[p + two]
-            v3 = data[p + three]
-            for q in range(k):
-                acc[q] += (v0 * R[j0, q] + v1 * R[j1, q]) + (v2 * R[j2, q] + v3 * R[j3, q])
-            p += two + two
-        while p < end:
-            j = np.uint64(indices[p])
-            v = data[p]
-            for q in range(k):
-                acc[q] += v * R[j, q]
-            p += one
-        return
-    k = len(shape)
-    k4 = k - k % 4
-    for q in range(0, k4, 4):
-        a0 = a1 = a2 = a3 = zero
-        b0 = b1 = b2 = b3 = zero
-        p = start
-        while p + one < end:
-            j = np.uint64(indices[p])
-            v = data[p]
-            jj = np.uint64(indices[p + one])
-            w = data[p + one]
-            a0 += v * R[j, q]
-            a1 += v * R[j, q + 1]
-            a2 += v * R[j, q + 2]
-            a3 += v * R[j, q + 3]
-            b0 += w * R[jj, q]
-            b1 += w * R[jj, q + 1]
-            b2 += w * R[jj, q + 2]
-            b3 += w * R[jj, q + 3]
-            p += two
-        if p < end:
-            j = np.uint64(indices[p])
-            v = data[p]
-            a0 += v * R[j, q]
-            a1 += v * R[j, q + 1]
-            a2 += v * R[j, q + 2]
-            a3 += v * R[j, q + 3]
-        acc[q] = a0 + b0
-        acc[q + 1] = a1 + b1
-        acc[q + 2] = a2 + b2
-        acc[q + 3] = a3 + b3
-    for q in range(k4, k):
-        a0 = b0 = zero
-        p = start
-        while p + one < end:
-            a0 += data[p] * R[np.uint64(indices[p]), q]
-            b0 += data[p + one] * R[np.uint64(indices[p + one]), q]
-            p += two
-        if p < end:
-            a0 += data[p] * R[np.uint64(indices[p]), q]
-        acc[q] = a0 + b0
+            acc[q] += (v0 * R[j0, q] + v1 * R[j1, q]) + (v2 * R[j2, q] + v3 * R[j3, q])
+        p += two + two
+    while p < end:
+        j = np.uint64(indices[p])
+        v = data[p]
+        for q in range(k):
+            acc[q] += v * R[j, q]
+        p += one
 
 
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
 def spmm_rows(indptr, indices, data, R, out, start, stop, shape):
     """Rows ``start:stop`` of ``out = A R``, A = (indptr, indices, data) in CSR.
 
-    ``shape``: ``()`` or a tuple of k zeros, see :func:`_width`."""
+    ``shape``: ``()`` or a tuple of k zeros, see :func:`_vector_width`."""
     k = len(shape) if len(shape) > 0 else R.shape[1]
     acc = np.empty(k, dtype=out.dtype)
     for i in range(start, stop):
@@ -218,7 +172,7 @@ def mu_rows(a_indptr, a_indices, a_data, R, b_indptr, b_indices, b_data, S, c, u
 
     ``use_b`` False: the B S term is absent (B, S, c are not read). Returns
     ``Σ_rows F ⊙ (A R)`` (after the update) in float64 and adds ``Fᵀ F`` of these rows
-    to ``gram`` (k x k, float64). ``shape``: see :func:`_width`.
+    to ``gram`` (k x k, float64). ``shape``: see :func:`_vector_width`.
 
     The rows go in chunks of ``_CHUNK``: the chunk's denominators F G first (from the
     old F), then the row products and the update, then the chunk's share of Fᵀ F while
@@ -256,20 +210,32 @@ def mu_rows(a_indptr, a_indices, a_data, R, b_indptr, b_indices, b_data, S, c, u
 
 # Up to this many columns the kernels are compiled for the exact k (see _width).
 _MAX_CONSTANT_K = 8
+# ... and the Frobenius passes' row products (see _vector_width).
+_MAX_VECTOR_K = 64
 
 
 def _width(k):
-    """The ``shape`` argument of the kernels: a tuple of k zeros for small k, else ``()``.
+    """The ``shape`` argument of the KL and k-means kernels: a tuple of k zeros for
+    k ≤ 8, else ``()``.
 
     The tuple's length is a compile-time constant, so numba compiles one specialization
-    per small k (cached on disk like the others) whose row products keep their sums in
-    scalar registers (:func:`_row_product`): at k = 4 that runs 1.45x faster than the loop
-    over a run-time k, at k = 8 2x (CLASSIC4's X, one thread). For larger k the run-time
-    loop over the columns, which LLVM vectorizes, is faster (k = 20 on NG20's X, one
-    thread: 9.4 ns per non-zero before it took four non-zeros at a time, against 12-17 ns
-    for scalar chunks of 4 or 8 columns), so ``()`` selects it.
+    per small k (cached on disk like the others) whose row loops keep their sums in
+    scalar registers.
     """
     return (0,) * k if k <= _MAX_CONSTANT_K else ()
+
+
+def _vector_width(k):
+    """The ``shape`` argument of the Frobenius passes: a tuple of k zeros for
+    k ≤ ``_MAX_VECTOR_K``, else ``()`` (the loop over a run-time k).
+
+    With a compile-time k the row products run in vector registers
+    (:mod:`semnmf.models._solvers.simd`): one thread, float64, against the loop over a
+    run-time k, ns per non-zero: k = 4 1.0 → 0.6 (CLASSIC4's X), 9 3.0 → 1.9, 16 5.0 →
+    3.1, 20 5.2 → 3.8, 30 9.3 → 6.4, 50 14.6 → 11.5 (NG20's X). Each k compiles once
+    per dtype (cached on disk); past 64 the run-time loop serves.
+    """
+    return (0,) * k if k <= _MAX_VECTOR_K else ()
 
 
 def _canonical_csr(A, dtype):
@@ -336,7 +302,7 @@ class CSRKernel:
         if self.nnz == 0 or R.shape[1] == 0:
             out[...] = 0
             return out
-        shape = _width(R.shape[1])
+        shape = _vector_width(R.shape[1])
         self._run(lambda a, b: spmm_rows(self.indptr, self.indices, data, R, out, a, b, shape),
                   self.blocks)
         return out
@@ -350,6 +316,8 @@ class CSRKernel:
         k = F.shape[1]
         dtype = F.dtype.type
         G = np.ascontiguousarray(G, dtype=F.dtype)
+        R = np.ascontiguousarray(R, dtype=F.dtype)  # the vector row products need C order
+        S = None if S is None else np.ascontiguousarray(S, dtype=F.dtype)
         use_b = S is not None
         if use_b:
             B = self.partner
@@ -361,7 +329,7 @@ class CSRKernel:
         n_blocks = len(blocks)
         grams = np.zeros((n_blocks, k, k))
         args = (self.indptr, self.indices, self.data, R) + b_args + (dtype(c), use_b)
-        shape = _width(k)
+        shape = _vector_width(k)
 
         def kernel(index):
             a, b = blocks[index]
