@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._utils.parallel import map_blocks, row_blocks, threads_for
-from .simd import row_product
+from .simd import row_combination, row_combination_add, row_product
 
 # Reassociation lets LLVM vectorize the k-term loops; no flag that assumes finite
 # values ("nnan", "ninf") is set.
@@ -123,9 +123,15 @@ _CHUNK = 32
 
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
 def _chunk_times(F, G, i0, i1, out, shape):
-    """``out[:i1 − i0] = F[i0:i1] G``: row by row of G, so that each row of G is read
-    once per chunk and the loop over the columns is vectorized."""
+    """``out[:i1 − i0] = F[i0:i1] G``. For a compile-time k each row in vector registers
+    (:func:`~semnmf.models._solvers.simd.row_combination`, the sum over G's rows in
+    order); else row by row of G, so that each row of G is read once per chunk and the
+    loop over the columns is vectorized."""
     k = len(shape) if len(shape) > 0 else F.shape[1]
+    if len(shape) > 0:
+        for t in range(i1 - i0):
+            row_combination(F, (i0 + t) * k, 1, k, G, 0, out, t * k, shape)
+        return
     for t in range(i1 - i0):
         for q in range(k):
             out[t, q] = 0
@@ -139,13 +145,19 @@ def _chunk_times(F, G, i0, i1, out, shape):
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
 def _chunk_gram(F, i0, i1, gram, rows, shape):
     """``gram += F[i0:i1]ᵀ F[i0:i1]`` in float64 (``rows``: a float64 buffer of the
-    chunk's rows), four rows per update of the sums: each entry of ``gram`` is loaded
-    and stored once per four rows instead of once per row."""
+    chunk's rows). For a compile-time k row r of the sum, ``Σ_t F[t, r] F[t, :]``, is
+    formed in vector registers (:func:`~semnmf.models._solvers.simd.row_combination_add`);
+    else four rows per update of the sums: each entry of ``gram`` is loaded and stored
+    once per four rows instead of once per row."""
     k = len(shape) if len(shape) > 0 else F.shape[1]
     m = i1 - i0
     for t in range(m):
         for q in range(k):
             rows[t, q] = F[i0 + t, q]
+    if len(shape) > 0:
+        for r in range(k):
+            row_combination_add(rows, r, k, m, rows, 0, gram, r * k, shape)
+        return
     t = 0
     while t + 3 < m:
         for r in range(k):
