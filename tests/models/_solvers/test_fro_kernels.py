@@ -95,6 +95,30 @@ def test_vector_row_product_matches_the_loop(dtype, index_dtype):
         assert np.all(vector[counts == 0] == 0)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("k", [2, 20, 33, 65])
+def test_update_matches_numpy(dtype, k):
+    """One update F ← F ⊙ (A R + c B S) / (F G + ε) with its sums, against numpy: vector
+    pieces (k = 2, 20, 33), the run-time loop (k = 65), chunks of 32 rows and a rest."""
+    rng = np.random.default_rng(k)
+    A = sp.random(70, 50, density=0.15, random_state=k, format="csr").astype(dtype)
+    B = sp.random(70, 40, density=0.1, random_state=k + 1, format="csr").astype(dtype)
+    F = rng.random((70, k)).astype(dtype)
+    R = rng.random((50, k)).astype(dtype)
+    S = rng.random((40, k)).astype(dtype)
+    G = rng.random((k, k)).astype(dtype)
+    kernel = fk.CSRKernel(A, partner=fk.CSRKernel(B))
+    for with_b in (False, True):
+        expected = F * ((A @ R + (0.5 * (B @ S) if with_b else 0)) / (F @ G + 1e-7))
+        new = F.copy()
+        inner, gram = kernel.update(new, R, G, eps=1e-7, **({"S": S, "c": 0.5} if with_b else {}))
+        tol = TOL[dtype]
+        np.testing.assert_allclose(new, expected, rtol=tol)
+        np.testing.assert_allclose(gram, new.T.astype(float) @ new.astype(float), rtol=tol)
+        assert np.array_equal(gram, gram.T)
+        np.testing.assert_allclose(inner, np.sum(new.astype(float) * (A @ R)), rtol=tol)
+
+
 def test_vector_pieces_cover_the_columns():
     from semnmf.models._solvers.simd import pieces
     for k in range(1, 70):

@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._utils.parallel import map_blocks, row_blocks, threads_for
-from .simd import row_combination, row_combination_add, row_product
+from .simd import row_combination, row_combination_add, row_product, update_row
 
 # Reassociation lets LLVM vectorize the k-term loops; no flag that assumes finite
 # values ("nnan", "ninf") is set.
@@ -203,16 +203,18 @@ def mu_rows(a_indptr, a_indices, a_data, R, b_indptr, b_indices, b_data, S, c, u
         _chunk_times(F, G, i0, i1, den, shape)
         for i in range(i0, i1):
             _row_product(a_indptr, a_indices, a_data, R, i, acc, shape)
+            numerator = acc
             if use_b:
                 _row_product(b_indptr, b_indices, b_data, S, i, num, shape)
                 for q in range(k):
                     num[q] = acc[q] + c * num[q]
-            else:
-                for q in range(k):
-                    num[q] = acc[q]
+                numerator = num
+            if len(shape) > 0:
+                inner += update_row(F, i, numerator, den, i - i0, eps, acc, shape)
+                continue
             s = 0.0
             for q in range(k):
-                f = F[i, q] * (num[q] / (den[i - i0, q] + eps))
+                f = F[i, q] * (numerator[q] / (den[i - i0, q] + eps))
                 F[i, q] = f
                 s += np.float64(f) * np.float64(acc[q])
             inner += s

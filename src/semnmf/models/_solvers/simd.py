@@ -24,8 +24,10 @@ NG20's X 5.2 → 3.8 ns at k = 20 (one thread, float64).
 
 :func:`row_combination` (and :func:`row_combination_add`, which adds to ``out``) is the
 same with dense coefficients, ``Σ_m c_m R[first + m, :]`` for strided c: a dense row
-times a k x k matrix (``F_i G``, the multiplicative updates' denominators) or one row of
-a Gram matrix ``Σ_t F[t, r] F[t, :]``. One chain per piece, in the order of m.
+times a k x k matrix (``F_i G``, the multiplicative updates' denominators: one chain, in
+the order of m, as the scalar loop it replaces) or one row of a Gram matrix
+``Σ_t F[t, r] F[t, :]`` (two chains). :func:`update_row` is the elementwise update
+``F_i ← F_i ⊙ num / (den + ε)`` with its share of the objective.
 
 Arithmetic: per column, exactly the scalar code of
 :func:`semnmf.models._solvers.fro_kernels._row_product`'s compile-time path (a fused
@@ -33,6 +35,11 @@ multiply-add per non-zero into the even or the odd sum, the odd tail into the ev
 then even + odd), so for k ≤ 8 the results are bitwise those of that code. For larger k
 it replaces the run-time loop, which added four non-zeros at a time: the sums agree to
 the rounding of the order (~1e-15 relative).
+
+numba's disk cache of a kernel is keyed on the kernel's own source file, not on the
+files of the intrinsics it inlines: after an edit here, delete the ``*.nbi``/``*.nbc``
+files under ``models/_solvers/__pycache__`` (an installed upgrade rewrites every file,
+so it recompiles anyway).
 """
 
 from llvmlite import ir
@@ -105,6 +112,59 @@ class _Pieces:
             out.append(b.call(self.fmuladd[lanes], [broadcast, r, total]))
         return out
 
+    def chained_sum(self, start, end, term, initial, chains):
+        """The sums after ``term(p, sums)`` for p = start .. end − 1 (i64 values), from
+        ``initial``. ``chains`` = 2: even p into one set of sums, odd p into a second set
+        that starts at zero, an odd last p into the first, and the two added at the end
+        (two chains of multiply-adds run at once); 1: one set, in order."""
+        b = self.builder
+        i64 = ir.IntType(64)
+        one = ir.Constant(i64, 1)
+        function = b.function
+        entry = b.block
+        head = function.append_basic_block("sum.head")
+        body = function.append_basic_block("sum.body")
+        tail = function.append_basic_block("sum.tail")
+        last = function.append_basic_block("sum.last") if chains > 1 else None
+        done = function.append_basic_block("sum.done")
+        b.branch(head)
+        b.position_at_end(head)
+        p = b.phi(i64)
+        sets = [self.phis() for _ in range(chains)]
+        p.add_incoming(start, entry)
+        for phi, value in zip(sets[0], initial):
+            phi.add_incoming(value, entry)
+        for phis in sets[1:]:
+            for phi, value in zip(phis, self.zeros()):
+                phi.add_incoming(value, entry)
+        step = ir.Constant(i64, chains)
+        more = b.icmp_signed("<", b.add(p, ir.Constant(i64, chains - 1)), end)
+        b.cbranch(more, body, tail)
+        b.position_at_end(body)
+        new = [term(b.add(p, ir.Constant(i64, c)), phis) for c, phis in enumerate(sets)]
+        body_end = b.block
+        p.add_incoming(b.add(p, step), body_end)
+        for phis, values in zip(sets, new):
+            for phi, value in zip(phis, values):
+                phi.add_incoming(value, body_end)
+        b.branch(head)
+        b.position_at_end(tail)
+        if chains == 1:
+            b.branch(done)
+            b.position_at_end(done)
+            return sets[0]
+        # at most one p is left (p + 1 >= end); it goes to the first set
+        b.cbranch(b.icmp_signed("<", p, end), last, done)
+        b.position_at_end(last)
+        last_first = term(p, sets[0])
+        b.branch(done)
+        b.position_at_end(done)
+        finals = self.phis()
+        for phi, before, after in zip(finals, sets[0], last_first):
+            phi.add_incoming(before, tail)
+            phi.add_incoming(after, last)
+        return [b.fadd(x, y) for x, y in zip(finals, sets[1])]
+
 
 def _nothing(context, builder, sig, args):
     return context.get_dummy_value()
@@ -152,54 +212,13 @@ def row_product(typingctx, indptr, indices, data, R, i, acc, shape):
         row_i = context.cast(builder, args[4], i_t, types.int64)
         start = index(indptr_a, row_i)
         end = index(indptr_a, builder.add(row_i, ir.Constant(i64, 1)))
-        function = builder.function
-        entry = builder.block
-        head = function.append_basic_block("row_product.head")
-        body = function.append_basic_block("row_product.body")
-        tail = function.append_basic_block("row_product.tail")
-        last = function.append_basic_block("row_product.last")
-        done = function.append_basic_block("row_product.done")
-        builder.branch(head)
-
-        # head: while p + 1 < end, two non-zeros (even → sums_a, odd → sums_b)
-        builder.position_at_end(head)
-        p = builder.phi(i64)
-        sums_a = ops.phis()
-        sums_b = ops.phis()
-        p.add_incoming(start, entry)
-        for phi, zero in zip(sums_a + sums_b, ops.zeros() + ops.zeros()):
-            phi.add_incoming(zero, entry)
-        more = builder.icmp_unsigned("<", builder.add(p, ir.Constant(i64, 1)), end)
-        builder.cbranch(more, body, tail)
-
-        builder.position_at_end(body)
-        next_a = add_term(p, sums_a)
-        next_b = add_term(builder.add(p, ir.Constant(i64, 1)), sums_b)
-        body_end = builder.block
-        p.add_incoming(builder.add(p, ir.Constant(i64, 2)), body_end)
-        for phi, value in zip(sums_a + sums_b, next_a + next_b):
-            phi.add_incoming(value, body_end)
-        builder.branch(head)
-
-        # tail: at most one non-zero is left; it goes to sums_a
-        builder.position_at_end(tail)
-        builder.cbranch(builder.icmp_unsigned("<", p, end), last, done)
-        builder.position_at_end(last)
-        last_a = add_term(p, sums_a)
-        builder.branch(done)
-
-        builder.position_at_end(done)
-        finals = ops.phis()
-        for phi, before, after in zip(finals, sums_a, last_a):
-            phi.add_incoming(before, tail)
-            phi.add_incoming(after, last)
-        ops.store_row(acc_a.data, [builder.fadd(x, y) for x, y in zip(finals, sums_b)])
+        ops.store_row(acc_a.data, ops.chained_sum(start, end, add_term, ops.zeros(), chains=2))
         return context.get_dummy_value()
 
     return sig, codegen
 
 
-def _combination(add):
+def _combination(add, chains):
     @intrinsic
     def combination(typingctx, coef, offset, stride, count, R, first, out, out_offset, shape):
         if isinstance(shape, types.BaseTuple) and len(shape) == 0:
@@ -224,34 +243,16 @@ def _combination(add):
             i64 = ir.IntType(64)
             ops = _Pieces(context, builder, sig.args[4].dtype, k)
             out_row = builder.gep(out_a.data, [out_offset_v])
-            if add:
-                initial = ops.load_row(out_row)
-            else:
-                initial = ops.zeros()
-            entry = builder.block
-            head = builder.function.append_basic_block("combination.head")
-            body = builder.function.append_basic_block("combination.body")
-            done = builder.function.append_basic_block("combination.done")
-            builder.branch(head)
-            builder.position_at_end(head)
-            m = builder.phi(i64)
-            sums = ops.phis()
-            m.add_incoming(ir.Constant(i64, 0), entry)
-            for phi, value in zip(sums, initial):
-                phi.add_incoming(value, entry)
-            builder.cbranch(builder.icmp_signed("<", m, count_v), body, done)
-            builder.position_at_end(body)
-            c = builder.load(builder.gep(coef_a.data, [builder.add(offset_v,
-                                                                   builder.mul(m, stride_v))]))
-            row = builder.gep(R_a.data, [builder.mul(builder.add(first_v, m),
-                                                      ir.Constant(i64, k))])
-            new = ops.fma_row(c, row, sums)
-            body_end = builder.block
-            m.add_incoming(builder.add(m, ir.Constant(i64, 1)), body_end)
-            for phi, value in zip(sums, new):
-                phi.add_incoming(value, body_end)
-            builder.branch(head)
-            builder.position_at_end(done)
+
+            def term(m, sums):
+                c = builder.load(builder.gep(coef_a.data,
+                                             [builder.add(offset_v, builder.mul(m, stride_v))]))
+                row = builder.gep(R_a.data, [builder.mul(builder.add(first_v, m),
+                                                          ir.Constant(i64, k))])
+                return ops.fma_row(c, row, sums)
+
+            initial = ops.load_row(out_row) if add else ops.zeros()
+            sums = ops.chained_sum(ir.Constant(i64, 0), count_v, term, initial, chains)
             ops.store_row(out_row, sums)
             return context.get_dummy_value()
 
@@ -260,11 +261,79 @@ def _combination(add):
     return combination
 
 
-row_combination = _combination(add=False)
+row_combination = _combination(add=False, chains=1)
 row_combination.__doc__ = """``out.flat[o:o + k] = Σ_{m < count} coef.flat[offset + m·stride] · R[first + m, :]``,
     o = ``out_offset``, k = ``len(shape)``; all C-contiguous, one float dtype."""
-row_combination_add = _combination(add=True)
-row_combination_add.__doc__ = """As :func:`row_combination`, but adds the sum to ``out``."""
+row_combination_add = _combination(add=True, chains=2)
+row_combination_add.__doc__ = """As :func:`row_combination`, but adds the sum to ``out``,
+    in two chains (even and odd m, as :func:`row_product`): its sums are long (a chunk's
+    rows), where one chain would wait on each multiply-add."""
 
 
-__all__ = ["pieces", "row_combination", "row_combination_add", "row_product"]
+@intrinsic
+def update_row(typingctx, F, i, num, den, t, eps, acc, shape):
+    """``F[i] ← F[i] ⊙ num / (den[t] + ε)`` for the k = ``len(shape)`` columns, and
+    return ``Σ_q F[i, q] · acc[q]`` at the new F[i], in float64 (the products in float64,
+    summed as a tree). F, den 2-D and num, acc 1-D, C-contiguous, one float dtype.
+
+    The update of F[i] is elementwise, so it is bitwise the scalar loop's; only the sum
+    is added in another order (a tree, not a chain of fused multiply-adds)."""
+    if isinstance(shape, types.BaseTuple) and len(shape) == 0:
+        return types.float64(F, i, num, den, t, eps, acc, shape), _zero_float
+    if not (isinstance(shape, types.UniTuple) and shape.count > 0
+            and all(isinstance(a, types.Array) and a.layout == "C" for a in (F, num, den, acc))
+            and F.dtype in (types.float32, types.float64)
+            and num.dtype == F.dtype and den.dtype == F.dtype and acc.dtype == F.dtype):
+        return None
+    k = shape.count
+    sig = types.float64(F, i, num, den, t, eps, acc, shape)
+
+    def codegen(context, builder, sig, args):
+        F_t, i_t, num_t, den_t, t_t, eps_t, acc_t = sig.args[:7]
+        F_a = context.make_array(F_t)(context, builder, args[0])
+        num_a = context.make_array(num_t)(context, builder, args[2])
+        den_a = context.make_array(den_t)(context, builder, args[3])
+        acc_a = context.make_array(acc_t)(context, builder, args[6])
+        i64 = ir.IntType(64)
+        i32 = ir.IntType(32)
+        double = ir.DoubleType()
+        ops = _Pieces(context, builder, F_t.dtype, k)
+        row = context.cast(builder, args[1], i_t, types.int64)
+        t = context.cast(builder, args[4], t_t, types.int64)
+        eps = context.cast(builder, args[5], eps_t, F_t.dtype)
+        kk = ir.Constant(i64, k)
+        F_row = builder.gep(F_a.data, [builder.mul(row, kk)])
+        den_row = builder.gep(den_a.data, [builder.mul(t, kk)])
+        f, n, d, a = (ops.load_row(p) for p in (F_row, num_a.data, den_row, acc_a.data))
+        total = ir.Constant(double, 0.0)
+        new = []
+        for (_, lanes), f_p, n_p, d_p, a_p in zip(ops.parts, f, n, d, a):
+            vty = ops.vector[lanes]
+            undef = ir.Constant(vty, ir.Undefined)
+            eps_v = builder.shuffle_vector(builder.insert_element(undef, eps, ir.Constant(i32, 0)),
+                                           undef, ir.Constant(ir.VectorType(i32, lanes), [0] * lanes))
+            value = builder.fmul(f_p, builder.fdiv(n_p, builder.fadd(d_p, eps_v)))
+            new.append(value)
+            if F_t.dtype != types.float64:
+                wide = ir.VectorType(double, lanes)
+                value, a_p = builder.fpext(value, wide), builder.fpext(a_p, wide)
+            product = builder.fmul(value, a_p)
+            while lanes > 1:  # halves added until one lane is left
+                half = lanes // 2
+                low = builder.shuffle_vector(product, product, ir.Constant(
+                    ir.VectorType(i32, half), list(range(half))))
+                high = builder.shuffle_vector(product, product, ir.Constant(
+                    ir.VectorType(i32, half), list(range(half, lanes))))
+                product, lanes = builder.fadd(low, high), half
+            total = builder.fadd(total, builder.extract_element(product, ir.Constant(i32, 0)))
+        ops.store_row(F_row, new)
+        return total
+
+    return sig, codegen
+
+
+def _zero_float(context, builder, sig, args):
+    return ir.Constant(ir.DoubleType(), 0.0)
+
+
+__all__ = ["pieces", "row_combination", "row_combination_add", "row_product", "update_row"]
