@@ -131,20 +131,35 @@ def test_vector_pieces_cover_the_columns():
 
 
 def test_threaded_blocks_match_one_block(monkeypatch):
-    monkeypatch.setattr(fk, "_MIN_NNZ_FOR_THREADS", 1)
-    monkeypatch.setenv("SEMNMF_NUM_THREADS", "3")
+    monkeypatch.setattr(fk, "_WORK_PER_THREAD", 1)
     X, M, Z, W, Q = _data(np.float64, 5, context=True)
-    kernel = fk.CSRKernel(X.T.tocsr(), partner=fk.CSRKernel(M))
-    assert len(kernel.blocks) > 1 and len(kernel.pair_blocks) > 1
-    W1, W2 = W.copy(), W.copy()
-    inner1, gram1 = kernel.update(W1, Z, Z.T @ Z, eps=1e-7, S=Q, c=0.5)
-    monkeypatch.setattr(kernel, "pair_blocks", [(0, X.shape[1])])
-    inner2, gram2 = kernel.update(W2, Z, Z.T @ Z, eps=1e-7, S=Q, c=0.5)
+    runs = {}
+    for threads in ("3", "1"):
+        monkeypatch.setenv("SEMNMF_NUM_THREADS", threads)
+        kernel = fk.CSRKernel(X.T.tocsr(), partner=fk.CSRKernel(M))
+        workers, blocks = kernel.plan(5, pair=True)
+        assert (workers, len(blocks) > 1) == ((3, True) if threads == "3" else (1, False))
+        W1 = W.copy()
+        inner, gram = kernel.update(W1, Z, Z.T @ Z, eps=1e-7, S=Q, c=0.5)
+        runs[threads] = (W1, inner, gram)
+    (W1, inner1, gram1), (W2, inner2, gram2) = runs["3"], runs["1"]
     np.testing.assert_allclose(W1, W2, rtol=1e-13)
     np.testing.assert_allclose(gram1, W1.T @ W1, rtol=1e-12)
     np.testing.assert_allclose(gram2, gram1, rtol=1e-13)
     np.testing.assert_allclose(inner1, np.sum(W1 * (X.T @ Z)), rtol=1e-12)
     np.testing.assert_allclose(inner2, inner1, rtol=1e-13)
+
+
+def test_thread_plan_follows_the_work(monkeypatch):
+    """One thread for a small pass, more when non-zeros x columns grow."""
+    monkeypatch.setenv("SEMNMF_NUM_THREADS", "4")
+    A = sp.random(400, 300, density=0.05, random_state=0, format="csr")  # 6,000 non-zeros
+    kernel = fk.CSRKernel(A)
+    monkeypatch.setattr(fk, "_WORK_PER_THREAD", 6_000 * 4)
+    assert kernel.plan(4) == (1, [(0, 400)])
+    workers, blocks = kernel.plan(12)
+    assert workers == 3 and blocks[0][0] == 0 and blocks[-1][1] == 400
+    assert kernel.plan(100)[0] == 4
 
 
 def test_symmetric_matrix_is_not_transposed():

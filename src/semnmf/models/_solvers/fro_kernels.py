@@ -46,11 +46,13 @@ from .simd import row_combination, row_combination_add, row_product, update_row
 # values ("nnan", "ninf") is set.
 _FASTMATH = {"reassoc", "contract", "nsz"}
 
-# Below this many non-zeros one thread does the whole pass (a thread hand-off costs
-# more than the work), and a pass uses at most one thread per this many non-zeros: on a
-# 16-core machine, 16 threads on CLASSIC4's 247,158 non-zeros made a sweep 2.3x slower
-# than 2 threads (benchmarks/results/speed.md).
-_MIN_NNZ_FOR_THREADS = 50_000
+# A pass uses at most one thread per this much work, non-zeros x columns (one thread
+# below it: a thread hand-off costs more than the work). With the vector kernels, one
+# pass over 250,000 non-zeros at k = 4 takes 0.2 ms on one thread; two threads made it
+# slower up to about 1 M non-zeros x columns and faster above (NG20's rows, 2 cores:
+# 0.38 M 0.71x, 0.76 M 0.97x, 1.0 M 1.14x, 1.8 M 1.22-1.34x, 6.7 M 1.98x). On a 16-core
+# machine 16 threads on CLASSIC4's 247,158 non-zeros had made a sweep 2.3x slower than 2.
+_WORK_PER_THREAD = 1_000_000
 
 # Blocks per thread: more blocks than threads lets a thread that is slowed down on a
 # shared machine hand its remaining rows to the others.
@@ -285,24 +287,28 @@ class CSRKernel:
         self.dtype = dtype
         self.nnz = int(A.nnz)
         self.indptr, self.indices, self.data = A.indptr, A.indices, A.data
-        nnz_both = self.nnz + (0 if partner is None else int(partner.nnz))
-        self.workers = threads_for(nnz_both, _MIN_NNZ_FOR_THREADS)
-        self.blocks = self._blocks(self.indptr, self.nnz)
         self.partner = partner
+        self._plans = {}
         if partner is not None:
             if partner.shape[0] != self.shape[0]:
                 raise ValueError(f"partner has {partner.shape[0]} rows, A {self.shape[0]}.")
-            both = self.indptr.astype(np.int64) + partner.indptr.astype(np.int64)
-            self.pair_blocks = self._blocks(both, self.nnz + partner.nnz)
+            self._both = self.indptr.astype(np.int64) + partner.indptr.astype(np.int64)
 
-    def _blocks(self, indptr, nnz):
-        if self.workers > 1 and nnz >= _MIN_NNZ_FOR_THREADS:
-            per_thread = _BLOCKS_PER_THREAD if nnz >= _MIN_NNZ_FOR_MORE_BLOCKS else 1
-            return row_blocks(indptr, self.workers * per_thread)
-        return [(0, self.shape[0])]
-
-    def _run(self, kernel, blocks):
-        return map_blocks(lambda index: kernel(*blocks[index]), len(blocks), self.workers)
+    def plan(self, k, pair=False):
+        """``(workers, blocks)`` of a pass with k columns (over A and its partner when
+        ``pair``): at most one thread per ``_WORK_PER_THREAD`` non-zeros x columns, row
+        blocks of about equal non-zeros (computed once per thread count)."""
+        nnz = self.nnz + (int(self.partner.nnz) if pair else 0)
+        workers = threads_for(nnz * max(int(k), 1), _WORK_PER_THREAD)
+        blocks = self._plans.get((workers, pair))
+        if blocks is None:
+            if workers > 1:
+                per_thread = _BLOCKS_PER_THREAD if nnz >= _MIN_NNZ_FOR_MORE_BLOCKS else 1
+                blocks = row_blocks(self._both if pair else self.indptr, workers * per_thread)
+            else:
+                blocks = [(0, self.shape[0])]
+            self._plans[(workers, pair)] = blocks
+        return workers, blocks
 
     def __matmul__(self, R):
         """``A @ R`` for dense R (p, k); the result has R's dtype when it is a float dtype."""
@@ -317,8 +323,9 @@ class CSRKernel:
             out[...] = 0
             return out
         shape = _vector_width(R.shape[1])
-        self._run(lambda a, b: spmm_rows(self.indptr, self.indices, data, R, out, a, b, shape),
-                  self.blocks)
+        workers, blocks = self.plan(R.shape[1])
+        map_blocks(lambda index: spmm_rows(self.indptr, self.indices, data, R, out,
+                                           *blocks[index], shape), len(blocks), workers)
         return out
 
     def update(self, F, R, G, *, eps, S=None, c=0.0):
@@ -336,10 +343,9 @@ class CSRKernel:
         if use_b:
             B = self.partner
             b_args = (B.indptr, B.indices, B.data, S)
-            blocks = self.pair_blocks
         else:
             b_args = (self.indptr, self.indices, self.data, R)
-            blocks = self.blocks
+        workers, blocks = self.plan(k, pair=use_b)
         n_blocks = len(blocks)
         grams = np.zeros((n_blocks, k, k))
         args = (self.indptr, self.indices, self.data, R) + b_args + (dtype(c), use_b)
@@ -349,7 +355,7 @@ class CSRKernel:
             a, b = blocks[index]
             return mu_rows(*args, F, G, dtype(eps), grams[index], a, b, shape)
 
-        inner = math.fsum(map_blocks(kernel, n_blocks, self.workers))
+        inner = math.fsum(map_blocks(kernel, n_blocks, workers))
         gram = grams[0] if n_blocks == 1 else grams.sum(axis=0)
         return inner, 0.5 * (gram + gram.T)
 
