@@ -142,6 +142,8 @@ class FrobeniusProblem:
         # QᵀQ likewise (from the last Q update): a BLAS product here would start BLAS
         # threads that keep spinning while the compiled passes run
         self._QtQ = None
+        # the two terms of eq. (5) at the last fused step's iterate, when it formed both
+        self._terms = None
         self.sqX = squared_norm(X)
         self.update_W = update_W
         self.orthogonal = bool(orthogonal) and update_W
@@ -205,7 +207,12 @@ class FrobeniusProblem:
         return value
 
     def terms(self):
-        """The two terms of eq. (5) separately: (½‖X − ZWᵀ‖², ½‖M − WQᵀ‖²)."""
+        """The two terms of eq. (5) separately: (½‖X − ZWᵀ‖², ½‖M − WQᵀ‖²).
+
+        After a compiled step that formed both, they are that step's (no product over X
+        or M again; the factors belong to the problem while it runs, as for ``_WtW``)."""
+        if self._terms is not None:
+            return self._terms
         WtW = self.W.T @ self.W
         data = self._data_term(WtW, self.Z.T @ self.Z)
         context = self._context_term(WtW) if self.M is not None else 0.0
@@ -213,6 +220,7 @@ class FrobeniusProblem:
 
     # -- one sweep of (7a)-(7c) ------------------------------------------------------
     def step(self):
+        self._terms = None
         if self.kernels:
             return self._fused_step()
         Z, W = self.Z, self.W
@@ -271,11 +279,15 @@ class FrobeniusProblem:
             return self.objective()
         else:
             WtW = WtW.astype(np.float64)
-        value = 0.5 * max(self.sqX - 2.0 * inner_X + float(np.sum(WtW * ZtZ)), 0.0)
+        data = 0.5 * max(self.sqX - 2.0 * inner_X + float(np.sum(WtW * ZtZ)), 0.0)
+        value = data
         if use_context:
             if self.update_W:
                 context = 0.5 * max(self.sqM - 2.0 * inner_M + float(np.sum(WtW * QtQ)), 0.0)
             else:
                 context = self._context_term(self.W.T @ self.W)
             value += self.lam * context
+            self._terms = (data, context)
+        elif self.M is None:
+            self._terms = (data, 0.0)
         return value
