@@ -62,7 +62,7 @@ def fit_quietly(model, X, **fit_params):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("threads", [1, 3])
-@pytest.mark.parametrize("k", [1, 4, 7, 8, 9, 20])  # compiled for the exact k up to 8
+@pytest.mark.parametrize("k", [1, 4, 7, 9, 20, 65])  # vector registers up to 64, then a loop
 def test_kernel_matches_dense(dtype, index_dtype, threads, k, monkeypatch):
     monkeypatch.setenv("SEMNMF_NUM_THREADS", str(threads))
     monkeypatch.setattr(_kernels, "_MIN_NNZ_FOR_THREADS", 0)
@@ -87,6 +87,24 @@ def test_kernel_matches_dense(dtype, index_dtype, threads, k, monkeypatch):
     mask = Ad > 0
     assert xlog == pytest.approx(np.sum(Ad[mask] * np.log(Ad[mask] / LR[mask])), rel=rtol)
     assert kernel(L, R)[1] == 0.0     # no logarithms unless asked
+
+
+@pytest.mark.parametrize("k", [4, 20])
+def test_kernel_reads_the_data_in_the_factors_dtype(k):
+    """float64 data with float32 factors (a float64 M in a float32 fit): the values are
+    read as float32, as the Frobenius kernels convert them; the result is float32."""
+    rng = np.random.default_rng(1)
+    A = sp.random(30, 25, density=0.3, random_state=1, format="csr")
+    L = rng.random((30, k)).astype(np.float32) + np.float32(0.1)
+    R = rng.random((25, k)).astype(np.float32) + np.float32(0.1)
+    out, xlog = _kernels.RatioKernel(A)(L, R, with_log=True)
+    A32 = A.astype(np.float32)
+    out32, xlog32 = _kernels.RatioKernel(A32)(L, R, with_log=True)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, out32)
+    expected = ratio(A.toarray(), L.astype(float) @ R.astype(float).T) @ R.astype(float)
+    np.testing.assert_allclose(out, expected, rtol=1e-5)
+    assert xlog == pytest.approx(xlog32, rel=1e-6)
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 7, 10_000])

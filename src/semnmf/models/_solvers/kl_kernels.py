@@ -30,7 +30,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._utils.parallel import map_blocks, n_threads, row_blocks
-from .fro_kernels import _width  # the same compile-time k (≤ 8) as the Frobenius kernels
+from .fro_kernels import _vector_width, _width
+from .simd import ratio_row
 
 # Reassociation lets LLVM vectorize the k-term dot product; no flag that assumes
 # finite values ("nnan", "ninf") is set, so the floor on s keeps its meaning.
@@ -59,41 +60,6 @@ def _eight(A, i, shape):
 
 
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
-def _ratio_row_small(indptr, indices, data, L, R, out, i, ratios, floor, shape):
-    """Row i of the product for a compile-time k ≤ 8 (``shape``: k zeros).
-
-    L_i and the k sums live in scalars for the whole row: written as arrays, every
-    non-zero reloaded L_i and stored its k sums back to ``out`` (numba cannot tell LLVM
-    that ``out`` is not L or R). The branches on k vanish at compile time. Indices are
-    read as unsigned (no negative-index wraparound per access)."""
-    l0, l1, l2, l3, l4, l5, l6, l7 = _eight(L, i, shape)
-    zero = out.dtype.type(0)
-    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = zero
-    first = np.uint64(indptr[i])
-    p = first
-    last = np.uint64(indptr[i + 1])
-    while p < last:
-        r0, r1, r2, r3, r4, r5, r6, r7 = _eight(R, np.uint64(indices[p]), shape)
-        s = l0 * r0 + l1 * r1 + l2 * r2 + l3 * r3 + l4 * r4 + l5 * r5 + l6 * r6 + l7 * r7
-        if s < floor:
-            s = floor
-        r = data[p] / s
-        ratios[p - first] = r
-        a0 += r * r0
-        a1 += r * r1
-        a2 += r * r2
-        a3 += r * r3
-        a4 += r * r4
-        a5 += r * r5
-        a6 += r * r6
-        a7 += r * r7
-        p += np.uint64(1)
-    sums = (a0, a1, a2, a3, a4, a5, a6, a7)
-    for q in range(len(shape)):
-        out[i, q] = sums[q]
-
-
-@numba.njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
 def _dot(L, i, R, j, k):
     """L_i · R_j over the k columns."""
     s = L[i, 0] * R[j, 0]
@@ -105,10 +71,10 @@ def _dot(L, i, R, j, k):
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
 def _ratio_row(indptr, indices, data, L, R, out, i, ratios, floor, shape):
     """Row i of ``out = (A ⊘ max(L Rᵀ, floor)) R``; its ratios go to ``ratios[p - first]``
-    (``first = indptr[i]``). For a compile-time k ≤ 8 in registers
-    (:func:`_ratio_row_small`)."""
+    (``first = indptr[i]``). For a compile-time k (``shape``, :func:`~.fro_kernels._vector_width`)
+    in vector registers (:func:`~semnmf.models._solvers.simd.ratio_row`)."""
     if len(shape) > 0:
-        _ratio_row_small(indptr, indices, data, L, R, out, i, ratios, floor, shape)
+        ratio_row(indptr, indices, data, L, R, out, i, ratios, floor, shape)
         return
     k = L.shape[1]
     first = np.uint64(indptr[i])
@@ -279,7 +245,7 @@ class RatioKernel:
             out = np.empty((m, L.shape[1]), dtype=L.dtype)
         floor = L.dtype.type(self.floor)
         args = (self.indptr, self.indices, self.data, L, R, out)
-        shape = _width(L.shape[1])
+        shape = _vector_width(L.shape[1])
         blocks = self.blocks
         if not with_log:
             map_blocks(lambda b: ratio_rows(*args, blocks[b][0], blocks[b][1], floor, False,

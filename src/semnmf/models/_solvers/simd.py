@@ -336,4 +336,99 @@ def _zero_float(context, builder, sig, args):
     return ir.Constant(ir.DoubleType(), 0.0)
 
 
-__all__ = ["pieces", "row_combination", "row_combination_add", "row_product", "update_row"]
+@intrinsic
+def ratio_row(typingctx, indptr, indices, data, L, R, out, i, ratios, floor, shape):
+    """Row i of the KL product ``out = (A ⊘ max(L Rᵀ, floor)) R`` for k = ``len(shape)``:
+    for each non-zero a_ij, s = L_i·R_j (products of the pieces added as a tree),
+    r = a_ij / s (s below ``floor`` replaced by it), ``ratios[p − indptr[i]] = r``,
+    ``out_i += r R_j`` (two chains, as :func:`row_product`). L_i stays in registers
+    for the whole row and R_j is loaded once for the dot product and the sum. L, R, out
+    C-contiguous of one float dtype; a_ij is read in that dtype; ``ratios`` 1-D of it
+    or float64."""
+    if isinstance(shape, types.BaseTuple) and len(shape) == 0:
+        return types.void(indptr, indices, data, L, R, out, i, ratios, floor, shape), _nothing
+    if not (isinstance(shape, types.UniTuple) and shape.count > 0
+            and all(isinstance(a, types.Array) and a.layout == "C" for a in (L, R, out, ratios))
+            and L.dtype in (types.float32, types.float64)
+            and R.dtype == L.dtype and out.dtype == L.dtype
+            and ratios.dtype in (L.dtype, types.float64)
+            and data.dtype in (types.float32, types.float64)):
+        return None
+    k = shape.count
+    sig = types.void(indptr, indices, data, L, R, out, i, ratios, floor, shape)
+
+    def codegen(context, builder, sig, args):
+        ip_t, ix_t, data_t, L_t, R_t, out_t, i_t, ratios_t, floor_t = sig.args[:9]
+        indptr_a, indices_a, data_a, L_a, R_a, out_a, ratios_a = (
+            context.make_array(t)(context, builder, v)
+            for t, v in zip((ip_t, ix_t, data_t, L_t, R_t, out_t, ratios_t),
+                            args[:6] + (args[7],)))
+        i64 = ir.IntType(64)
+        i32 = ir.IntType(32)
+        ops = _Pieces(context, builder, L_t.dtype, k)
+        element = context.get_data_type(L_t.dtype)
+        floor = context.cast(builder, args[8], floor_t, L_t.dtype)
+        kk = ir.Constant(i64, k)
+
+        def index(array, position):
+            value = builder.load(builder.gep(array.data, [position]))
+            return builder.zext(value, i64) if value.type.width < 64 else value
+
+        row_i = context.cast(builder, args[6], i_t, types.int64)
+        start = index(indptr_a, row_i)
+        end = index(indptr_a, builder.add(row_i, ir.Constant(i64, 1)))
+        l_row = ops.load_row(builder.gep(L_a.data, [builder.mul(row_i, kk)]))
+
+        def horizontal(vector, lanes):
+            while lanes > 1:
+                half = lanes // 2
+                low = builder.shuffle_vector(vector, vector, ir.Constant(
+                    ir.VectorType(i32, half), list(range(half))))
+                high = builder.shuffle_vector(vector, vector, ir.Constant(
+                    ir.VectorType(i32, half), list(range(half, lanes))))
+                vector, lanes = builder.fadd(low, high), half
+            return builder.extract_element(vector, ir.Constant(i32, 0))
+
+        def term(p, sums):
+            j = index(indices_a, p)
+            a = builder.load(builder.gep(data_a.data, [p]))
+            if data_t.dtype != L_t.dtype:
+                a = (builder.fptrunc(a, element) if data_t.dtype == types.float64
+                     else builder.fpext(a, element))
+            r_row = ops.load_row(builder.gep(R_a.data, [builder.mul(j, kk)]))
+            # L_i·R_j: the pieces of one width multiplied and added lane by lane first
+            groups = {}
+            for (_, lanes), l_p, r_p in zip(ops.parts, l_row, r_row):
+                if lanes in groups:
+                    groups[lanes] = builder.call(ops.fmuladd[lanes], [l_p, r_p, groups[lanes]])
+                else:
+                    groups[lanes] = builder.fmul(l_p, r_p)
+            dot = None
+            for lanes, vector in groups.items():
+                part = horizontal(vector, lanes)
+                dot = part if dot is None else builder.fadd(dot, part)
+            low = builder.fcmp_ordered("<", dot, floor)
+            s = builder.select(low, floor, dot)
+            r = builder.fdiv(a, s)
+            slot = builder.gep(ratios_a.data, [builder.sub(p, start)])
+            builder.store(r if ratios_t.dtype == L_t.dtype
+                          else builder.fpext(r, ir.DoubleType()), slot)
+            out = []
+            for (_, lanes), r_p, total in zip(ops.parts, r_row, sums):
+                vty = ops.vector[lanes]
+                undef = ir.Constant(vty, ir.Undefined)
+                broadcast = builder.shuffle_vector(
+                    builder.insert_element(undef, r, ir.Constant(i32, 0)), undef,
+                    ir.Constant(ir.VectorType(i32, lanes), [0] * lanes))
+                out.append(builder.call(ops.fmuladd[lanes], [broadcast, r_p, total]))
+            return out
+
+        sums = ops.chained_sum(start, end, term, ops.zeros(), chains=2)
+        ops.store_row(builder.gep(out_a.data, [builder.mul(row_i, kk)]), sums)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+__all__ = ["pieces", "ratio_row", "row_combination", "row_combination_add", "row_product",
+           "update_row"]
