@@ -46,14 +46,14 @@ from .mu import safe_denominator as _safe
 # -- block tasks (module level: they travel to the workers) -----------------------------
 def _data_pass(Xb, Zb, shared):
     """``(Z_b, A_b, (ℓ_b, 1ᵀZ_b in float64))`` at the current (Z_b, W)."""
-    from .fro_kernels import _width
+    from .fro_kernels import _vector_width
     from .kl_kernels import ratio_rows
 
     W, floor = shared
     Zb = np.ascontiguousarray(Zb)
     A = np.empty(Zb.shape, dtype=Zb.dtype)
     log_sum = ratio_rows(Xb.indptr, Xb.indices, Xb.data, Zb, W, A, 0, Zb.shape[0],
-                         Zb.dtype.type(floor), True, _width(Zb.shape[1]))
+                         Zb.dtype.type(floor), True, _vector_width(Zb.shape[1]))
     return Zb, A, (float(log_sum), Zb.sum(axis=0, dtype=np.float64))
 
 
@@ -64,7 +64,7 @@ def _statistics(state):
 def _z_and_numerator(Xb, state, shared):
     """Step 2 on the block, then its part of step 3's numerator at the new Z_b:
     ``(Z_b, (B_b, 1ᵀZ_b))``."""
-    from .fro_kernels import _width
+    from .fro_kernels import _vector_width
     from .kl_kernels import ratio_columns
 
     W, w_sums, floor = shared
@@ -73,7 +73,7 @@ def _z_and_numerator(Xb, state, shared):
     # never changes its inputs, which Dask may still hold or run again)
     B = np.empty(W.shape, dtype=Zb.dtype)
     ratio_columns(Xb.indptr, Xb.indices, Xb.data, Zb, W, B, Zb.dtype.type(floor),
-                  _width(Zb.shape[1]))
+                  _vector_width(Zb.shape[1]))
     return Zb, (B, Zb.sum(axis=0))
 
 

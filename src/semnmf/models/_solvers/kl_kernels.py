@@ -30,8 +30,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._utils.parallel import map_blocks, n_threads, row_blocks
-from .fro_kernels import _vector_width, _width
-from .simd import ratio_row
+from .fro_kernels import _vector_width
+from .simd import ratio_row, row_dot
 
 # Reassociation lets LLVM vectorize the k-term dot product; no flag that assumes
 # finite values ("nnan", "ninf") is set, so the floor on s keeps its meaning.
@@ -47,17 +47,6 @@ _BLOCKS_PER_THREAD = 4
 
 # Non-zeros whose ratios are kept at once for their logarithms (float64: 2 MB a thread).
 _LOG_CHUNK = 1 << 18
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _eight(A, i, shape):
-    """Row i of A as 8 scalars, zeros past its k = len(shape) columns (compile-time)."""
-    k = len(shape)
-    zero = A.dtype.type(0)
-    return (A[i, 0], A[i, 1] if k > 1 else zero, A[i, 2] if k > 2 else zero,
-            A[i, 3] if k > 3 else zero, A[i, 4] if k > 4 else zero,
-            A[i, 5] if k > 5 else zero, A[i, 6] if k > 6 else zero,
-            A[i, 7] if k > 7 else zero)
-
 
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
 def _dot(L, i, R, j, k):
@@ -111,7 +100,7 @@ def ratio_rows(indptr, indices, data, L, R, out, start, stop, floor, with_log, s
     count 0, as 0 log 0 = 0). The ratios of a row are kept in a small buffer and their
     logarithms taken in a second loop, so that the main loop stays free of calls and
     vectorizes (a log call inside it made the pass about 1.3x slower here). ``shape``:
-    see :func:`~.fro_kernels._width`. The Dask engine's block tasks call this;
+    see :func:`~.fro_kernels._vector_width`. The Dask engine's block tasks call this;
     :class:`RatioKernel` takes the logarithms with numpy instead (:func:`ratio_block`).
     """
     total = 0.0
@@ -163,7 +152,9 @@ def ratio_columns(indptr, indices, data, L, R, out, floor, shape):
     scattered), which is what a block task of the Dask engine needs: W's numerator
     (X_bᵀ ⊘ W Z_bᵀ) Z_b from a block of documents, with no transposed copy of the block
     (:mod:`semnmf.models._solvers.distributed_kl`). ``out`` is overwritten. ``shape``: see
-    :func:`~.fro_kernels._width`; for k ≤ 8, L_i stays in registers for its row.
+    :func:`~.fro_kernels._vector_width`; the dot products are :func:`ratio_row`'s
+    (:func:`~semnmf.models._solvers.simd.row_dot`), so the engines divide by the same
+    numbers.
     """
     m, k = L.shape
     out[:] = 0
@@ -171,18 +162,14 @@ def ratio_columns(indptr, indices, data, L, R, out, floor, shape):
         first = np.uint64(indptr[i])
         last = np.uint64(indptr[i + 1])
         if len(shape) > 0:
-            l0, l1, l2, l3, l4, l5, l6, l7 = _eight(L, i, shape)
             for p in range(first, last):
                 j = np.uint64(indices[p])
-                r0, r1, r2, r3, r4, r5, r6, r7 = _eight(R, j, shape)
-                s = (l0 * r0 + l1 * r1 + l2 * r2 + l3 * r3 + l4 * r4 + l5 * r5 + l6 * r6
-                     + l7 * r7)
+                s = row_dot(L, i, R, j, shape)  # the dot product of ratio_row, bitwise
                 if s < floor:
                     s = floor
-                r = data[p] / s
-                row = (l0, l1, l2, l3, l4, l5, l6, l7)
+                r = out.dtype.type(data[p]) / s
                 for q in range(len(shape)):
-                    out[j, q] += r * row[q]
+                    out[j, q] += r * L[i, q]
         else:
             for p in range(first, last):
                 j = np.uint64(indices[p])

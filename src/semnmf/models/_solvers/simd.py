@@ -112,6 +112,32 @@ class _Pieces:
             out.append(b.call(self.fmuladd[lanes], [broadcast, r, total]))
         return out
 
+    def dot(self, x, y):
+        """Σ x ⊙ y of two rows of pieces: pieces of one width multiplied and added lane by
+        lane (widest first), each width's vector added up as a tree, the widths' sums added
+        in order. :func:`ratio_row` and :func:`row_dot` share it, so a dot product is the
+        same number wherever it is formed."""
+        b = self.builder
+        i32 = ir.IntType(32)
+        groups = {}
+        for (_, lanes), x_p, y_p in zip(self.parts, x, y):
+            if lanes in groups:
+                groups[lanes] = b.call(self.fmuladd[lanes], [x_p, y_p, groups[lanes]])
+            else:
+                groups[lanes] = b.fmul(x_p, y_p)
+        total = None
+        for lanes, vector in groups.items():
+            while lanes > 1:
+                half = lanes // 2
+                low = b.shuffle_vector(vector, vector, ir.Constant(
+                    ir.VectorType(i32, half), list(range(half))))
+                high = b.shuffle_vector(vector, vector, ir.Constant(
+                    ir.VectorType(i32, half), list(range(half, lanes))))
+                vector, lanes = b.fadd(low, high), half
+            part = b.extract_element(vector, ir.Constant(i32, 0))
+            total = part if total is None else b.fadd(total, part)
+        return total
+
     def chained_sum(self, start, end, term, initial, chains):
         """The sums after ``term(p, sums)`` for p = start .. end − 1 (i64 values), from
         ``initial``. ``chains`` = 2: even p into one set of sums, odd p into a second set
@@ -339,7 +365,7 @@ def _zero_float(context, builder, sig, args):
 @intrinsic
 def ratio_row(typingctx, indptr, indices, data, L, R, out, i, ratios, floor, shape):
     """Row i of the KL product ``out = (A ⊘ max(L Rᵀ, floor)) R`` for k = ``len(shape)``:
-    for each non-zero a_ij, s = L_i·R_j (products of the pieces added as a tree),
+    for each non-zero a_ij, s = L_i·R_j (:meth:`_Pieces.dot`, as :func:`row_dot`),
     r = a_ij / s (s below ``floor`` replaced by it), ``ratios[p − indptr[i]] = r``,
     ``out_i += r R_j`` (two chains, as :func:`row_product`). L_i stays in registers
     for the whole row and R_j is loaded once for the dot product and the sum. L, R, out
@@ -379,16 +405,6 @@ def ratio_row(typingctx, indptr, indices, data, L, R, out, i, ratios, floor, sha
         end = index(indptr_a, builder.add(row_i, ir.Constant(i64, 1)))
         l_row = ops.load_row(builder.gep(L_a.data, [builder.mul(row_i, kk)]))
 
-        def horizontal(vector, lanes):
-            while lanes > 1:
-                half = lanes // 2
-                low = builder.shuffle_vector(vector, vector, ir.Constant(
-                    ir.VectorType(i32, half), list(range(half))))
-                high = builder.shuffle_vector(vector, vector, ir.Constant(
-                    ir.VectorType(i32, half), list(range(half, lanes))))
-                vector, lanes = builder.fadd(low, high), half
-            return builder.extract_element(vector, ir.Constant(i32, 0))
-
         def term(p, sums):
             j = index(indices_a, p)
             a = builder.load(builder.gep(data_a.data, [p]))
@@ -396,17 +412,7 @@ def ratio_row(typingctx, indptr, indices, data, L, R, out, i, ratios, floor, sha
                 a = (builder.fptrunc(a, element) if data_t.dtype == types.float64
                      else builder.fpext(a, element))
             r_row = ops.load_row(builder.gep(R_a.data, [builder.mul(j, kk)]))
-            # L_i·R_j: the pieces of one width multiplied and added lane by lane first
-            groups = {}
-            for (_, lanes), l_p, r_p in zip(ops.parts, l_row, r_row):
-                if lanes in groups:
-                    groups[lanes] = builder.call(ops.fmuladd[lanes], [l_p, r_p, groups[lanes]])
-                else:
-                    groups[lanes] = builder.fmul(l_p, r_p)
-            dot = None
-            for lanes, vector in groups.items():
-                part = horizontal(vector, lanes)
-                dot = part if dot is None else builder.fadd(dot, part)
+            dot = ops.dot(l_row, r_row)
             low = builder.fcmp_ordered("<", dot, floor)
             s = builder.select(low, floor, dot)
             r = builder.fdiv(a, s)
@@ -430,5 +436,40 @@ def ratio_row(typingctx, indptr, indices, data, L, R, out, i, ratios, floor, sha
     return sig, codegen
 
 
-__all__ = ["pieces", "ratio_row", "row_combination", "row_combination_add", "row_product",
-           "update_row"]
+@intrinsic
+def row_dot(typingctx, L, i, R, j, shape):
+    """``L_i · R_j`` over k = ``len(shape)`` columns, added exactly as :func:`ratio_row`
+    adds it (the Dask engine's transposed KL product must divide by the same numbers).
+    L and R C-contiguous of one float dtype; returns that dtype."""
+    if isinstance(shape, types.BaseTuple) and len(shape) == 0:
+        if not isinstance(L, types.Array):
+            return None
+        return L.dtype(L, i, R, j, shape), _zero_of_dtype
+    if not (isinstance(shape, types.UniTuple) and shape.count > 0
+            and all(isinstance(a, types.Array) and a.ndim == 2 and a.layout == "C"
+                    for a in (L, R))
+            and L.dtype in (types.float32, types.float64) and R.dtype == L.dtype):
+        return None
+    k = shape.count
+    sig = L.dtype(L, i, R, j, shape)
+
+    def codegen(context, builder, sig, args):
+        L_a = context.make_array(sig.args[0])(context, builder, args[0])
+        R_a = context.make_array(sig.args[2])(context, builder, args[2])
+        i64 = ir.IntType(64)
+        kk = ir.Constant(i64, k)
+        row_i = context.cast(builder, args[1], sig.args[1], types.int64)
+        row_j = context.cast(builder, args[3], sig.args[3], types.int64)
+        ops = _Pieces(context, builder, sig.args[0].dtype, k)
+        return ops.dot(ops.load_row(builder.gep(L_a.data, [builder.mul(row_i, kk)])),
+                       ops.load_row(builder.gep(R_a.data, [builder.mul(row_j, kk)])))
+
+    return sig, codegen
+
+
+def _zero_of_dtype(context, builder, sig, args):
+    return context.get_constant(sig.return_type, 0)
+
+
+__all__ = ["pieces", "ratio_row", "row_combination", "row_combination_add", "row_dot",
+           "row_product", "update_row"]
