@@ -194,8 +194,12 @@ def _reference_is_symmetric(A, ulps=4):
     return bool(np.max(np.abs(A.data - At.data)) <= tol)
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_symmetry_check_matches_the_transpose(dtype):
+def test_symmetry_check_matches_the_transpose(dtype, threads, monkeypatch):
+    if threads > 1:  # row blocks on three threads, even for these small matrices
+        monkeypatch.setattr(fk, "_WORK_PER_THREAD", 1)
+        monkeypatch.setenv("SEMNMF_NUM_THREADS", str(threads))
     rng = np.random.default_rng(0)
     seen = set()
     for trial in range(200):

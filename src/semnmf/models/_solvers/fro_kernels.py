@@ -361,16 +361,16 @@ class CSRKernel:
 
 
 @numba.njit(cache=True, nogil=True)
-def _mirrored(indptr, indices, data, tol):
-    """Whether every entry (i, j) of a canonical CSR matrix has its mirror (j, i), with
-    |a_ij − a_ji| ≤ tol. Each entry above the diagonal looks up its mirror by binary
-    search in row j (sorted indices); the entries below the diagonal are only counted:
-    the lookups map the upper entries one-to-one onto lower ones, so equal counts mean
-    every lower entry was reached."""
-    n = len(indptr) - 1
+def _mirrored(indptr, indices, data, tol, start, stop):
+    """Rows ``start:stop`` of a canonical CSR matrix: whether every entry (i, j) above the
+    diagonal has its mirror (j, i), with |a_ij − a_ji| ≤ tol, and the counts of entries
+    above and below the diagonal, ``(ok, upper, lower)``. Each entry above the diagonal
+    looks up its mirror by binary search in row j (sorted indices); the entries below are
+    only counted: the lookups map the upper entries one-to-one onto lower ones, so equal
+    counts over all rows mean every lower entry was reached."""
     upper = 0
     lower = 0
-    for i in range(n):
+    for i in range(start, stop):
         for p in range(indptr[i], indptr[i + 1]):
             j = indices[p]
             if j < i:
@@ -388,8 +388,8 @@ def _mirrored(indptr, indices, data, tol):
                 else:
                     hi = mid
             if lo == indptr[j + 1] or indices[lo] != i or not abs(data[lo] - data[p]) <= tol:
-                return False  # (written so that a NaN difference fails too)
-    return upper == lower
+                return False, upper, lower  # (written so that a NaN difference fails too)
+    return True, upper, lower
 
 
 def is_symmetric(A, ulps=4):
@@ -401,10 +401,12 @@ def is_symmetric(A, ulps=4):
     themselves. Errors bounded by ε max|A| per entry are those of summing the rows of the
     products ``M R`` in another order, which the compiled sweep allows anyway.
 
-    One compiled pass with a binary search per entry (:func:`_mirrored`), no copy: on
-    NG20's window PPMI (15 M non-zeros) 0.5 s, as long as forming Aᵀ took (0.2-0.8 s),
-    without Aᵀ's 180 MB and the transpose's temporaries, which were the peak of
-    SemanticNMF(loss="kl")'s fit (445 MB above the data, 145 MB now; benchmarks/results/kl.md).
+    One compiled pass with a binary search per entry (:func:`_mirrored`, by row blocks
+    on the threads), no copy: on NG20's window PPMI (15 M non-zeros) 0.5 s on one thread,
+    as long as forming Aᵀ took (0.2-0.8 s), without Aᵀ's 180 MB and the transpose's
+    temporaries, which were the peak of SemanticNMF(loss="kl")'s fit (445 MB above the
+    data, 145 MB now; benchmarks/results/kl.md). BBC's window PPMI (4 M non-zeros): 0.13 s
+    on one thread, 13 % of the default fit, hence the threads.
     """
     if not sp.issparse(A) or A.shape[0] != A.shape[1]:
         return False
@@ -414,11 +416,16 @@ def is_symmetric(A, ulps=4):
         A.sum_duplicates()
     if A.nnz == 0:
         return True
-    largest = float(np.max(np.abs(A.data)))
+    largest = float(max(A.data.max(), -A.data.min()))  # max|A| without a copy of A.data
     if not np.isfinite(largest):
         return False  # NaN or inf: nothing to gain from treating it as its transpose
     tol = ulps * np.finfo(A.dtype).eps * largest if A.dtype.kind == "f" else 0.0
-    return bool(_mirrored(A.indptr, A.indices, A.data, tol))
+    workers = threads_for(A.nnz, _WORK_PER_THREAD)
+    blocks = row_blocks(A.indptr, workers) if workers > 1 else [(0, A.shape[0])]
+    parts = map_blocks(lambda b: _mirrored(A.indptr, A.indices, A.data, tol, *blocks[b]),
+                       len(blocks), workers)
+    return all(ok for ok, _, _ in parts) and sum(u for _, u, _ in parts) == sum(
+        low for _, _, low in parts)
 
 
 def warm_up(ks=(4, 20)):

@@ -29,12 +29,19 @@ the order of m, as the scalar loop it replaces) or one row of a Gram matrix
 ``Σ_t F[t, r] F[t, :]`` (two chains). :func:`update_row` is the elementwise update
 ``F_i ← F_i ⊙ num / (den + ε)`` with its share of the objective.
 
-Arithmetic: per column, exactly the scalar code of
-:func:`semnmf.models._solvers.fro_kernels._row_product`'s compile-time path (a fused
-multiply-add per non-zero into the even or the odd sum, the odd tail into the even sum,
-then even + odd), so for k ≤ 8 the results are bitwise those of that code. For larger k
-it replaces the run-time loop, which added four non-zeros at a time: the sums agree to
-the rounding of the order (~1e-15 relative).
+:func:`ratio_row` is the KL product's row, ``Σ_j a_ij / max(L_i·R_j, floor) · R_j``,
+with L_i held in registers; :func:`row_dot` is its dot product alone, for the Dask
+engine's transposed product, so that both engines divide by the same numbers.
+
+Arithmetic: per column, :func:`row_product` does the operations of the scalar loop it
+replaced (eight scalar sums: a fused multiply-add per non-zero into the even or the odd
+sum, the odd tail into the even sum, then even + odd), and :func:`row_combination` those
+of the k x k loop it replaced (one sum over m, in order), so for k ≤ 8 the iterates are
+bitwise those of that code: the golden set (``benchmarks/golden.py``, 111 fits, 12 of
+them KL) is unchanged by these kernels. For larger k they replace run-time loops that
+added four non-zeros at a time: sums agree to the rounding of the order (~1e-15
+relative). The dot products of :func:`ratio_row` and the objective's sums in
+:func:`update_row` are added as trees (also a change of rounding only).
 
 numba's disk cache of a kernel is keyed on the kernel's own source file, not on the
 files of the intrinsics it inlines: after an edit here, delete the ``*.nbi``/``*.nbc``
