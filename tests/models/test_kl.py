@@ -132,7 +132,7 @@ def test_kernel_logarithms_in_chunks(chunk, monkeypatch):
 def test_transposed_kernel_matches_dense(dtype, k):
     """ratio_columns: (Aᵀ ⊘ R Lᵀ) L from A's rows, the block task of the Dask engine's
     W numerator; the floor applies as in ratio_rows."""
-    from semnmf.models._solvers.fro_kernels import _width
+    from semnmf.models._solvers.fro_kernels import _vector_width
 
     rng = np.random.default_rng(1)
     A = sp.random(31, 17, density=0.3, random_state=rng, dtype=dtype, format="csr")
@@ -141,7 +141,7 @@ def test_transposed_kernel_matches_dense(dtype, k):
     L[2] = 0                          # (L Rᵀ) = 0 on row 2: the floor keeps it finite
     out = np.full((17, k), np.nan, dtype=dtype)
     floor = dtype(1e-3)
-    _kernels.ratio_columns(A.indptr, A.indices, A.data, L, R, out, floor, _width(k))
+    _kernels.ratio_columns(A.indptr, A.indices, A.data, L, R, out, floor, _vector_width(k))
     Ad = A.toarray().astype(np.float64)
     LR = np.maximum(L.astype(np.float64) @ R.astype(np.float64).T, float(floor))
     expected = ratio(Ad, LR).T @ L.astype(np.float64)

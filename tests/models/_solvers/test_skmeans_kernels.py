@@ -71,7 +71,7 @@ def _assert_same_sums(ours, scipy_sums):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("k", [1, 3, 4, 5, 8, 9, 20])
+@pytest.mark.parametrize("k", [1, 3, 4, 5, 8, 9, 20, 65])
 @pytest.mark.parametrize("canonical", [True, False])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_assign_is_bitwise_scipy(dtype, k, canonical, index_dtype, threads):

@@ -67,7 +67,7 @@ def _row_product(indptr, indices, data, R, i, acc, shape):
 
     For a compile-time k (``shape`` a tuple of k zeros, :func:`_vector_width`) in vector
     registers, :func:`semnmf.models._solvers.simd.row_product` (R C-contiguous). For a
-    run-time k (``shape == ()``, k above ``_MAX_CONSTANT_K``) the loop over the k
+    run-time k (``shape == ()``, k above ``_MAX_VECTOR_K``) the loop over the k
     columns, which LLVM vectorizes, taking four non-zeros per update of the sums: the
     loop then waits for acc's previous store a quarter as often (NG20's X, k = 20: 5.7 →
     4.9 ns per non-zero; k = 12: 4.2 → 2.8). Indices are read as unsigned, which spares
@@ -224,26 +224,13 @@ def mu_rows(a_indptr, a_indices, a_data, R, b_indptr, b_indices, b_data, S, c, u
     return inner
 
 
-# Up to this many columns the kernels are compiled for the exact k (see _width).
-_MAX_CONSTANT_K = 8
-# ... and the Frobenius passes' row products (see _vector_width).
+# Up to this many columns the kernels are compiled for the exact k (see _vector_width).
 _MAX_VECTOR_K = 64
 
 
-def _width(k):
-    """The ``shape`` argument of the KL and k-means kernels: a tuple of k zeros for
-    k ≤ 8, else ``()``.
-
-    The tuple's length is a compile-time constant, so numba compiles one specialization
-    per small k (cached on disk like the others) whose row loops keep their sums in
-    scalar registers.
-    """
-    return (0,) * k if k <= _MAX_CONSTANT_K else ()
-
-
 def _vector_width(k):
-    """The ``shape`` argument of the Frobenius passes: a tuple of k zeros for
-    k ≤ ``_MAX_VECTOR_K``, else ``()`` (the loop over a run-time k).
+    """The ``shape`` argument of the compiled passes (Frobenius, KL, k-means): a tuple of
+    k zeros for k ≤ ``_MAX_VECTOR_K``, else ``()`` (the loop over a run-time k).
 
     With a compile-time k the row products run in vector registers
     (:mod:`semnmf.models._solvers.simd`): one thread, float64, against the loop over a

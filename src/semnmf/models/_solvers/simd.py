@@ -104,8 +104,9 @@ class _Pieces:
         for (offset, lanes), value in zip(self.parts, values):
             self.builder.store(value, self._pointer(row, offset, lanes), align=self.align)
 
-    def fma_row(self, scalar, row, sums):
-        """``sums + scalar · row[0:k]``, piece by piece (fused multiply-adds)."""
+    def fma_row(self, scalar, row, sums, fused=True):
+        """``sums + scalar · row[0:k]``, piece by piece: fused multiply-adds, or with
+        ``fused=False`` a rounded product then a sum (scipy's arithmetic)."""
         b = self.builder
         i32 = ir.IntType(32)
         out = []
@@ -116,7 +117,10 @@ class _Pieces:
             one = b.insert_element(undef, scalar, ir.Constant(i32, 0))
             broadcast = b.shuffle_vector(one, undef,
                                          ir.Constant(ir.VectorType(i32, lanes), [0] * lanes))
-            out.append(b.call(self.fmuladd[lanes], [broadcast, r, total]))
+            if fused:
+                out.append(b.call(self.fmuladd[lanes], [broadcast, r, total]))
+            else:
+                out.append(b.fadd(total, b.fmul(broadcast, r)))
         return out
 
     def dot(self, x, y):
@@ -203,52 +207,67 @@ def _nothing(context, builder, sig, args):
     return context.get_dummy_value()
 
 
-@intrinsic
-def row_product(typingctx, indptr, indices, data, R, i, acc, shape):
-    """``acc[:k] = (A R)_i`` for k = ``len(shape)``; R and acc C-contiguous, of one float
-    dtype with ``data``. (Typing fails, so compilation fails loudly, for anything else.)
+def _row_product(chains, fused):
+    """The intrinsic ``row_product(indptr, indices, data, R, i, acc, shape)`` with
+    ``chains`` sets of sums and fused (or rounded, then added) products."""
 
-    An empty ``shape`` compiles to nothing: numba types both branches of the callers'
-    ``if len(shape) > 0`` test, and with ``()`` (a run-time k) this call is never made.
-    """
-    if isinstance(shape, types.BaseTuple) and len(shape) == 0:
-        return types.void(indptr, indices, data, R, i, acc, shape), _nothing
-    if not (isinstance(shape, types.UniTuple) and shape.count > 0
-            and isinstance(R, types.Array) and R.ndim == 2 and R.layout == "C"
-            and isinstance(acc, types.Array) and acc.layout == "C"
-            and R.dtype in (types.float32, types.float64)
-            and acc.dtype == R.dtype and data.dtype == R.dtype):
-        return None
-    k = shape.count
-    sig = types.void(indptr, indices, data, R, i, acc, shape)
+    @intrinsic
+    def row_product(typingctx, indptr, indices, data, R, i, acc, shape):
+        """``acc[:k] = (A R)_i`` for k = ``len(shape)``; R and acc C-contiguous, of one float
+        dtype with ``data``. (Typing fails, so compilation fails loudly, for anything else.)
 
-    def codegen(context, builder, sig, args):
-        ip_t, ix_t, data_t, R_t, i_t, acc_t = sig.args[:6]
-        arrays = [context.make_array(t)(context, builder, v)
-                  for t, v in zip((ip_t, ix_t, data_t, R_t, acc_t), args[:4] + args[5:6])]
-        indptr_a, indices_a, data_a, R_a, acc_a = arrays
-        i64 = ir.IntType(64)
-        ops = _Pieces(context, builder, R_t.dtype, k)
+        An empty ``shape`` compiles to nothing: numba types both branches of the callers'
+        ``if len(shape) > 0`` test, and with ``()`` (a run-time k) this call is never made.
+        """
+        if isinstance(shape, types.BaseTuple) and len(shape) == 0:
+            return types.void(indptr, indices, data, R, i, acc, shape), _nothing
+        if not (isinstance(shape, types.UniTuple) and shape.count > 0
+                and isinstance(R, types.Array) and R.ndim == 2 and R.layout == "C"
+                and isinstance(acc, types.Array) and acc.layout == "C"
+                and R.dtype in (types.float32, types.float64)
+                and acc.dtype == R.dtype and data.dtype == R.dtype):
+            return None
+        k = shape.count
+        sig = types.void(indptr, indices, data, R, i, acc, shape)
 
-        def index(array, position):
-            # indices and indptr are non-negative: zero-extended, no wraparound test
-            value = builder.load(builder.gep(array.data, [position]))
-            return builder.zext(value, i64) if value.type.width < 64 else value
+        def codegen(context, builder, sig, args):
+            ip_t, ix_t, data_t, R_t, i_t, acc_t = sig.args[:6]
+            arrays = [context.make_array(t)(context, builder, v)
+                      for t, v in zip((ip_t, ix_t, data_t, R_t, acc_t), args[:4] + args[5:6])]
+            indptr_a, indices_a, data_a, R_a, acc_a = arrays
+            i64 = ir.IntType(64)
+            ops = _Pieces(context, builder, R_t.dtype, k)
 
-        def add_term(p, sums):
-            """sums + a_p · R[j_p, :]"""
-            j = index(indices_a, p)
-            value = builder.load(builder.gep(data_a.data, [p]))
-            row = builder.gep(R_a.data, [builder.mul(j, ir.Constant(i64, k))])
-            return ops.fma_row(value, row, sums)
+            def index(array, position):
+                # indices and indptr are non-negative: zero-extended, no wraparound test
+                value = builder.load(builder.gep(array.data, [position]))
+                return builder.zext(value, i64) if value.type.width < 64 else value
 
-        row_i = context.cast(builder, args[4], i_t, types.int64)
-        start = index(indptr_a, row_i)
-        end = index(indptr_a, builder.add(row_i, ir.Constant(i64, 1)))
-        ops.store_row(acc_a.data, ops.chained_sum(start, end, add_term, ops.zeros(), chains=2))
-        return context.get_dummy_value()
+            def add_term(p, sums):
+                """sums + a_p · R[j_p, :]"""
+                j = index(indices_a, p)
+                value = builder.load(builder.gep(data_a.data, [p]))
+                row = builder.gep(R_a.data, [builder.mul(j, ir.Constant(i64, k))])
+                return ops.fma_row(value, row, sums, fused)
 
-    return sig, codegen
+            row_i = context.cast(builder, args[4], i_t, types.int64)
+            start = index(indptr_a, row_i)
+            end = index(indptr_a, builder.add(row_i, ir.Constant(i64, 1)))
+            ops.store_row(acc_a.data, ops.chained_sum(start, end, add_term, ops.zeros(), chains))
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return row_product
+
+
+row_product = _row_product(chains=2, fused=True)
+row_product.__doc__ = """``acc[:k] = (A R)_i`` in two chains of fused multiply-adds (the
+    Frobenius passes; see the module docstring)."""
+row_product_exact = _row_product(chains=1, fused=False)
+row_product_exact.__doc__ = """``acc[:k] = (A R)_i`` with scipy's arithmetic: the row's
+    non-zeros in stored order, one at a time, each product rounded before it is added (as
+    ``csr_matvecs`` on x86-64), so the sums are bitwise scipy's (spherical k-means)."""
 
 
 def _combination(add, chains):
@@ -479,4 +498,4 @@ def _zero_of_dtype(context, builder, sig, args):
 
 
 __all__ = ["pieces", "ratio_row", "row_combination", "row_combination_add", "row_dot",
-           "row_product", "update_row"]
+           "row_product", "row_product_exact", "update_row"]
