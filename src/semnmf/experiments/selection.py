@@ -121,7 +121,11 @@ def _normalize_rows(X):
 
 
 def _assign(X, centers):
-    return np.asarray((X @ centers.T).argmax(axis=1)).ravel()
+    """argmax_j (X Cᵀ)_ij per row (the lowest j on ties): spherical k-means' assignment
+    step, compiled for sparse X, bitwise the scipy expression's labels."""
+    from ..models.skmeans import _assign as assign_step
+
+    return assign_step(X, np.zeros(X.shape[0], dtype=bool), centers)[0]
 
 
 def _onehot(labels, k):
