@@ -89,6 +89,48 @@ def test_kernel_matches_dense(dtype, index_dtype, threads, k, monkeypatch):
     assert kernel(L, R)[1] == 0.0     # no logarithms unless asked
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("k", [2, 3, 5, 9, 17, 20, 33])
+def test_both_kl_products_divide_by_the_same_numbers(dtype, k):
+    """ratio_columns (the Dask engine's transposed product) and the row kernel form the
+    same dot products bitwise, whatever the mix of vector widths: a permutation matrix
+    with L[:, 0] = 1 puts each ratio alone in column 0 of the transposed product."""
+    from semnmf.models._solvers.fro_kernels import _vector_width
+
+    rng = np.random.default_rng(k)
+    m = 300
+    perm = rng.permutation(m)
+    A = sp.csr_matrix((np.ones(m), (np.arange(m), perm)), shape=(m, m))
+    L = rng.random((m, k)).astype(dtype)
+    L[:, 0] = 1
+    R = rng.random((m, k)).astype(dtype)
+    floor = dtype(1e-30)
+    ratios = np.empty(m)
+    _kernels.ratio_block(A.indptr, A.indices, A.data, L, R, np.empty((m, k), dtype), 0, m,
+                         floor, _vector_width(k), ratios)
+    columns = np.empty((m, k), dtype)
+    _kernels.ratio_columns(A.indptr, A.indices, A.data, L, R, columns, floor, _vector_width(k))
+    np.testing.assert_array_equal(columns[perm, 0], ratios.astype(dtype))
+
+
+def test_kernel_reads_strided_and_fortran_inputs():
+    """A CSR matrix with strided arrays (scipy keeps them) and F-ordered factors give the
+    results of their contiguous copies."""
+    rng = np.random.default_rng(2)
+    A = sp.random(40, 30, density=0.2, random_state=2, format="csr")
+    wide = np.empty(2 * A.nnz)
+    wide[::2] = A.data
+    wide[1::2] = 1e6
+    strided = sp.csr_matrix((wide[::2], A.indices, A.indptr), shape=A.shape)
+    assert not strided.data.flags.c_contiguous
+    L, R = rng.random((40, 5)) + 0.1, rng.random((30, 5)) + 0.1
+    expected, xlog = _kernels.RatioKernel(A)(L, R, with_log=True)
+    out, xlog2 = _kernels.RatioKernel(strided)(np.asfortranarray(L), np.asfortranarray(R),
+                                               with_log=True)
+    np.testing.assert_array_equal(out, expected)
+    assert xlog2 == xlog
+
+
 @pytest.mark.parametrize("k", [4, 20])
 def test_kernel_reads_the_data_in_the_factors_dtype(k):
     """float64 data with float32 factors (a float64 M in a float32 fit): the values are

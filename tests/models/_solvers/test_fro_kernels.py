@@ -119,6 +119,34 @@ def test_update_matches_numpy(dtype, k):
         np.testing.assert_allclose(inner, np.sum(new.astype(float) * (A @ R)), rtol=tol)
 
 
+def test_strided_csr_arrays_are_read_right():
+    """scipy keeps strided data and index arrays as they are given; the kernels, which
+    step through them by element, work on contiguous copies."""
+    rng = np.random.default_rng(4)
+    A = sp.random(30, 20, density=0.2, random_state=0, format="csr")
+    wide = np.empty(2 * A.nnz)
+    wide[::2] = A.data
+    wide[1::2] = 1e6
+    wide_indices = np.zeros(2 * A.nnz, dtype=A.indices.dtype)
+    wide_indices[::2] = A.indices
+    strided = sp.csr_matrix((wide[::2], wide_indices[::2], A.indptr), shape=A.shape)
+    assert not strided.data.flags.c_contiguous and not strided.indices.flags.c_contiguous
+    R = rng.random((20, 4))
+    np.testing.assert_allclose(fk.CSRKernel(strided) @ R, A @ R, rtol=1e-12)
+    F, G = rng.random((30, 4)), rng.random((4, 4))
+    F1, F2 = F.copy(), F.copy()
+    assert fk.CSRKernel(strided).update(F1, R, G, eps=1e-7)[0] == \
+        fk.CSRKernel(A).update(F2, R, G, eps=1e-7)[0]
+    np.testing.assert_array_equal(F1, F2)
+    from semnmf.models._solvers import skmeans_kernels
+    C = rng.random((3, 20))
+    labels, sims = skmeans_kernels.assign(strided, C)
+    np.testing.assert_array_equal(labels, np.asarray((A @ C.T).argmax(axis=1)).ravel())
+    np.testing.assert_array_equal(sims, np.asarray((A @ C.T).max(axis=1)).ravel())
+    with pytest.raises(ValueError, match="C-contiguous"):
+        fk.CSRKernel(A).update(np.asfortranarray(F), R, G, eps=1e-7)
+
+
 def test_vector_pieces_cover_the_columns():
     from semnmf.models._solvers.simd import pieces
     for k in range(1, 70):

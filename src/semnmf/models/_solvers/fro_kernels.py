@@ -248,7 +248,20 @@ def _canonical_csr(A, dtype):
         A.sum_duplicates()
     if A.dtype != dtype:
         A = A.astype(dtype)
-    return A
+    return packed_csr(A)
+
+
+def packed_csr(A):
+    """A CSR matrix whose three arrays are contiguous (the compiled kernels step through
+    them by element; scipy keeps a strided ``data`` or ``indices`` as it was given):
+    A itself when they are, else a copy of the strided ones."""
+    arrays = (A.data, A.indices, A.indptr)
+    if all(a.flags.c_contiguous for a in arrays):
+        return A
+    data, indices, indptr = (np.ascontiguousarray(a) for a in arrays)
+    out = sp.csr_matrix((data, indices, indptr), shape=A.shape)
+    out.has_canonical_format = A.has_canonical_format
+    return out
 
 
 class CSRKernel:
@@ -321,6 +334,8 @@ class CSRKernel:
         Returns ``(inner, gram)``: ``Σ F ⊙ (A R)`` at the new F (float) and ``Fᵀ F``
         (k x k, float64).
         """
+        if not F.flags.c_contiguous:
+            raise ValueError("F must be C-contiguous: it is updated in place by rows.")
         k = F.shape[1]
         dtype = F.dtype.type
         G = np.ascontiguousarray(G, dtype=F.dtype)

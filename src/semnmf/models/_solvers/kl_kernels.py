@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._utils.parallel import map_blocks, n_threads, row_blocks
-from .fro_kernels import _vector_width
+from .fro_kernels import _vector_width, packed_csr
 from .simd import ratio_row, row_dot
 
 # Reassociation lets LLVM vectorize the k-term dot product; no flag that assumes
@@ -205,6 +205,7 @@ class RatioKernel:
         if not A.has_canonical_format:
             A = A.copy()
             A.sum_duplicates()
+        A = packed_csr(A)
         self.shape = A.shape
         self.nnz = int(A.nnz)
         self.dtype = A.dtype
@@ -222,12 +223,15 @@ class RatioKernel:
         """Return ``(P, s)``: P = (A ⊘ max(L Rᵀ, floor)) R of shape (m, k) and
         s = Σ_nz a_ij log(a_ij / max((L Rᵀ)_ij, floor)) (0.0 unless ``with_log``).
 
-        ``L`` (m, k) and ``R`` (p, k) must be C-contiguous and of one float dtype; ``out``
-        (m, k) of that dtype is reused when given.
+        ``L`` (m, k) and ``R`` (p, k): float arrays, computed in L's dtype (C-contiguous
+        copies are made when they are not); ``out`` (m, k), C-contiguous of that dtype, is
+        reused when given.
         """
         m, p = self.shape
         if L.shape[0] != m or R.shape[0] != p or L.shape[1] != R.shape[1]:
             raise ValueError(f"shapes {L.shape} and {R.shape} do not match A {self.shape}.")
+        L = np.ascontiguousarray(L)
+        R = np.ascontiguousarray(R, dtype=L.dtype)
         if out is None:
             out = np.empty((m, L.shape[1]), dtype=L.dtype)
         floor = L.dtype.type(self.floor)

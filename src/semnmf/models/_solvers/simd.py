@@ -54,6 +54,14 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+# The flag every floating-point operation here carries. numba's fastmath pass adds its
+# flags (reassoc, contract) to each float operation that has none, also to the
+# intrinsics' own: LLVM could then fuse or reorder them differently in each caller, and
+# ratio_row and row_dot would no longer divide by the same numbers, nor would
+# row_product_exact keep scipy's roundings. "nsz" (the sign of a zero may change) allows
+# no reordering and no fusing, and the pass leaves flagged operations alone.
+_EXACT = ("nsz",)
+
 # Widest piece, in lanes: 8 doubles fill an AVX-512 register, 8 floats an AVX2 one. 16
 # float lanes were no faster (NG20's X, k = 8 to 32).
 _MAX_LANES = 8
@@ -104,23 +112,39 @@ class _Pieces:
         for (offset, lanes), value in zip(self.parts, values):
             self.builder.store(value, self._pointer(row, offset, lanes), align=self.align)
 
+    def broadcast(self, scalar, lanes):
+        """A vector of ``lanes`` copies of a scalar of this dtype."""
+        b = self.builder
+        i32 = ir.IntType(32)
+        undef = ir.Constant(self.vector[lanes], ir.Undefined)
+        one = b.insert_element(undef, scalar, ir.Constant(i32, 0))
+        return b.shuffle_vector(one, undef, ir.Constant(ir.VectorType(i32, lanes), [0] * lanes))
+
+    def horizontal_sum(self, vector, lanes):
+        """The lanes of a vector added as a tree: halves added until one lane is left."""
+        b = self.builder
+        i32 = ir.IntType(32)
+        while lanes > 1:
+            half = lanes // 2
+            low = b.shuffle_vector(vector, vector, ir.Constant(
+                ir.VectorType(i32, half), list(range(half))))
+            high = b.shuffle_vector(vector, vector, ir.Constant(
+                ir.VectorType(i32, half), list(range(half, lanes))))
+            vector, lanes = b.fadd(low, high, flags=_EXACT), half
+        return b.extract_element(vector, ir.Constant(i32, 0))
+
     def fma_row(self, scalar, row, sums, fused=True):
         """``sums + scalar · row[0:k]``, piece by piece: fused multiply-adds, or with
         ``fused=False`` a rounded product then a sum (scipy's arithmetic)."""
         b = self.builder
-        i32 = ir.IntType(32)
         out = []
         for (offset, lanes), total in zip(self.parts, sums):
-            vty = self.vector[lanes]
             r = b.load(self._pointer(row, offset, lanes), align=self.align)
-            undef = ir.Constant(vty, ir.Undefined)
-            one = b.insert_element(undef, scalar, ir.Constant(i32, 0))
-            broadcast = b.shuffle_vector(one, undef,
-                                         ir.Constant(ir.VectorType(i32, lanes), [0] * lanes))
+            broadcast = self.broadcast(scalar, lanes)
             if fused:
                 out.append(b.call(self.fmuladd[lanes], [broadcast, r, total]))
             else:
-                out.append(b.fadd(total, b.fmul(broadcast, r)))
+                out.append(b.fadd(total, b.fmul(broadcast, r, flags=_EXACT), flags=_EXACT))
         return out
 
     def dot(self, x, y):
@@ -129,24 +153,16 @@ class _Pieces:
         in order. :func:`ratio_row` and :func:`row_dot` share it, so a dot product is the
         same number wherever it is formed."""
         b = self.builder
-        i32 = ir.IntType(32)
         groups = {}
         for (_, lanes), x_p, y_p in zip(self.parts, x, y):
             if lanes in groups:
                 groups[lanes] = b.call(self.fmuladd[lanes], [x_p, y_p, groups[lanes]])
             else:
-                groups[lanes] = b.fmul(x_p, y_p)
+                groups[lanes] = b.fmul(x_p, y_p, flags=_EXACT)
         total = None
         for lanes, vector in groups.items():
-            while lanes > 1:
-                half = lanes // 2
-                low = b.shuffle_vector(vector, vector, ir.Constant(
-                    ir.VectorType(i32, half), list(range(half))))
-                high = b.shuffle_vector(vector, vector, ir.Constant(
-                    ir.VectorType(i32, half), list(range(half, lanes))))
-                vector, lanes = b.fadd(low, high), half
-            part = b.extract_element(vector, ir.Constant(i32, 0))
-            total = part if total is None else b.fadd(total, part)
+            part = self.horizontal_sum(vector, lanes)
+            total = part if total is None else b.fadd(total, part, flags=_EXACT)
         return total
 
     def chained_sum(self, start, end, term, initial, chains):
@@ -156,7 +172,6 @@ class _Pieces:
         (two chains of multiply-adds run at once); 1: one set, in order."""
         b = self.builder
         i64 = ir.IntType(64)
-        one = ir.Constant(i64, 1)
         function = b.function
         entry = b.block
         head = function.append_basic_block("sum.head")
@@ -200,7 +215,14 @@ class _Pieces:
         for phi, before, after in zip(finals, sets[0], last_first):
             phi.add_incoming(before, tail)
             phi.add_incoming(after, last)
-        return [b.fadd(x, y) for x, y in zip(finals, sets[1])]
+        return [b.fadd(x, y, flags=_EXACT) for x, y in zip(finals, sets[1])]
+
+
+def _packed(*arrays):
+    """Whether the CSR arrays are contiguous: the intrinsics step through them by
+    element, so a strided view (scipy keeps one as it is) must be refused at typing, not
+    read wrong."""
+    return all(isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C" for a in arrays)
 
 
 def _nothing(context, builder, sig, args):
@@ -222,6 +244,7 @@ def _row_product(chains, fused):
         if isinstance(shape, types.BaseTuple) and len(shape) == 0:
             return types.void(indptr, indices, data, R, i, acc, shape), _nothing
         if not (isinstance(shape, types.UniTuple) and shape.count > 0
+                and _packed(indptr, indices, data)
                 and isinstance(R, types.Array) and R.ndim == 2 and R.layout == "C"
                 and isinstance(acc, types.Array) and acc.layout == "C"
                 and R.dtype in (types.float32, types.float64)
@@ -347,7 +370,6 @@ def update_row(typingctx, F, i, num, den, t, eps, acc, shape):
         den_a = context.make_array(den_t)(context, builder, args[3])
         acc_a = context.make_array(acc_t)(context, builder, args[6])
         i64 = ir.IntType(64)
-        i32 = ir.IntType(32)
         double = ir.DoubleType()
         ops = _Pieces(context, builder, F_t.dtype, k)
         row = context.cast(builder, args[1], i_t, types.int64)
@@ -360,24 +382,15 @@ def update_row(typingctx, F, i, num, den, t, eps, acc, shape):
         total = ir.Constant(double, 0.0)
         new = []
         for (_, lanes), f_p, n_p, d_p, a_p in zip(ops.parts, f, n, d, a):
-            vty = ops.vector[lanes]
-            undef = ir.Constant(vty, ir.Undefined)
-            eps_v = builder.shuffle_vector(builder.insert_element(undef, eps, ir.Constant(i32, 0)),
-                                           undef, ir.Constant(ir.VectorType(i32, lanes), [0] * lanes))
-            value = builder.fmul(f_p, builder.fdiv(n_p, builder.fadd(d_p, eps_v)))
+            eps_v = ops.broadcast(eps, lanes)
+            value = builder.fmul(f_p, builder.fdiv(n_p, builder.fadd(d_p, eps_v, flags=_EXACT),
+                                                   flags=_EXACT), flags=_EXACT)
             new.append(value)
             if F_t.dtype != types.float64:
                 wide = ir.VectorType(double, lanes)
                 value, a_p = builder.fpext(value, wide), builder.fpext(a_p, wide)
-            product = builder.fmul(value, a_p)
-            while lanes > 1:  # halves added until one lane is left
-                half = lanes // 2
-                low = builder.shuffle_vector(product, product, ir.Constant(
-                    ir.VectorType(i32, half), list(range(half))))
-                high = builder.shuffle_vector(product, product, ir.Constant(
-                    ir.VectorType(i32, half), list(range(half, lanes))))
-                product, lanes = builder.fadd(low, high), half
-            total = builder.fadd(total, builder.extract_element(product, ir.Constant(i32, 0)))
+            total = builder.fadd(total, ops.horizontal_sum(builder.fmul(value, a_p, flags=_EXACT),
+                                                           lanes), flags=_EXACT)
         ops.store_row(F_row, new)
         return total
 
@@ -400,6 +413,7 @@ def ratio_row(typingctx, indptr, indices, data, L, R, out, i, ratios, floor, sha
     if isinstance(shape, types.BaseTuple) and len(shape) == 0:
         return types.void(indptr, indices, data, L, R, out, i, ratios, floor, shape), _nothing
     if not (isinstance(shape, types.UniTuple) and shape.count > 0
+            and _packed(indptr, indices, data)
             and all(isinstance(a, types.Array) and a.layout == "C" for a in (L, R, out, ratios))
             and L.dtype in (types.float32, types.float64)
             and R.dtype == L.dtype and out.dtype == L.dtype
@@ -416,7 +430,6 @@ def ratio_row(typingctx, indptr, indices, data, L, R, out, i, ratios, floor, sha
             for t, v in zip((ip_t, ix_t, data_t, L_t, R_t, out_t, ratios_t),
                             args[:6] + (args[7],)))
         i64 = ir.IntType(64)
-        i32 = ir.IntType(32)
         ops = _Pieces(context, builder, L_t.dtype, k)
         element = context.get_data_type(L_t.dtype)
         floor = context.cast(builder, args[8], floor_t, L_t.dtype)
@@ -439,20 +452,15 @@ def ratio_row(typingctx, indptr, indices, data, L, R, out, i, ratios, floor, sha
                      else builder.fpext(a, element))
             r_row = ops.load_row(builder.gep(R_a.data, [builder.mul(j, kk)]))
             dot = ops.dot(l_row, r_row)
-            low = builder.fcmp_ordered("<", dot, floor)
+            low = builder.fcmp_ordered("<", dot, floor, flags=_EXACT)
             s = builder.select(low, floor, dot)
-            r = builder.fdiv(a, s)
+            r = builder.fdiv(a, s, flags=_EXACT)
             slot = builder.gep(ratios_a.data, [builder.sub(p, start)])
             builder.store(r if ratios_t.dtype == L_t.dtype
                           else builder.fpext(r, ir.DoubleType()), slot)
             out = []
             for (_, lanes), r_p, total in zip(ops.parts, r_row, sums):
-                vty = ops.vector[lanes]
-                undef = ir.Constant(vty, ir.Undefined)
-                broadcast = builder.shuffle_vector(
-                    builder.insert_element(undef, r, ir.Constant(i32, 0)), undef,
-                    ir.Constant(ir.VectorType(i32, lanes), [0] * lanes))
-                out.append(builder.call(ops.fmuladd[lanes], [broadcast, r_p, total]))
+                out.append(builder.call(ops.fmuladd[lanes], [ops.broadcast(r, lanes), r_p, total]))
             return out
 
         sums = ops.chained_sum(start, end, term, ops.zeros(), chains=2)

@@ -41,7 +41,7 @@ import numba
 import numpy as np
 
 from ..._utils.parallel import map_blocks, row_blocks, threads_for
-from .fro_kernels import _vector_width
+from .fro_kernels import _vector_width, packed_csr
 from .simd import row_product_exact
 
 # As for the Frobenius kernels: below this many non-zeros one thread does the whole
@@ -121,6 +121,7 @@ def assign(X, centers):
     equal non-zeros, one thread per ``_MIN_NNZ_FOR_THREADS`` non-zeros at most.
     All-zero rows get label 0 and similarity 0 here; the caller marks them.
     """
+    X = packed_csr(X)
     k = centers.shape[0]
     dtype = np.result_type(X.dtype, centers.dtype)  # scipy's result dtype
     centers_t = np.ascontiguousarray(centers.T, dtype=dtype)
@@ -147,6 +148,7 @@ def sums(X, labels, k):
     With several threads each adds the rows of its own clusters (clusters shared out so
     that every thread has about as many non-zeros); every thread reads all the labels.
     """
+    X = packed_csr(X)
     out = np.zeros((k, X.shape[1]), dtype=X.dtype)
     workers = min(threads_for(X.nnz, _MIN_NNZ_FOR_THREADS), k)
     owner = np.zeros(k, dtype=np.intp)
