@@ -10,8 +10,9 @@ the whole update in one pass over the rows: for each row it forms the k-vector
 (A R)_i by streaming the row's non-zeros, adds c (B S)_i, divides by (F G)_i + ε and
 overwrites F_i. Nothing of size m x k is written besides F itself: the product
 (A R) never reaches memory. The k x k products (F G, and Fᵀ F below) are formed for
-chunks of 32 rows at a time, which costs a tenth of doing them row by row. The same pass accumulates, in float64, the two pieces
-of the objective that involve the new F (eq. 5 by the trace identity of
+chunks of 32 rows at a time, which costs a tenth of doing them row by row. The same
+pass accumulates, in float64, the two pieces of the objective that involve the new F
+(eq. 5 by the trace identity of
 :func:`semnmf.models._solvers.mu.trace_residual`):
 
 - ``Σ F_new ⊙ (A R)``: e.g. tr(Wᵀ XᵀZ) after the W update;
@@ -241,8 +242,11 @@ def _vector_width(k):
     return (0,) * k if k <= _MAX_VECTOR_K else ()
 
 
-def _canonical_csr(A, dtype):
+def canonical_csr(A, dtype=None):
+    """A in canonical CSR (sorted indices, duplicates summed; a copy only when needed),
+    with contiguous arrays (:func:`packed_csr`), its values in ``dtype`` (default: A's)."""
     A = A.tocsr()
+    dtype = A.dtype if dtype is None else dtype
     if not A.has_canonical_format:
         A = A.copy()
         A.sum_duplicates()
@@ -281,7 +285,7 @@ class CSRKernel:
 
     def __init__(self, A, dtype=None, partner=None):
         dtype = np.dtype(A.dtype if dtype is None else dtype)
-        A = _canonical_csr(A, dtype)
+        A = canonical_csr(A, dtype)
         self.A = A
         self.shape = A.shape
         self.dtype = dtype
@@ -412,10 +416,7 @@ def is_symmetric(A, ulps=4):
     """
     if not sp.issparse(A) or A.shape[0] != A.shape[1]:
         return False
-    A = A.tocsr()
-    if not A.has_canonical_format:
-        A = A.copy()
-        A.sum_duplicates()
+    A = canonical_csr(A)
     if A.nnz == 0:
         return True
     largest = float(max(A.data.max(), -A.data.min()))  # max|A| without a copy of A.data

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..._utils.parallel import map_blocks, n_threads, row_blocks
-from .fro_kernels import _vector_width, packed_csr
+from .fro_kernels import _vector_width, canonical_csr
 from .simd import ratio_row, row_dot
 
 # Reassociation lets LLVM vectorize the k-term dot product; no flag that assumes
@@ -201,11 +201,7 @@ class RatioKernel:
     """
 
     def __init__(self, A, floor=None):
-        A = sp.csr_matrix(A) if not sp.issparse(A) else A.tocsr()
-        if not A.has_canonical_format:
-            A = A.copy()
-            A.sum_duplicates()
-        A = packed_csr(A)
+        A = canonical_csr(A if sp.issparse(A) else sp.csr_matrix(A))
         self.shape = A.shape
         self.nnz = int(A.nnz)
         self.dtype = A.dtype

@@ -84,7 +84,6 @@ class _Pieces:
 
     def __init__(self, context, builder, dtype, k):
         self.builder = builder
-        self.k = k
         element = context.get_data_type(dtype)
         suffix, self.align = ("f64", 8) if dtype == types.float64 else ("f32", 4)
         self.parts = pieces(k)
@@ -97,6 +96,12 @@ class _Pieces:
         b = self.builder
         return b.bitcast(b.gep(row, [ir.Constant(ir.IntType(64), offset)]),
                          self.vector[lanes].as_pointer())
+
+    def index(self, array, position):
+        """Entry ``position`` of an index array (indptr or indices) as i64: they are
+        non-negative, so a narrower one is zero-extended (no wraparound test)."""
+        value = self.builder.load(self.builder.gep(array.data, [position]))
+        return self.builder.zext(value, ir.IntType(64)) if value.type.width < 64 else value
 
     def zeros(self):
         return [ir.Constant(self.vector[lanes], None) for _, lanes in self.parts]
@@ -134,12 +139,15 @@ class _Pieces:
         return b.extract_element(vector, ir.Constant(i32, 0))
 
     def fma_row(self, scalar, row, sums, fused=True):
-        """``sums + scalar · row[0:k]``, piece by piece: fused multiply-adds, or with
+        """``sums + scalar · row[0:k]`` (:meth:`fma_pieces` of the loaded row)."""
+        return self.fma_pieces(scalar, self.load_row(row), sums, fused)
+
+    def fma_pieces(self, scalar, pieces, sums, fused=True):
+        """``sums + scalar · pieces``, piece by piece: fused multiply-adds, or with
         ``fused=False`` a rounded product then a sum (scipy's arithmetic)."""
         b = self.builder
         out = []
-        for (offset, lanes), total in zip(self.parts, sums):
-            r = b.load(self._pointer(row, offset, lanes), align=self.align)
+        for (_, lanes), r, total in zip(self.parts, pieces, sums):
             broadcast = self.broadcast(scalar, lanes)
             if fused:
                 out.append(b.call(self.fmuladd[lanes], [broadcast, r, total]))
@@ -261,21 +269,16 @@ def _row_product(chains, fused):
             i64 = ir.IntType(64)
             ops = _Pieces(context, builder, R_t.dtype, k)
 
-            def index(array, position):
-                # indices and indptr are non-negative: zero-extended, no wraparound test
-                value = builder.load(builder.gep(array.data, [position]))
-                return builder.zext(value, i64) if value.type.width < 64 else value
-
             def add_term(p, sums):
                 """sums + a_p · R[j_p, :]"""
-                j = index(indices_a, p)
+                j = ops.index(indices_a, p)
                 value = builder.load(builder.gep(data_a.data, [p]))
                 row = builder.gep(R_a.data, [builder.mul(j, ir.Constant(i64, k))])
                 return ops.fma_row(value, row, sums, fused)
 
             row_i = context.cast(builder, args[4], i_t, types.int64)
-            start = index(indptr_a, row_i)
-            end = index(indptr_a, builder.add(row_i, ir.Constant(i64, 1)))
+            start = ops.index(indptr_a, row_i)
+            end = ops.index(indptr_a, builder.add(row_i, ir.Constant(i64, 1)))
             ops.store_row(acc_a.data, ops.chained_sum(start, end, add_term, ops.zeros(), chains))
             return context.get_dummy_value()
 
@@ -337,8 +340,9 @@ def _combination(add, chains):
 
 
 row_combination = _combination(add=False, chains=1)
-row_combination.__doc__ = """``out.flat[o:o + k] = Σ_{m < count} coef.flat[offset + m·stride] · R[first + m, :]``,
-    o = ``out_offset``, k = ``len(shape)``; all C-contiguous, one float dtype."""
+row_combination.__doc__ = """``out.flat[o:o + k] = Σ_{m < count} c_m · R[first + m, :]`` with
+    ``c_m = coef.flat[offset + m·stride]``, o = ``out_offset``, k = ``len(shape)``; all
+    C-contiguous, one float dtype."""
 row_combination_add = _combination(add=True, chains=2)
 row_combination_add.__doc__ = """As :func:`row_combination`, but adds the sum to ``out``,
     in two chains (even and odd m, as :func:`row_product`): its sums are long (a chunk's
@@ -354,7 +358,7 @@ def update_row(typingctx, F, i, num, den, t, eps, acc, shape):
     The update of F[i] is elementwise, so it is bitwise the scalar loop's; only the sum
     is added in another order (a tree, not a chain of fused multiply-adds)."""
     if isinstance(shape, types.BaseTuple) and len(shape) == 0:
-        return types.float64(F, i, num, den, t, eps, acc, shape), _zero_float
+        return types.float64(F, i, num, den, t, eps, acc, shape), _zero_of_dtype
     if not (isinstance(shape, types.UniTuple) and shape.count > 0
             and all(isinstance(a, types.Array) and a.layout == "C" for a in (F, num, den, acc))
             and F.dtype in (types.float32, types.float64)
@@ -397,10 +401,6 @@ def update_row(typingctx, F, i, num, den, t, eps, acc, shape):
     return sig, codegen
 
 
-def _zero_float(context, builder, sig, args):
-    return ir.Constant(ir.DoubleType(), 0.0)
-
-
 @intrinsic
 def ratio_row(typingctx, indptr, indices, data, L, R, out, i, ratios, floor, shape):
     """Row i of the KL product ``out = (A ⊘ max(L Rᵀ, floor)) R`` for k = ``len(shape)``:
@@ -435,17 +435,13 @@ def ratio_row(typingctx, indptr, indices, data, L, R, out, i, ratios, floor, sha
         floor = context.cast(builder, args[8], floor_t, L_t.dtype)
         kk = ir.Constant(i64, k)
 
-        def index(array, position):
-            value = builder.load(builder.gep(array.data, [position]))
-            return builder.zext(value, i64) if value.type.width < 64 else value
-
         row_i = context.cast(builder, args[6], i_t, types.int64)
-        start = index(indptr_a, row_i)
-        end = index(indptr_a, builder.add(row_i, ir.Constant(i64, 1)))
+        start = ops.index(indptr_a, row_i)
+        end = ops.index(indptr_a, builder.add(row_i, ir.Constant(i64, 1)))
         l_row = ops.load_row(builder.gep(L_a.data, [builder.mul(row_i, kk)]))
 
         def term(p, sums):
-            j = index(indices_a, p)
+            j = ops.index(indices_a, p)
             a = builder.load(builder.gep(data_a.data, [p]))
             if data_t.dtype != L_t.dtype:
                 a = (builder.fptrunc(a, element) if data_t.dtype == types.float64
@@ -458,10 +454,7 @@ def ratio_row(typingctx, indptr, indices, data, L, R, out, i, ratios, floor, sha
             slot = builder.gep(ratios_a.data, [builder.sub(p, start)])
             builder.store(r if ratios_t.dtype == L_t.dtype
                           else builder.fpext(r, ir.DoubleType()), slot)
-            out = []
-            for (_, lanes), r_p, total in zip(ops.parts, r_row, sums):
-                out.append(builder.call(ops.fmuladd[lanes], [ops.broadcast(r, lanes), r_p, total]))
-            return out
+            return ops.fma_pieces(r, r_row, sums)
 
         sums = ops.chained_sum(start, end, term, ops.zeros(), chains=2)
         ops.store_row(builder.gep(out_a.data, [builder.mul(row_i, kk)]), sums)
