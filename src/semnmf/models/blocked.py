@@ -132,17 +132,18 @@ def fit_blocked(X, n_components, *, M=None, lam=0.0, loss="frobenius", start=Non
     rng = check_random_state(random_state)
     Mt = None
     if M is not None:
-        from ._solvers.frobenius import transpose_csr  # here: workers import this module
-        # for its block tasks and need no numba (see _solvers.distributed); nor does the
-        # client of a fit without M
+        from ._solvers.frobenius import product_operator, transpose_csr  # here: workers
+        # import this module for its block tasks and need no numba (see
+        # _solvers.distributed); nor does the client of a fit without M
         Mt = transpose_csr(M)
+        context_product = product_operator(Mt)  # as the local engine (nmf._fit_factors)
     strategy, Z0, W0 = start if start is not None else ("skmeans", None, None)
     sqX, nnz, total = check_blocked(X) if sums is None else sums
     restarts = start_restarts(n_init, screen_iter)
 
     def new_problem(run):
         Z, W = blocked_start(X, n_components, strategy, rng, Z0, W0, n_restarts=restarts)
-        Q = initialize_context_factor(Mt @ W, W) if M is not None else None
+        Q = initialize_context_factor(context_product @ W, W) if M is not None else None
         if loss == "kl":
             return BlockedKLProblem(X, Z, W, M=M, Q=Q, lam=lam, Mt=Mt, total=total, nnz=nnz)
         return BlockedFrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, Mt=Mt, sqX=sqX)
