@@ -99,16 +99,21 @@ def test_both_kl_products_divide_by_the_same_numbers(dtype, k):
 
     rng = np.random.default_rng(k)
     m = 300
-    perm = rng.permutation(m)
-    A = sp.csr_matrix((np.ones(m), (np.arange(m), perm)), shape=(m, m))
+    # rows of 0 to 20 non-zeros (the row kernel divides 8 at a time, then the rest one
+    # by one), each column holding one non-zero
+    lengths = np.arange(m) % 21
+    p = int(lengths.sum())
+    perm = rng.permutation(p)
+    A = sp.csr_matrix((rng.random(p) + 0.5, perm, np.r_[0, np.cumsum(lengths)]),
+                      shape=(m, p))
     L = rng.random((m, k)).astype(dtype)
     L[:, 0] = 1
-    R = rng.random((m, k)).astype(dtype)
+    R = rng.random((p, k)).astype(dtype)
     floor = dtype(1e-30)
-    ratios = np.empty(m)
+    ratios = np.empty(p)
     _kernels.ratio_block(A.indptr, A.indices, A.data, L, R, np.empty((m, k), dtype), 0, m,
                          floor, _vector_width(k), ratios)
-    columns = np.empty((m, k), dtype)
+    columns = np.empty((p, k), dtype)
     _kernels.ratio_columns(A.indptr, A.indices, A.data, L, R, columns, floor, _vector_width(k))
     np.testing.assert_array_equal(columns[perm, 0], ratios.astype(dtype))
 
