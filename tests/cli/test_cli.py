@@ -112,6 +112,7 @@ def test_run_json(default_run, corpus_files):
     assert run["data"]["n_terms"] == reference.n_terms
     assert run["data"]["nnz"] == reference.counts().nnz
     assert run["data"]["labelled"] is True
+    assert run["data"]["dtype"] == "float32" == run["cli_arguments"]["dtype"]  # snmf-kl's
     assert run["context"]["context"] == "window"  # auto: raw text exists
     assert run["context"]["shape"] == [reference.n_terms, reference.n_terms]
     assert isinstance(run["objective"], float) and math.isfinite(run["objective"])
@@ -221,6 +222,23 @@ def test_n_init_overrides_the_default_starts(corpus_files, tmp_path):
                  "--out", str(out), *FAST]) == 0
     params = read_run(out)["parameters"]
     assert params["n_init"] == 1 and params["loss"] == "kl"
+
+
+def test_dtype_option(corpus_files, tmp_path, default_run):
+    """The default fits in float32; --dtype float64 fits the same data in float64 (the
+    same clusters here), and a method without a dtype of its own fits in float64."""
+    _, out32 = default_run
+    out64 = tmp_path / "float64"
+    assert main(["cluster", corpus_files["csv"], "-k", "3", "--dtype", "float64",
+                 "--out", str(out64), *FAST]) == 0
+    assert read_run(out64)["data"]["dtype"] == "float64"
+    labels = [[row["cluster"] for row in read_csv(os.path.join(out, "assignments.csv"))[1]]
+              for out in (out32, out64)]
+    assert adjusted_rand_score(*labels) == 1.0
+    out = tmp_path / "nmf"
+    assert main(["cluster", corpus_files["csv"], "-k", "3", "--method", "nmf",
+                 "--out", str(out), *FAST]) == 0
+    assert read_run(out)["data"]["dtype"] == "float64"
 
 
 def test_default_method_on_each_engine_and_with_semantics():

@@ -291,6 +291,11 @@ def word_context(args, corpus, verbose, timings, association="ppmi", counts_cont
     return M, context
 
 
+def as_dtype(A, dtype):
+    """A (sparse or dense, or None) with its values in ``dtype`` (a copy only when needed)."""
+    return None if A is None else A.astype(dtype, copy=False)
+
+
 def context_record(args, M, context):
     """The ``context`` entry of run.json for the context options."""
     from ..report.results import context_record as record

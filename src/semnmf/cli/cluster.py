@@ -12,7 +12,7 @@ import time
 from ..experiments.methods import CLI_METHODS, CONSENSUS_METHODS, DEFAULT_CLI_METHOD
 from ..models._defaults import DEFAULT_GRAPH_LAM, DEFAULT_LAM, MAX_LAM
 from ._common import (add_context_arguments, add_input_arguments, add_output_arguments,
-                      check_context_arguments, check_input_arguments, check_number, check_seed,
+                      as_dtype, check_context_arguments, check_input_arguments, check_number, check_seed,
                       context_record, data_notes, load_corpus, logged_warnings, output_folder,
                       source_name, word_context)
 from .engine import add_engine_arguments, check_engine_arguments, run_dask
@@ -139,6 +139,10 @@ def add_parser(commands):
                      help="stop when the objective changes by less than this, relative "
                           "(default 1e-4)")
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    fit.add_argument("--dtype", choices=("float32", "float64"), default=None,
+                     help="floating-point type of X, M and the factors during the fit "
+                          "(default float32 for snmf-kl, which gave the labels of float64 "
+                          "in every fit measured, else float64)")
     pre = c.add_argument_group("pretrained semantics (needs the [embeddings] extra)")
     pre.add_argument("--semantics", default="corpus", metavar="SOURCE",
                      help="corpus: word contexts of this corpus only (default); glove: GloVe "
@@ -339,6 +343,8 @@ def run(args):
         args.lam = method.params.get("lam", DEFAULT_LAM)
     if method.graph and args.graph_lam is None:
         args.graph_lam = DEFAULT_GRAPH_LAM
+    if args.dtype is None:
+        args.dtype = method.dtype
     if args.engine == "dask":
         return run_dask(args, out, verbose, timings, t0)
     corpus, X = load_corpus(args, verbose, timings, t0)
@@ -368,6 +374,7 @@ def run(args):
                                    verbose=int(verbose))
         timings.update(inputs.timings)
         X, M, E = inputs.X, inputs.M, inputs.E
+        args.dtype = str(X.dtype)  # the pipeline's own (the record says what was fitted)
         model = semantic_model(args.k, inputs, lam=args.lam, lam_scale=args.lam_scale,
                                n_init=args.n_init or 1, max_iter=args.max_iter, tol=args.tol,
                                random_state=args.seed, verbose=int(verbose))
@@ -379,6 +386,7 @@ def run(args):
             "word_graph_nnz": None if inputs.word_graph is None else int(inputs.word_graph.nnz),
             "document_graph_nnz": None if inputs.A is None else int(inputs.A.nnz)}
     else:
+        X, M = as_dtype(X, args.dtype), as_dtype(M, args.dtype)
         model = build_model(args, verbose)
         fit_params = {"M": M} if M is not None else {}
     ensemble = None

@@ -89,7 +89,7 @@ def run_dask(args, out, verbose, timings, t0):
     from ..models.blocked import fit_estimator
     from ..pipelines.saved import SavedModel
     from ..text.shards import ShardedCorpus
-    from ._common import corpus_options, load_corpus, logged_warnings, word_context
+    from ._common import as_dtype, corpus_options, load_corpus, logged_warnings, word_context
     from .cluster import build_model, write_run
 
     method = CLI_METHODS[args.method]
@@ -119,14 +119,16 @@ def run_dask(args, out, verbose, timings, t0):
                                       counts_context=method.counts_context)
             if sharded:
                 trim_workers(client)  # the counting pass's freed strings and counts
+            M = as_dtype(M, args.dtype)
         if sharded:
             t = time.perf_counter()
-            X = corpus.blocks(args.weighting)
+            X = corpus.blocks(args.weighting).astype(args.dtype)
             trim_workers(client)  # the tokenizing passes' freed strings
             timings["vectorize"] = time.perf_counter() - t
         else:
             n_blocks = 4 * len(client.scheduler_info().get("workers", {}) or [0])
-            X = BlockedMatrix.from_csr(X_local, n_blocks=max(n_blocks, 2), client=client)
+            X = BlockedMatrix.from_csr(as_dtype(X_local, args.dtype), n_blocks=max(n_blocks, 2),
+                                       client=client)
         model = build_model(args, verbose)
         t = time.perf_counter()
         with logged_warnings():
@@ -135,7 +137,7 @@ def run_dask(args, out, verbose, timings, t0):
         labels = model.labels_
         timings["fit"] = time.perf_counter() - t
         nnz = X.nnz
-        X_record = type("Shape", (), {"shape": X.shape, "nnz": nnz})()
+        X_record = type("Shape", (), {"shape": X.shape, "nnz": nnz, "dtype": X.dtype})()
         del X
     finally:
         client.close()

@@ -52,6 +52,9 @@ class Method:
         For a corpus without raw text (document contexts only): the ``association`` and
         ``top_k`` of M used when the command line does not set them (None: the same
         association as with raw text, unpruned).
+    dtype : {"float64", "float32"}
+        The floating-point type the command line fits in (X and M are cast to it), when
+        ``--dtype`` does not say.
     """
 
     name: str
@@ -67,6 +70,7 @@ class Method:
     variants: bool = False
     takes_init: bool = True
     counts_context: dict | None = None
+    dtype: str = "float64"
 
     @property
     def word_context(self):
@@ -137,14 +141,16 @@ METHODS = {m.name: m for m in [
     # Five screened starts (each the best of 2 spherical k-means restarts; one sweep each,
     # the lowest objective continues): at the cost of about one start and four sweeps,
     # the mean margin over the best baseline goes from +0.018 to +0.03
-    # (benchmarks/results/defaults_10seeds.md).
+    # (benchmarks/results/defaults_10seeds.md). It fits in float32: the same labels as
+    # float64 in every fit measured (17 rows x 3 seeds), 10-20 % faster, half the memory
+    # of X, M and the factors (benchmarks/results/default_cost.md).
     Method("snmf-robust", "SNMF-KL (λ = 1)", f"{_M}.semantic:SemanticNMF",
            {"loss": "kl", "lam": 1.0, "n_init": 5, "screen_iter": 1}, context="ppmi",
            cli="snmf-kl",
            description="Semantic-NMF with the KL loss, lam 1, 5 screened starts; window PPMI "
                        "with raw text, else document SPPMI pruned to 50 contexts per word "
                        "(default)",
-           counts_context={"association": "sppmi", "top_k": 50}),
+           counts_context={"association": "sppmi", "top_k": 50}, dtype="float32"),
     Method("nmf-kl", "NMF-KL", f"{_M}.nmf:NMF", {"loss": "kl"}),
     Method("snmf-kl", "SNMF-KL", f"{_M}.semantic:SemanticNMF", {"loss": "kl"}, context="ppmi"),
     Method("senmf", "SeNMF", f"{_M}.senmf:SeNMF", context="sppmi", cli="senmf",

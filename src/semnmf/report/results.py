@@ -37,9 +37,11 @@ def versions():
 
 
 def data_record(corpus, X, weighting=None):
-    """The ``data`` entry of a run record: shape, non-zeros, weighting, labelled."""
+    """The ``data`` entry of a run record: shape, non-zeros, the dtype fitted in,
+    weighting, labelled."""
     return {"n_documents": int(X.shape[0]), "n_terms": int(X.shape[1]), "nnz": int(X.nnz),
-            "weighting": weighting, "labelled": corpus.labels is not None}
+            "dtype": str(X.dtype), "weighting": weighting,
+            "labelled": corpus.labels is not None}
 
 
 def context_record(M, context, *, window=None, association=None, min_count=None, top_k=None):
