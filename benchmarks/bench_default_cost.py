@@ -112,7 +112,7 @@ def main(argv=None):
         target = (r["X"] + r["M"] + r["default"]) / (3 * r["nmf"] + r["X"] + r["M"])
         lines.append(f"| {r['name']} | {r['n']:,} | {r['k']} | {r['ctx']} {r['nnz_M']:,} | "
                      f"{r['X']:.2f} | {r['M']:.2f} | {r['default']:.2f} ({r['iters']} it) | "
-                     f"{r['one']:.2f} | {r['float64']:.2f} | {100 * r['same']:.1f} % | "
+                     f"{r['one']:.2f} | {r['float64']:.2f} | {100 * r['same']:.2f} % | "
                      f"{r['nmf']:.2f} | {r['sk']:.2f} | {r['default'] / r['nmf']:.1f}× | "
                      f"{r['default'] / r['sk']:.1f}× | "
                      f"{target:.2f} | {r['nmi_default']:.3f} / {r['nmi_nmf']:.3f} |")
@@ -137,7 +137,7 @@ def main(argv=None):
                f"{np.median(saved):.2f}× the float64 fit's time (median; "
                f"{min(saved):.2f}-{max(saved):.2f}×), labels equal to float64's on "
                f"{sum(r['same'] == 1.0 for r in rows)}/{len(rows)} corpora (lowest "
-               f"{100 * min(r['same'] for r in rows):.1f} %).")
+               f"{100 * min(r['same'] for r in rows):.2f} %).")
     if rss is not None:
         summary += (f" Peak memory of `semnmf cluster ng20 -k 20` (the whole command: loading, "
                     f"X, M, fit, topics, files): {rss:,.0f} MB, {sec:.0f} s wall.")
