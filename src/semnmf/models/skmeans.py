@@ -553,8 +553,7 @@ def _update_centers(Xn, labels, sims, centers_old):
             pos += 1
         valid = labels >= 0
 
-    compiled = _compiled(Xn)
-    if compiled:  # bitwise the membership product below, in one pass over X
+    if _compiled(Xn):  # bitwise the membership product below, in one pass over X
         from ._solvers import skmeans_kernels
 
         sums = skmeans_kernels.sums(Xn, labels, k)
@@ -569,10 +568,7 @@ def _update_centers(Xn, labels, sims, centers_old):
     norms = np.sqrt(np.einsum("ij,ij->i", sums, sums))
     keep = norms == 0  # still-empty cluster: keep the old centroid
     norms[keep] = 1
-    if compiled:  # the same numbers, laid out for the next assignment (F-ordered)
-        centers = skmeans_kernels.centers_from_sums(sums, norms)
-    else:
-        centers = sums / norms[:, None]
+    centers = sums / norms[:, None]
     centers[keep] = centers_old[keep]
     return centers
 
@@ -606,4 +602,4 @@ def _lloyd(Xn, zero, centers, max_iter, tol, verbose, run):
             log(f"[SphericalKMeans] init {run}: converged (relative change {change:.2e} < tol) "
                 f"at iteration {it}", bool(verbose))
             break
-    return labels, np.ascontiguousarray(centers), objective, n_iter, history
+    return labels, centers, objective, n_iter, history

@@ -112,30 +112,6 @@ def cluster_sums(indptr, indices, data, labels, owner, group, sums):
             p += np.uint64(1)
 
 
-@numba.njit(cache=True, nogil=True)
-def _scaled_transpose(sums, norms, out):
-    """``out[p, j] = sums[j, p] / norms[j]``, tile by tile (a tile of ``out``'s rows stays
-    in cache while the k rows of ``sums`` are read into it)."""
-    k, d = sums.shape
-    tile = 256
-    for start in range(0, d, tile):
-        stop = min(start + tile, d)
-        for j in range(k):
-            norm = norms[j]
-            for p in range(start, stop):
-                out[p, j] = sums[j, p] / norm
-
-
-def centers_from_sums(sums, norms):
-    """The concept vectors ``sums / norms[:, None]`` (k, n_features), bitwise, as the
-    transpose of a C-contiguous (n_features, k) array: the layout :func:`assign` reads,
-    so the next assignment makes no transposed copy (on NG20 at k = 20 the copy took
-    longer than the division it follows)."""
-    out = np.empty((sums.shape[1], sums.shape[0]), dtype=np.result_type(sums, norms))
-    _scaled_transpose(sums, norms.astype(out.dtype, copy=False), out)
-    return out.T
-
-
 def assign(X, centers):
     """Labels (argmax of ``X @ centers.T``) and each row's largest similarity.
 
@@ -192,4 +168,4 @@ def sums(X, labels, k):
     return out
 
 
-__all__ = ["assign", "assign_rows", "centers_from_sums", "cluster_sums", "sums"]
+__all__ = ["assign", "assign_rows", "cluster_sums", "sums"]
