@@ -5,7 +5,7 @@
 For every shared corpus (window PPMI when it has raw text) and the counts-only version of
 the raw-text ones (``-doc``: document SPPMI pruned to 50 contexts per word, what a corpus
 without text gets), the command line's default (``--method snmf-kl``) is fitted once per
-seed at its own ``tol`` = 1e-4, recording the labels after every sweep of the kept start.
+seed at its own ``tol`` = 1e-4 (in its dtype, float32, as the command line), recording the labels after every sweep of the kept start.
 Because the relative change is tested every sweep, the iteration at which a looser tol
 would have stopped is read off the same objective history (the first iteration ≥
 ``MIN_ITER`` whose relative change is below it), and so is the NMI there. Labels are read
@@ -29,7 +29,7 @@ from _common import HERE, load, machine_line, write_markdown
 
 ROWS = ["cstr", "classic3", "bbc", "ng5", "classic4", "agnews", "searchsnippets", "m10",
         "ng20_cai", "ng20", "bbc-doc", "ng5-doc", "classic4-doc", "agnews-doc",
-        "searchsnippets-doc", "m10-doc"]
+        "searchsnippets-doc", "m10-doc", "ng20-doc"]
 TOLS = [1e-4, 2e-4, 3e-4, 5e-4, 1e-3, 2e-3]
 PARTITION_RULES = [(delta, m) for delta in (0.001, 0.002, 0.005, 0.01) for m in (1, 2, 3)]
 CACHE = os.path.join(HERE, "cache", "stopping")
@@ -54,6 +54,7 @@ def trace_row(row, seeds):
         M = corpus.word_context(max_nnz=5_000_000, context="window", window=10)
     else:
         M = corpus.word_context(max_nnz=5_000_000, context="document", **method.counts_context)
+    X, M = X.astype(method.dtype), M.astype(method.dtype)  # as the command line fits
     run, current = mu.run, {}
 
     def recording_run(problem, **options):

@@ -53,3 +53,5 @@ def test_dask_engine_on_shards(tmp_path, method):
         assert record["parameters"]["loss"] == loss
     if method == []:
         assert record["method"] == "snmf-kl" and record["context"]["context"] == "window"
+    # the shards' blocks are made in the method's dtype (the default's float32)
+    assert record["data"]["dtype"] == ("float32" if method == [] else "float64")

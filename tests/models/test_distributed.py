@@ -311,20 +311,6 @@ def _value(total):
     return total.value
 
 
-def test_blocked_matrix_astype(data, client):
-    """Each block cast where it lives; the same matrix in the new dtype, on either
-    executor; itself when nothing changes."""
-    X, _ = data
-    for where in (None, client):
-        B = BlockedMatrix.from_csr(X, n_blocks=3, client=where)
-        assert B.astype(np.float64) is B
-        C = B.astype(np.float32)
-        assert C.dtype == np.float32 and C.shape == B.shape and len(C) == 3
-        gathered = C.gather()
-        assert gathered.dtype == np.float32
-        assert np.array_equal(gathered.toarray(), X.toarray().astype(np.float32))
-
-
 def test_serial_fold_holds_one_part_at_a_time():
     from semnmf._utils.blocks import SerialExecutor
 

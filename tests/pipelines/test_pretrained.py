@@ -648,6 +648,7 @@ def test_cli_semantics_switch(fake_loader, tmp_path, capsys):
     (["--consensus", "mmm"], "would repeat one run"),
     (["--n-init", "3"], "would repeat one run"),
     (["--init", "random"], "drop --init"),
+    (["--dtype", "float32"], "drop --dtype"),
     (["--semantics", " "], "needs a source"),
 ])
 def test_cli_semantics_bad_combinations(planted_texts, tmp_path, capsys, options, message):

@@ -229,10 +229,6 @@ def is_blocked(X):
             and all(sp.issparse(block) for block in X))
 
 
-def _astype(block, dtype):
-    return block.astype(dtype)
-
-
 class BlockedMatrix:
     """A matrix of shape (n_rows, n_cols) held as consecutive row blocks.
 
@@ -270,15 +266,6 @@ class BlockedMatrix:
 
     def map(self, func, *shared):
         return self.executor.map(func, self.blocks, *shared)
-
-    def astype(self, dtype):
-        """The same matrix with its values in ``dtype`` (each block cast where it lives);
-        itself when they already are."""
-        dtype = np.dtype(dtype)
-        if dtype == self.dtype:
-            return self
-        return BlockedMatrix(self.map(_astype, dtype), self.sizes, self.n_cols,
-                             self.executor, dtype)
 
     @property
     def nnz(self):

@@ -141,8 +141,9 @@ def add_parser(commands):
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     fit.add_argument("--dtype", choices=("float32", "float64"), default=None,
                      help="floating-point type of X, M and the factors during the fit "
-                          "(default float32 for snmf-kl, which gave the labels of float64 "
-                          "in every fit measured, else float64)")
+                          "(default float32 for snmf-kl, whose labels were float64's on 9 "
+                          "of 10 shared corpora and 99.97 %% of them on the tenth, else "
+                          "float64); not with --semantics, whose pipeline sets its own")
     pre = c.add_argument_group("pretrained semantics (needs the [embeddings] extra)")
     pre.add_argument("--semantics", default="corpus", metavar="SOURCE",
                      help="corpus: word contexts of this corpus only (default); glove: GloVe "
@@ -230,6 +231,9 @@ def check_arguments(args):
         if args.init not in (None, "skmeans"):
             raise ValueError("--semantics chooses its own start (spherical k-means, or k-means "
                              "of the document vectors); drop --init.")
+        if args.dtype is not None:
+            raise ValueError("--semantics builds X and M with pretrained vectors in the "
+                             "pipeline's own dtype; drop --dtype.")
         embed = args.embed or "both"
         embeds_documents = embed != "words" and args.semantics.strip().lower() != "glove"
         if embeds_documents and (args.consensus or (args.n_init or 1) > 1):

@@ -122,7 +122,7 @@ def run_dask(args, out, verbose, timings, t0):
             M = as_dtype(M, args.dtype)
         if sharded:
             t = time.perf_counter()
-            X = corpus.blocks(args.weighting).astype(args.dtype)
+            X = corpus.blocks(args.weighting, args.dtype)  # each block cast as it is made
             trim_workers(client)  # the tokenizing passes' freed strings
             timings["vectorize"] = time.perf_counter() - t
         else:

@@ -37,8 +37,8 @@ def versions():
 
 
 def data_record(corpus, X, weighting=None):
-    """The ``data`` entry of a run record: shape, non-zeros, the dtype fitted in,
-    weighting, labelled."""
+    """The ``data`` entry of a run record: shape, non-zeros, X's dtype, weighting,
+    labelled."""
     return {"n_documents": int(X.shape[0]), "n_terms": int(X.shape[1]), "nnz": int(X.nnz),
             "dtype": str(X.dtype), "weighting": weighting,
             "labelled": corpus.labels is not None}

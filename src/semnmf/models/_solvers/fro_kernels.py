@@ -367,7 +367,7 @@ class CSRKernel:
 
 
 @numba.njit(cache=True, nogil=True)
-def _mirrored(indptr, indices, data, tol, start, stop):
+def _mirrored(indptr, indices, data, tol, start, stop, cursor):
     """Rows ``start:stop`` of a canonical CSR matrix: whether every entry (i, j) above the
     diagonal has its mirror (j, i), with |a_ij − a_ji| ≤ tol, and the counts of entries
     above and below the diagonal, ``(ok, upper, lower)``.
@@ -378,8 +378,8 @@ def _mirrored(indptr, indices, data, tol, start, stop):
     search), and each mirror is one look-up instead of a binary search (4x faster on
     BBC's window PPMI). Entries below the diagonal are only counted: the cursors map the
     upper entries one-to-one onto lower ones (blocks of rows own disjoint column ranges of
-    the mirrors), so equal counts over all blocks mean every lower entry was reached."""
-    cursor = np.full(indptr.shape[0] - 1, -1, dtype=np.int64)
+    the mirrors), so equal counts over all blocks mean every lower entry was reached.
+    ``cursor``: one entry per row, all -1, of indptr's dtype."""
     upper = 0
     lower = 0
     for i in range(start, stop):
@@ -418,7 +418,7 @@ def is_symmetric(A, ulps=4):
     products ``M R`` in another order, which the compiled sweep allows anyway.
 
     One compiled pass with a cursor per row (:func:`_mirrored`, by row blocks on the
-    threads), no copy: on NG20's window PPMI (15 M non-zeros) 0.15 s on one thread (a
+    threads; a row count of cursors per block), no copy of A: on NG20's window PPMI (15 M non-zeros) 0.15 s on one thread (a
     binary search per entry took 0.5 s; forming Aᵀ 0.2-0.8 s, with Aᵀ's 180 MB and the
     transpose's temporaries, which were the peak of SemanticNMF(loss="kl")'s fit: 445 MB
     above the data, 145 MB now; benchmarks/results/kl.md). BBC's window PPMI (4 M
@@ -434,10 +434,14 @@ def is_symmetric(A, ulps=4):
         return False  # NaN or inf: nothing to gain from treating it as its transpose
     tol = ulps * np.finfo(A.dtype).eps * largest if A.dtype.kind == "f" else 0.0
     workers = threads_for(A.nnz, _WORK_PER_THREAD)
-    # more blocks than threads: the look-ups are for the entries above the diagonal, which
-    # the first rows hold more of, while the blocks are cut by all entries
-    blocks = row_blocks(A.indptr, 4 * workers) if workers > 1 else [(0, A.shape[0])]
-    parts = map_blocks(lambda b: _mirrored(A.indptr, A.indices, A.data, tol, *blocks[b]),
+    # More blocks than threads: the look-ups are for the entries above the diagonal, which
+    # the first rows hold more of, while the blocks are cut by all entries. Each block has
+    # a cursor per row, so only where the rows are few against the entries (a word-context
+    # M, not a large sparse graph).
+    per_thread = 4 if A.nnz >= 8 * A.shape[0] else 1
+    blocks = row_blocks(A.indptr, per_thread * workers) if workers > 1 else [(0, A.shape[0])]
+    parts = map_blocks(lambda b: _mirrored(A.indptr, A.indices, A.data, tol, *blocks[b],
+                                           np.full(A.shape[0], -1, dtype=A.indptr.dtype)),
                        len(blocks), workers)
     return all(ok for ok, _, _ in parts) and sum(u for _, u, _ in parts) == sum(
         low for _, _, low in parts)
