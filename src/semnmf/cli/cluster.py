@@ -12,9 +12,9 @@ import time
 from ..experiments.methods import CLI_METHODS, CONSENSUS_METHODS, DEFAULT_CLI_METHOD
 from ..models._defaults import DEFAULT_GRAPH_LAM, DEFAULT_LAM, MAX_LAM
 from ._common import (add_context_arguments, add_input_arguments, add_output_arguments,
-                      as_dtype, check_context_arguments, check_input_arguments, check_number, check_seed,
-                      context_record, data_notes, load_corpus, logged_warnings, output_folder,
-                      source_name, word_context)
+                      as_dtype, check_context_arguments, check_input_arguments, check_number,
+                      check_seed, context_record, data_notes, load_corpus, logged_warnings,
+                      output_folder, source_name, word_context)
 from .engine import add_engine_arguments, check_engine_arguments, run_dask
 
 EPILOG = """\

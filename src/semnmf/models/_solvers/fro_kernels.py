@@ -428,10 +428,11 @@ def is_symmetric(A, ulps=4):
     products ``M R`` in another order, which the compiled sweep allows anyway.
 
     One compiled pass with a cursor per row (:func:`_mirrored`, by row blocks on the
-    threads; a row count of cursors per block), no copy of A: on NG20's window PPMI (15 M non-zeros) 0.15 s on one thread (a
-    binary search per entry took 0.5 s; forming Aᵀ 0.2-0.8 s, with Aᵀ's 180 MB and the
-    transpose's temporaries, which were the peak of SemanticNMF(loss="kl")'s fit: 445 MB
-    above the data, 145 MB now; benchmarks/results/kl.md). BBC's window PPMI (4 M
+    threads; a row count of cursors per block), no copy of A: on NG20's window PPMI
+    (15 M non-zeros) 0.15 s on one thread (a binary search per entry took 0.5 s; forming
+    Aᵀ 0.2-0.8 s, with Aᵀ's 180 MB and the transpose's temporaries, which were the peak
+    of SemanticNMF(loss="kl")'s fit: 445 MB above the data, 145 MB now;
+    benchmarks/results/kl.md). BBC's window PPMI (4 M
     non-zeros): 32 ms on one thread, 24 ms on two (it was 13 % of the default fit).
     """
     if not sp.issparse(A) or A.shape[0] != A.shape[1]:

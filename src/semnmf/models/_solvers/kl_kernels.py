@@ -60,8 +60,9 @@ def _dot(L, i, R, j, k):
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
 def _ratio_row(indptr, indices, data, L, R, out, i, ratios, floor, shape):
     """Row i of ``out = (A ⊘ max(L Rᵀ, floor)) R``; its ratios go to ``ratios[p - first]``
-    (``first = indptr[i]``). For a compile-time k (``shape``, :func:`~.fro_kernels._vector_width`)
-    in vector registers (:func:`~semnmf.models._solvers.simd.ratio_row`)."""
+    (``first = indptr[i]``). For a compile-time k (``shape``,
+    :func:`~.fro_kernels._vector_width`) in vector registers
+    (:func:`~semnmf.models._solvers.simd.ratio_row`)."""
     if len(shape) > 0:
         ratio_row(indptr, indices, data, L, R, out, i, ratios, floor, shape)
         return
