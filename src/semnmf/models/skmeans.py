@@ -261,8 +261,9 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
                 n_init = 1
 
         best = None
+        seeding = {}  # what every restart's k-means++ reads, made by the first
         for run in range(n_init):
-            centers = self._init_centers(Xn, nonzero_idx, k, init, rng)
+            centers = self._init_centers(Xn, nonzero_idx, k, init, rng, seeding)
             result = _lloyd(
                 Xn, zero, centers, self.max_iter, self.tol, self.verbose, run
             )
@@ -288,7 +289,10 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         self.objective_history_ = -np.asarray(history, dtype=np.float64)
         return self
 
-    def _init_centers(self, Xn, nonzero_idx, k, init, rng):
+    def _init_centers(self, Xn, nonzero_idx, k, init, rng, seeding):
+        """One restart's starting centroids. ``seeding``: a dict shared by the restarts
+        of one fit, where the first k-means++ leaves the rows it seeds from (and their
+        float64 product and norms) for the others."""
         if not isinstance(init, str):
             return init.copy()
         if init == "random":
@@ -297,7 +301,11 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             centers = centers.toarray() if sp.issparse(centers) else np.array(centers)
         elif _compiled(Xn) or (sp.issparse(Xn) and Xn.dtype != np.float64):
             # k-means++ on the unit-norm (non-zero) documents; float32 on either path
-            centers = _kmeans_plusplus(Xn[nonzero_idx], k, rng)
+            if not seeding:
+                rows = Xn if nonzero_idx.size == Xn.shape[0] else Xn[nonzero_idx]
+                seeding["rows"] = rows
+                seeding["prepared"] = _seeding_arrays(rows)
+            centers = _kmeans_plusplus(seeding["rows"], k, rng, seeding["prepared"])
         else:
             centers, _ = kmeans_plusplus(
                 Xn[nonzero_idx],
@@ -433,7 +441,27 @@ def _compiled(Xn):
     return sp.issparse(Xn) and compiled_kernels()
 
 
-def _kmeans_plusplus(X, k, rng):
+def _seeding_arrays(X):
+    """What :func:`_kmeans_plusplus` reads besides X, the same for every restart:
+    ``(product, norms)``, the float64 operator for ``X @ candidates`` (compiled, or
+    scipy's on the scipy path) and the rows' squared norms (1.0 for float64 X, whose
+    rows are unit)."""
+    if compiled_kernels():
+        from ._solvers.fro_kernels import CSRKernel
+
+        product = CSRKernel(X, dtype=np.float64)
+        rows = product.A
+    else:
+        rows = X.astype(np.float64)
+        product = rows
+    if X.dtype == np.float64:
+        norms = 1.0  # as passed to scikit-learn
+    else:
+        norms = np.asarray(rows.multiply(rows).sum(axis=1)).ravel()
+    return product, norms
+
+
+def _kmeans_plusplus(X, k, rng, prepared=None):
     """Greedy k-means++ seeding (Arthur & Vassilvitskii 2007) of the unit-norm rows of X
     (CSR, no all-zero row): :func:`sklearn.cluster.kmeans_plusplus` with its random
     draws, its 2 + ⌊ln k⌋ candidates per centre and its arithmetic, whose squared
@@ -456,22 +484,14 @@ def _kmeans_plusplus(X, k, rng):
     the 6th digit), so its picks are not a reproducible reference. Float32 X takes this
     seeding on the scipy path too (:func:`~semnmf._utils.parallel.scipy_path`, where
     the product is scipy's), so that the Dask engine starts where the local one does.
+
+    ``prepared``: :func:`_seeding_arrays` of X, made once for all the restarts of a fit
+    (for float32 X, its float64 copy and norms took half of each seeding on CLASSIC4).
     """
     n = X.shape[0]
     weights = np.ones(n)
     trials = 2 + int(np.log(k))
-    if compiled_kernels():
-        from ._solvers.fro_kernels import CSRKernel
-
-        product = CSRKernel(X, dtype=np.float64)
-        rows = product.A
-    else:
-        rows = X.astype(np.float64)
-        product = rows
-    if X.dtype == np.float64:
-        norms = 1.0  # as passed to scikit-learn
-    else:
-        norms = np.asarray(rows.multiply(rows).sum(axis=1)).ravel()
+    product, norms = _seeding_arrays(X) if prepared is None else prepared
 
     def distances(ids):
         candidates = X[ids].toarray().astype(np.float64, copy=False)
