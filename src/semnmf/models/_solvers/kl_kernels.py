@@ -123,8 +123,7 @@ def ratio_rows(indptr, indices, data, L, R, out, start, stop, floor, with_log, s
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
 def ratio_block(indptr, indices, data, L, R, out, start, stop, floor, shape, ratios):
     """:func:`ratio_rows` without the logarithms: rows ``start:stop`` of ``out``, and the
-    ratios a_ij / max(L_i·R_j, floor) of all their non-zeros in ``ratios`` (float64, of
-    length ``indptr[stop] - indptr[start]``, in the order of the non-zeros)."""
+    ratios a_ij / max(L_i·R_j, floor) of all their non-zeros in ``ratios`` (of length ``indptr[stop] - indptr[start]``, in the order of the non-zeros)."""
     base = indptr[start]
     for i in range(start, stop):
         _ratio_row(indptr, indices, data, L, R, out, i, ratios[indptr[i] - base:], floor,
@@ -247,15 +246,20 @@ class RatioKernel:
             # non-zero in the compiled loop cost more than the rest of the pass
             # (CLASSIC4's window PPMI, k = 4, one thread: 7.5 against 2.3 ns a non-zero).
             # Rows in chunks of about _LOG_CHUNK non-zeros bound the buffer (2 MB).
+            # The ratios and their logarithms are in the factors' dtype: the ratios are
+            # computed in it, and float32 X and M (the command line's default) then take
+            # float32 logarithms, 2.5x faster than float64's (1.57 M: 0.66 against 1.69
+            # ms), each within an ulp of float32 of the float64 one; the sum is float64.
             start, stop = blocks[b]
-            ratios = np.empty(min(_LOG_CHUNK, int(indptr[stop] - indptr[start])))
+            ratios = np.empty(min(_LOG_CHUNK, int(indptr[stop] - indptr[start])),
+                              dtype=L.dtype)
             total = 0.0
             while start < stop:
                 end = int(np.searchsorted(indptr, indptr[start] + _LOG_CHUNK, "right")) - 1
                 end = min(max(end, start + 1), stop)
                 lo, hi = indptr[start], indptr[end]
                 if hi - lo > ratios.size:  # one row longer than a chunk
-                    ratios = np.empty(hi - lo)
+                    ratios = np.empty(hi - lo, dtype=L.dtype)
                 part = ratios[:hi - lo]
                 ratio_block(*args, start, end, floor, shape, part)
                 with np.errstate(divide="ignore"):  # a ratio of 0 (a_ij = 0) is skipped
