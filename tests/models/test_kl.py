@@ -175,6 +175,23 @@ def test_kernel_logarithms_in_chunks(chunk, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sum_dtype", [None, np.float64])
+@pytest.mark.parametrize("k", [1, 2, 4, 20])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_column_sums_are_numpys(dtype, sum_dtype, k, order):
+    """The sweep's column sums (1ᵀZ, 1ᵀW, 1ᵀQ) are bitwise numpy's ``sum(axis=0)``:
+    rows of magnitudes 1e-6 .. 1e6 make any other order of the additions show."""
+    rng = np.random.default_rng(k)
+    n = 3001
+    F = rng.random((n, k)) * 10.0 ** rng.uniform(-6, 6, size=(n, 1))
+    F = np.asarray(F.astype(dtype), order=order)
+    ours = _kernels.column_sums(F, sum_dtype)
+    theirs = F.sum(axis=0, dtype=sum_dtype)
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("k", [1, 4, 8, 9, 20])
 def test_transposed_kernel_matches_dense(dtype, k):
     """ratio_columns: (Aᵀ ⊘ R Lᵀ) L from A's rows, the block task of the Dask engine's

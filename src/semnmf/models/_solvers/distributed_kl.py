@@ -39,7 +39,7 @@ that runs only Frobenius fits never does).
 import numpy as np
 
 from .distributed import _facts
-from .kl import _KLObjective
+from .kl import _KLObjective, _sums
 from .mu import safe_denominator as _safe
 
 
@@ -54,7 +54,7 @@ def _data_pass(Xb, Zb, shared):
     A = np.empty(Zb.shape, dtype=Zb.dtype)
     log_sum = ratio_rows(Xb.indptr, Xb.indices, Xb.data, Zb, W, A, 0, Zb.shape[0],
                          Zb.dtype.type(floor), True, _vector_width(Zb.shape[1]))
-    return Zb, A, (float(log_sum), Zb.sum(axis=0, dtype=np.float64))
+    return Zb, A, (float(log_sum), _sums(Zb, np.float64))
 
 
 def _statistics(state):
@@ -74,7 +74,7 @@ def _z_and_numerator(Xb, state, shared):
     B = np.empty(W.shape, dtype=Zb.dtype)
     ratio_columns(Xb.indptr, Xb.indices, Xb.data, Zb, W, B, Zb.dtype.type(floor),
                   _vector_width(Zb.shape[1]))
-    return Zb, (B, Zb.sum(axis=0))
+    return Zb, (B, _sums(Zb))
 
 
 def _first(state):
@@ -121,7 +121,7 @@ class BlockedKLProblem(_KLObjective):
         shared = self.ex.share((self.W, self.floor))
         self._state = self.ex.map2(_data_pass, self.X.blocks, self.Z, shared)
         log_sum, z_sums = self.ex.reduce(self.ex.map(_statistics, self._state))
-        mass = float(z_sums @ self.W.sum(axis=0, dtype=np.float64))
+        mass = float(z_sums @ _sums(self.W, np.float64))
         self._data = max(log_sum - self.total + mass, 0.0)
 
     # -- one sweep (steps 2-4 of Algorithm 2, corrected in .kl) ----------------------
@@ -131,7 +131,7 @@ class BlockedKLProblem(_KLObjective):
             self._data_pass()
         if self._use_context and self._context is None:
             self._context_pass()
-        shared = self.ex.share((W, _safe(W.sum(axis=0)), self.floor))
+        shared = self.ex.share((W, _safe(_sums(W)), self.floor))
         results = self.ex.map2(_z_and_numerator, self.X.blocks, self._state, shared)
         old, self.Z = self.Z, self.ex.map(_first, results)                      # step 2
         self.ex.release(old)

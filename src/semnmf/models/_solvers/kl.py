@@ -84,6 +84,14 @@ import numpy as np
 from .mu import safe_denominator as _safe
 
 
+def _sums(F, dtype=None):
+    """``F.sum(axis=0, dtype=dtype)``, the same numbers by a compiled loop
+    (:func:`.kl_kernels.column_sums`; imported here, on use, as the other kernels)."""
+    from .kl_kernels import column_sums
+
+    return column_sums(F, dtype)
+
+
 class _KLObjective:
     """F of eq. (2) from the two passes that also give the next step's products, for
     :class:`KLProblem` and the Dask engine's :class:`~.distributed_kl.BlockedKLProblem`.
@@ -101,7 +109,7 @@ class _KLObjective:
     def _context_pass(self):
         """_C ← (M ⊘ WQᵀ) Q and D(M‖WQᵀ) at the current (W, Q)."""
         _, mlog = self.M(self.W, self.Q, out=self._C, with_log=True)
-        mass = float(self.W.sum(axis=0, dtype=np.float64) @ self.Q.sum(axis=0, dtype=np.float64))
+        mass = float(_sums(self.W, np.float64) @ _sums(self.Q, np.float64))
         self._context = max(mlog - self.M.total + mass, 0.0)
 
     def _update_W_and_Q(self, B, denominator):
@@ -113,14 +121,14 @@ class _KLObjective:
             C = self._C
             C *= self.dtype.type(self.lam)
             B += C
-            denominator = denominator + self.dtype.type(self.lam) * self.Q.sum(axis=0)
+            denominator = denominator + self.dtype.type(self.lam) * _sums(self.Q)
         B /= _safe(denominator)
         W *= B
         self._context = None
         if self.M is not None:
             # step 4: Q ← Q ⊙ (M ⊘ WQᵀ)ᵀW ⊘ 1(1ᵀW), new W
             E, _ = self.Mt(self.Q, W, out=self._E)
-            E /= _safe(W.sum(axis=0))
+            E /= _safe(_sums(W))
             self.Q *= E
 
     def objective(self):
@@ -204,7 +212,7 @@ class KLProblem(_KLObjective):
     def _data_pass(self):
         """_A ← (X ⊘ ZWᵀ) W and D(X‖ZWᵀ) at the current (Z, W)."""
         _, xlog = self.X(self.Z, self.W, out=self._A, with_log=True)
-        mass = float(self.Z.sum(axis=0, dtype=np.float64) @ self.W.sum(axis=0, dtype=np.float64))
+        mass = float(_sums(self.Z, np.float64) @ _sums(self.W, np.float64))
         self._data = max(xlog - self.X.total + mass, 0.0)
 
     # -- one sweep of Algorithm 2 (steps 2-4, corrected) -------------------------------
@@ -216,10 +224,10 @@ class KLProblem(_KLObjective):
             self._context_pass()
         # step 2: Z ← Z ⊙ (X ⊘ ZWᵀ)W ⊘ 1(1ᵀW); _A holds the ratios at the current iterate
         A = self._A
-        A /= _safe(W.sum(axis=0))
+        A /= _safe(_sums(W))
         Z *= A
         self._data = None
         if self.update_W:
             B, _ = self.Xt(W, Z, out=self._B)      # (X ⊘ ZWᵀ)ᵀZ: new Z, old W
-            self._update_W_and_Q(B, Z.sum(axis=0))
+            self._update_W_and_Q(B, _sums(Z))
         return self.objective()

@@ -179,6 +179,29 @@ def ratio_columns(indptr, indices, data, L, R, out, floor, shape):
     return out
 
 
+@numba.njit(cache=True, nogil=True)
+def _column_sums(F, out):
+    for i in range(F.shape[0]):
+        for q in range(F.shape[1]):
+            out[q] += F[i, q]
+
+
+def column_sums(F, dtype=None):
+    """``F.sum(axis=0, dtype=dtype)`` of a 2-D array F (n, k): the same numbers, faster.
+
+    numpy sums the rows of a C-ordered F in order when k ≥ 2, one row of k columns
+    per step of its generic reduction loop: 100 µs for Z (7,095 x 4, CLASSIC4), and
+    the KL sweep takes eight such sums (1ᵀZ, 1ᵀW, 1ᵀQ). This loop adds the rows in the
+    same order, in the same dtype, without reassociation (26 µs). k = 1 (a contiguous
+    axis, which numpy sums pairwise) and non-C-ordered F are left to numpy.
+    """
+    if F.ndim != 2 or F.shape[1] < 2 or not F.flags.c_contiguous:
+        return F.sum(axis=0, dtype=dtype)
+    out = np.zeros(F.shape[1], dtype=F.dtype if dtype is None else dtype)
+    _column_sums(F, out)
+    return out
+
+
 def scale_free_floor(total, nnz):
     """The default floor on (L Rᵀ)_ij: ε₃₂ · the mean of A's non-zeros (``total / nnz``),
     scikit-learn's guard made scale-free; ε₃₂ alone for an empty or all-zero A."""
@@ -281,5 +304,5 @@ def warm_up():
             RatioKernel(A.astype(dtype))(ones, ones, with_log=True)
 
 
-__all__ = ["RatioKernel", "ratio_block", "ratio_columns", "ratio_rows", "warm_up",
+__all__ = ["RatioKernel", "column_sums", "ratio_block", "ratio_columns", "ratio_rows", "warm_up",
            "weighted_logs"]
