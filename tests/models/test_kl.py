@@ -189,6 +189,11 @@ def test_column_sums_are_numpys(dtype, sum_dtype, k, order):
     theirs = F.sum(axis=0, dtype=sum_dtype)
     assert ours.dtype == theirs.dtype
     np.testing.assert_array_equal(ours, theirs)
+    for part in (F[::2], F[:0]):       # strided rows, no rows
+        np.testing.assert_array_equal(_kernels.column_sums(part, sum_dtype),
+                                      part.sum(axis=0, dtype=sum_dtype))
+    F.flags.writeable = False
+    np.testing.assert_array_equal(_kernels.column_sums(F, sum_dtype), theirs)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

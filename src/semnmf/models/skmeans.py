@@ -486,7 +486,8 @@ def _kmeans_plusplus(X, k, rng, prepared=None):
     the product is scipy's), so that the Dask engine starts where the local one does.
 
     ``prepared``: :func:`_seeding_arrays` of X, made once for all the restarts of a fit
-    (for float32 X, its float64 copy and norms took half of each seeding on CLASSIC4).
+    (for float32 X, its float64 copy and norms took a third to a half of each seeding on
+    CLASSIC4).
     """
     n = X.shape[0]
     weights = np.ones(n)

@@ -29,7 +29,11 @@ not as the corpus) runs on the client with the local engine's kernels.
 
 These are the local engine's iterates: every operation is the one of
 :class:`~.kl.KLProblem` in the same order; only the sums over documents (B, 1ᵀZ and the
-ℓ_b) are associated differently, which changes the last bits, not the algorithm.
+ℓ_b) are associated differently, which changes the last bits, not the algorithm. With
+float32 factors the local engine takes numpy's float32 logarithms of the ratios and the
+block tasks float64 ones (``ratio_rows``): the objectives then differ by a few 1e-9
+(relative); the logarithms only enter the objective, so the iterates differ only where
+the stopping rule or the screening of starts falls within that of a threshold.
 
 Unlike the Frobenius block tasks (:mod:`.distributed`), these run the compiled KL
 kernels, so a worker that runs a KL fit loads numba (imported inside the tasks: a worker

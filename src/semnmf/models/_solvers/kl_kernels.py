@@ -45,7 +45,8 @@ _MIN_NNZ_FOR_THREADS = 50_000
 # shared machine hand its remaining rows to the others.
 _BLOCKS_PER_THREAD = 4
 
-# Non-zeros whose ratios are kept at once for their logarithms (float64: 2 MB a thread).
+# Non-zeros whose ratios are kept at once for their logarithms (2 MB a thread in float64,
+# 1 MB in float32).
 _LOG_CHUNK = 1 << 18
 
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH, inline="always")
@@ -123,7 +124,8 @@ def ratio_rows(indptr, indices, data, L, R, out, start, stop, floor, with_log, s
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
 def ratio_block(indptr, indices, data, L, R, out, start, stop, floor, shape, ratios):
     """:func:`ratio_rows` without the logarithms: rows ``start:stop`` of ``out``, and the
-    ratios a_ij / max(L_i·R_j, floor) of all their non-zeros in ``ratios`` (of length ``indptr[stop] - indptr[start]``, in the order of the non-zeros)."""
+    ratios a_ij / max(L_i·R_j, floor) of all their non-zeros in ``ratios`` (of length
+    ``indptr[stop] - indptr[start]``, in the order of the non-zeros)."""
     base = indptr[start]
     for i in range(start, stop):
         _ratio_row(indptr, indices, data, L, R, out, i, ratios[indptr[i] - base:], floor,
@@ -187,15 +189,17 @@ def _column_sums(F, out):
 
 
 def column_sums(F, dtype=None):
-    """``F.sum(axis=0, dtype=dtype)`` of a 2-D array F (n, k): the same numbers, faster.
+    """``F.sum(axis=0, dtype=dtype)`` of a 2-D float32 or float64 array F (n, k): the same
+    numbers, faster.
 
     numpy sums the rows of a C-ordered F in order when k ≥ 2, one row of k columns
     per step of its generic reduction loop: 100 µs for Z (7,095 x 4, CLASSIC4), and
     the KL sweep takes eight such sums (1ᵀZ, 1ᵀW, 1ᵀQ). This loop adds the rows in the
     same order, in the same dtype, without reassociation (26 µs). k = 1 (a contiguous
-    axis, which numpy sums pairwise) and non-C-ordered F are left to numpy.
+    axis, which numpy sums pairwise), non-C-ordered F and other dtypes are left to numpy.
     """
-    if F.ndim != 2 or F.shape[1] < 2 or not F.flags.c_contiguous:
+    if (F.ndim != 2 or F.shape[1] < 2 or not F.flags.c_contiguous
+            or F.dtype not in (np.float32, np.float64)):
         return F.sum(axis=0, dtype=dtype)
     out = np.zeros(F.shape[1], dtype=F.dtype if dtype is None else dtype)
     _column_sums(F, out)
@@ -268,11 +272,13 @@ class RatioKernel:
             # the ratios kept, their logarithms by numpy's vectorized log: a log per
             # non-zero in the compiled loop cost more than the rest of the pass
             # (CLASSIC4's window PPMI, k = 4, one thread: 7.5 against 2.3 ns a non-zero).
-            # Rows in chunks of about _LOG_CHUNK non-zeros bound the buffer (2 MB).
+            # Rows in chunks of about _LOG_CHUNK non-zeros bound the buffer.
             # The ratios and their logarithms are in the factors' dtype: the ratios are
-            # computed in it, and float32 X and M (the command line's default) then take
-            # float32 logarithms, 2.5x faster than float64's (1.57 M: 0.66 against 1.69
-            # ms), each within an ulp of float32 of the float64 one; the sum is float64.
+            # computed in it (the estimators pass data and factors of one dtype), and
+            # float32 X and M (the command line's default) then take float32 logarithms,
+            # 2-2.5x faster than float64's (1.57 M: 0.66 against 1.69 ms), each within a
+            # few float32 ulps of the float64 one (at most 3.6 measured); the sum is
+            # float64. The Dask engine's block tasks (ratio_rows) take float64 logarithms.
             start, stop = blocks[b]
             ratios = np.empty(min(_LOG_CHUNK, int(indptr[stop] - indptr[start])),
                               dtype=L.dtype)
@@ -302,6 +308,8 @@ def warm_up():
         for k in (1, 4, 20):
             ones = np.ones((1, k), dtype=dtype)
             RatioKernel(A.astype(dtype))(ones, ones, with_log=True)
+            column_sums(ones)
+        column_sums(np.ones((1, 2), dtype=dtype), np.float64)
 
 
 __all__ = ["RatioKernel", "column_sums", "ratio_block", "ratio_columns", "ratio_rows", "warm_up",
