@@ -312,5 +312,5 @@ def warm_up():
         column_sums(np.ones((1, 2), dtype=dtype), np.float64)
 
 
-__all__ = ["RatioKernel", "column_sums", "ratio_block", "ratio_columns", "ratio_rows", "warm_up",
-           "weighted_logs"]
+__all__ = ["RatioKernel", "column_sums", "ratio_block", "ratio_columns", "ratio_rows",
+           "warm_up", "weighted_logs"]
