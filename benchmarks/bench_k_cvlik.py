@@ -172,11 +172,10 @@ def raw_argmax(entry, a):
 
 
 def penalized_k(curve, ks, a):
-    """argmax of curve01(k) + a log k (bench_k's penalty on the curve rescaled to [0, 1])."""
-    raw = np.asarray(curve)
-    span = raw.max() - raw.min()
-    scaled = (raw - raw.min()) / span if span > 0 else np.zeros_like(raw)
-    return int(ks[int(np.argmax(scaled + a * np.log(np.asarray(ks, dtype=float))))])
+    """argmax of curve01(k) + a log k, the penalty of bench_k's criteria."""
+    from semnmf.experiments.selection import penalized_scores
+
+    return int(ks[int(np.argmax(penalized_scores(curve, ks, a)))])
 
 
 def flat_k(curve, ks, t):

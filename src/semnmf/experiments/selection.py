@@ -303,6 +303,17 @@ def measure_candidates(X, candidates, *, n_runs=5, sample_size="auto", subsample
     return curves
 
 
+def penalized_scores(raw, ks, param):
+    """``curve01(k) + param · log k``: the curve rescaled to [0, 1] over the candidates
+    (its finite values; a flat curve is 0), so that one penalty scale serves every
+    criterion."""
+    raw = np.asarray(raw, dtype=float)
+    finite = raw[np.isfinite(raw)]
+    span = finite.max() - finite.min() if finite.size else 0.0
+    scaled = (raw - finite.min()) / span if span > 0 else np.zeros_like(raw)
+    return scaled + param * np.log(np.asarray(ks, dtype=float))
+
+
 def criterion_scores(curves, criterion=DEFAULT_CRITERION, param=DEFAULT_PARAM):
     """Score of every candidate under ``criterion`` (higher is better) from the curves of
     :func:`measure_candidates`."""
@@ -336,12 +347,7 @@ def criterion_scores(curves, criterion=DEFAULT_CRITERION, param=DEFAULT_PARAM):
         raw = c("npmi") * c("diversity")
     else:
         raw = c(criterion)
-    # the penalty acts on the curve rescaled to [0, 1] over the candidates: one scale for
-    # every criterion
-    finite = raw[np.isfinite(raw)]
-    span = finite.max() - finite.min() if finite.size else 0.0
-    scaled = (raw - finite.min()) / span if span > 0 else np.zeros_like(raw)
-    return raw, scaled + param * logk
+    return raw, penalized_scores(raw, ks, param)
 
 
 def select_n_components(X, candidates="auto", *, criterion=DEFAULT_CRITERION,
