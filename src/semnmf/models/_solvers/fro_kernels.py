@@ -431,9 +431,9 @@ def is_symmetric(A, ulps=4):
     threads; a row count of cursors per block), no copy of A: on NG20's window PPMI
     (15 M non-zeros) 0.15 s on one thread (a binary search per entry took 0.5 s; forming
     Aᵀ 0.2-0.8 s, with Aᵀ's 180 MB and the transpose's temporaries, which were the peak
-    of SemanticNMF(loss="kl")'s fit: 445 MB above the data, 145 MB now;
-    benchmarks/results/kl.md). BBC's window PPMI (4 M
-    non-zeros): 32 ms on one thread, 24 ms on two (it was 13 % of the default fit).
+    of SemanticNMF(loss="kl")'s fit: 445 MB above the data, 97-145 MB without them;
+    benchmarks/results/kl.md). BBC's window PPMI (4 M non-zeros): 32 ms on one thread,
+    24 ms on two (it was 13 % of the default fit).
     """
     if not sp.issparse(A) or A.shape[0] != A.shape[1]:
         return False
