@@ -289,3 +289,30 @@ def test_n_clusters_deprecated(corpus):
         old = SphericalKMeans(n_clusters=3, n_init=2, random_state=0).fit(X)
     np.testing.assert_array_equal(old.labels_, new.labels_)
     assert old.objective_ == new.objective_
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_row_squared_norms_are_scipys(dtype):
+    """_row_sq_norms skips scipy's element-wise product, but its numbers must stay
+    scipy's bit for bit (float32 k-means++ seeds from them): empty rows, a stored zero,
+    duplicate entries and integer values included."""
+    rng = np.random.default_rng(0)
+    A = sp.random(60, 300, density=0.3, format="csr", random_state=1,
+                  data_rvs=lambda n: rng.random(n) * 3 + 1e-3)
+    A = (sp.diags((np.arange(60) != 5).astype(float)) @ A).tocsr().astype(dtype)
+    A.eliminate_zeros()
+    with_zero = A.copy()
+    with_zero.data[3] = 0  # stored, not eliminated
+    first = A.indptr[0]  # row 0 holds its first entry twice (not canonical)
+    duplicated = sp.csr_matrix((np.insert(A.data, first, A.data[first]),
+                                np.insert(A.indices, first, A.indices[first]),
+                                np.r_[0, A.indptr[1:] + 1]), shape=A.shape)
+    assert not duplicated.has_canonical_format
+    for B in (A, with_zero, duplicated, sp.coo_matrix(A), sp.csr_array(A)):
+        expected = np.asarray(B.multiply(B).sum(axis=1)).ravel()
+        got = skmeans_module._row_sq_norms(B)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+    assert skmeans_module._row_sq_norms(A)[5] == 0
+    dense = A.toarray().astype(np.float64)
+    np.testing.assert_allclose(skmeans_module._row_sq_norms(dense), (dense ** 2).sum(axis=1))
