@@ -476,3 +476,43 @@ def test_bad_matrices_and_parameters(seqs):
         prune(np.eye(3), top_k=0)
     with pytest.raises(ValueError, match="threshold must be a finite number"):
         prune(np.eye(3), threshold=np.nan)
+
+
+@pytest.mark.parametrize("top_k", [1, 2, 3, 5])
+def test_top_k_mask_breaks_ties_by_column(top_k):
+    """The selection-based top-k keeps what a stable sort by decreasing value keeps:
+    with many equal values, the lower columns."""
+    from semnmf.text._context_kernels import top_k_mask
+
+    rng = np.random.default_rng(top_k)
+    M = np.round(rng.random((20, 30)) * 3) * (rng.random((20, 30)) < 0.6)
+    A = sp.csr_matrix(M)
+    keep = np.zeros(M.shape, dtype=bool)
+    rows = np.repeat(np.arange(20), np.diff(A.indptr))
+    keep[rows[top_k_mask(A, top_k)], A.indices[top_k_mask(A, top_k)]] = True
+    np.testing.assert_array_equal(keep, naive_top_k(M, top_k))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_document_cooccurrence_rows_are_scipys(dtype):
+    """The compiled AᵀA rows are bit for bit scipy's product without the diagonal: real
+    (not integer) weights, so that the order of the sums shows; a stored zero weight,
+    whose zero sums scipy leaves out; blocks that cut the rows anywhere."""
+    from semnmf.text._context_kernels import document_cooccurrence_rows
+
+    rng = np.random.default_rng(3)
+    A = sp.random(200, 60, density=0.15, format="csr", random_state=4,
+                  data_rvs=lambda n: rng.random(n) * 7).astype(dtype)
+    A.data[5] = 0  # stored, not eliminated
+    At = sp.csr_matrix(A.T)
+    At.sort_indices()
+    for start, stop in [(0, 60), (0, 7), (7, 41), (41, 60), (59, 80)]:
+        got = document_cooccurrence_rows(A, At, start, stop)
+        # the code this replaced: scipy's product, sorted by a CSC round trip
+        scipys = (At @ At[start:stop].T).tocsc().T.toarray()
+        rows = np.arange(scipys.shape[0])
+        scipys[rows, start + rows] = 0  # no self pairs
+        assert got.dtype == dtype and got.has_sorted_indices
+        assert got.shape == scipys.shape == (min(stop, 60) - start, 60)
+        np.testing.assert_array_equal(got.toarray(), scipys)
+        assert got.nnz == np.count_nonzero(scipys)  # no stored zeros

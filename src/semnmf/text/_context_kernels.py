@@ -101,16 +101,120 @@ def window_cooccurrence(tokens, ptr, window, n_terms, dtype):
 
 
 @numba.njit(cache=True, nogil=True)
+def _document_rows_pass(words_lo, words_hi, start, t_indptr, t_indices, t_data, x_indptr,
+                        x_indices, x_data, n_terms, indptr, indices, data, numeric):
+    """Rows ``words_lo:words_hi`` of AᵀA (A = documents x terms, CSR; Aᵀ its CSR
+    transpose), the diagonal left out, as :func:`_rows_pass`: ``numeric=False`` stores
+    each row's number of distinct partners in ``indptr[j - start + 1]``; ``numeric=True``
+    writes the sorted columns and sums at ``indptr[j - start]``. The sums are scipy's:
+    entry (j, l) adds ``a_dj · a_dl`` over the documents d of word j in increasing order,
+    in A's dtype, as ``csr_matmat`` adds ``a_ld · a_dj`` for its entry (l, j)."""
+    acc = np.zeros(n_terms, dtype=data.dtype)
+    seen = np.zeros(n_terms, dtype=np.bool_)
+    touched = np.empty(n_terms, dtype=np.int64)
+    for j in range(words_lo, words_hi):
+        n_touched = 0
+        for r in range(t_indptr[j], t_indptr[j + 1]):
+            d = t_indices[r]
+            v = t_data[r]
+            for q in range(x_indptr[d], x_indptr[d + 1]):
+                t = x_indices[q]
+                if t == j:  # the diagonal
+                    continue
+                if not seen[t]:
+                    seen[t] = True
+                    touched[n_touched] = t
+                    n_touched += 1
+                if numeric:
+                    acc[t] += v * x_data[q]
+        row = j - start
+        if numeric:
+            cols = np.sort(touched[:n_touched])
+            base = indptr[row]
+            for i in range(n_touched):
+                t = cols[i]
+                indices[base + i] = t
+                data[base + i] = acc[t]
+        else:
+            indptr[row + 1] = n_touched
+        for i in range(n_touched):
+            t = touched[i]
+            acc[t] = 0
+            seen[t] = False
+
+
+def document_cooccurrence_rows(counts, counts_t, start, stop):
+    """Rows ``start:stop`` of the off-diagonal AᵀA, A = ``counts`` (documents x terms, CSR
+    with sorted indices) and ``counts_t`` its transpose in CSR: a CSR block
+    (stop − start) x n_terms with sorted indices, in A's dtype.
+
+    The numbers are bitwise those of scipy's ``Aᵀ A[:, start:stop]`` (see
+    :func:`_document_rows_pass`), with the zero sums left out as scipy leaves them out.
+    Gustavson's row-by-row product, as :func:`window_cooccurrence`: one pass counts each
+    row's partners, so the block is allocated once at its size, then a second fills it;
+    rows are shared among the pool's threads by their work (the lengths of their
+    documents). scipy's product made the same block in one thread, then needed a sort
+    (its CSC conversion) and a copy without the diagonal: NG20 (26,214 terms), 7.0 → 1.1 s
+    for the whole matrix.
+    """
+    n_terms = counts.shape[1]
+    stop = min(stop, n_terms)
+    x_indptr = counts.indptr.astype(np.int64, copy=False)
+    t_indptr = counts_t.indptr.astype(np.int64, copy=False)
+    # a row's work: the lengths of its documents (+1, so that no block is empty of work)
+    first, ends = t_indptr[start], t_indptr[start:stop + 1]
+    lengths = np.diff(x_indptr)[counts_t.indices[first:ends[-1]]]
+    total = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+    work = total[ends - first] + np.arange(stop - start + 1, dtype=np.int64)
+    indptr = np.zeros(stop - start + 1, dtype=np.int64)
+    dtype = counts.dtype
+
+    def run(indices, data, numeric):
+        _over_row_blocks(lambda a, b: _document_rows_pass(
+            start + a, start + b, start, t_indptr, counts_t.indices, counts_t.data, x_indptr,
+            counts.indices, counts.data, n_terms, indptr, indices, data, numeric), work)
+
+    run(np.empty(0, dtype=np.int32), np.empty(0, dtype=dtype), False)
+    np.cumsum(indptr, out=indptr)
+    nnz = int(indptr[-1])
+    index_dtype = np.int32 if max(nnz, n_terms) < np.iinfo(np.int32).max else np.int64
+    indices = np.empty(nnz, dtype=index_dtype)
+    data = np.empty(nnz, dtype=dtype)
+    run(indices, data, True)
+    block = sp.csr_matrix((data, indices, indptr.astype(index_dtype, copy=False)),
+                          shape=(stop - start, n_terms))
+    block.has_sorted_indices = True
+    if nnz and not data.all():
+        block.eliminate_zeros()
+    return block
+
+
+@numba.njit(cache=True, nogil=True)
 def _top_k_rows(rows_lo, rows_hi, indptr, data, top_k, keep):
+    """The first ``top_k`` entries of each row in a stable sort by decreasing value (ties
+    to the lower column, the indices being sorted), found by selection instead of a sort:
+    v, the ``top_k``-th largest value, by ``np.partition``; then, in column order, every
+    entry above v and the first entries equal to v until ``top_k`` are kept. O(m) a row
+    of m entries, not O(m log m): on NG20's document SPPMI (rows of up to 26,213
+    entries) the mask took 0.13 s instead of 1.1 s, the same mask."""
     for i in range(rows_lo, rows_hi):
         lo, hi = indptr[i], indptr[i + 1]
         if hi - lo <= top_k:
             keep[lo:hi] = True
             continue
-        # stable sort by decreasing value: ties keep the lower column (indices are sorted)
-        ranked = np.argsort(-data[lo:hi], kind="mergesort")
-        for r in range(top_k):
-            keep[lo + ranked[r]] = True
+        values = data[lo:hi]
+        v = -np.partition(-values, top_k - 1)[top_k - 1]
+        ties = top_k
+        for e in range(hi - lo):
+            if values[e] > v:
+                ties -= 1
+        for e in range(hi - lo):
+            x = values[e]
+            if x > v:
+                keep[lo + e] = True
+            elif x == v and ties > 0:
+                keep[lo + e] = True
+                ties -= 1
 
 
 def top_k_mask(M, top_k):

@@ -198,11 +198,6 @@ def _check_option(value, name, options):
     return value
 
 
-def _row_ids(X):
-    """Row index of every stored entry of a CSR matrix."""
-    return np.repeat(np.arange(X.shape[0], dtype=X.indices.dtype), np.diff(X.indptr))
-
-
 def _keep_entries(X, mask):
     """CSR matrix with only the stored entries of X where mask is True (rows stay sorted)."""
     kept = np.flatnonzero(mask)
@@ -227,17 +222,28 @@ def _sequences_to_counts(tokens, doc_ptr, n_terms, dtype):
 def _gram_cooccurrence(counts, min_count, block_size):
     """Off-diagonal AᵀA computed ``block_size`` rows (words) at a time."""
     n_terms = counts.shape[1]
-    counts_t = sp.csr_matrix(counts.T)
+    counts_t = _transposed(counts)
     blocks = []
     for start in range(0, n_terms, block_size):
-        # rows start:stop of AᵀA, computed as the columns of Aᵀ A[:, start:stop]: converting
-        # that product to CSC sorts its indices in linear time
-        block = sp.csr_matrix((counts_t @ counts_t[start:start + block_size].T).tocsc().T)
-        keep = block.indices != _row_ids(block) + start  # drop self pairs (the diagonal)
+        block = _document_block(counts, counts_t, start, start + block_size)
         if min_count > 1:
-            keep &= block.data >= min_count
-        blocks.append(_keep_entries(block, keep))
+            block = _keep_entries(block, block.data >= min_count)
+        blocks.append(block)
     return sp.csr_matrix(sp.vstack(blocks, format="csr"))
+
+
+def _transposed(counts):
+    """Aᵀ in CSR with sorted indices (each word's documents in increasing order)."""
+    counts_t = sp.csr_matrix(counts.T)
+    counts_t.sort_indices()
+    return counts_t
+
+
+def _document_block(counts, counts_t, start, stop):
+    """Rows start:stop of AᵀA without the diagonal (self pairs), sorted CSR: the compiled
+    row-by-row product (:func:`._context_kernels.document_cooccurrence_rows`), bitwise
+    scipy's ``Aᵀ A[:, start:stop]``."""
+    return _kernels().document_cooccurrence_rows(counts, counts_t, start, stop)
 
 
 def cooccurrence(*, counts=None, sequences=None, context="document", window=10, min_count=1,
@@ -628,14 +634,13 @@ def _stream_document_context(counts, *, kind, shift, min_count, top_k, threshold
     counts = check_matrix(counts, "counts", dtype=dtype)
     counts = sp.csr_matrix(counts)
     n_terms = counts.shape[1]
-    counts_t = sp.csr_matrix(counts.T)
+    counts_t = _transposed(counts)
 
     def block_counts(start):
-        block = sp.csr_matrix((counts_t @ counts_t[start:start + block_size].T).tocsc().T)
-        keep = block.indices != _row_ids(block) + start
+        block = _document_block(counts, counts_t, start, start + block_size)
         if min_count > 1:
-            keep &= block.data >= min_count
-        return _keep_entries(block, keep)
+            block = _keep_entries(block, block.data >= min_count)
+        return block
 
     if min_count > 1:  # marginals of the kept counts: one more pass
         row_sums = np.concatenate([
