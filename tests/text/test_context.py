@@ -516,3 +516,54 @@ def test_document_cooccurrence_rows_are_scipys(dtype):
         assert got.shape == scipys.shape == (min(stop, 60) - start, 60)
         np.testing.assert_array_equal(got.toarray(), scipys)
         assert got.nnz == np.count_nonzero(scipys)  # no stored zeros
+
+
+def _association_reference(block, start, log_rows, offset, positive, threshold, top_k,
+                           dtype):
+    """The numpy expressions that association_rows replaced (written out as they were)."""
+    from semnmf.text._context_kernels import top_k_mask
+
+    pmi = np.log(block.data, dtype=np.float64) + offset
+    pmi -= np.repeat(log_rows[start:start + block.shape[0]], np.diff(block.indptr))
+    pmi -= log_rows[block.indices]
+    if positive:
+        np.maximum(pmi, 0.0, out=pmi)
+    block = sp.csr_matrix((pmi.astype(dtype, copy=False), block.indices, block.indptr),
+                          shape=block.shape)
+    block.eliminate_zeros()
+    block.sort_indices()
+    keep = np.ones(block.nnz, dtype=bool)
+    if threshold is not None:
+        keep &= block.data >= threshold
+    if top_k is not None:
+        keep &= top_k_mask(block, top_k)
+    kept = np.flatnonzero(keep)
+    return sp.csr_matrix((block.data[kept], block.indices[kept],
+                          np.searchsorted(kept, block.indptr)), shape=block.shape), block.nnz
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("positive, threshold, top_k", [
+    (True, None, None), (True, None, 3), (False, None, 2), (True, 0.1, 4), (False, -0.3, None)])
+def test_association_rows_are_the_numpy_expressions(dtype, positive, threshold, top_k):
+    """Same kept entries, bit for bit, as the numpy pipeline: PMI, clip, cast, zeros out,
+    threshold (compared in the output dtype), top-k with ties to the lower column."""
+    from semnmf.text._context_kernels import association_rows
+
+    rng = np.random.default_rng(11)
+    counts = sp.random(40, 40, density=0.4, format="csr", random_state=5,
+                       data_rvs=lambda n: rng.integers(1, 6, n).astype(float))
+    counts.sort_indices()
+    log_rows = np.log(np.asarray(counts.sum(axis=1)).ravel() + 1.0)
+    offset = float(np.log(counts.sum()))
+    for start, stop in [(0, 40), (5, 23)]:
+        block = sp.csr_matrix(counts[start:stop])
+        got, nonzero = association_rows(block, start, log_rows, offset, positive,
+                                        threshold, top_k, dtype)
+        expected, expected_nonzero = _association_reference(
+            block, start, log_rows, offset, positive, threshold, top_k, dtype)
+        assert nonzero == expected_nonzero
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got.indptr, expected.indptr)
+        np.testing.assert_array_equal(got.indices, expected.indices)
+        np.testing.assert_array_equal(got.data, expected.data)

@@ -657,23 +657,13 @@ def _stream_document_context(counts, *, kind, shift, min_count, top_k, threshold
     offset = log_total - (np.log(shift) if kind == "sppmi" else 0.0)
     kept, nnz_before = [], 0
     for start in range(0, n_terms, block_size):
-        block = block_counts(start)
-        pmi = np.log(block.data, dtype=np.float64) + offset
-        pmi -= np.repeat(log_rows[start:start + block.shape[0]], np.diff(block.indptr))
-        pmi -= log_rows[block.indices]
-        if kind != "pmi":
-            np.maximum(pmi, 0.0, out=pmi)
-        block = sp.csr_matrix((pmi.astype(dtype, copy=False), block.indices, block.indptr),
-                              shape=block.shape)
-        block.eliminate_zeros()
-        block.sort_indices()
-        nnz_before += block.nnz
-        keep = np.ones(block.nnz, dtype=bool)
-        if threshold is not None:
-            keep &= block.data >= threshold
-        if top_k is not None:
-            keep &= _kernels().top_k_mask(block, top_k)
-        kept.append(_keep_entries(block, keep))
+        # PMI (eq. 3) of the block's counts, clipped at 0 but for "pmi", its zeros left
+        # out, then the threshold and each row's top_k: one compiled pass per row
+        block, nonzero = _kernels().association_rows(
+            block_counts(start), start, log_rows, offset, kind != "pmi", threshold, top_k,
+            dtype)
+        nnz_before += nonzero
+        kept.append(block)
     K = sp.csr_matrix(sp.vstack(kept, format="csr")) if kept else sp.csr_matrix(
         (0, n_terms), dtype=dtype)
     return _symmetric_union(K), nnz_before
