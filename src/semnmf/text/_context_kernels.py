@@ -25,6 +25,26 @@ def _over_row_blocks(work, indptr):
     map_blocks(lambda index: work(*blocks[index]), len(blocks), workers)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _emit_row(row, touched, n_touched, acc, seen, indptr, indices, data, numeric):
+    """End of one row of a row-by-row product: with ``numeric`` write its sorted columns
+    and sums at ``indptr[row]``, else store its size in ``indptr[row + 1]``; then clear
+    the accumulator and the marks of the columns it touched."""
+    if numeric:
+        cols = np.sort(touched[:n_touched])
+        base = indptr[row]
+        for i in range(n_touched):
+            t = cols[i]
+            indices[base + i] = t
+            data[base + i] = acc[t]
+    else:
+        indptr[row + 1] = n_touched
+    for i in range(n_touched):
+        t = touched[i]
+        acc[t] = 0
+        seen[t] = False
+
+
 @numba.njit(cache=True, nogil=True)
 def _rows_pass(words_lo, words_hi, tokens, seg_start, seg_end, order, word_ptr, window,
                n_terms, indptr, indices, data, numeric):
@@ -49,19 +69,7 @@ def _rows_pass(words_lo, words_hi, tokens, seg_start, seg_end, order, word_ptr, 
                     touched[n_touched] = t
                     n_touched += 1
                 acc[t] += 1.0
-        if numeric:
-            cols = np.sort(touched[:n_touched])
-            base = indptr[j]
-            for i in range(n_touched):
-                t = cols[i]
-                indices[base + i] = t
-                data[base + i] = acc[t]
-        else:
-            indptr[j + 1] = n_touched
-        for i in range(n_touched):
-            t = touched[i]
-            acc[t] = 0.0
-            seen[t] = False
+        _emit_row(j, touched, n_touched, acc, seen, indptr, indices, data, numeric)
 
 
 def window_cooccurrence(tokens, ptr, window, n_terms, dtype):
@@ -127,20 +135,7 @@ def _document_rows_pass(words_lo, words_hi, start, t_indptr, t_indices, t_data, 
                     n_touched += 1
                 if numeric:
                     acc[t] += v * x_data[q]
-        row = j - start
-        if numeric:
-            cols = np.sort(touched[:n_touched])
-            base = indptr[row]
-            for i in range(n_touched):
-                t = cols[i]
-                indices[base + i] = t
-                data[base + i] = acc[t]
-        else:
-            indptr[row + 1] = n_touched
-        for i in range(n_touched):
-            t = touched[i]
-            acc[t] = 0
-            seen[t] = False
+        _emit_row(j - start, touched, n_touched, acc, seen, indptr, indices, data, numeric)
 
 
 def document_cooccurrence_rows(counts, counts_t, start, stop):
