@@ -230,6 +230,22 @@ def test_inconsistent_files(model_dir):
     _one_line_error(model_dir, "not a usable semnmf model")
 
 
+def test_arrays_file_is_a_compressed_npz(model_dir):
+    """arrays.npz is what np.savez_compressed writes (one deflated NAME.npy per array),
+    so plain numpy reads it, pickles refused, with the shapes model.json records."""
+    import zipfile
+
+    record = json.loads((model_dir / "model.json").read_text())
+    with zipfile.ZipFile(model_dir / "arrays.npz") as archive:
+        infos = archive.infolist()
+    assert infos and all(i.compress_type == zipfile.ZIP_DEFLATED for i in infos)
+    assert all(i.filename.endswith(".npy") for i in infos)
+    assert all(i.compress_size < i.file_size for i in infos if i.file_size > 4096)
+    with np.load(model_dir / "arrays.npz", allow_pickle=False) as data:
+        shapes = {name: list(data[name].shape) for name in data.files}
+    assert shapes == {name: spec["shape"] for name, spec in record["arrays"].items()}
+
+
 def test_object_arrays_are_refused(model_dir):
     with np.load(model_dir / "arrays.npz") as data:
         arrays = {k: data[k] for k in data.files}

@@ -267,7 +267,7 @@ class SavedModel:
         tmp = tempfile.mkdtemp(dir=parent, prefix=".tmp-model-")
         try:
             atomic_write(os.path.join(tmp, ARRAYS_FILE),
-                         lambda f: np.savez_compressed(f, **arrays), binary=True)
+                         lambda f: _write_arrays(f, arrays), binary=True)
             atomic_write(os.path.join(tmp, VOCABULARY_FILE), lambda f: f.writelines(
                 f"{t}\n" for t in self.vectorizer.vocabulary))
             write_json(os.path.join(tmp, MODEL_FILE), record)
@@ -403,6 +403,18 @@ def _read_record(path):
     if major < 1:
         raise ValueError(f"{file} has an unknown format version {version}.")
     return record
+
+
+def _write_arrays(f, arrays):
+    """``np.savez_compressed(f, **arrays)`` at zlib's fastest level: the same npz (one
+    ``NAME.npy`` member per array), read back by ``np.load``. numpy compresses at the
+    default level 6, which took 0.66 s for NG20's model (20 x 55,850 topics and factors:
+    18.3 → 8.4 MB); level 1 takes 0.25 s for 8.9 MB."""
+    with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_DEFLATED,
+                         compresslevel=1) as archive:
+        for name, value in arrays.items():
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(value), allow_pickle=False)
 
 
 def _read_arrays(file):
