@@ -36,6 +36,16 @@ def load(name, verbose=False):
     return corpus, X, corpus.n_classes
 
 
+def pending(names, todo_of, verbose=True):
+    """``(name, corpus, X, todo)`` for each corpus whose ``todo_of(name)`` is not empty:
+    the cells a resumed benchmark still has to measure. A corpus is loaded only then."""
+    for name in names:
+        todo = todo_of(name)
+        if todo:
+            corpus, X, _ = load(name, verbose=verbose)
+            yield name, corpus, X, todo
+
+
 def mean_sd(values):
     values = np.asarray(values, dtype=float)
     return f"{values.mean():.3f} ± {values.std():.3f}"

@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import RESULTS, load, machine_line, write_markdown  # noqa: E402
+from _common import RESULTS, machine_line, pending, write_markdown  # noqa: E402
 
 DATASETS = ["cstr", "classic3", "classic4", "bbc", "ng5", "ng20", "ng20_cai", "agnews",
             "m10", "searchsnippets"]
@@ -80,11 +80,10 @@ def measure(names, seeds, setting=None, path=CACHE):
     default = setting is None or setting == default_setting()
     setting = setting or default_setting()
     cache = load_cache(path)
-    for name in names:
-        todo = [s for s in seeds if f"{name}/{s}" not in cache]
-        if not todo:
-            continue
-        corpus, X, _ = load(name, verbose=True)
+    def missing(name):
+        return [s for s in seeds if f"{name}/{s}" not in cache]
+
+    for name, corpus, X, todo in pending(names, missing):
         for seed in todo:
             t = time.perf_counter()
             curves = measure_candidates(

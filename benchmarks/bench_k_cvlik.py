@@ -40,7 +40,8 @@ import scipy.sparse as sp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_k
-from _common import RESULTS, load, load_cache, machine_line, save_cache, write_markdown
+from _common import (RESULTS, load_cache, machine_line, pending, save_cache,
+                     write_markdown)
 from bench_k import DATASETS, PENALTIES, best_combo, hit, k_cell, leave_one_out, quality
 
 ALPHAS = ["1", "0.3", "0.1", "0.03", "0.01", "0.003", "0.001", "m100", "m1000", "m10000"]
@@ -148,11 +149,10 @@ def measure(names, seeds, alphas, folds, restarts, path):
                 any(f"alpha{a}" not in entry for a in alphas):
             sys.exit(f"{path}: {key} was measured with another setting; give this one "
                      "its own --tag.")
-    for name in names:
-        todo = [s for s in seeds if f"{name}/{s}" not in cache]
-        if not todo:
-            continue
-        corpus, X, _ = load(name, verbose=True)
+    def missing(name):
+        return [s for s in seeds if f"{name}/{s}" not in cache]
+
+    for name, corpus, X, todo in pending(names, missing):
         for seed in todo:
             t = time.perf_counter()
             entry = cv_curves(corpus, X, seed, alphas, folds, restarts)

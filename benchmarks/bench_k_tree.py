@@ -43,7 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (RESULTS, load, load_cache, machine_line,  # noqa: E402
+from _common import (RESULTS, load_cache, machine_line, pending,  # noqa: E402
                      save_cache, write_markdown)
 from bench_k import hit, k_cell, quality  # noqa: E402  (the flat criterion's scoring)
 
@@ -174,11 +174,10 @@ def key(name, seed, kind):
 
 def measure(names, seeds, kinds=TREES):
     cache = load_cache(CACHE)
-    for name in names:
-        todo = [(s, kind) for kind in kinds for s in seeds if key(name, s, kind) not in cache]
-        if not todo:
-            continue
-        corpus, X, _ = load(name, verbose=True)
+    def missing(name):
+        return [(s, kind) for kind in kinds for s in seeds if key(name, s, kind) not in cache]
+
+    for name, corpus, X, todo in pending(names, missing):
         for seed, kind in todo:
             t = time.perf_counter()
             tree = grow_tree(X, seed, kind)

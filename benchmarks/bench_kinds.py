@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import RESULTS, load, load_cache, machine_line, save_cache, table, write_markdown
+from _common import RESULTS, load_cache, machine_line, pending, save_cache, table, write_markdown
 from bench_k import DATASETS
 
 KINDS = ["bin", "1k"]
@@ -80,14 +80,18 @@ def measure(names, seeds):
 
     cache = load_cache(CACHE)
     cells = cache.setdefault("cells", {})
-    for name in names:
-        corpus, _, k = load(name)
-        for kind in KINDS:
+    methods = BASELINES + [n for n, _, _ in SETTINGS]
+
+    def missing(name):
+        """{kind: [(method, seed) not measured yet]}, the kinds with nothing left out."""
+        todo = {kind: [(m, s) for m in methods for s in seeds
+                       if f"{name}-{kind}|{m}|{s}" not in cells] for kind in KINDS}
+        return {kind: cells_left for kind, cells_left in todo.items() if cells_left}
+
+    for name, corpus, _, todo_of_kind in pending(names, missing, verbose=False):
+        k = corpus.n_classes
+        for kind, todo in todo_of_kind.items():
             row = f"{name}-{kind}"
-            todo = [(m, s) for m in BASELINES + [n for n, _, _ in SETTINGS] for s in seeds
-                    if f"{row}|{m}|{s}" not in cells]
-            if not todo:
-                continue
             view = variant(corpus, kind)
             y = np.asarray(view.labels)
             X = view.tfidf()
