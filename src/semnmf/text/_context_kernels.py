@@ -26,6 +26,15 @@ def _over_row_blocks(work, indptr):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _row_buffers(n_terms, dtype):
+    """The work arrays of a row-by-row product: a dense accumulator of one row's sums (in
+    ``dtype``), the marks of the columns it touched and their list (see :func:`_emit_row`,
+    which clears them after each row)."""
+    return (np.zeros(n_terms, dtype=dtype), np.zeros(n_terms, dtype=np.bool_),
+            np.empty(n_terms, dtype=np.int64))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _emit_row(row, touched, n_touched, acc, seen, indptr, indices, data, numeric):
     """End of one row of a row-by-row product: with ``numeric`` write its sorted columns
     and sums at ``indptr[row]``, else store its size in ``indptr[row + 1]``; then clear
@@ -51,9 +60,7 @@ def _rows_pass(words_lo, words_hi, tokens, seg_start, seg_end, order, word_ptr, 
     """One pass over the rows ``words_lo:words_hi``: with ``numeric=False`` store each
     row's number of distinct partners in ``indptr[j + 1]``; with ``numeric=True`` write the
     row's sorted columns and counts at ``indptr[j]``."""
-    acc = np.zeros(n_terms, dtype=np.float64)
-    seen = np.zeros(n_terms, dtype=np.bool_)
-    touched = np.empty(n_terms, dtype=np.int64)
+    acc, seen, touched = _row_buffers(n_terms, np.float64)
     for j in range(words_lo, words_hi):
         n_touched = 0
         for r in range(word_ptr[j], word_ptr[j + 1]):
@@ -117,9 +124,7 @@ def _document_rows_pass(words_lo, words_hi, start, t_indptr, t_indices, t_data, 
     writes the sorted columns and sums at ``indptr[j - start]``. The sums are scipy's:
     entry (j, l) adds ``a_dj · a_dl`` over the documents d of word j in increasing order,
     in A's dtype, as ``csr_matmat`` adds ``a_ld · a_dj`` for its entry (l, j)."""
-    acc = np.zeros(n_terms, dtype=data.dtype)
-    seen = np.zeros(n_terms, dtype=np.bool_)
-    touched = np.empty(n_terms, dtype=np.int64)
+    acc, seen, touched = _row_buffers(n_terms, data.dtype)
     for j in range(words_lo, words_hi):
         n_touched = 0
         for r in range(t_indptr[j], t_indptr[j + 1]):
@@ -149,8 +154,8 @@ def document_cooccurrence_rows(counts, counts_t, start, stop):
     row's partners, so the block is allocated once at its size, then a second fills it;
     rows are shared among the pool's threads by their work (the lengths of their
     documents). scipy's product made the same block in one thread, then needed a sort
-    (its CSC conversion) and a copy without the diagonal: NG20 (26,214 terms), 7.0 → 1.1 s
-    for the whole matrix.
+    (its CSC conversion) and a copy without the diagonal: ng20_cai's rows 2,048-4,095
+    (26,214 terms) 1.34 → 0.41 s on two cores; its whole document SPPMI 8.7 → 5.2 s.
     """
     n_terms = counts.shape[1]
     stop = min(stop, n_terms)
@@ -190,8 +195,8 @@ def _select_top_k(values, top_k, keep):
     a stable sort by decreasing value (ties to the earlier entry), found by selection
     instead of a sort: v, the ``top_k``-th largest value, by ``np.partition``; then, in
     order, every entry above v and the first entries equal to v until ``top_k``. O(m),
-    not O(m log m): on NG20's document SPPMI (rows of up to 26,213 entries) the mask took
-    0.13 s instead of 1.1 s, the same mask."""
+    not O(m log m): on ng20_cai's document SPPMI (rows of up to 26,213 entries) the masks
+    took 0.21 s instead of 1.08 s (cProfile), the same masks."""
     v = -np.partition(-values, top_k - 1)[top_k - 1]
     ties = top_k
     for e in range(values.size):

@@ -225,10 +225,7 @@ def _gram_cooccurrence(counts, min_count, block_size):
     counts_t = _transposed(counts)
     blocks = []
     for start in range(0, n_terms, block_size):
-        block = _document_block(counts, counts_t, start, start + block_size)
-        if min_count > 1:
-            block = _keep_entries(block, block.data >= min_count)
-        blocks.append(block)
+        blocks.append(_document_block(counts, counts_t, start, start + block_size, min_count))
     return sp.csr_matrix(sp.vstack(blocks, format="csr"))
 
 
@@ -239,11 +236,14 @@ def _transposed(counts):
     return counts_t
 
 
-def _document_block(counts, counts_t, start, stop):
+def _document_block(counts, counts_t, start, stop, min_count=1):
     """Rows start:stop of AᵀA without the diagonal (self pairs), sorted CSR: the compiled
     row-by-row product (:func:`._context_kernels.document_cooccurrence_rows`), bitwise
-    scipy's ``Aᵀ A[:, start:stop]``."""
-    return _kernels().document_cooccurrence_rows(counts, counts_t, start, stop)
+    scipy's ``Aᵀ A[:, start:stop]``; counts below ``min_count`` left out."""
+    block = _kernels().document_cooccurrence_rows(counts, counts_t, start, stop)
+    if min_count > 1:
+        block = _keep_entries(block, block.data >= min_count)
+    return block
 
 
 def cooccurrence(*, counts=None, sequences=None, context="document", window=10, min_count=1,
@@ -637,10 +637,7 @@ def _stream_document_context(counts, *, kind, shift, min_count, top_k, threshold
     counts_t = _transposed(counts)
 
     def block_counts(start):
-        block = _document_block(counts, counts_t, start, start + block_size)
-        if min_count > 1:
-            block = _keep_entries(block, block.data >= min_count)
-        return block
+        return _document_block(counts, counts_t, start, start + block_size, min_count)
 
     if min_count > 1:  # marginals of the kept counts: one more pass
         row_sums = np.concatenate([
