@@ -1,5 +1,6 @@
 """The threading layer: map_blocks runs every index once, in order, on the caller and
-the pool, and stops and re-raises on an error."""
+the pool, and stops and re-raises on an error; cache_aligned places arrays on 64-byte
+boundaries."""
 
 import threading
 import time
@@ -7,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from semnmf._utils.parallel import map_blocks, row_blocks
+from semnmf._utils.parallel import CACHE_LINE, cache_aligned, map_blocks, row_blocks
 
 
 @pytest.mark.parametrize("workers", [1, 2, 4])
@@ -59,3 +60,35 @@ def test_row_blocks_balance_non_zeros():
     indptr = np.concatenate([[0], np.cumsum(np.r_[np.full(10, 100), np.full(90, 1)])])
     blocks = row_blocks(indptr, 2)  # 1,090 non-zeros, 1,000 in the first 10 rows
     assert blocks == [(0, 6), (6, 100)] or blocks == [(0, 5), (5, 100)]
+
+
+def _at_offset(array, offset):
+    """A C-contiguous copy of ``array`` starting ``offset`` bytes past a 64-byte boundary."""
+    buffer = np.empty(array.nbytes + 2 * CACHE_LINE, dtype=np.uint8)
+    start = -buffer.ctypes.data % CACHE_LINE + offset
+    out = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    out[...] = array
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("offset", [0, 8, 16, 48])
+def test_cache_aligned_copies_only_what_is_off_a_line(dtype, offset):
+    a = _at_offset(np.random.default_rng(0).random((37, 4)).astype(dtype), offset)
+    out = cache_aligned(a)
+    assert out.ctypes.data % CACHE_LINE == 0 and out.flags.c_contiguous
+    assert out.dtype == a.dtype and out.shape == a.shape
+    np.testing.assert_array_equal(out, a)
+    assert (out is a) == (offset == 0)
+    if offset:  # a copy, not a view: updating it in place leaves the input alone
+        out[0, 0] += 1
+        assert out[0, 0] != a[0, 0]
+
+
+def test_cache_aligned_takes_strided_and_empty_arrays():
+    a = np.arange(24.0).reshape(4, 6)
+    out = cache_aligned(a.T)  # F-ordered: copied to C order
+    assert out.flags.c_contiguous and out.ctypes.data % CACHE_LINE == 0
+    np.testing.assert_array_equal(out, a.T)
+    empty = cache_aligned(np.empty((0, 3)))
+    assert empty.shape == (0, 3)

@@ -269,3 +269,29 @@ def test_other_problems_with_the_product_kernel(dtype, monkeypatch):
         results.append([[p.step() for _ in range(10)] for p in (graph, senmf, pnmf)])
         assert (type(pnmf.X).__name__ == "CSRKernel") == (flag == "1")
     np.testing.assert_allclose(results[1], results[0], rtol=TOL[dtype])
+
+
+@pytest.mark.parametrize("loss", ["frobenius", "kl"])
+@pytest.mark.parametrize("offset", [0, 16, 40])
+def test_factors_sit_on_cache_lines_with_the_same_iterates(loss, offset):
+    # the compiled passes load factor rows as vectors: the problems keep 64-byte-aligned
+    # factors (a copy when the start is not), and alignment changes no number
+    from semnmf.models._solvers.kl import KLProblem
+
+    def at_offset(a):
+        buffer = np.empty(a.nbytes + 128, dtype=np.uint8)
+        start = -buffer.ctypes.data % 64 + offset
+        out = buffer[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+        out[...] = a
+        return out
+
+    X, M, Z, W, Q = _data(np.float64, 4)
+    make = FrobeniusProblem if loss == "frobenius" else KLProblem
+    runs = []
+    for shift in (at_offset, np.copy):
+        problem = make(X, shift(Z), shift(W), M=M, Q=shift(Q), lam=0.7)
+        for factor in (problem.Z, problem.W, problem.Q):
+            assert factor.ctypes.data % 64 == 0 and factor.flags.c_contiguous
+        runs.append([problem.step() for _ in range(5)] + [problem.Z, problem.W, problem.Q])
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)

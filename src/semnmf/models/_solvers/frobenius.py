@@ -70,7 +70,7 @@ the loop no longer needs, are formed on demand (``XtZ``, ``MtW``).
 import numpy as np
 import scipy.sparse as sp
 
-from ..._utils.parallel import compiled_kernels
+from ..._utils.parallel import cache_aligned, compiled_kernels
 from .fro_kernels import CSRKernel, is_symmetric
 from .mu import EPSILON, RowBlocked, squared_norm, trace_residual
 
@@ -114,7 +114,8 @@ class FrobeniusProblem:
     Parameters
     ----------
     X : CSR or ndarray (n, d)
-    Z, W : ndarray (n, k), (d, k), modified in place
+    Z, W : ndarray (n, k), (d, k), modified in place (the compiled sweep works on a
+        64-byte-aligned copy when they are not aligned: read the result from ``.Z``, ``.W``)
     M : CSR or ndarray (d, d') or None
     Q : ndarray (d', k) or None
     lam : float
@@ -135,6 +136,9 @@ class FrobeniusProblem:
     def __init__(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None,
                  orthogonal=False, kernels=None):
         self.kernels = use_kernels(X, M) if kernels is None else bool(kernels)
+        if self.kernels:  # the compiled passes load the factors' rows as whole vectors
+            Z, W = cache_aligned(Z), cache_aligned(W)
+            Q = None if Q is None else cache_aligned(Q)
         self.Z, self.W = Z, W
         # WᵀW of the current W when the last fused step computed it (with the W update);
         # W is only changed by step() while the problem runs

@@ -81,6 +81,7 @@ costs no more than over W with them flushed to zero, so they are left alone.
 
 import numpy as np
 
+from ..._utils.parallel import cache_aligned
 from .mu import safe_denominator as _safe
 
 
@@ -159,7 +160,8 @@ class KLProblem(_KLObjective):
     Parameters
     ----------
     X : CSR or ndarray (n, d), non-negative
-    Z, W : ndarray (n, k), (d, k), modified in place
+    Z, W : ndarray (n, k), (d, k), modified in place (or a 64-byte-aligned copy when they
+        are not aligned, see :func:`~semnmf._utils.parallel.cache_aligned`: read ``.Z``, ``.W``)
     M : CSR or ndarray (d, d') or None
     Q : ndarray (d', k) or None
     lam : float
@@ -177,8 +179,9 @@ class KLProblem(_KLObjective):
         from .frobenius import transpose_csr  # compiled modules imported here, not with
         from .kl_kernels import RatioKernel  # this module (the Dask workers import it)
 
-        self.Z = np.ascontiguousarray(Z)
-        self.W = np.ascontiguousarray(W, dtype=self.Z.dtype)
+        # the passes load the factors' rows as whole vectors: on 64-byte boundaries
+        self.Z = cache_aligned(Z)
+        self.W = cache_aligned(np.asarray(W, dtype=self.Z.dtype))
         self.dtype = self.Z.dtype
         self.lam = float(lam)
         self.update_W = bool(update_W)
@@ -189,7 +192,7 @@ class KLProblem(_KLObjective):
         self.M = None
         self.Q = Q
         if M is not None:
-            self.Q = np.ascontiguousarray(Q, dtype=self.dtype)
+            self.Q = cache_aligned(np.asarray(Q, dtype=self.dtype))
             self.M = RatioKernel(M)
             self.Mt = None
             if self.update_W:
