@@ -125,13 +125,13 @@ def cache_aligned(array):
     a copy.
 
     The compiled passes load row j of a dense factor R (p, k) for every non-zero a_ij, as
-    whole vectors. numpy only promises 16-byte alignment (a large array typically starts
-    16 bytes into a page), so with rows of 32 or 64 bytes (k = 4 or 8 in float64, 8 or 16
-    in float32) half or all of those loads straddle two cache lines. On CLASSIC4 (k = 4,
-    float64, one thread) the X pass took 163-166 µs with R on a 64-byte boundary and
-    189-191 µs 16 bytes off it; the Xᵀ pass 186-190 against 236-239 µs. numpy placed the
-    same factors at 0, 16, 32 or 48 bytes from run to run. Copied once per fit (the
-    factors are updated in place afterwards), this costs one pass over the factor.
+    whole vectors. numpy only promises 16-byte alignment, so with rows of 32 or 64 bytes
+    (k = 4 or 8 in float64, 8 or 16 in float32) half or all of those loads may straddle two
+    cache lines. On CLASSIC4 (k = 4, float64, one thread) the X pass took 163-166 µs with R
+    on a 64-byte boundary and 189-191 µs 16 bytes off it; the Xᵀ pass 186-190 against
+    236-239 µs. numpy placed the same factors at 0, 16, 32 or 48 bytes from run to run.
+    Copied once per fit (the factors are updated in place afterwards), this costs one pass
+    over the factor.
     """
     array = np.asarray(array)
     if array.flags.c_contiguous and array.ctypes.data % CACHE_LINE == 0:
