@@ -82,6 +82,16 @@ def planted_corpus(n_per=30, k=3, d_per=15, noise=0.02, seed=0):
     return sp.csr_matrix(X), np.repeat(np.arange(k), n_per)
 
 
+def at_offset(array, offset):
+    """A C-contiguous copy of ``array`` starting ``offset`` bytes past a 64-byte boundary
+    (numpy itself places arrays on any 16-byte boundary)."""
+    buffer = np.empty(array.nbytes + 128, dtype=np.uint8)
+    start = -buffer.ctypes.data % 64 + offset
+    out = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    out[...] = array
+    return out
+
+
 def write_csv(path, rows, header, delimiter=","):
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f, delimiter=delimiter)

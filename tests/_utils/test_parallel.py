@@ -10,6 +10,8 @@ import pytest
 
 from semnmf._utils.parallel import CACHE_LINE, cache_aligned, map_blocks, row_blocks
 
+from conftest import at_offset
+
 
 @pytest.mark.parametrize("workers", [1, 2, 4])
 @pytest.mark.parametrize("n_items", [0, 1, 2, 7, 40])
@@ -62,19 +64,10 @@ def test_row_blocks_balance_non_zeros():
     assert blocks == [(0, 6), (6, 100)] or blocks == [(0, 5), (5, 100)]
 
 
-def _at_offset(array, offset):
-    """A C-contiguous copy of ``array`` starting ``offset`` bytes past a 64-byte boundary."""
-    buffer = np.empty(array.nbytes + 2 * CACHE_LINE, dtype=np.uint8)
-    start = -buffer.ctypes.data % CACHE_LINE + offset
-    out = buffer[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
-    out[...] = array
-    return out
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("offset", [0, 8, 16, 48])
 def test_cache_aligned_copies_only_what_is_off_a_line(dtype, offset):
-    a = _at_offset(np.random.default_rng(0).random((37, 4)).astype(dtype), offset)
+    a = at_offset(np.random.default_rng(0).random((37, 4)).astype(dtype), offset)
     out = cache_aligned(a)
     assert out.ctypes.data % CACHE_LINE == 0 and out.flags.c_contiguous
     assert out.dtype == a.dtype and out.shape == a.shape

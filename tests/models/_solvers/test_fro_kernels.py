@@ -10,6 +10,8 @@ from semnmf.models._solvers.graph import GraphProblem
 from semnmf.models._solvers.projective import ProjectiveProblem
 from semnmf.models._solvers.senmf import SeNMFProblem
 
+from conftest import at_offset
+
 TOL = {np.float64: 1e-10, np.float32: 2e-3}
 
 
@@ -278,17 +280,10 @@ def test_factors_sit_on_cache_lines_with_the_same_iterates(loss, offset):
     # factors (a copy when the start is not), and alignment changes no number
     from semnmf.models._solvers.kl import KLProblem
 
-    def at_offset(a):
-        buffer = np.empty(a.nbytes + 128, dtype=np.uint8)
-        start = -buffer.ctypes.data % 64 + offset
-        out = buffer[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
-        out[...] = a
-        return out
-
     X, M, Z, W, Q = _data(np.float64, 4)
     make = FrobeniusProblem if loss == "frobenius" else KLProblem
     runs = []
-    for shift in (at_offset, np.copy):
+    for shift in (lambda a: at_offset(a, offset), np.copy):
         problem = make(X, shift(Z), shift(W), M=M, Q=shift(Q), lam=0.7)
         for factor in (problem.Z, problem.W, problem.Q):
             assert factor.ctypes.data % 64 == 0 and factor.flags.c_contiguous
