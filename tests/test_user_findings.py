@@ -78,6 +78,33 @@ def test_jsonl_and_labels_txt_missing_labels(tmp_path):
     assert load_dataset(folder).n_unlabelled == 1
 
 
+@pytest.mark.parametrize("bad, message", [
+    ({"a": "sport"}, r"label of document 4 is a dict \(\{'a': 'sport'\}\): a label must be"),
+    (["sport"], r"label of document 4 is a list \(\['sport'\]\): a label must be"),
+    (7, r"document 0 has 'sport' \(str\), document 4 has 7 \(int\); give every label"),
+])
+def test_labels_that_cannot_name_classes_are_refused_before_the_vocabulary(
+        tmp_path, monkeypatch, bad, message):
+    texts, labels = make_planted()
+    records = [{"text": t, "label": bad if i == 4 else y}
+               for i, (t, y) in enumerate(zip(texts, labels))]
+    path = write_jsonl(tmp_path / "p.jsonl", records)
+    with pytest.raises(ValueError, match=message):
+        load_dataset(path)
+    import semnmf.text.corpus as corpus_module
+
+    def no_vocabulary(*args, **kwargs):
+        raise AssertionError("the vocabulary was built before the labels were checked")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(corpus_module, "count_matrix", no_vocabulary)
+        with pytest.raises(ValueError, match=message):
+            Corpus(texts, labels=[bad if i == 4 else y for i, y in enumerate(labels)])
+    # numbers of several types, tuples, and numbers alone still name classes
+    assert Corpus(texts, labels=[1.0 if i % 3 else 2 for i in range(len(texts))]).n_classes == 2
+    assert Corpus(texts, labels=[(y, 1) for y in labels]).n_classes == 3
+
+
 # -- weights ----------------------------------------------------------------------------
 @pytest.mark.parametrize("estimator", ["SemanticNMF", "GNMF"])
 def test_absurd_weight_is_refused(estimator):

@@ -131,6 +131,42 @@ def is_missing_label(value):
     return False
 
 
+def reference_labels(labels):
+    """A corpus's labels as a 1-D object array (a missing label, :func:`is_missing_label`,
+    as None), or None when every label is missing. A label must be a string, a number or
+    another value that can be compared with the others (classes are sorted and hashed by
+    the scores): a JSON list or object, or numbers mixed with strings, raise a one-line
+    ``ValueError`` naming the documents."""
+    values = np.empty(len(labels), dtype=object)  # 1-D even when labels are tuples
+    values[:] = [None if is_missing_label(y) else y for y in labels]
+    known = [(i, y) for i, y in enumerate(values.tolist()) if y is not None]
+    if not known:
+        return None
+    for i, y in known:
+        try:
+            hash(y)
+        except TypeError:
+            raise ValueError(f"the label of document {i} is a {type(y).__name__} "
+                             f"({_short(y)}): a label must be a string or a number.") from None
+    first = {}
+    for i, y in known:
+        first.setdefault(type(y), (i, y))
+    try:
+        sorted({y for _, y in known})
+    except TypeError:
+        (i, a), (j, b) = list(first.values())[:2]
+        raise ValueError(f"labels of different kinds cannot be compared: document {i} has "
+                         f"{_short(a)} ({type(a).__name__}), document {j} has {_short(b)} "
+                         f"({type(b).__name__}); give every label as a string, or every "
+                         "label as a number.") from None
+    return values
+
+
+def _short(value, width=40):
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
 def check_nonnegative_float(value, name):
     """A finite real number >= 0 (bools refused); clear ValueError otherwise."""
     if (isinstance(value, bool) or not isinstance(value, numbers.Real)

@@ -10,7 +10,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from .._utils.io import atomic_write, json_default
-from .._utils.validation import is_missing_label
+from .._utils.validation import reference_labels
 from .context import TokenSequences, word_context
 from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
                         count_matrix, count_texts, make_analyzer, prune_columns,
@@ -143,6 +143,10 @@ class Corpus(LabelsMixin):
                 raise ValueError("the corpus is empty: no documents were given.")
         if stem not in STEMMERS + ("auto",):
             raise ValueError(f"stem must be one of {STEMMERS + ('auto',)}, got {stem!r}.")
+        n_labels = None
+        if labels is not None:  # checked before the vocabulary is built
+            labels = list(labels)
+            n_labels, labels = len(labels), reference_labels(labels)
         self.texts = texts
         self.name = name or "corpus"
         self._options = dict(lowercase=lowercase, stop_words=check_stop_words(stop_words),
@@ -192,15 +196,8 @@ class Corpus(LabelsMixin):
                               dtype=object)
         if len(self.ids) != n:
             raise ValueError(f"{len(self.ids)} ids for {n} documents.")
-        if labels is not None:
-            labels = list(labels)
-            if len(labels) != n:
-                raise ValueError(f"{len(labels)} labels for {n} documents: give one label per document.")
-            values = np.empty(n, dtype=object)  # 1-D even when labels are tuples
-            values[:] = [None if is_missing_label(y) else y for y in labels]
-            labels = values
-            if all(y is None for y in labels):
-                labels = None
+        if n_labels is not None and n_labels != n:
+            raise ValueError(f"{n_labels} labels for {n} documents: give one label per document.")
         self.labels = labels
 
     # -- basic facts -------------------------------------------------------------------

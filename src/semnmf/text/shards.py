@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._utils.blocks import BlockedMatrix, DaskExecutor, SerialExecutor, dask_client
-from .._utils.validation import check_positive_int, is_missing_label
+from .._utils.validation import check_positive_int, reference_labels
 from .context import (_association_inplace, _check_association, association as _association,
                       budget_record, cooccurrence, estimate_nnz, prune_to_budget, sum_counts,
                       warn_if_emptied)
@@ -433,9 +433,7 @@ class ShardedCorpus(LabelsMixin):
             self.ids = np.asarray([str(i) if v is None else str(v) for i, v in enumerate(ids)],
                                   dtype=object)
         del ids
-        values = np.empty(n, dtype=object)
-        values[:] = [None if is_missing_label(y) else y for y in labels]
-        self.labels = None if all(y is None for y in values) else values
+        self.labels = reference_labels(labels)
 
     # -- facts, as Corpus ------------------------------------------------------------------
     def __len__(self):
