@@ -4,6 +4,7 @@ clear error for every kind of bad input."""
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -250,14 +251,17 @@ def test_vocab_length_mismatch(counts_only_folder):
 def test_docs_jsonl_row_mismatch(counts_only_folder, planted):
     folder, _ = counts_only_folder
     texts, labels = planted
-    write_jsonl(folder / "docs.jsonl", [{"text": t} for t in texts[:5]])
+    # with or without labels, the message names both files (not the labels)
+    for records in ([{"text": t} for t in texts[:5]],
+                    [{"text": t, "label": y} for t, y in zip(texts, labels)][:5]):
+        write_jsonl(folder / "docs.jsonl", records)
+        with pytest.raises(DatasetError, match=rf"docs\.jsonl has 5 records but counts\.mtx "
+                                               rf"has {len(texts)} rows: one record per"):
+            load_dataset(folder)
+    # a Corpus given both directly says the same in its own terms
     with pytest.raises(ValueError, match=rf"5 texts but the count matrix has {len(texts)} rows"):
-        load_dataset(folder)
-    # labelled records: the message names the file the labels came from
-    write_jsonl(folder / "docs.jsonl", [{"text": t, "label": y} for t, y in zip(texts, labels)][:5])
-    with pytest.raises(DatasetError, match=rf"docs\.jsonl has 5 lines but counts\.mtx has "
-                                           rf"{len(texts)} rows"):
-        load_dataset(folder)
+        Corpus(texts[:5], counts=sp.random(len(texts), 4, density=0.5, format="csr",
+                                           random_state=0))
 
 
 def test_broken_matrix_market(tmp_path):
@@ -266,6 +270,29 @@ def test_broken_matrix_market(tmp_path):
     (folder / "counts.mtx").write_text("this is not matrix market\n", encoding="utf-8")
     with pytest.raises(DatasetError, match="Matrix Market"):
         load_dataset(folder)
+
+
+def test_counts_mtx_dense_or_refused_with_its_file_named(tmp_path, planted):
+    texts, _ = planted
+    counts = Corpus(texts).counts()
+    folder = tmp_path / "dense"
+    folder.mkdir()
+    scipy.io.mmwrite(folder / "counts.mtx", counts.toarray())  # "array" format
+    assert "array" in (folder / "counts.mtx").read_text().splitlines()[0]
+    assert (load_dataset(folder).counts() != counts).nnz == 0
+
+    def refused(matrix, message):
+        scipy.io.mmwrite(folder / "counts.mtx", matrix)
+        with pytest.raises(DatasetError, match=message):
+            load_dataset(folder)
+
+    where = re.escape(str(folder / "counts.mtx"))
+    bad = counts.astype(float).tolil()
+    bad[3, 1], bad[5, 2] = np.nan, np.inf
+    refused(bad.tocsr(), rf"{where} holds 2 NaN or infinite value\(s\) \(the first in row 4\)")
+    refused(sp.csr_matrix(counts.shape), rf"{where} holds no non-zero count: every one of its "
+                                         rf"{counts.shape[0]} documents is empty")
+    refused(counts.astype(complex) * 1j, rf"{where} holds complex values")
 
 
 # -- named datasets -------------------------------------------------------------------------

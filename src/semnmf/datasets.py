@@ -22,7 +22,9 @@ import json
 import os
 import sys
 
+import numpy as np
 import scipy.io
+import scipy.sparse as sp
 
 from .text.corpus import Corpus
 from .text.shards import is_sharded_folder, read_shard, shard_paths
@@ -308,6 +310,31 @@ def _read_vocabulary(path, encoding):
     return terms
 
 
+def _read_counts(path):
+    """counts.mtx as CSR: sparse (coordinate) or dense (array) Matrix Market, real or
+    integer; refused, naming the file, when it holds no document, no count, or a value
+    that is not a finite real number."""
+    try:
+        counts = scipy.io.mmread(path)
+    except Exception as exc:
+        raise DatasetError(f"cannot read {path} as Matrix Market: {exc}") from None
+    if np.iscomplexobj(counts):
+        raise DatasetError(f"{path} holds complex values: counts must be real numbers >= 0.")
+    counts = sp.csr_matrix(counts)
+    values = counts.data
+    bad = ~np.isfinite(values)
+    if bad.any():
+        row = int(np.searchsorted(counts.indptr, np.flatnonzero(bad)[0], side="right") - 1)
+        raise DatasetError(f"{path} holds {int(bad.sum())} NaN or infinite value(s) (the first "
+                           f"in row {row + 1}): counts must be finite numbers >= 0.")
+    if counts.shape[0] == 0:
+        raise DatasetError(f"{path} has no rows: it holds no document.")
+    if not np.any(values):
+        raise DatasetError(f"{path} holds no non-zero count: every one of its "
+                           f"{counts.shape[0]} documents is empty.")
+    return counts
+
+
 def _load_folder(path, name, *, use_counts, encoding, vocabulary=None, **corpus_options):
     files = {f: os.path.join(path, f) for f in ("counts.mtx", "labels.txt", "vocab.txt", "docs.jsonl")}
     has = {f: os.path.exists(p) for f, p in files.items()}
@@ -317,10 +344,11 @@ def _load_folder(path, name, *, use_counts, encoding, vocabulary=None, **corpus_
     if has["labels.txt"]:
         labels = _read_lines(files["labels.txt"], encoding)
     if has["counts.mtx"] and (use_counts or texts is None):
-        try:
-            counts = scipy.io.mmread(files["counts.mtx"]).tocsr()
-        except Exception as exc:
-            raise DatasetError(f"cannot read {files['counts.mtx']} as Matrix Market: {exc}") from None
+        counts = _read_counts(files["counts.mtx"])
+        if texts is not None and len(texts) != counts.shape[0]:
+            raise DatasetError(f"{files['docs.jsonl']} has {len(texts)} records but counts.mtx "
+                               f"has {counts.shape[0]} rows: one record per document (row) is "
+                               "needed.")
         if vocabulary is None and has["vocab.txt"]:
             vocabulary = files["vocab.txt"]
         if isinstance(vocabulary, (str, os.PathLike)):

@@ -309,3 +309,21 @@ def test_small_corpus_clusters_and_records_min_df(tmp_path):
     assert main(["cluster", str(path), "-k", "2", "--method", "nmf", "--min-df", "1",
                  "--out", str(tmp_path / "given"), *FAST]) == 0
     assert read_run(tmp_path / "given")["data"]["min_df_automatic"] is False
+
+
+def test_texts_that_never_match_the_vocabulary_warn_on_one_line(tmp_path, capsys):
+    """A counts folder whose docs.jsonl words are not its vocabulary (no vocab.txt: the
+    terms are t0, t1, ...) gives an empty M: the run says so, as one line, instead of
+    quietly fitting without the word-context term."""
+    texts, labels = make_planted()
+    folder = tmp_path / "novocab"
+    folder.mkdir()
+    scipy.io.mmwrite(folder / "counts.mtx", Corpus(texts).counts())
+    write_jsonl(folder / "docs.jsonl", [{"text": t, "label": y} for t, y in zip(texts, labels)])
+    out = tmp_path / "out"
+    assert main(["cluster", str(folder), "-k", "3", "--out", str(out), *FAST]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "warning: the word-context matrix M is empty" in err
+    assert "--context document" in err
+    assert "UserWarning" not in err and ".py:" not in err  # not Python's own format
+    assert read_run(out)["context"]["nnz"] == 0

@@ -221,6 +221,17 @@ def test_default_graph_is_the_binary_5nn_graph():
                                knn_graph(X, 4, weight="heat").toarray())
 
 
+@pytest.mark.parametrize("Estimator", [GNMF, SemanticGNMF])
+@pytest.mark.parametrize("n_documents", [2, 4, 5])
+def test_a_corpus_of_n_neighbors_documents_or_fewer_links_every_pair(Estimator, n_documents):
+    X, _ = planted_corpus(seed=7)
+    X = X[[0, 11, 22, 1, 12][:n_documents]]  # documents of the planted clusters, all with terms
+    model = Estimator(2, random_state=0).fit(X)  # n_neighbors=5 >= n_documents
+    expected = np.ones((n_documents, n_documents)) - np.eye(n_documents)
+    np.testing.assert_array_equal(model.affinity_matrix_.toarray(), expected)
+    assert np.isfinite(model.objective_) and set(model.labels_) <= {0, 1}
+
+
 # -- behaviour --------------------------------------------------------------------------------
 @pytest.mark.parametrize("Estimator", [GNMF, SemanticGNMF])
 def test_recovers_planted_clusters(Estimator):
@@ -322,8 +333,9 @@ def test_bad_graphs_and_parameters():
     nan.data[0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         SemanticGNMF(3).fit(X, A=nan)
-    with pytest.raises(ValueError, match="n_neighbors must be between 1 and n_samples - 1"):
-        GNMF(3, n_neighbors=n).fit(X)
+    # n_neighbors >= n documents: the neighbours are all the others (not an error)
+    every = GNMF(3, n_neighbors=n, max_iter=5).fit(X).affinity_matrix_
+    assert (every != knn_graph(X, n - 1, weight="binary", symmetrize="max")).nnz == 0
     with pytest.raises(ValueError, match="graph_lam"):
         SemanticGNMF(3, graph_lam=np.inf).fit(X)
     with pytest.raises(ValueError, match="larger than the number of documents"):

@@ -6,6 +6,7 @@ method registry, the default weights); each command imports the library when it 
 
 import argparse
 import sys
+import warnings
 
 from .._utils.version import __version__
 from . import assign, bench, cluster, datasets, report, tree
@@ -40,11 +41,21 @@ def build_parser():
     return parser
 
 
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    from .._utils.progress import log
+
+    log(f"[yellow]warning:[/] {' '.join(str(message).split())}", True)
+
+
 def main(argv=None):
     """Entry point; returns the exit status (0 success, 2 bad input, 130 interrupted)."""
     args = build_parser().parse_args(argv)
     try:
-        return COMMANDS[args.command].run(args)
+        with warnings.catch_warnings():
+            # a warning from anywhere in the library (loading, M, plots) as one line, not
+            # Python's "file:line: Category: message" and the source line after it
+            warnings.showwarning = _one_line_warning
+            return COMMANDS[args.command].run(args)
     except (ValueError, OSError, MemoryError, ImportError) as exc:  # DatasetError is a ValueError
         message = " ".join(str(exc).split()) or type(exc).__name__  # one line, never empty
         print(f"semnmf: error: {message}", file=sys.stderr)

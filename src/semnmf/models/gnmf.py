@@ -116,8 +116,9 @@ class _GraphRegularized:
         if A is None:
             if X.shape[0] < 2:
                 raise ValueError("a document graph needs at least 2 documents; got 1 sample.")
-            A = document_graph(X, self.n_neighbors, weight=self.weight, metric=self.metric,
-                               bandwidth=self.bandwidth)
+            # a corpus of n_neighbors documents or fewer: every other document
+            A = document_graph(X, min(self.n_neighbors, X.shape[0] - 1), weight=self.weight,
+                               metric=self.metric, bandwidth=self.bandwidth)
         else:
             A = check_affinity(A, X.shape[0])
         A = A.astype(X.dtype)
@@ -179,7 +180,8 @@ class GNMF(_GraphRegularized, _BaseNMF):
         "absolute" uses ``graph_lam`` as Cai et al.'s λ directly.
     n_neighbors : int, default=5
         Neighbours per document in the graph (Cai et al. use p = 5); the graph keeps an
-        edge when either document is among the other's neighbours.
+        edge when either document is among the other's neighbours. On a corpus of
+        ``n_neighbors`` documents or fewer, each document's neighbours are all the others.
     weight : {"binary", "heat", "cosine"}, default="binary"
         Edge weights, Cai et al.'s three schemes: 0/1 ("binary"), heat kernel
         ``exp(−d²/t)`` ("heat", t = ``bandwidth``, d the distance of ``metric``), or the

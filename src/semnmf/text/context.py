@@ -819,9 +819,17 @@ def _finish(M, nnz_before, max_nnz, use_k, budget_k, info, return_info, warn=Tru
 
 
 def warn_if_emptied(info, stacklevel=2):
-    """The warning of a pruning record whose budget left no word context (raised where the
-    record is read: on the caller, when M was made on a Dask worker)."""
-    if info["nnz"] == 0 and info["nnz_before"] > 0:
+    """The warning of a pruning record without any word context: none to begin with, or
+    none left by the budget (raised where the record is read: on the caller, when M was
+    made on a Dask worker)."""
+    if info["nnz_before"] == 0:
+        warnings.warn("the word-context matrix M is empty: no two vocabulary words occur "
+                      "together in the texts (are the texts' words those of the vocabulary? "
+                      "a counts folder needs its vocab.txt), so the word-context term has no "
+                      "effect; give texts that match the vocabulary, lower min_count "
+                      "(--min-count) or use document contexts (--context document).",
+                      UserWarning, stacklevel=stacklevel)
+    elif info["nnz"] == 0:
         if info["max_nnz"] is None:  # the threshold alone
             cause, fix = "the pruning", "lower the threshold"
         else:
