@@ -327,3 +327,25 @@ def test_texts_that_never_match_the_vocabulary_warn_on_one_line(tmp_path, capsys
     assert "--context document" in err
     assert "UserWarning" not in err and ".py:" not in err  # not Python's own format
     assert read_run(out)["context"]["nnz"] == 0
+
+
+def test_an_unwritable_out_is_refused_before_the_data_is_read(tmp_path, capsys, monkeypatch,
+                                                               planted_csv_path):
+    """An --out where no file can be made (permissions, an immutable or read-only folder:
+    faked here, since root ignores permissions) is one error line before the corpus is
+    loaded, not an OSError after the fit."""
+    import tempfile
+
+    def cannot_write(*args, **kwargs):
+        raise PermissionError(1, "Operation not permitted")
+
+    def not_loaded(*args, **kwargs):
+        pytest.fail("the corpus was loaded before --out was checked")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", cannot_write)
+    monkeypatch.setattr(semnmf.datasets, "load_dataset", not_loaded)
+    for out in (tmp_path / "out", tmp_path / "new" / "sub"):
+        assert main(["cluster", planted_csv_path, "-k", "3", "--out", str(out), *FAST]) == 2
+        error = one_error(capsys)
+        assert f"--out {out} cannot be written: Operation not permitted" in error
+        assert not os.path.exists(out)

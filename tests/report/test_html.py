@@ -177,6 +177,31 @@ def test_cli_report_errors(tmp_path, capsys):
     assert "not a run folder" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("damage, message", [
+    ("run.json", r"run\.json is not valid JSON \(.*\): the file is damaged"),
+    ("truncated", r"assignments\.csv, line 5: 1 fields where the header has \d+"),
+    ("rows", r"assignments\.csv has 10 rows but run\.json says the run had 45 documents"),
+])
+def test_cli_report_on_a_damaged_run_folder(flat_run, tmp_path, capsys, damage, message):
+    """A damaged run folder is one error line naming the file, not a traceback, and no
+    page is written."""
+    broken = tmp_path / "broken"
+    shutil.copytree(flat_run, broken)
+    (broken / "report.html").unlink(missing_ok=True)  # the flat run wrote one (--report)
+    lines = (broken / "assignments.csv").read_text(encoding="utf-8").splitlines()
+    if damage == "run.json":
+        (broken / "run.json").write_text("{oops", encoding="utf-8")
+    elif damage == "truncated":  # a write cut off in the middle of line 5
+        (broken / "assignments.csv").write_text("\n".join(lines[:4] + ["12"]) + "\n",
+                                                encoding="utf-8")
+    else:
+        (broken / "assignments.csv").write_text("\n".join(lines[:11]) + "\n", encoding="utf-8")
+    assert main(["report", str(broken), "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and re.search(message, err[0]), err
+    assert not (broken / "report.html").exists()
+
+
 def test_without_texts(flat_run, tmp_path):
     """A run whose source has moved: the page says so and shows what the files allow."""
     moved = tmp_path / "moved"

@@ -53,6 +53,23 @@ def _float(value):
         return float("nan")
 
 
+def _read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc}): the file is damaged; run the "
+                         "command again.") from None
+
+
+def _is_int(text):
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
 def read_run(run_dir):
     """The content of a run folder as one dict: ``run`` (run.json), ``ids``,
     ``clusters`` (int array), ``labels`` (list or None), ``membership`` (float array or
@@ -64,13 +81,22 @@ def read_run(run_dir):
         if not os.path.isfile(path):
             raise ValueError(f"{run_dir} is not a run folder: {os.path.basename(path)} is "
                              "missing (write one with semnmf cluster or semnmf tree).")
-    with open(run_path, encoding="utf-8") as f:
-        run = json.load(f)
+    run = _read_json(run_path)
     rows = _read_csv(assignments_path)
     if not rows or "cluster" not in rows[0]:
         raise ValueError(f"{assignments_path} has no 'cluster' column.")
     header, rows = rows[0], rows[1:]
     col = {name: i for i, name in enumerate(header)}
+    for number, r in enumerate(rows, 2):
+        if len(r) != len(header) or not _is_int(r[col["cluster"]]):
+            raise ValueError(f"{assignments_path}, line {number}: {len(r)} fields where the "
+                             f"header has {len(header)}, or a cluster that is not a whole "
+                             "number: the file is damaged; run the command again.")
+    expected = (run.get("data") or {}).get("n_documents")
+    if isinstance(expected, int) and expected != len(rows):
+        raise ValueError(f"{assignments_path} has {len(rows)} rows but run.json says the run "
+                         f"had {expected} documents: the file is damaged or from another "
+                         "run; run the command again.")
     ids = [r[col["doc"]] if "doc" in col else str(i) for i, r in enumerate(rows)]
     clusters = np.array([int(r[col["cluster"]]) for r in rows], dtype=np.int64)
     labels = [r[col["label"]] for r in rows] if "label" in col else None
@@ -81,8 +107,7 @@ def read_run(run_dir):
     tree = None
     tree_path = os.path.join(run_dir, "tree.json")
     if os.path.isfile(tree_path):
-        with open(tree_path, encoding="utf-8") as f:
-            tree = json.load(f)
+        tree = _read_json(tree_path)
         for node in tree.get("nodes", []):
             if node.get("leaf") and node.get("label") is not None:
                 topics[int(node["label"])] = [(t["term"], float(t["weight"]))

@@ -10,6 +10,7 @@ files of the folder are left alone; an empty or new folder is always fine.
 
 import os
 import shutil
+import tempfile
 
 __all__ = ["RESULT_FILES", "check_output_folder", "clear_output_folder", "earlier_results"]
 
@@ -49,6 +50,15 @@ def check_output_folder(path, overwrite=False, option="--out"):
         parent = os.path.dirname(parent)
     if not os.path.isdir(parent):
         raise ValueError(f"{option} {path} cannot be created: {parent} is a file.")
+    # a file made and removed where the results will go: permissions, a read-only or full
+    # disk, an immutable folder are found now, not after the fit
+    where = path if os.path.isdir(path) else parent
+    try:
+        with tempfile.TemporaryFile(dir=where):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{option} {path} cannot be written: {exc.strerror or exc} in "
+                         f"{where}; choose another {option}.") from None
 
 
 def clear_output_folder(path):
