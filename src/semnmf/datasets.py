@@ -312,8 +312,7 @@ def _read_vocabulary(path, encoding):
 
 def _read_counts(path):
     """counts.mtx as CSR: sparse (coordinate) or dense (array) Matrix Market, real or
-    integer; refused, naming the file, when it holds no document, no count, or a value
-    that is not a finite real number."""
+    integer; refused, naming the file, when a value is not a finite real number."""
     try:
         counts = scipy.io.mmread(path)
     except Exception as exc:
@@ -327,12 +326,17 @@ def _read_counts(path):
         row = int(np.searchsorted(counts.indptr, np.flatnonzero(bad)[0], side="right") - 1)
         raise DatasetError(f"{path} holds {int(bad.sum())} NaN or infinite value(s) (the first "
                            f"in row {row + 1}): counts must be finite numbers >= 0.")
+    return counts
+
+
+def _check_some_count(counts, path):
+    """After the vocabulary's and the labels' checks (a repeated term is the error to
+    report first): a matrix without any document or count is refused."""
     if counts.shape[0] == 0:
         raise DatasetError(f"{path} has no rows: it holds no document.")
-    if not np.any(values):
+    if not np.any(counts.data):
         raise DatasetError(f"{path} holds no non-zero count: every one of its "
                            f"{counts.shape[0]} documents is empty.")
-    return counts
 
 
 def _load_folder(path, name, *, use_counts, encoding, vocabulary=None, **corpus_options):
@@ -361,6 +365,7 @@ def _load_folder(path, name, *, use_counts, encoding, vocabulary=None, **corpus_
             source = files["labels.txt"] if has["labels.txt"] else files["docs.jsonl"]
             raise DatasetError(f"{source} has {len(labels)} lines but counts.mtx has "
                                f"{counts.shape[0]} rows: one label per document is needed.")
+        _check_some_count(counts, files["counts.mtx"])
         corpus_options.setdefault("stem", "auto")
         return Corpus(texts, labels, ids, counts=counts, vocabulary=vocabulary, name=name,
                       **corpus_options)
