@@ -139,21 +139,23 @@ def reference_labels(labels):
     ``ValueError`` naming the documents."""
     values = np.empty(len(labels), dtype=object)  # 1-D even when labels are tuples
     values[:] = [None if is_missing_label(y) else y for y in labels]
-    known = [(i, y) for i, y in enumerate(values.tolist()) if y is not None]
-    if not known:
+    classes = set()
+    for i, y in enumerate(values.tolist()):
+        if y is not None:
+            try:
+                classes.add(y)
+            except TypeError:
+                raise ValueError(f"the label of document {i} is a {type(y).__name__} "
+                                 f"({_short(y)}): a label must be a string or a number.") from None
+    if not classes:
         return None
-    for i, y in known:
-        try:
-            hash(y)
-        except TypeError:
-            raise ValueError(f"the label of document {i} is a {type(y).__name__} "
-                             f"({_short(y)}): a label must be a string or a number.") from None
-    first = {}
-    for i, y in known:
-        first.setdefault(type(y), (i, y))
     try:
-        sorted({y for _, y in known})
-    except TypeError:
+        sorted(classes)
+    except TypeError:  # the first document of each kind of label, for the message
+        first = {}
+        for i, y in enumerate(values.tolist()):
+            if y is not None:
+                first.setdefault(type(y), (i, y))
         (i, a), (j, b) = list(first.values())[:2]
         raise ValueError(f"labels of different kinds cannot be compared: document {i} has "
                          f"{_short(a)} ({type(a).__name__}), document {j} has {_short(b)} "

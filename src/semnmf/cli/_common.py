@@ -205,16 +205,28 @@ def data_notes(record, corpus):
     return record
 
 
-@contextlib.contextmanager
-def logged_warnings():
-    """Record the warnings raised inside (a fit) and print each as a one-line notice."""
+def log_warning(message):
+    """A warning as the command line shows it: one ``warning: ...`` line."""
     from .._utils.progress import log
 
+    log(f"[yellow]warning:[/] {' '.join(str(message).split())}", True)
+
+
+def one_line_warnings(message, category, filename, lineno, file=None, line=None):
+    """``warnings.showwarning`` of the command line (:func:`log_warning`): not Python's
+    "file:line: Category: message" and the source line after it."""
+    log_warning(message)
+
+
+@contextlib.contextmanager
+def logged_warnings():
+    """Record the warnings raised inside (a fit) and print each (:func:`log_warning`)
+    after it, not amid its progress bar."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
     for w in caught:
-        log(f"[yellow]warning:[/] {w.message}", True)
+        log_warning(w.message)
 
 
 def corpus_options(args):

@@ -10,6 +10,7 @@ import warnings
 
 from .._utils.version import __version__
 from . import assign, bench, cluster, datasets, report, tree
+from ._common import one_line_warnings
 
 COMMANDS = {"cluster": cluster, "tree": tree, "assign": assign, "report": report,
             "bench": bench, "datasets": datasets}
@@ -41,20 +42,13 @@ def build_parser():
     return parser
 
 
-def _one_line_warning(message, category, filename, lineno, file=None, line=None):
-    from .._utils.progress import log
-
-    log(f"[yellow]warning:[/] {' '.join(str(message).split())}", True)
-
-
 def main(argv=None):
     """Entry point; returns the exit status (0 success, 2 bad input, 130 interrupted)."""
     args = build_parser().parse_args(argv)
     try:
         with warnings.catch_warnings():
-            # a warning from anywhere in the library (loading, M, plots) as one line, not
-            # Python's "file:line: Category: message" and the source line after it
-            warnings.showwarning = _one_line_warning
+            # a warning from anywhere in the library (loading, M, plots) as one line
+            warnings.showwarning = one_line_warnings
             return COMMANDS[args.command].run(args)
     except (ValueError, OSError, MemoryError, ImportError) as exc:  # DatasetError is a ValueError
         message = " ".join(str(exc).split()) or type(exc).__name__  # one line, never empty

@@ -62,14 +62,6 @@ def _read_json(path):
                          "command again.") from None
 
 
-def _is_int(text):
-    try:
-        int(text)
-    except ValueError:
-        return False
-    return True
-
-
 def read_run(run_dir):
     """The content of a run folder as one dict: ``run`` (run.json), ``ids``,
     ``clusters`` (int array), ``labels`` (list or None), ``membership`` (float array or
@@ -87,18 +79,23 @@ def read_run(run_dir):
         raise ValueError(f"{assignments_path} has no 'cluster' column.")
     header, rows = rows[0], rows[1:]
     col = {name: i for i, name in enumerate(header)}
+    clusters = []
     for number, r in enumerate(rows, 2):
-        if len(r) != len(header) or not _is_int(r[col["cluster"]]):
+        try:
+            if len(r) != len(header):
+                raise ValueError
+            clusters.append(int(r[col["cluster"]]))
+        except ValueError:
             raise ValueError(f"{assignments_path}, line {number}: {len(r)} fields where the "
                              f"header has {len(header)}, or a cluster that is not a whole "
-                             "number: the file is damaged; run the command again.")
+                             "number: the file is damaged; run the command again.") from None
     expected = (run.get("data") or {}).get("n_documents")
     if isinstance(expected, int) and expected != len(rows):
         raise ValueError(f"{assignments_path} has {len(rows)} rows but run.json says the run "
                          f"had {expected} documents: the file is damaged or from another "
                          "run; run the command again.")
     ids = [r[col["doc"]] if "doc" in col else str(i) for i, r in enumerate(rows)]
-    clusters = np.array([int(r[col["cluster"]]) for r in rows], dtype=np.int64)
+    clusters = np.array(clusters, dtype=np.int64)
     labels = [r[col["label"]] for r in rows] if "label" in col else None
     membership = (np.array([_float(r[col["membership"]]) for r in rows])
                   if "membership" in col else None)
