@@ -134,6 +134,27 @@ def test_csv_fields_with_separators_quotes_and_line_breaks(tmp_path, planted):
     assert list(corpus.labels) == labels
 
 
+def test_csv_quote_never_closed_or_columns_named_twice(tmp_path):
+    """An unmatched quote made the rest of the file one document (then "-k 2 is larger
+    than the number of documents (1)"); a second "text" column silently won."""
+    path = tmp_path / "open.csv"
+    path.write_text('text,label\n"first row\nstill the first",a\nsecond,b\n'
+                    '"never closed,c\nfourth,d\n', encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"open.csv: the row that starts on line 5 opens a "
+                                           r"quoted field that is never closed"):
+        load_dataset(path)
+    # a stray quote after a closed one is read leniently, as before
+    path.write_text('text,label\n"apple" pie,a\napple tart,b\n', encoding="utf-8")
+    assert load_dataset(path).texts == ["apple pie", "apple tart"]
+    path.write_text("text,text,label\nx,y,a\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"has 2 columns named 'text' \(columns 1, 2\): "
+                                           "rename all but one"):
+        load_dataset(path)
+    path.write_text("text,note,note\napple pie,y,z\napple tart,v,w\n",
+                    encoding="utf-8")  # a repeated column that is not read: fine
+    assert load_dataset(path).texts == ["apple pie", "apple tart"]
+
+
 def test_jsonl_with_raw_unicode_line_separators(tmp_path, planted):
     texts, labels = planted
     tricky = list(texts)
@@ -293,6 +314,9 @@ def test_counts_mtx_dense_or_refused_with_its_file_named(tmp_path, planted):
     refused(sp.csr_matrix(counts.shape), rf"{where} holds no non-zero count: every one of its "
                                          rf"{counts.shape[0]} documents is empty")
     refused(counts.astype(complex) * 1j, rf"{where} holds complex values")
+    huge = counts.astype(float)
+    huge.data[-1] = 1e300
+    refused(huge, rf"{where} holds values up to 1e\+300: too large to weight")
 
 
 # -- named datasets -------------------------------------------------------------------------

@@ -21,13 +21,14 @@ import io
 import json
 import os
 import sys
+import warnings
 
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
 from .text.corpus import Corpus
-from .text.shards import is_sharded_folder, read_shard, shard_paths
+from .text.shards import is_sharded_folder, read_shard, shard_paths, warn_missing_shards
 
 BUILTIN = {
     "bbc": "BBC News, 2225 articles in 5 classes (business, entertainment, politics, sports, "
@@ -202,11 +203,20 @@ def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8
                            f"and {path!r} is no dataset folder with one; texts make their "
                            "own vocabulary.")
     if os.path.isdir(path):
-        if is_sharded_folder(path) and not any(
-                os.path.exists(os.path.join(path, f)) for f in ("counts.mtx", "docs.jsonl")):
+        present = {f for f in ("counts.mtx", "docs.jsonl", "labels.txt", "vocab.txt")
+                   if os.path.exists(os.path.join(path, f))}
+        shards = shard_paths(path)
+        if shards and not present & {"counts.mtx", "docs.jsonl"}:
+            _warn_ignored(path, sorted(present), "a folder of shards is read from its shards "
+                          "alone (labels come from the records' label field)")
             return _load_shards(path, name, text_column, label_column, encoding,
                                 **corpus_options)
         if _is_dataset_folder(path):
+            ignored = [os.path.basename(p) for p in shards]
+            if "vocab.txt" in present and "counts.mtx" not in present:
+                ignored.append("vocab.txt")
+            _warn_ignored(path, ignored, "a dataset folder is read from counts.mtx (with "
+                          "vocab.txt, its columns' terms) or docs.jsonl, with labels.txt")
             return _load_folder(path, name, use_counts=use_counts, encoding=encoding,
                                 vocabulary=vocabulary, **corpus_options)
         return _load_text_tree(path, name, encoding, **corpus_options)
@@ -310,6 +320,11 @@ def _read_vocabulary(path, encoding):
     return terms
 
 
+# The largest value counts.mtx may hold: the rows' L2 norms (tf-idf) square each value,
+# and float64 overflows past 1.8e308.
+MAX_COUNT = 1e150
+
+
 def _read_counts(path):
     """counts.mtx as CSR: sparse (coordinate) or dense (array) Matrix Market, real or
     integer; refused, naming the file, when a value is not a finite real number."""
@@ -326,6 +341,11 @@ def _read_counts(path):
         row = int(np.searchsorted(counts.indptr, np.flatnonzero(bad)[0], side="right") - 1)
         raise DatasetError(f"{path} holds {int(bad.sum())} NaN or infinite value(s) (the first "
                            f"in row {row + 1}): counts must be finite numbers >= 0.")
+    top = float(np.abs(values).max()) if values.size else 0.0
+    if top > MAX_COUNT:
+        raise DatasetError(f"{path} holds values up to {top:.3g}: too large to weight (the "
+                           f"tf-idf norms square them, which overflows above about "
+                           f"{MAX_COUNT:g}); divide the counts by a constant.")
     return counts
 
 
@@ -372,13 +392,23 @@ def _load_folder(path, name, *, use_counts, encoding, vocabulary=None, **corpus_
     return Corpus(texts, labels, ids, name=name, **corpus_options)
 
 
+def _warn_ignored(path, files, why):
+    if files:
+        shown = ", ".join(files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
+        warnings.warn(f"{path}: {shown} {'is' if len(files) == 1 else 'are'} not read: {why}; "
+                      "move what is not part of the dataset out of the folder.", UserWarning,
+                      stacklevel=4)
+
+
 def _load_shards(path, name, text_column, label_column, encoding, **corpus_options):
     """A folder of shards (docs-00000.jsonl / .parquet, ...) read whole into a Corpus; for
     a corpus too large for memory use :class:`semnmf.text.shards.ShardedCorpus` (or
     ``semnmf cluster --engine dask``), which reads one shard at a time."""
     texts, labels, ids = [], [], []
+    shards = shard_paths(path)
+    warn_missing_shards(shards)
     try:
-        for shard in shard_paths(path):
+        for shard in shards:
             t, y, i = read_shard(shard, text_column, label_column, encoding)
             texts.extend(t)
             labels.extend(y)
@@ -421,13 +451,15 @@ def _read_table(path, text_column, label_column, encoding):
     delimiter = "\t" if path.lower().endswith(".tsv") else ","
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     content = _read_text(path, encoding)
-    # io.StringIO splits at "\n" only (see _split_lines); csv joins quoted multi-line fields.
-    reader = csv.DictReader(io.StringIO(content), delimiter=delimiter)
-    rows = list(reader)
+    columns, rows = _csv_rows(content, delimiter, path)
     if not rows:
         raise DatasetError(f"{path} has no data rows.")
-    columns = list(reader.fieldnames)
     text_column = text_column or "text"
+    for column in (text_column, label_column or "label", "id"):
+        where = [number for number, name in enumerate(columns, 1) if name == column]
+        if len(where) > 1:
+            raise DatasetError(f"{path} has {len(where)} columns named {column!r} (columns "
+                               f"{', '.join(map(str, where))}): rename all but one.")
     if text_column not in columns:
         raise DatasetError(f"{path} has no column {text_column!r}; its columns are {columns}. "
                            "Name the text column with text_column= (CLI: --text-column).")
@@ -438,6 +470,28 @@ def _read_table(path, text_column, label_column, encoding):
     labels = [r[label_column] for r in rows] if label_column else None
     ids = [r["id"] for r in rows] if "id" in columns else None
     return texts, labels, ids
+
+
+def _csv_rows(content, delimiter, path):
+    """The header and the rows of a CSV / TSV text. A quoted field left open at the end of
+    the file is refused (the lenient reader would make the rest of the file one text);
+    other quoting slips (``"a"b``) are read leniently, as the csv module does by default.
+    io.StringIO splits at "\n" only (see _split_lines); csv joins quoted multi-line fields."""
+    reader = csv.DictReader(io.StringIO(content), delimiter=delimiter, strict=True)
+    rows, line = [], 1
+    try:
+        for row in reader:
+            rows.append(row)
+            line = reader.line_num
+    except csv.Error as exc:
+        if "unexpected end of data" in str(exc):
+            raise DatasetError(
+                f"{path}: the row that starts on line {line + 1} opens a quoted field that is "
+                "never closed, so the rest of the file would be one text; close the quote "
+                '(a quote inside a quoted field is written "").') from None
+        reader = csv.DictReader(io.StringIO(content), delimiter=delimiter)
+        rows = list(reader)
+    return list(reader.fieldnames or []), rows
 
 
 def _json_type(value):

@@ -75,6 +75,12 @@ def test_assign_a_tree_and_new_documents(planted45_csv, tmp_path, capsys):
     assert "documents without any known term" in printed
     record = read_json(run / "assigned_new" / "run.json")
     assert record["scores"] is None and record["n_documents_without_known_terms"] == 1
+    # no document with a known term: refused, nothing written (it was all -1, exit 0)
+    unknown = write_csv(tmp_path / "unknown.csv", [["qqq zzz"], ["xxyy"]], ["text"])
+    assert main(["assign", str(run), str(unknown), "-q"]) == 2
+    assert "none of the 2 documents has a term of the model's vocabulary" in \
+        capsys.readouterr().err
+    assert not (run / "assigned_unknown").exists()
 
 
 def test_assign_a_counts_folder_by_term(tmp_path):

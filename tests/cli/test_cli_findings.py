@@ -134,6 +134,8 @@ BAD_OPTIONS = {
     "token pattern": (["--token-pattern", "([a-z"], "--token-pattern"),
     "vocab file": (["--vocab", "{missing}"], "--vocab"),
     "runs": (["--consensus", "mmm", "--runs", "1"], "--runs must be at least 2"),
+    "k candidates below 2": (["-k", "1,3"], "-k: the candidates must be at least 2 (one "
+                                             "cluster needs no choice); got 1, 3."),
 }
 
 

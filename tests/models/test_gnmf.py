@@ -16,7 +16,7 @@ from semnmf.models.init import initialize, initialize_context_factor
 from semnmf.graphs.knn import knn_graph
 from conftest import planted_corpus
 
-EPS = np.finfo(np.float32).eps
+EPS = 1e-30  # the updates' denominator guard (_solvers.mu.EPSILON)
 
 
 # -- naive dense reference (module docstring of semnmf.models.gnmf) ------------------------

@@ -13,7 +13,7 @@ from semnmf.models.init import initialize, initialize_context_factor
 from semnmf.models.semantic import effective_lambda
 from conftest import planted_corpus
 
-EPS = np.finfo(np.float32).eps
+EPS = 1e-30  # the updates' denominator guard (_solvers.mu.EPSILON)
 
 
 # -- naive dense reference of Algorithm 1 (eq. 5, 7a-7c) --------------------------------
@@ -150,10 +150,43 @@ def test_relative_lambda_is_scale_free():
         warnings.simplefilter("ignore", ConvergenceWarning)
         a = SemanticNMF(3, **common).fit(X, M=M)
         b = SemanticNMF(3, **common).fit(X, M=1000.0 * M)
-    # equal up to the ε guard of the update denominators, which is not scale-free
-    np.testing.assert_allclose(a.components_, b.components_, rtol=1e-5)
+    # equal up to rounding: the updates' ε guard (1e-30) is far below every product
+    np.testing.assert_allclose(a.components_, b.components_, rtol=1e-9)
     assert b.lambda_ == pytest.approx(a.lambda_ / 1e6)
     assert effective_lambda(3.0, X, M, "absolute") == 3.0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("scale", [1e-10, 1e-6, 1e8])
+def test_nmf_is_scale_equivariant(scale, dtype):
+    """X -> cX leaves the Frobenius problem's minimizers as (Z, cW): the same clusters, W
+    and the error times c (the updates' old ε of 1.2e-7 drove every factor to zero below
+    a largest value of about 1e-5)."""
+    X, y = planted_corpus(seed=3)
+    X = X.astype(dtype)
+    a = NMF(3, random_state=0).fit(X)
+    b = NMF(3, random_state=0).fit(X * dtype(scale))
+    np.testing.assert_array_equal(b.labels_, a.labels_)
+    rtol = 1e-9 if dtype == np.float64 else 2e-3
+    np.testing.assert_allclose(b.components_, scale * a.components_, rtol=rtol,
+                               atol=scale * 1e-6 * a.components_.max())
+    assert b.reconstruction_err_ == pytest.approx(scale * a.reconstruction_err_, rel=rtol)
+    assert b.n_iter_ == a.n_iter_
+
+
+def test_data_out_of_the_updates_range_is_refused():
+    X, _ = planted_corpus(seed=3)
+    with pytest.raises(ValueError, match=r"^X's largest value is 1e-20, too small .* X / X.max\(\)"):
+        NMF(3).fit(X * (1e-20 / X.max()))
+    with pytest.raises(ValueError, match=r"^X's largest value is 1e\+20, too large for the updates in "
+                                         r"float32 .* or fit in float64"):
+        NMF(3).fit((X * (1e20 / X.max())).astype(np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        held = NMF(3, max_iter=5).fit(X * (1e20 / X.max()))  # float64 holds it
+    assert np.isfinite(held.reconstruction_err_) and held.labels_.min() >= 0
+    with pytest.raises(ValueError, match=r"^M's largest value is 1e\+150, too large"):
+        SemanticNMF(3).fit(X, M=sp.eye(X.shape[1], format="csr") * 1e150)
 
 
 def test_column_normalization_and_labels():

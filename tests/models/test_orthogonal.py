@@ -20,7 +20,7 @@ from semnmf.models.nmf import NMF
 from semnmf.models.semantic import SemanticNMF
 from conftest import planted_corpus
 
-EPS = np.finfo(np.float32).eps
+EPS = 1e-30  # the updates' denominator guard (_solvers.mu.EPSILON)
 
 
 def random_problem(n=40, d=30, k=3, density=0.3, seed=0):

@@ -12,7 +12,7 @@ from semnmf.models.init import initialize
 from semnmf.models.pnmf import ProjectiveNMF, ProjectiveProblem
 from conftest import planted_corpus
 
-EPS = np.finfo(np.float32).eps
+EPS = 1e-30  # the updates' denominator guard (_solvers.mu.EPSILON)
 
 
 def random_problem(n=40, d=30, k=3, density=0.3, seed=0):

@@ -15,7 +15,7 @@ from semnmf.models.senmf import MAX_DAMPING, SeNMF, SeNMFProblem, initial_core
 from semnmf.text.context import word_context
 from conftest import planted_corpus
 
-EPS = np.finfo(np.float32).eps
+EPS = 1e-30  # the updates' denominator guard (_solvers.mu.EPSILON)
 
 
 def random_problem(n=40, d=30, k=3, density=0.3, seed=0, scale=1.0):

@@ -214,3 +214,32 @@ def test_sum_counts_is_the_sparse_sum_at_its_exact_size(seed, dtype):
     assert sum_counts(empty.astype(np.float64), B).dtype == np.float64  # A's dtype
     with pytest.raises(ValueError, match="cannot be added"):
         sum_counts(A, sp.csr_matrix((n + 1, m), dtype=dtype))
+
+
+def test_files_a_folder_does_not_read_are_named(tmp_path, documents):
+    """Files beside the data that the loader skips, and a shard missing from the
+    numbering, were passed over in silence."""
+    import shutil
+    texts, labels = documents
+    shards = tmp_path / "shards"
+    write_shards(shards, texts, labels, shard_size=10)
+    paths = shard_paths(shards)
+    (shards / "labels.txt").write_text("\n".join(labels) + "\n", encoding="utf-8")
+    with pytest.warns(UserWarning, match="labels.txt is not read: a folder of shards is read "
+                                         "from its shards alone"):
+        assert len(load_dataset(shards)) == len(texts)
+    (shards / "labels.txt").unlink()
+    second = len(read_shard(paths[1])[0])
+    shutil.move(paths[1], tmp_path / "elsewhere.jsonl")
+    for load in (load_dataset, ShardedCorpus):
+        with pytest.warns(UserWarning, match=rf"1 shard number\(s\) missing between docs-00000 "
+                                             rf"and docs-{len(paths) - 1:05d} \(00001\); "
+                                             rf"reading the {len(paths) - 1} present"):
+            assert load(shards).n_documents == len(texts) - second
+    folder = tmp_path / "folder"
+    Corpus(texts, labels).to_folder(folder)
+    (folder / "counts.mtx").unlink()  # vocab.txt names counts.mtx's columns: now unread
+    shutil.copy(paths[0], folder)
+    with pytest.warns(UserWarning, match=r"docs-00000.jsonl, vocab.txt are not read: a dataset "
+                                         "folder is read from counts.mtx"):
+        assert load_dataset(folder).texts == list(texts)

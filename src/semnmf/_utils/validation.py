@@ -207,4 +207,36 @@ def validate_estimator_input(estimator, X, *, reset):
 
     X = validate_data(estimator, X, reset=reset, accept_sparse=("csr", "csc"),
                       dtype=[np.float64, np.float32], ensure_min_samples=1)
-    return check_matrix(X, "X")
+    return check_scale(check_matrix(X, "X"), "X")
+
+
+# The range of X's largest value in which the multiplicative updates are exact up to
+# rounding. Below: the updates' denominator guard (``_solvers.mu.EPSILON`` = 1e-30)
+# outweighs the products of the factors (on BBC's counts scaled down, NMF's NMI held to
+# a largest value of 7e-14 and fell at 7e-17); above: the factors' products overflow
+# (float32 held to 7e17 and failed at 7e19; float64 held to 7e151 and failed at 7e161).
+SCALE_LIMITS = {np.dtype(np.float32): (1e-12, 1e15), np.dtype(np.float64): (1e-12, 1e140)}
+
+
+def check_scale(X, name="X"):
+    """Refuse a matrix whose largest value lies outside :data:`SCALE_LIMITS` for its
+    dtype, saying how to rescale it (NMF is scale-equivariant: ``X / X.max()`` gives the
+    same clusters). Returns X."""
+    values = X.data if sp.issparse(X) else X
+    if not values.size:
+        return X
+    top = float(np.abs(values).max())
+    low, high = SCALE_LIMITS.get(np.dtype(X.dtype), SCALE_LIMITS[np.dtype(np.float64)])
+    if 0 < top < low:
+        raise ValueError(
+            f"{name}'s largest value is {top:.3g}, too small for the multiplicative updates "
+            f"(below {low:g} the denominators' guard outweighs the data); rescale it, e.g. "
+            f"{name} / {name}.max(): the clusters do not depend on the scale.")
+    if top > high:
+        also = (" or fit in float64 (CLI: --dtype float64)"
+                if np.dtype(X.dtype) == np.float32 else "")
+        raise ValueError(
+            f"{name}'s largest value is {top:.3g}, too large for the updates in {X.dtype} "
+            f"(the factors' products overflow above about {high:g}); rescale it, e.g. "
+            f"{name} / {name}.max(){also}: the clusters do not depend on the scale.")
+    return X

@@ -68,16 +68,17 @@ def parse_k(text):
             step = parts[2] if len(parts) == 3 else 1
             if step < 1 or parts[0] < 1 or parts[1] < parts[0]:
                 raise ValueError
-            return ("grid", list(range(parts[0], parts[1] + 1, step)))
-        if "," in text:
-            values = sorted({int(p) for p in text.split(",") if p.strip()})
-            if not values or values[0] < 1:
+            grid = list(range(parts[0], parts[1] + 1, step))
+        elif "," in text:
+            grid = sorted({int(p) for p in text.split(",") if p.strip()})
+            if not grid or grid[0] < 1:
                 raise ValueError
-            return ("grid", values)
-        return int(text)
+        else:
+            return int(text)
     except ValueError:
         raise ValueError(f"-k must be a number of clusters (e.g. 5), auto, a range a:b "
                          f"(e.g. 2:40) or a list (e.g. 5,10,20), got {text!r}.") from None
+    return ("grid", grid)
 
 
 def _k_argument(text):
@@ -293,8 +294,9 @@ def _parse_k(args):
         args.k = grid[0]
         return
     if kind == "grid" and grid[0] < 2:
-        raise ValueError(f"-k {grid[0]}:{grid[-1]}: the candidates must be at least 2 (one "
-                         "cluster needs no choice).")
+        shown = ", ".join(map(str, grid[:4])) + (", ..." if len(grid) > 4 else "")
+        raise ValueError(f"-k: the candidates must be at least 2 (one cluster needs no "
+                         f"choice); got {shown}.")
     args.k_label = "auto" if kind == "auto" else f"{grid[0]}-{grid[-1]}"
     args.k_candidates = "auto" if kind == "auto" else grid
     args.k = None

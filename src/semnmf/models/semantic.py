@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._utils.validation import check_matrix, check_nonnegative_float
+from .._utils.validation import check_matrix, check_nonnegative_float, check_scale
 from ..text.context import word_context
 from ._defaults import DEFAULT_LAM, MAX_LAM
 from ._solvers.mu import squared_norm
@@ -175,7 +175,7 @@ def prepare_context(X, M, lam, lam_scale="relative", loss="frobenius"):
     if M is None:
         M = document_context(X, "ppmi")
     else:
-        M = check_matrix(M, "M", dtype=X.dtype)
+        M = check_scale(check_matrix(M, "M", dtype=X.dtype), "M")
         if M.shape[0] != X.shape[1]:
             raise ValueError(
                 f"M has {M.shape[0]} rows but X has {X.shape[1]} terms: M must be "

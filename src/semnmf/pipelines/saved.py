@@ -238,6 +238,12 @@ class SavedModel:
         """``(labels, memberships)`` of rows of a weighted X over the saved vocabulary."""
         X = sp.csr_matrix(X, dtype=np.float64)
         empty = np.diff(X.indptr) == 0
+        if empty.all():
+            terms = ", ".join(map(str, self.vectorizer.vocabulary[:5]))
+            raise ValueError(
+                f"none of the {X.shape[0]} documents has a term of the model's vocabulary "
+                f"({self.vectorizer.n_terms} terms: {terms}, ...), so none can be assigned; "
+                "check the documents (language, text column) and that this is their model.")
         if self.kind == "consensus":
             S = _cosine_to(X, self.centers)
             labels = np.argmax(S, axis=1).astype(np.int64)

@@ -30,6 +30,7 @@ import json
 import os
 import re
 import sys
+import warnings
 from collections import Counter
 from functools import partial
 
@@ -58,6 +59,19 @@ def shard_paths(folder):
     """The shard files of a folder (``docs-NNNNN.jsonl`` / ``.parquet``), in name order."""
     names = sorted(f for f in os.listdir(folder) if SHARD_NAME.match(f))
     return [os.path.join(folder, f) for f in names]
+
+
+def warn_missing_shards(paths):
+    """Warn when the shards' numbers skip one (docs-00000, docs-00002: docs-00001 is
+    missing, as after an interrupted copy); the shards present are read."""
+    numbers = sorted(int(re.search(r"docs-(\d+)\.", os.path.basename(p)).group(1))
+                     for p in paths)
+    missing = sorted(set(range(numbers[-1] + 1)) - set(numbers)) if numbers else []
+    if missing:
+        shown = ", ".join(f"{n:05d}" for n in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        warnings.warn(f"{os.path.dirname(paths[0]) or '.'}: {len(missing)} shard number(s) "
+                      f"missing between docs-00000 and docs-{numbers[-1]:05d} ({shown}); "
+                      f"reading the {len(paths)} present.", UserWarning, stacklevel=3)
 
 
 def is_sharded_folder(path):
@@ -387,6 +401,7 @@ class ShardedCorpus(LabelsMixin):
             if not self.paths:
                 raise ValueError(f"{folder} holds no shard (docs-00000.jsonl or "
                                  "docs-00000.parquet, ...).")
+            warn_missing_shards(self.paths)
             self.name = name or os.path.basename(os.path.normpath(folder))
         else:
             self.paths = [os.fspath(p) for p in source]
