@@ -136,7 +136,8 @@ def source_name(source):
     source = os.fspath(source)
     if source.lower() in BUILTIN and not os.path.exists(source):
         return source.lower()
-    name = os.path.basename(os.path.normpath(source))
+    # abspath: "." and ".." are named by the folder they stand for (normpath kept them)
+    name = os.path.basename(os.path.abspath(source)) or "corpus"
     return name if os.path.isdir(source) else os.path.splitext(name)[0]
 
 
@@ -196,7 +197,7 @@ def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8
             f"no dataset named or found at {source!r}. Built-in: {', '.join(BUILTIN)}; "
             "otherwise give a dataset folder, a folder of .txt files, or a .csv/.tsv/.jsonl "
             "file (named datasets are searched in $SEMNMF_DATA).")
-    name = os.path.basename(os.path.normpath(path))
+    name = source_name(path)
     counts_folder = os.path.isdir(path) and os.path.exists(os.path.join(path, "counts.mtx"))
     if vocabulary is not None and not counts_folder:
         raise DatasetError(f"vocabulary= (CLI: --vocab) names the columns of a counts.mtx, "
@@ -226,7 +227,7 @@ def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8
             f"don't know how to read {path!r}: expected a folder or a file ending in "
             f"{', '.join(TABLE_SUFFIXES)}.")
     texts, labels, ids = _read_table(path, text_column, label_column, encoding)
-    return Corpus(texts, labels, ids, name=os.path.splitext(name)[0], **corpus_options)
+    return Corpus(texts, labels, ids, name=name, **corpus_options)
 
 
 def _find_source(source):

@@ -351,3 +351,23 @@ def test_an_unwritable_out_is_refused_before_the_data_is_read(tmp_path, capsys, 
         error = one_error(capsys)
         assert f"--out {out} cannot be written: Operation not permitted" in error
         assert not os.path.exists(out)
+
+
+def test_dot_source_names_its_folder_and_empty_out_is_refused(tmp_path, capsys, monkeypatch):
+    """`cluster .` wrote to the hidden folder semnmf_results/._nmf_k3; --out "" silently
+    meant the default folder."""
+    texts, labels = make_planted(30, seed=2)
+    folder = tmp_path / "news"
+    Corpus(texts, labels).to_folder(folder)
+    monkeypatch.chdir(folder)
+    assert main(["cluster", ".", "-k", "3", "--method", "nmf", "-q"]) == 0
+    assert os.listdir(folder / "semnmf_results") == ["news_nmf_k3"]
+    assert read_run(folder / "semnmf_results" / "news_nmf_k3")["corpus"] == "news"
+    capsys.readouterr()
+    run = str(folder / "semnmf_results" / "news_nmf_k3")
+    for command in (["cluster", ".", "-k", "3"], ["tree", ".", "--leaves", "2"],
+                    ["assign", run, "."], ["report", run]):
+        assert main([*command, "--out", "", "-q"]) == 2
+        assert one_error(capsys) == ("semnmf: error: --out is empty: name a folder for the "
+                                     "results, or leave --out out for the default.")
+    assert os.listdir(folder / "semnmf_results") == ["news_nmf_k3"]

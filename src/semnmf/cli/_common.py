@@ -182,8 +182,17 @@ def output_folder(args, default_name):
     any work: not a file, and no earlier run's results unless ``--overwrite``."""
     from ..report.output import check_output_folder
 
-    out = args.out or os.path.join("semnmf_results", default_name)
+    out = check_out(args.out) or os.path.join("semnmf_results", default_name)
     check_output_folder(out, overwrite=args.overwrite)
+    return out
+
+
+def check_out(out):
+    """``--out`` as given (None: the command's default); an empty one is refused (it
+    silently meant the default)."""
+    if out is not None and not str(out).strip():
+        raise ValueError("--out is empty: name a folder for the results, or leave --out out "
+                         "for the default.")
     return out
 
 

@@ -39,6 +39,7 @@ def run(args):
     import os
 
     from ..report.html import write_report
+    from ._common import check_out
 
     if not os.path.isdir(args.run_dir):
         raise ValueError(f"{args.run_dir} is not a folder: give the --out folder of a "
@@ -47,7 +48,7 @@ def run(args):
                                ("--max-points", args.max_points, 2)):
         if value < least:
             raise ValueError(f"{name} must be at least {least}, got {value}.")
-    if args.out is not None:
+    if check_out(args.out) is not None:
         _check_report_path(args.out)
     path = write_report(args.run_dir, out=args.out, n_documents=args.docs,
                         n_words=args.words, max_points=args.max_points,
