@@ -5,6 +5,7 @@ clear error for every kind of bad input."""
 import json
 import os
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -593,3 +594,17 @@ def test_check_source_options_refuses_raw_text_options_on_a_counts_folder(tmp_pa
                          encoding="latin-1")  # raw text: not this check's business
     write_csv(tmp_path / "t.csv", [["a b", "1"], ["c d", "2"]], ["text", "label"])
     check_source_options(tmp_path / "t.csv", text_column="text", encoding="latin-1")
+
+
+def test_repeated_document_ids_are_warned(tmp_path, planted):
+    texts, labels = planted
+    ids = [f"d{i}" for i in range(len(texts))]
+    ids[4] = ids[9] = "same"
+    path = write_jsonl(tmp_path / "ids.jsonl", [{"text": t, "id": i}
+                                                for t, i in zip(texts, ids)])
+    with pytest.warns(UserWarning, match=r"1 document id\(s\) are used more than once "
+                                         r"\('same'\); the results name documents by id"):
+        assert list(load_dataset(path).ids) == ids
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_dataset(write_jsonl(tmp_path / "own.jsonl", [{"text": t} for t in texts]))

@@ -57,6 +57,16 @@ def _utf16_hint(path, raw=None):
     return ""
 
 
+def _is_utf8(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            while f.read(1 << 20):
+                pass
+        return True
+    except (UnicodeError, OSError):
+        return False
+
+
 def _read_text(path, encoding="utf-8", fallback=None):
     # Text mode: universal newlines, so the content only holds "\n" line ends. A leading
     # byte-order mark (Excel's "UTF-8 CSV", Notepad) is dropped: it would otherwise stick
@@ -67,6 +77,9 @@ def _read_text(path, encoding="utf-8", fallback=None):
             content = f.read()
     except UnicodeDecodeError as exc:
         wide = _utf16_hint(path)
+        if not wide and _is_utf8(path):
+            raise DatasetError(f"{path} is not valid {encoding} but is valid UTF-8: drop "
+                               "encoding= (CLI: --encoding).") from None
         if wide:
             raise DatasetError(
                 f"{path} is not valid {encoding}: it looks like {wide.upper()} (byte-order "
@@ -79,6 +92,11 @@ def _read_text(path, encoding="utf-8", fallback=None):
                 "the file.") from None
         with open(path, encoding=fallback) as f:
             content = f.read()
+    except UnicodeError as exc:  # e.g. utf-16 without a byte-order mark
+        if _is_utf8(path):
+            raise DatasetError(f"{path} is not valid {encoding} but is valid UTF-8: drop "
+                               "encoding= (CLI: --encoding).") from None
+        raise DatasetError(f"{path} cannot be read as {encoding} ({exc}).") from None
     except LookupError:
         raise DatasetError(f"unknown encoding {encoding!r}: use a Python codec name such as "
                            "'utf-8', 'utf-16' or 'latin-1'.") from None

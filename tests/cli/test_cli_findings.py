@@ -134,6 +134,8 @@ BAD_OPTIONS = {
     "token pattern": (["--token-pattern", "([a-z"], "--token-pattern"),
     "vocab file": (["--vocab", "{missing}"], "--vocab"),
     "runs": (["--consensus", "mmm", "--runs", "1"], "--runs must be at least 2"),
+    "refine one cluster": (["-k", "1", "--refine", "gt"], "--refine gt needs at least 2 "
+                                                           "clusters"),
     "k candidates below 2": (["-k", "1,3"], "-k: the candidates must be at least 2 (one "
                                              "cluster needs no choice); got 1, 3."),
 }
@@ -273,6 +275,19 @@ def test_utf16_and_json_advice_names_the_cli_options(tmp_path, capsys):
     body = write_jsonl(tmp_path / "b.jsonl", [{"body": t} for t in texts])
     assert main(["cluster", str(body), "-k", "3", "--out", str(tmp_path / "p"), *FAST]) == 2
     assert "--text-column" in one_error(capsys)
+    # the other way round: --encoding utf-16 on a UTF-8 file (a bare "UTF-16 stream does
+    # not start with BOM" before)
+    assert main(["cluster", str(body), "-k", "3", "--encoding", "utf-16",
+                 "--out", str(tmp_path / "p"), *FAST]) == 2
+    assert one_error(capsys) == (f"semnmf: error: {body} is not valid utf-16 but is valid "
+                                 "UTF-8: drop encoding= (CLI: --encoding).")
+    plain = tmp_path / "plain.csv"
+    plain.write_text("text,label\n" + "".join(f"{t},{y}\n" for t, y in zip(texts, labels)),
+                     encoding="utf-8")
+    assert main(["cluster", str(plain), "-k", "3", "--encoding", "utf-16",
+                 "--out", str(tmp_path / "p"), *FAST]) == 2
+    assert one_error(capsys) == (f"semnmf: error: {plain} is not valid utf-16 but is valid "
+                                 "UTF-8: drop encoding= (CLI: --encoding).")
 
 
 def _options(command):

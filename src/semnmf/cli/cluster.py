@@ -253,6 +253,9 @@ def check_arguments(args):
     if args.consensus and args.refine:
         raise ValueError("--refine gt needs the soft memberships of one run; a consensus "
                          "partition has none. Use --consensus or --refine, not both.")
+    if args.refine and args.k == 1:
+        raise ValueError("--refine gt needs at least 2 clusters: with -k 1 there is nothing "
+                         "to refine.")
     if args.refine and args.method == "skmeans":
         raise ValueError("--refine gt needs soft memberships (NMF or Semantic-NMF); "
                          "spherical k-means gives hard labels. Use --method nmf or snmf.")

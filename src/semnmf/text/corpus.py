@@ -77,6 +77,18 @@ class LabelsMixin:
         return int(self.n_documents - self.labelled.sum())
 
 
+def _warn_repeated_ids(ids):
+    """Results name documents by id (assignments.csv): a repeated id is warned."""
+    unique, first, counts = np.unique(ids.astype(str), return_index=True, return_counts=True)
+    repeated = np.flatnonzero(counts > 1)
+    if repeated.size:
+        order = repeated[np.argsort(first[repeated])]
+        shown = ", ".join(repr(str(unique[r])) for r in order[:3])
+        warnings.warn(f"{repeated.size} document id(s) are used more than once ({shown}"
+                      f"{', ...' if repeated.size > 3 else ''}); the results name documents by "
+                      "id, so give each document its own.", UserWarning, stacklevel=3)
+
+
 class Corpus(LabelsMixin):
     """A collection of documents ready for clustering.
 
@@ -196,6 +208,8 @@ class Corpus(LabelsMixin):
                               dtype=object)
         if len(self.ids) != n:
             raise ValueError(f"{len(self.ids)} ids for {n} documents.")
+        if ids is not None:
+            _warn_repeated_ids(self.ids)
         if n_labels is not None and n_labels != n:
             raise ValueError(f"{n_labels} labels for {n} documents: give one label per document.")
         self.labels = labels
