@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -359,11 +360,18 @@ def test_snapshots_are_nested_refinements():
 
 def test_score_threshold_and_permanent_leaves_stop_the_tree():
     X, sub = planted_tree()
-    model = HierarchicalNMF(10, score_threshold=2.0, random_state=0).fit(X)
+    with pytest.warns(UserWarning, match=r"the tree stopped at 2 leaves of the 10 asked: no "
+                                         r"leaf can be split further \(2 whose split scores at "
+                                         r"most score_threshold=2\)"):
+        model = HierarchicalNMF(10, score_threshold=2.0, random_state=0).fit(X)
     assert model.n_leaves_ == 2  # only the root (score inf) exceeds 2
-    model = HierarchicalNMF(50, random_state=0).fit(X)
+    with pytest.warns(UserWarning, match="the tree stopped at") as caught:
+        model = HierarchicalNMF(50, random_state=0).fit(X)
     assert model.n_leaves_ < 50  # stopped when no leaf could be split
     assert all(model.nodes_[i].score <= 0 for i in model.leaves_)
+    # the reasons add up to the leaves
+    counts = [int(n) for n in re.findall(r"(\d+) (?:with|that|whose)", str(caught[0].message))]
+    assert sum(counts) == model.n_leaves_
 
 
 def test_tree_json_text_and_top_terms(tmp_path):

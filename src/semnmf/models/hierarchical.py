@@ -166,6 +166,21 @@ def node_score(w_parent, w_left, w_right):
 # --------------------------------------------------------------------------- tree
 
 
+def _warn_stopped(leaves, n_leaves, score_threshold):
+    """Say why the tree has fewer leaves than asked: no leaf left that may be split."""
+    small = sum(node.documents.size < MIN_SPLIT_SIZE for node in leaves)
+    unsplit = sum(node.score == -1.0 for node in leaves) - small
+    low = len(leaves) - small - unsplit
+    reasons = [f"{count} {why}" for count, why in (
+        (small, f"with fewer than {MIN_SPLIT_SIZE} documents"),
+        (unsplit, "that no split divides (every document on one side, or outliers in "
+                  "every trial)"),
+        (low, f"whose split scores at most score_threshold={score_threshold:g}"))
+        if count]
+    warnings.warn(f"the tree stopped at {len(leaves)} leaves of the {n_leaves} asked: no leaf "
+                  f"can be split further ({'; '.join(reasons)}).", UserWarning, stacklevel=3)
+
+
 class Node:
     """A node of the topic tree.
 
@@ -428,6 +443,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
             while len(leaves) < n_leaves:
                 candidates = [node for node in leaves if node.score > self.score_threshold]
                 if not candidates:
+                    _warn_stopped(leaves, n_leaves, self.score_threshold)
                     break
                 parent = max(candidates, key=lambda node: node.score)
                 # "smaller than every positive score of current leaf nodes" (line 10);
