@@ -386,3 +386,23 @@ def test_dot_source_names_its_folder_and_empty_out_is_refused(tmp_path, capsys, 
         assert one_error(capsys) == ("semnmf: error: --out is empty: name a folder for the "
                                      "results, or leave --out out for the default.")
     assert os.listdir(folder / "semnmf_results") == ["news_nmf_k3"]
+
+
+def test_summary_never_prints_nan_topic_quality(capsys):
+    """Empty topics everywhere (the NPMI of no word is NaN) printed "NPMI nan"."""
+    import argparse
+
+    import numpy as np
+
+    from semnmf.cli.cluster import _print_summary
+
+    texts, _ = make_planted(12, seed=1)
+    corpus = Corpus(texts)
+    args = argparse.Namespace(method="nmf", k=2, top=5)
+    quality = {"npmi": float("nan"), "diversity": float("nan"), "npmi_top_n": 10,
+               "diversity_top_n": 25}
+    _print_summary(corpus, np.zeros(12, dtype=int), [[], []], None, args, "out", ["run.json"],
+                   quality)
+    printed = capsys.readouterr().out
+    assert "nan" not in printed.lower()
+    assert "every topic is empty" in printed

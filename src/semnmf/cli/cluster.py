@@ -535,7 +535,9 @@ def _print_summary(corpus, labels, topics, scores, args, out, files, quality=Non
     if scores:
         console.print(f"NMI {scores['nmi']:.4f}   ARI {scores['ari']:.4f}   "
                       f"accuracy {scores['accuracy']:.4f}")
-    if quality:
+    if quality and not np.isfinite(quality["npmi"]):
+        console.print("NPMI -   diversity -   (every topic is empty: no cluster has a word)")
+    elif quality:
         console.print(f"NPMI {quality['npmi']:.4f}   diversity {quality['diversity']:.4f}   "
                       f"(topic coherence of the top {quality['npmi_top_n']} words, unique "
                       f"share of the top {quality['diversity_top_n']})")
