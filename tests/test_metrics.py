@@ -203,3 +203,19 @@ def test_top_terms_errors():
         top_terms(components, {"a": 0, "b": 1})
     with pytest.raises(ValueError, match="outside"):
         top_terms(components, {"a": 0, "b": 1, "c": 7})
+
+
+def test_missing_predicted_labels_are_refused():
+    """None in labels_pred crashed inside numpy ("'<' not supported between NoneType and
+    int"); NaN gave scikit-learn's "Input contains NaN"."""
+    from semnmf import accuracy, ari, clustering_scores, nmi
+
+    for metric in (nmi, ari, accuracy, clustering_scores):
+        with pytest.raises(ValueError, match=r"labels_pred has 1 missing value\(s\) \(None or "
+                                             r"NaN, the first at position 1\)"):
+            metric([0, 1, 1, 0], [0, None, 1, 0])
+        with pytest.raises(ValueError, match=r"labels_pred has 2 missing value\(s\)"):
+            metric([0, 1, 1, 0], [0.0, np.nan, 1.0, np.nan])
+    # a missing reference label still leaves its document out
+    assert nmi([0, None, 1, 1], [0, None, 1, 1]) == 1.0
+    assert nmi([0, 1, 1, 0], [0.0, 1.0, 1.0, 0.0]) == 1.0

@@ -138,3 +138,19 @@ def test_diversity_matches_the_loop(seed):
     assert topic_diversity(components) == pytest.approx(diversity_reference(lists))
     with pytest.raises(ValueError, match="n_terms"):
         topic_diversity(components, n_terms=0)
+
+
+def test_top_terms_pairs_score_as_their_terms():
+    """top_terms' (term, weight) pairs counted as distinct words (diversity 1.0) and broke
+    the NPMI; they now score as the weights they came from."""
+    from semnmf.metrics import top_terms
+
+    rng = np.random.default_rng(0)
+    weights = rng.random((4, 12)) * (rng.random((4, 12)) < 0.6)
+    vocabulary = [f"w{j}" for j in range(12)]
+    pairs = top_terms(weights, vocabulary, 8)
+    assert any(w == 0 for topic in top_terms(weights, vocabulary, 12) for _, w in topic)
+    assert topic_diversity(pairs, 8) == topic_diversity(weights, 8) < 1
+    X = sp.csr_matrix((rng.random((30, 12)) < 0.4).astype(float))
+    np.testing.assert_allclose(npmi_coherence(pairs, X, 8, vocabulary=vocabulary, average=False),
+                               npmi_coherence(weights, X, 8, average=False))

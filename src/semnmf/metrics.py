@@ -70,6 +70,14 @@ def _check_labelings(labels_true, labels_pred):
             labels_true, labels_pred = labels_true[known], labels_pred[known]
             if labels_true.dtype.kind == "O":  # e.g. str labels once the Nones are gone
                 labels_true = np.asarray(labels_true.tolist())
+    if labels_pred.dtype.kind in "Of":  # a clustering gives every document a cluster
+        missing = np.fromiter((is_missing_label(y) for y in labels_pred.tolist()),
+                              dtype=bool, count=labels_pred.shape[0])
+        if missing.any():
+            raise ValueError(
+                f"labels_pred has {int(missing.sum())} missing value(s) (None or NaN, the "
+                f"first at position {int(np.argmax(missing))}): give every document a "
+                "cluster, e.g. -1 for the documents left out.")
     return labels_true, labels_pred
 
 
@@ -353,10 +361,22 @@ def _top_word_lists(topics, n_terms, vocabulary=None):
     if isinstance(topics, str) or not hasattr(topics, "__iter__"):
         raise ValueError("topics must be a 2-D array of term weights (one row per topic) or "
                          "a list of lists of terms or column indices.")
-    lists = [list(words)[:n_terms] for words in topics]
+    lists = [[_word(w) for w in words if not _is_pair(w) or w[1] > 0][:n_terms]
+             for words in topics]
     if not lists:
         raise ValueError("topics is empty: give at least one topic.")
     return lists
+
+
+def _is_pair(word):
+    """A ``(term, weight)`` pair, as :func:`top_terms` gives (a bare pair counted every
+    pair as a distinct word, and crashed the NPMI's term lookup)."""
+    return (isinstance(word, tuple) and len(word) == 2 and isinstance(word[1], numbers.Real)
+            and not isinstance(word[1], bool))
+
+
+def _word(word):
+    return word[0] if _is_pair(word) else word
 
 
 def _check_n_terms(n_terms, minimum):
@@ -382,7 +402,8 @@ def npmi_coherence(topics, X, n_terms=10, *, vocabulary=None, average=True):
     topics : array-like of shape (n_topics, n_features), or list of lists
         Topic-term weights (``components_``, cluster centres; the ``n_terms`` heaviest
         terms with a positive weight are taken), or each topic's top words as lists of
-        column indices of X, or of terms (then ``vocabulary`` must be given).
+        column indices of X, or of terms (then ``vocabulary`` must be given), or the
+        ``(term, weight)`` pairs of :func:`top_terms` (positive weights only).
     X : sparse matrix, array or Corpus
         The documents whose co-occurrences are counted (any weighting: only the non-zero
         pattern is used): the corpus the topics were learned from, or a reference corpus.
@@ -495,7 +516,8 @@ def topic_diversity(topics, n_terms=25):
     ----------
     topics : array-like of shape (n_topics, n_features), or list of lists
         Topic-term weights (the ``n_terms`` heaviest terms with a positive weight are
-        taken), or each topic's top words (terms or column indices).
+        taken), or each topic's top words (terms or column indices, or the
+        ``(term, weight)`` pairs of :func:`top_terms`, positive weights only).
     n_terms : int, default=25
         Top words per topic, 25 in the paper.
 

@@ -374,3 +374,13 @@ def test_gnmf_lam_deprecated():
         old = GNMF(3, lam=7.0, **common).fit(X, A=A)
     np.testing.assert_array_equal(old.components_, new.components_)
     assert old.graph_lambda_ == new.graph_lambda_
+
+
+def test_graph_models_have_no_partial_fit_nor_row_blocks():
+    """SemanticGNMF inherited SemanticNMF's partial_fit and row-block engine, which fitted
+    without the graph term (the same W for any graph_lam)."""
+    X = sp.random(30, 20, density=0.3, random_state=0, format="csr")
+    for Estimator in (GNMF, SemanticGNMF):
+        assert not hasattr(Estimator(3), "partial_fit")
+        with pytest.raises(TypeError, match="row blocks"):
+            Estimator(3).fit([X[:15], X[15:]])

@@ -404,3 +404,19 @@ def test_bad_input_matrices():
         NMF(3, init=(np.ones((X.shape[0], 3)), np.ones((4, 3)))).fit(X)
     with pytest.raises(ValueError, match="finite and non-negative"):
         NMF(3, init=(-np.ones((X.shape[0], 3)), np.ones((X.shape[1], 3)))).fit(X)
+
+
+def test_fit_arguments_that_would_be_dropped_are_refused():
+    """fit(X, M) took M as y and fitted the default context silently; NMF.fit(X, M=M)
+    named a private method."""
+    X, M, _, _, _ = random_problem(n=40, d=30, k=3, seed=2)
+    with pytest.raises(ValueError, match=r"^SemanticNMF.fit's second argument is y, which is "
+                                         r"ignored; .* fit\(X, M=M\)\.$"):
+        SemanticNMF(3).fit(X, M)
+    with pytest.raises(ValueError, match="this estimator takes no word-context matrix"):
+        NMF(3).fit_transform(X, M.toarray())
+    with pytest.raises(TypeError, match=r"^NMF.fit got unexpected argument\(s\) M; it takes "
+                                        r"only X \(the word-context matrix M is for SemanticNMF"):
+        NMF(3).fit(X, M=M)
+    labels = np.arange(X.shape[0]) % 3  # a real y is still ignored
+    assert NMF(3, random_state=0).fit(X, labels).n_iter_ == NMF(3, random_state=0).fit(X).n_iter_

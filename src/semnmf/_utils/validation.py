@@ -240,3 +240,24 @@ def check_scale(X, name="X"):
             f"(the factors' products overflow above about {high:g}); rescale it, e.g. "
             f"{name} / {name}.max(){also}: the clusters do not depend on the scale.")
     return X
+
+
+def check_fit_arguments(estimator, y, fit_params, accepted=()):
+    """``fit(X, y=None, **fit_params)``: y is ignored (scikit-learn's convention), so a
+    matrix there is a word-context matrix passed by position, which would be silently
+    dropped; keyword arguments other than ``accepted`` are refused naming the estimator
+    (not a private method)."""
+    name = type(estimator).__name__
+    if y is not None and (sp.issparse(y) or np.ndim(y) == 2):
+        where = ("fit(X, M=M)" if "M" in accepted else
+                 "SemanticNMF(...).fit(X, M=M): this estimator takes no word-context matrix")
+        raise ValueError(f"{name}.fit's second argument is y, which is ignored; a matrix there "
+                         f"would be dropped: pass the word-context matrix by name, {where}.")
+    unknown = sorted(set(fit_params) - set(accepted))
+    if unknown:
+        takes = f"it takes X and {', '.join(accepted)}" if accepted else "it takes only X"
+        hint = (" (the word-context matrix M is for SemanticNMF, SemanticGNMF and SeNMF)"
+                if "M" in unknown else "")
+        raise TypeError(f"{name}.fit got unexpected argument(s) {', '.join(unknown)}; "
+                        f"{takes}{hint}.")
+

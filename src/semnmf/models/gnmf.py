@@ -103,6 +103,11 @@ class _GraphRegularized:
     fit time and the problem class. Subclasses call ``_prepare_graph`` from
     ``_prepare_context``."""
 
+    # The graph couples every pair of neighbouring documents: neither row blocks (the
+    # Dask engine) nor mini-batches (partial_fit) hold it, and SemanticNMF's would
+    # silently drop it.
+    _supports_blocks = False
+
     def _graph_weight(self):
         return self.graph_lam
 

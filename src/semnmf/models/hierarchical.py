@@ -27,7 +27,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._utils.progress import progress
 from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
-from .._utils.validation import check_documents, check_positive_int, validate_estimator_input
+from .._utils.validation import (check_documents, check_fit_arguments, check_positive_int,
+                                 validate_estimator_input)
 from ..metrics import top_terms as _top_terms
 from ._solvers.rank2 import rank2_nmf
 from ._solvers.rank2_kernels import mndcg_pair as _mndcg_pair
@@ -411,6 +412,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
             Word-context matrix for ``splitter="semantic"`` (default: the document-level
             PPMI that :class:`~semnmf.SemanticNMF` builds).
         """
+        check_fit_arguments(self, y, {}, ("M",))
         self._validate_params()
         X = validate_estimator_input(self, X, reset=True)
         empty = check_documents(X)

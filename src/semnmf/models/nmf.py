@@ -6,6 +6,7 @@ class (:mod:`semnmf.models._solvers.frobenius`): NMF is Semantic-NMF without the
 term (λ = 0), exactly as the Neurocomputing paper's §5.2 says.
 """
 
+import inspect
 import numbers
 import warnings
 
@@ -18,7 +19,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._utils.blocks import is_blocked
 from .._utils.validation import check_documents as _check_documents
-from .._utils.validation import check_n_components, empty_rows, validate_estimator_input
+from .._utils.validation import (check_fit_arguments, check_n_components, empty_rows,
+                                 validate_estimator_input)
 from ..metrics import top_terms as _top_terms
 from ._solvers import mu as _mu
 from .init import initialize, initialize_context_factor, resolve_start, start_restarts
@@ -144,8 +146,13 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         return FrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, update_W=update_W, Xt=Xt, Mt=Mt,
                                 orthogonal=bool(self.orthogonal))
 
+    def _check_fit_arguments(self, y, fit_params):
+        accepted = [p for p in inspect.signature(self._prepare_context).parameters if p != "X"]
+        check_fit_arguments(self, y, fit_params, accepted)
+
     def fit(self, X, y=None, **fit_params):
         """Fit the model to the document-term matrix X and set ``labels_``."""
+        self._check_fit_arguments(y, fit_params)
         if is_blocked(X) and self._supports_blocks:  # Z stays on the workers
             from .blocked import fit_estimator
             from .online import ONLINE_ATTRIBUTES
@@ -168,6 +175,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         (:mod:`semnmf.models._solvers.distributed`; NMF and SemanticNMF, Frobenius loss);
         ``engine_`` says which engine ran. The state of ``partial_fit`` is discarded."""
         from .online import ONLINE_ATTRIBUTES
+        self._check_fit_arguments(y, fit_params)
         for name in ONLINE_ATTRIBUTES:
             self.__dict__.pop(name, None)
         if is_blocked(X):
