@@ -367,3 +367,16 @@ GOOD = np.array([[0, 1], [0, 1], [1, 0], [1, 0]])
 def test_bad_input_is_refused_with_a_clear_message(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_a_list_of_label_vectors_is_a_list_of_partitions():
+    """[m.labels_ for m in runs] read as documents x partitions gave one label per run."""
+    truth, labels = planted_ensemble(n_per_group=20, n_groups=4, n_partitions=6, noise=0.2,
+                                     seed=3)
+    runs = [labels[:, q].copy() for q in range(labels.shape[1])]
+    np.testing.assert_array_equal(consensus(runs, 4, random_state=0).labels,
+                                  consensus(labels, 4, random_state=0).labels)
+    np.testing.assert_array_equal(mixture_consensus(runs, 4, random_state=0),
+                                  mixture_consensus(labels, 4, random_state=0))
+    with pytest.raises(ValueError, match=r"label vectors have different lengths \[79, 80\]"):
+        consensus([runs[0], runs[1][:-1]], 4)

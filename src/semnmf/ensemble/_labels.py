@@ -16,6 +16,10 @@ MISSING = -1
 def check_label_matrix(labels, name="labels", *, require_labelled_rows=True):
     """Validate an ``n x r`` label matrix and code every column as ``0..m_q-1``.
 
+    ``labels`` is array-like of shape (n_documents, n_partitions), or a list of the
+    partitions' 1-D numpy label vectors (``[model.labels_ for model in models]``), which
+    are stacked as columns.
+
     A document labelled by no partition is refused when ``require_labelled_rows``
     (a consensus must place it), accepted otherwise (ANMI, pairwise agreement).
 
@@ -37,6 +41,15 @@ def check_label_matrix(labels, name="labels", *, require_labelled_rows=True):
             f"{name} must be a dense array of labels of shape (n_documents, n_partitions), "
             "not a sparse matrix; pass labels.toarray() (missing labels as -1)."
         )
+    if isinstance(labels, (list, tuple)) and labels and all(
+            isinstance(x, np.ndarray) and x.ndim == 1 for x in labels):
+        # [model.labels_, ...]: the label vectors of the partitions, one column each (as
+        # rows they read as documents, and the consensus came out with one label per run)
+        lengths = {x.shape[0] for x in labels}
+        if len(lengths) > 1:
+            raise ValueError(f"{name}: the label vectors have different lengths "
+                             f"{sorted(lengths)}; each partition labels every document.")
+        labels = np.column_stack(labels)
     try:
         arr = np.asarray(labels)
     except Exception as exc:  # ragged nested lists and the like
