@@ -248,7 +248,7 @@ def check_fit_arguments(estimator, y, fit_params, accepted=()):
     dropped; keyword arguments other than ``accepted`` are refused naming the estimator
     (not a private method)."""
     name = type(estimator).__name__
-    if y is not None and (sp.issparse(y) or np.ndim(y) == 2):
+    if y is not None and (sp.issparse(y) or np.asarray(y).ndim == 2):
         where = ("fit(X, M=M)" if "M" in accepted else
                  "SemanticNMF(...).fit(X, M=M): this estimator takes no word-context matrix")
         raise ValueError(f"{name}.fit's second argument is y, which is ignored; a matrix there "
