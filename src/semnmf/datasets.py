@@ -75,16 +75,19 @@ def _read_text(path, encoding="utf-8", fallback=None):
     try:
         with open(path, encoding=encoding) as f:
             content = f.read()
-    except UnicodeDecodeError as exc:
-        wide = _utf16_hint(path)
-        if not wide and _is_utf8(path):
-            raise DatasetError(f"{path} is not valid {encoding} but is valid UTF-8: drop "
-                               "encoding= (CLI: --encoding).") from None
+    except UnicodeError as exc:  # a byte that does not decode, or e.g. utf-16 without a BOM
+        decoding = isinstance(exc, UnicodeDecodeError)
+        wide = _utf16_hint(path) if decoding else ""
         if wide:
             raise DatasetError(
                 f"{path} is not valid {encoding}: it looks like {wide.upper()} (byte-order "
                 f"mark or NUL bytes); pass encoding='{wide}' (CLI: --encoding {wide}) or "
                 "convert the file to UTF-8.") from None
+        if _is_utf8(path):
+            raise DatasetError(f"{path} is not valid {encoding} but is valid UTF-8: drop "
+                               "encoding= (CLI: --encoding).") from None
+        if not decoding:
+            raise DatasetError(f"{path} cannot be read as {encoding} ({exc}).") from None
         if not fallback:
             raise DatasetError(
                 f"{path} is not valid {encoding} (byte {exc.object[exc.start]:#x} at position "
@@ -92,11 +95,6 @@ def _read_text(path, encoding="utf-8", fallback=None):
                 "the file.") from None
         with open(path, encoding=fallback) as f:
             content = f.read()
-    except UnicodeError as exc:  # e.g. utf-16 without a byte-order mark
-        if _is_utf8(path):
-            raise DatasetError(f"{path} is not valid {encoding} but is valid UTF-8: drop "
-                               "encoding= (CLI: --encoding).") from None
-        raise DatasetError(f"{path} cannot be read as {encoding} ({exc}).") from None
     except LookupError:
         raise DatasetError(f"unknown encoding {encoding!r}: use a Python codec name such as "
                            "'utf-8', 'utf-16' or 'latin-1'.") from None
@@ -360,7 +358,7 @@ def _read_counts(path):
         row = int(np.searchsorted(counts.indptr, np.flatnonzero(bad)[0], side="right") - 1)
         raise DatasetError(f"{path} holds {int(bad.sum())} NaN or infinite value(s) (the first "
                            f"in row {row + 1}): counts must be finite numbers >= 0.")
-    top = float(np.abs(values).max()) if values.size else 0.0
+    top = float(max(values.max(), -values.min())) if values.size else 0.0  # no |values| copy
     if top > MAX_COUNT:
         raise DatasetError(f"{path} holds values up to {top:.3g}: too large to weight (the "
                            f"tf-idf norms square them, which overflows above about "

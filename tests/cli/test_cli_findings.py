@@ -386,6 +386,9 @@ def test_dot_source_names_its_folder_and_empty_out_is_refused(tmp_path, capsys, 
         assert one_error(capsys) == ("semnmf: error: --out is empty: name a folder for the "
                                      "results, or leave --out out for the default.")
     assert os.listdir(folder / "semnmf_results") == ["news_nmf_k3"]
+    # assign's default folder names the dot's folder too (it was "assigned_source")
+    assert main(["assign", run, ".", "-q"]) == 0
+    assert "assigned_news" in os.listdir(run)
 
 
 def test_summary_never_prints_nan_topic_quality(capsys):

@@ -225,7 +225,7 @@ def check_scale(X, name="X"):
     values = X.data if sp.issparse(X) else X
     if not values.size:
         return X
-    top = float(np.abs(values).max())
+    top = float(max(values.max(), -values.min()))  # |values|' largest, without a copy
     low, high = SCALE_LIMITS.get(np.dtype(X.dtype), SCALE_LIMITS[np.dtype(np.float64)])
     if 0 < top < low:
         raise ValueError(

@@ -42,7 +42,7 @@ def run(args):
     from ..pipelines.saved import load_model
     from ..report.output import check_output_folder, clear_output_folder
     from ..report.results import assign_record, write_assign_results
-    from ._common import check_encoding, check_number, check_out
+    from ._common import check_encoding, check_number, check_out, source_name
 
     verbose = not args.quiet
     check_source(args)
@@ -51,7 +51,7 @@ def run(args):
     # every option checked, and the output folder, before anything is read
     check_number(args.top, "--top", low=1, integer=True)
     check_encoding(args.encoding)
-    name = os.path.basename(os.path.normpath(str(args.source))).rsplit(".", 1)[0] or "source"
+    name = source_name(args.source)  # "." is named by its folder
     out = check_out(args.out) or os.path.join(args.run_dir, f"assigned_{name}")
     if os.path.abspath(out) == os.path.abspath(args.run_dir) or os.path.abspath(out) == \
             os.path.abspath(os.path.join(args.run_dir, "model")):

@@ -152,8 +152,8 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None, **fit_params):
         """Fit the model to the document-term matrix X and set ``labels_``."""
-        self._check_fit_arguments(y, fit_params)
         if is_blocked(X) and self._supports_blocks:  # Z stays on the workers
+            self._check_fit_arguments(y, fit_params)  # (fit_transform checks the others)
             from .blocked import fit_estimator
             from .online import ONLINE_ATTRIBUTES
             for name in ONLINE_ATTRIBUTES:

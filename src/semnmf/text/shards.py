@@ -26,6 +26,7 @@ counts; the blocks of X stay on the workers (a :class:`~semnmf._utils.blocks.Blo
 the estimators take as it is).
 """
 
+import itertools
 import json
 import os
 import re
@@ -49,7 +50,7 @@ from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_p
 __all__ = ["ShardedCorpus", "DocumentFrequencies", "CooccurrenceAccumulator", "shard_paths",
            "is_sharded_folder", "read_shard", "write_shards", "blocked_word_context"]
 
-SHARD_NAME = re.compile(r"^docs-\d+\.(jsonl|parquet)$")
+SHARD_NAME = re.compile(r"^docs-(\d+)\.(jsonl|parquet)$")
 CONTEXTS = ("document", "sentence", "window")
 # same rule as Corpus (text.corpus.SMALL_CORPUS): min_df=None is 1 below 50 documents
 SMALL_CORPUS = 50
@@ -64,13 +65,14 @@ def shard_paths(folder):
 def warn_missing_shards(paths):
     """Warn when the shards' numbers skip one (docs-00000, docs-00002: docs-00001 is
     missing, as after an interrupted copy); the shards present are read."""
-    numbers = sorted(int(re.search(r"docs-(\d+)\.", os.path.basename(p)).group(1))
-                     for p in paths)
-    missing = sorted(set(range(numbers[-1] + 1)) - set(numbers)) if numbers else []
-    if missing:
-        shown = ", ".join(f"{n:05d}" for n in missing[:5]) + (", ..." if len(missing) > 5 else "")
-        warnings.warn(f"{os.path.dirname(paths[0]) or '.'}: {len(missing)} shard number(s) "
-                      f"missing between docs-00000 and docs-{numbers[-1]:05d} ({shown}); "
+    numbers = {int(SHARD_NAME.match(os.path.basename(p)).group(1)) for p in paths}
+    last = max(numbers, default=-1)
+    n_missing = last + 1 - len(numbers)
+    if n_missing:
+        first = list(itertools.islice((n for n in range(last) if n not in numbers), 5))
+        shown = ", ".join(f"{n:05d}" for n in first) + (", ..." if n_missing > 5 else "")
+        warnings.warn(f"{os.path.dirname(paths[0]) or '.'}: {n_missing} shard number(s) "
+                      f"missing between docs-00000 and docs-{last:05d} ({shown}); "
                       f"reading the {len(paths)} present.", UserWarning, stacklevel=3)
 
 
@@ -402,7 +404,8 @@ class ShardedCorpus(LabelsMixin):
                 raise ValueError(f"{folder} holds no shard (docs-00000.jsonl or "
                                  "docs-00000.parquet, ...).")
             warn_missing_shards(self.paths)
-            self.name = name or os.path.basename(os.path.normpath(folder))
+            # abspath: "." is named by the folder it stands for (as datasets.source_name)
+            self.name = name or os.path.basename(os.path.abspath(folder)) or "corpus"
         else:
             self.paths = [os.fspath(p) for p in source]
             if not self.paths:
