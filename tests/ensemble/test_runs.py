@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from semnmf import NMF, ClusterEnsemble, SphericalKMeans
+from semnmf import GTNMF, NMF, ClusterEnsemble, HierarchicalNMF, SphericalKMeans
 from semnmf.ensemble import consensus, mixture_consensus, pairwise_agreement
 from semnmf.ensemble.runs import CONSENSUS_METHODS, cluster_means, combine, run_seeds
 from semnmf.metrics import ari
@@ -117,6 +117,18 @@ def test_spherical_kmeans_keeps_its_best_runs(data):
 def test_bad_parameters(data, params, message):
     with pytest.raises(ValueError, match=message):
         ClusterEnsemble(NMF(3), **params).fit(data[0])
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: "nmf", r"estimator must be an estimator instance such as NMF\(5\), got 'nmf'"),
+    (lambda: NMF, "estimator must be an estimator instance"),
+    (lambda: GTNMF(estimator=NMF(3)), "GTNMF has no random_state: its runs would all be the same"),
+    (lambda: HierarchicalNMF(3), "lowest objective_, which HierarchicalNMF does not have"),
+])
+def test_estimators_that_cannot_be_ensembled(data, make, message):
+    """They failed with AttributeError after the first run, or with 'str' has no get_params."""
+    with pytest.raises(ValueError, match=message):
+        ClusterEnsemble(make(), n_runs=2).fit(data[0])
 
 
 def test_names():

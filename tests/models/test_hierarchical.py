@@ -309,8 +309,13 @@ def test_topic_labels_of_documents_no_leaf_weighs():
     labels, strength = model.predict_membership(sp.vstack([X[:1], unseen]).tocsr())
     assert labels[0] == model.labels_[0] and strength[0] > 0
     assert labels[1] == -1 and strength[1] == 0  # none of its terms weighs in any leaf
-    with pytest.raises(ValueError, match="every row of X is zero"):
-        model.predict(sp.csr_matrix((2, X.shape[1])))
+    # a batch of only empty documents gets -1 as NMF.predict gives (it raised "every row
+    # of X is zero", the fit's message), under both assignment rules
+    empty = sp.csr_matrix((2, X.shape[1]))
+    for rule in ("topics", "tree"):
+        labels, strength = model.set_params(assign_labels=rule).predict_membership(empty)
+        np.testing.assert_array_equal(labels, [-1, -1])
+        np.testing.assert_array_equal(strength, [0, 0])
 
 
 def test_training_documents_no_leaf_weighs_keep_their_routed_leaf():

@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.utils.extmath import randomized_svd
 
+import semnmf
 from semnmf.models.init import check_start, initialize, nndsvda
 
 
@@ -91,3 +92,47 @@ def test_check_start():
         check_start([[1, -1]], (1, 2), "Z")
     with pytest.raises(ValueError, match="finite and non-negative"):
         check_start([[1, np.nan]], (1, 2), "Z")
+    with pytest.raises(ValueError, match=r"Z has 1 all-zero column\(s\) \(the first: 1\)"):
+        check_start([[1, 0], [2, 0]], (2, 2), "Z")
+
+
+def _small_problem(n=30, d=12, k=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.5, random_state=seed, format="csr") + sp.eye(n, d, format="csr")
+    return X.tocsr(), rng.random((n, k)) + 0.1, rng.random((d, k)) + 0.1
+
+
+@pytest.mark.parametrize("model, names", [
+    (lambda Z, W: semnmf.NMF(3, Z_init=Z, W_init=W), "Z_init and W_init are"),
+    (lambda Z, W: semnmf.ProjectiveNMF(3, Z_init=Z), "Z_init is"),
+    (lambda Z, W: semnmf.SymNMF(3, H_init=Z), "H_init is"),
+])
+def test_deprecated_start_arrays_without_custom_are_refused(model, names):
+    """Z_init / W_init / H_init were silently ignored unless init='custom' was set too."""
+    X, Z, W = _small_problem()
+    with pytest.raises(ValueError, match=f"{names} given but init='(skmeans|random)' does "
+                                         "not use"):
+        model(Z, W).fit(X)
+
+
+def test_one_factor_models_take_the_pair_as_a_list_and_check_its_w():
+    X, Z, W = _small_problem()
+    as_tuple = semnmf.ProjectiveNMF(3, init=(Z, W), max_iter=5).fit(X)
+    as_list = semnmf.ProjectiveNMF(3, init=[Z, W], max_iter=5).fit(X)
+    np.testing.assert_array_equal(as_list.components_, as_tuple.components_)
+    np.testing.assert_array_equal(
+        as_tuple.components_, semnmf.ProjectiveNMF(3, init=Z, max_iter=5).fit(X).components_)
+    for model in (semnmf.ProjectiveNMF(3, init=(Z, W[:5]), max_iter=5),
+                  semnmf.SymNMF(3, init=(Z, W[:5]), max_iter=5)):
+        with pytest.raises(ValueError, match=r"init \(W\) has shape \(5, 3\); expected \(12, 3\)"):
+            model.fit(X)
+    # a Z of two documents given as a nested list is a Z, not a pair
+    two = semnmf.ProjectiveNMF(2, init=[[1.0, 0.1], [0.1, 1.0]], max_iter=5).fit(X[:2])
+    assert two.labels_.shape == (2,)
+
+
+def test_an_all_zero_start_is_refused():
+    """An all-zero start gave one cluster silently."""
+    X, Z, W = _small_problem()
+    with pytest.raises(ValueError, match=r"init \(Z\) has 3 all-zero column"):
+        semnmf.NMF(3, init=(np.zeros_like(Z), W)).fit(X)

@@ -174,6 +174,18 @@ def test_nmf_is_scale_equivariant(scale, dtype):
     assert b.n_iter_ == a.n_iter_
 
 
+def test_a_word_context_matrix_of_the_wrong_shape_is_refused():
+    """A 1-D M was told "Reshape a single sample with X.reshape(1, -1)" and that it must be
+    (n_documents, n_terms)."""
+    X, _ = planted_corpus(seed=3)
+    d = X.shape[1]
+    with pytest.raises(ValueError, match=r"^M must be a 2-D matrix; got an array with 1 "
+                                         r"dimension\(s\). A single row: M.reshape\(1, -1\).$"):
+        SemanticNMF(3).fit(X, M=np.ones(d))
+    with pytest.raises(ValueError, match=f"^M has {d - 1} rows but X has {d} terms"):
+        SemanticNMF(3).fit(X, M=sp.eye(d - 1, format="csr"))
+
+
 def test_data_out_of_the_updates_range_is_refused():
     X, _ = planted_corpus(seed=3)
     with pytest.raises(ValueError, match=r"^X's largest value is 1e-20, too small .* X / X.max\(\)"):

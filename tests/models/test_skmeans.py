@@ -155,6 +155,19 @@ def test_row_scaling_invariance(corpus):
     assert a.objective_ == pytest.approx(b.objective_)
 
 
+@pytest.mark.parametrize("dtype, scale", [(np.float64, 1e160), (np.float64, 1e-170),
+                                          (np.float32, 1e20), (np.float32, 1e-20)])
+def test_any_overall_scale_gives_the_same_clusters(corpus, dtype, scale):
+    """Normalizing squares the values: at 1e160 or 1e-170 every row became zero or NaN
+    and the fit returned one cluster."""
+    X, _ = corpus
+    X = X.astype(dtype)
+    a = SphericalKMeans(n_components=4, n_init=2, random_state=1).fit(X)
+    b = SphericalKMeans(n_components=4, n_init=2, random_state=1).fit(X * dtype(scale))
+    np.testing.assert_array_equal(b.labels_, a.labels_)
+    np.testing.assert_allclose(b.cluster_centers_, a.cluster_centers_, rtol=1e-4, atol=1e-6)
+
+
 def test_input_not_modified(corpus):
     X, _ = corpus
     X_copy = X.copy()

@@ -124,6 +124,25 @@ def test_graph_is_gt_graph():
                                knn_graph(X, 4, weight="cosine").toarray())
 
 
+@pytest.mark.parametrize("scale", [1e160, 1e-170])
+def test_the_cosine_graph_does_not_depend_on_the_scale(scale):
+    """At these scales the rows' normalization overflowed or underflowed: "the similarity
+    graph has no edge ... they share no term"."""
+    X, y = planted_corpus(n_per=15, seed=4)
+    a = SymNMF(3, random_state=0).fit(X)
+    b = SymNMF(3, random_state=0).fit(X * scale)
+    np.testing.assert_allclose(b.affinity_matrix_.toarray(), a.affinity_matrix_.toarray(),
+                               atol=1e-12)
+    np.testing.assert_array_equal(b.labels_, a.labels_)
+
+
+@pytest.mark.parametrize("model", [SymNMF, NMFS])
+def test_all_zero_x_is_refused_in_our_words(model):
+    """It was scikit-learn's "Found array with 0 sample(s) ... by the normalize function"."""
+    with pytest.raises(ValueError, match="^every row of X is zero: there is nothing to cluster"):
+        model(3).fit(sp.csr_matrix((6, 4)))
+
+
 def test_user_graph_is_scaled_and_used():
     X, y = planted_corpus(seed=5)
     S = knn_graph(X, 7)

@@ -149,6 +149,20 @@ def test_new_documents_and_documents_without_terms(corpus, tmp_path):
     assert list(labels[2:]) == [-1, -1] and list(strength[2:]) == [0, 0]
 
 
+def test_no_documents_or_not_documents_are_one_line(corpus, tmp_path):
+    """assign([]) gave scikit-learn's "Found array with 0 sample(s) ... TfidfTransformer"."""
+    model = save_model(_fit(NMF(3, random_state=0), corpus.tfidf()), tmp_path / "m", corpus)
+    for data, message in [([], "no documents to assign: the list of texts is empty"),
+                          (sp.csr_matrix((0, model.vectorizer.n_terms)),
+                           "no documents to assign: the matrix has no row"),
+                          (5, "data must be a list of texts, .* got int")]:
+        with pytest.raises(ValueError, match=message):
+            model.assign(data)
+    # a generator of texts is a list of texts
+    labels, _ = model.assign(text for text in corpus.texts[:3])
+    np.testing.assert_array_equal(labels, model.assign(corpus.texts[:3])[0])
+
+
 def test_counts_only_corpus_and_a_matrix(tmp_path, corpus):
     # a dataset folder of counts (with a shuffled vocabulary) is mapped by term
     counts_corpus = Corpus(counts=corpus.counts(), vocabulary=corpus.vocabulary,
@@ -187,6 +201,17 @@ def test_unsupported_estimator_and_unfitted(corpus, tmp_path):
         save_model(semnmf.SymNMF(3), tmp_path / "m", corpus)
     with pytest.raises(ValueError, match="not fitted"):
         save_model(NMF(3), tmp_path / "m", corpus)
+
+
+@pytest.mark.parametrize("name", ["NMF", "SphericalKMeans", "HierarchicalNMF"])
+def test_a_model_fitted_on_another_vocabulary_is_refused(corpus, name, tmp_path):
+    """It was saved, and failed only at load_model(...).assign."""
+    X = corpus.tfidf()
+    model = _fit(ESTIMATORS[name](), X[:, : X.shape[1] - 3])
+    with pytest.raises(ValueError, match=f"the model has {X.shape[1] - 3} terms but the "
+                                         f"vocabulary has {X.shape[1]}"):
+        save_model(model, tmp_path / "m", corpus)
+    assert not (tmp_path / "m").exists()
 
 
 @pytest.fixture

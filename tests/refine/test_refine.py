@@ -295,6 +295,7 @@ def small():
     (lambda Z: Z[:, :1], "at least 2 clusters are needed"),
     (lambda Z: Z.argmax(axis=1), "must be 2-D"),
     (lambda Z: None, "GTNMF needs memberships"),
+    (lambda Z: np.zeros_like(Z), "memberships are all zero"),   # gave one cluster silently
 ])
 def test_bad_memberships(small, make_z, match):
     X, Z = small

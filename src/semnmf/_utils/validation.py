@@ -51,9 +51,8 @@ def check_matrix(X, name="X", *, nonnegative=True, allow_empty_rows=True, dtype=
         values = X
     if X.ndim != 2:
         raise ValueError(
-            f"{name} must be 2-D (n_documents, n_terms); got an array with {X.ndim} dimension(s). "
-            "Reshape a single sample with X.reshape(1, -1)."
-        )
+            f"{name} must be a 2-D matrix; got an array with {X.ndim} dimension(s)."
+            + (f" A single row: {name}.reshape(1, -1)." if X.ndim == 1 else ""))
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"{name} is empty (shape {X.shape}); it needs at least one row and one column.")
     if dtype is None:
@@ -197,6 +196,28 @@ def check_documents(X):
             "label -1. Remove them or lower min_df to give them terms.", UserWarning,
             stacklevel=3)
     return empty
+
+
+# Largest |value| whose square neither overflows nor underflows, with a margin for the
+# sum over a row: outside, :func:`unit_rows` first divides X by its largest value.
+_SQUARE_SAFE = {np.dtype(np.float32): (1e-15, 1e15), np.dtype(np.float64): (1e-100, 1e100)}
+
+
+def unit_rows(X):
+    """X (CSR or ndarray) with unit-L2 rows, zero rows left zero, at any scale of X: a
+    copy, as scikit-learn's ``normalize``, which squares the values and so turned every
+    row of a matrix scaled by 1e160 (or 1e-170) into zero or NaN. Such a matrix is first
+    divided by its largest value; a row's direction does not depend on the scale."""
+    from sklearn.preprocessing import normalize
+
+    values = X.data if sp.issparse(X) else X
+    if values.size:
+        top = float(max(values.max(), -values.min()))
+        low, high = _SQUARE_SAFE.get(np.dtype(X.dtype), _SQUARE_SAFE[np.dtype(np.float64)])
+        if top > high or 0 < top < low:
+            X = X / X.dtype.type(top)
+            return normalize(X, norm="l2", copy=False)
+    return normalize(X, norm="l2", copy=True)
 
 
 def validate_estimator_input(estimator, X, *, reset):

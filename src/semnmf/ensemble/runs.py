@@ -144,6 +144,14 @@ class ClusterEnsemble(ClusterMixin, BaseEstimator):
         if self.consensus not in CONSENSUS_METHODS:
             raise ValueError(f"consensus must be one of {CONSENSUS_METHODS}, "
                              f"got {self.consensus!r}.")
+        est = self.estimator
+        if not (hasattr(est, "get_params") and hasattr(est, "fit")) or isinstance(est, type):
+            raise ValueError(f"estimator must be an estimator instance such as NMF(5), got "
+                             f"{est!r}.")
+        if "random_state" not in est.get_params():
+            raise ValueError(f"{type(est).__name__} has no random_state: its runs would all "
+                             "be the same. Ensemble an estimator whose runs vary with the seed "
+                             "(NMF, SemanticNMF, SphericalKMeans, ...).")
         return keep
 
     def fit(self, X, y=None, **fit_params):
@@ -157,6 +165,11 @@ class ClusterEnsemble(ClusterMixin, BaseEstimator):
         for r, seed in enumerate(seeds):
             fitted = clone(self.estimator).set_params(random_state=seed, **quiet)
             fitted.fit(X, **fit_params)
+            if not hasattr(fitted, "objective_"):
+                raise ValueError(
+                    f"ClusterEnsemble keeps the runs of lowest objective_, which "
+                    f"{type(fitted).__name__} does not have: ensemble an estimator that has "
+                    "one (NMF, SemanticNMF, SphericalKMeans, ...).")
             objective = float(fitted.objective_)
             runs.append((seed, objective, np.asarray(fitted.labels_)))
             log(f"run {r + 1}/{self.n_runs} (seed {seed}): objective {objective:.6g}",

@@ -40,9 +40,8 @@ import scipy.sparse as sp
 from joblib import effective_n_jobs
 from sklearn import get_config
 from sklearn.neighbors import NearestNeighbors
-from sklearn.preprocessing import normalize
 
-from .._utils.validation import check_matrix, check_square_nonnegative, empty_rows
+from .._utils.validation import check_matrix, check_square_nonnegative, empty_rows, unit_rows
 from .._utils.parallel import n_threads, thread_pool
 
 __all__ = ["knn_graph", "normalized_cut_scaling", "log2_neighbors", "cluster_log2_neighbors"]
@@ -237,7 +236,7 @@ def knn_graph(X, n_neighbors, *, metric="cosine", weight="auto", symmetrize="max
     # Candidate points: all of them, or for cosine the rows that have a direction.
     if metric == "cosine":
         keep = np.flatnonzero(~empty_rows(X))
-        Xs = normalize(X[keep], norm="l2")
+        Xs = unit_rows(X[keep])
     else:
         keep = np.arange(n)
         Xs = X

@@ -28,7 +28,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._utils.progress import progress
 from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
 from .._utils.validation import (check_documents, check_fit_arguments, check_positive_int,
-                                 validate_estimator_input)
+                                 empty_rows, validate_estimator_input)
 from ..metrics import top_terms as _top_terms
 from ._solvers.rank2 import rank2_nmf
 from ._solvers.rank2_kernels import mndcg_pair as _mndcg_pair
@@ -519,7 +519,6 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
             return self._descend(X)
         check_is_fitted(self, "nodes_")
         X = validate_estimator_input(self, X, reset=False)
-        check_documents(X)
         return self._best_topics(X)
 
     # rows per block of the leaf-topic assignment (bounds its dense n x n_leaves arrays)
@@ -582,7 +581,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
             strength[rows] *= share
             node_of[rows] = np.where(second, node.children[1], node.children[0])
         labels = np.array([leaf_label.get(int(i), -1) for i in node_of], dtype=np.int64)
-        empty = check_documents(X)
+        empty = empty_rows(X)
         labels[empty] = -1
         strength[empty] = 0.0
         return labels, strength

@@ -56,6 +56,12 @@ def check_start(array, shape, name, dtype=np.float64):
         raise ValueError(f"{name} has shape {array.shape}; expected {tuple(shape)}.")
     if not np.isfinite(array).all() or (array < 0).any():
         raise ValueError(f"{name} must be finite and non-negative.")
+    zero = np.flatnonzero(~array.any(axis=0))
+    if zero.size:
+        raise ValueError(
+            f"{name} has {zero.size} all-zero column(s) (the first: {zero[0]}): the "
+            "multiplicative updates never move a zero column, so that cluster could never "
+            "be used. Start every column from positive values.")
     return array
 
 
@@ -66,38 +72,62 @@ def resolve_start(estimator, X_shape, *, n_factors=2, dtype=np.float64):
     strategy name or the starting value itself. For the two-factor models (X ≈ Z Wᵀ),
     ``init=(Z, W)`` with Z of shape (n_documents, k) and W (n_terms, k); for the
     one-factor models (``n_factors=1``: ProjectiveNMF's Z, SymNMF's H) ``init=Z`` (a
-    pair ``(Z, W)`` is accepted too, W then unused, so that one shared start serves
-    every model).
+    pair ``(Z, W)``, tuple or list, is accepted too, W then shape-checked and unused, so
+    that one shared start serves every model). Every start is checked by
+    :func:`check_start` (shape, finite, non-negative, no all-zero column).
 
     The former scheme, ``init="custom"`` with ``Z_init``/``W_init`` (``H_init`` for
-    SymNMF), still works in 0.2 with a FutureWarning; it is removed in 0.3.
+    SymNMF), still works in 0.2 with a FutureWarning; it is removed in 0.3. Those arrays
+    given with a strategy name are refused (they used to be ignored without a word).
     """
     n, d = X_shape
     k = estimator.n_components
     init = estimator.init
+    names = _deprecated_start_names(estimator, n_factors)
     if isinstance(init, str):
         if init != "custom":
+            given = [name for name in names if _is_given(getattr(estimator, name, None))]
+            if given:
+                raise ValueError(
+                    f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} given but "
+                    f"init={init!r} does not use {'it' if len(given) == 1 else 'them'}: pass "
+                    f"the start as init={_start_form(estimator, n_factors)} (and drop {'/'.join(given)}).")
             return init, None, None
-        if hasattr(estimator, "H_init"):
-            names = ("H_init",)
-        else:
-            names = ("Z_init", "W_init") if n_factors == 2 else ("Z_init",)
         given = tuple(getattr(estimator, name, None) for name in names)
-        if any(value is None or not is_set(value) for value in given):
-            raise ValueError(f"init='custom' needs {' and '.join(names)}; pass the start "
-                             f"as init={'(Z, W)' if n_factors == 2 else 'Z'} instead.")
+        if not all(_is_given(value) for value in given):
+            raise ValueError(f"init='custom' needs {' and '.join(names)}; pass the start as "
+                             f"init={_start_form(estimator, n_factors)} instead.")
         warnings.warn(f"init='custom' with {'/'.join(names)} is deprecated since 0.2 and "
-                      f"will be removed in 0.3; pass init={'(Z, W)' if n_factors == 2 else 'Z'}"
-                      " instead.", FutureWarning, stacklevel=4)
+                      f"will be removed in 0.3; pass init={_start_form(estimator, n_factors)} instead.",
+                      FutureWarning, stacklevel=4)
         init = given if n_factors == 2 else given[0]
+    pair = isinstance(init, (tuple, list)) and len(init) == 2 and np.ndim(init[0]) == 2
     if n_factors == 1:
-        Z = init[0] if isinstance(init, tuple) and len(init) == 2 else init
-        return "custom", check_start(Z, (n, k), "init (Z)", dtype), None
-    if not (isinstance(init, (tuple, list)) and len(init) == 2):
+        if pair:                        # (Z, W): the shared start of every model, W unused
+            check_start(init[1], (d, k), "init (W)", dtype)
+            init = init[0]
+        return "custom", check_start(init, (n, k), "init (Z)", dtype), None
+    if not pair:
         raise ValueError("init must be a strategy name or the pair (Z, W) of starting "
                          f"factors of shapes {(n, k)} and {(d, k)}.")
     return ("custom", check_start(init[0], (n, k), "init (Z)", dtype),
             check_start(init[1], (d, k), "init (W)", dtype))
+
+
+def _deprecated_start_names(estimator, n_factors):
+    if hasattr(estimator, "H_init"):
+        return ("H_init",)
+    return ("Z_init", "W_init") if n_factors == 2 else ("Z_init",)
+
+
+def _is_given(value):
+    return value is not None and is_set(value)
+
+
+def _start_form(estimator, n_factors):
+    if hasattr(estimator, "H_init"):
+        return "H"
+    return "(Z, W)" if n_factors == 2 else "Z"
 
 
 def nndsvda(X, n_components, random_state=None, eps=1e-6):

@@ -20,7 +20,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
 from .._utils.progress import log
-from .._utils.validation import FLOAT_DTYPES, check_matrix, check_n_components, empty_rows
+from .._utils.validation import (FLOAT_DTYPES, check_matrix, check_n_components, empty_rows,
+                                 unit_rows)
 from .._utils.parallel import compiled_kernels
 
 from sklearn.utils.validation import validate_data as _sk_validate_data
@@ -423,7 +424,7 @@ def _normalize_rows(X, zero):
     atol = 1e-5 if X.dtype == np.float32 else 1e-12
     if np.all(np.abs(norms[~zero] - 1.0) <= atol):
         return X
-    return normalize(X, norm="l2", copy=True)
+    return unit_rows(X)
 
 
 def _check_init_array(init, k, n_features, dtype):

@@ -30,7 +30,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from .._utils.validation import check_matrix, check_n_components
+from .._utils.validation import check_matrix, check_n_components, empty_rows
 from ..graphs.documents import check_affinity, similarity_graph
 from ..graphs.knn import METRICS, WEIGHTS, normalized_cut_scaling
 from ._solvers.mu import reraise, squared_norm
@@ -62,6 +62,8 @@ def _fit_graph(est, X, A):
     n = X.shape[0]
     check_n_components(est.n_components, n)
     if A is None:
+        if empty_rows(X).all():
+            raise ValueError("every row of X is zero: there is nothing to cluster.")
         if n < 2:
             raise ValueError("a similarity graph needs at least 2 samples; got 1 sample.")
         A, q = similarity_graph(X, est.n_neighbors, metric=est.metric, weight=est.weight,

@@ -156,6 +156,11 @@ class SavedModel:
         if topics is None:
             topics = self._default_topics()
         self.topics = np.asarray(topics, dtype=np.float64)
+        if self.topics.ndim != 2 or self.topics.shape[1] != vectorizer.n_terms:
+            raise ValueError(
+                f"the model has {self.topics.shape[-1]} terms but the vocabulary has "
+                f"{vectorizer.n_terms}: save the model with the corpus (and weighting) it "
+                "was fitted on.")
         if n_clusters is None:
             n_clusters = self.topics.shape[0]
         self.info = {"method": method, "n_clusters": int(n_clusters), "consensus": consensus,
@@ -225,7 +230,15 @@ class SavedModel:
             if data.shape[1] != self.vectorizer.n_terms:
                 raise ValueError(f"a count matrix must have one column per saved term "
                                  f"({self.vectorizer.n_terms}); it has {data.shape[1]}.")
+            if data.shape[0] == 0:
+                raise ValueError("no documents to assign: the matrix has no row.")
             return self.vectorizer.transform_counts(data)
+        if isinstance(data, bytes) or not hasattr(data, "__iter__"):
+            raise ValueError("data must be a list of texts, a Corpus, a dataset name or path, "
+                             f"or a count matrix; got {type(data).__name__}.")
+        data = list(data)
+        if not data:
+            raise ValueError("no documents to assign: the list of texts is empty.")
         return self.vectorizer.transform_texts(data)
 
     def assign(self, data):

@@ -96,6 +96,10 @@ def _check_memberships(Z, n_samples=None, name="memberships"):
         raise ValueError(
             f"{name} must be non-negative (a membership is a weight of a cluster); found "
             f"{int(np.count_nonzero(Z < 0))} negative value(s) (min {Z.min():.3g}).")
+    if Z.size and not Z.any():
+        raise ValueError(
+            f"{name} are all zero: no document has a cluster to start from. Pass the "
+            "soft memberships of a fit, e.g. NMF(k).fit_transform(X).")
     if Z.shape[1] < 2:
         raise ValueError(
             f"{name} has {Z.shape[1]} column: at least 2 clusters are needed, with a single "
