@@ -676,13 +676,18 @@ def report(cache):
 
 
 if __name__ == "__main__":
-    part = sys.argv[1] if len(sys.argv) > 1 else "speed"
+    import argparse
+
+    parts = {"speed": speed, "quality": quality, "scale": scale, "rules": rules,
+             "corpora": corpora, "labels": labels, "report": lambda c: None}
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("part", nargs="?", default="speed", choices=[*parts, "scale-child"])
+    part = parser.parse_args().part
     if part == "scale-child":
         scale_child()
         sys.exit(0)
     cache = load_cache(CACHE)
-    parts = {"speed": speed, "quality": quality, "scale": scale, "rules": rules,
-             "corpora": corpora, "labels": labels, "report": lambda c: None}
     parts[part](cache)
     if part == "labels":
         sys.exit(0)  # its own file, tree_labels.md

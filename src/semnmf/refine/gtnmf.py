@@ -365,6 +365,10 @@ class GTNMF(ClusterMixin, BaseEstimator):
         X : array-like or sparse matrix of shape (n_documents, n_features)
             The documents (TF-IDF rows for text), or the n x n similarity graph for
             metric="precomputed".
+        y : ignored
+            Not used (a Pipeline passes it). Before 0.2 the second positional argument
+            was ``memberships``: a 2-D array or an estimator there is still taken as the
+            memberships, with a FutureWarning.
         memberships : array-like of shape (n_documents, k), or an estimator
             Non-negative soft memberships, e.g. ``NMF(k).fit_transform(X)``; rows are
             normalized to the simplex (GT §IV), all-zero rows start uniform. An unfitted
@@ -375,10 +379,6 @@ class GTNMF(ClusterMixin, BaseEstimator):
             KMeans returns) is refused. Hard labels alone are not accepted: one-hot
             rows are fixed points of eq. 5 (see ``smoothing``). None: from the
             ``estimator`` parameter.
-        y : ignored
-            Not used (a Pipeline passes it). Before 0.2 the second positional argument
-            was ``memberships``: a 2-D array or an estimator there is still taken as the
-            memberships, with a FutureWarning.
 
         Returns
         -------

@@ -332,10 +332,16 @@ class Corpus(LabelsMixin):
             Which words co-occur: same document (works from counts alone), same sentence,
             or at most ``window`` words apart (``window`` words on each side; the SIGIR
             paper uses L = 10).
+        window : int, default=10
+            Words on each side for ``context="window"``.
         association : {"ppmi", "pmi", "sppmi"}
             PPMI (Neurocomputing paper eq. 3, negatives set to 0) or shifted PPMI
             max(PMI − log shift, 0) (SIGIR paper, shift N = 2).
+        shift : float, default=2
+            N of the shifted PPMI (``association="sppmi"``).
         min_count, top_k, threshold : pruning (see :func:`semnmf.text.context.word_context`).
+        dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+            dtype of M.
         max_nnz, return_info : budget of non-zeros and the record of what was pruned (see
             :func:`semnmf.text.context.word_context`).
         """
