@@ -48,6 +48,9 @@ def test_shards_give_the_corpus_matrices_exactly(tmp_path, documents, options):
     assert _equal(sharded.counts(), corpus.counts())
     assert _equal(sharded.tfidf(), corpus.tfidf())
     assert np.array_equal(sharded._idf, corpus._idf)
+    # ncut's degree is a row's similarity to the whole corpus, not to its shard's rows
+    for dtype in (np.float64, np.float32):
+        assert _close(sharded.vectorize("ncut", dtype), corpus.vectorize("ncut", dtype))
     for context, extra in [("window", {}), ("sentence", {}), ("document", {}),
                            ("window", {"window": 2, "min_count": 2}),
                            ("document", {"association": "sppmi", "top_k": 5})]:

@@ -45,7 +45,7 @@ from .context import (_association_inplace, _check_association, association as _
                       warn_if_emptied)
 from .corpus import LabelsMixin, token_sequences
 from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
-                        make_analyzer, weight)
+                        make_analyzer, ncut_weight, weight)
 
 __all__ = ["ShardedCorpus", "DocumentFrequencies", "CooccurrenceAccumulator", "shard_paths",
            "is_sharded_folder", "read_shard", "write_shards", "blocked_word_context"]
@@ -336,6 +336,16 @@ def _shard_block(path, reading, analyzing, vocabulary, weighting, idf, dtype):
     return X.astype(dtype)
 
 
+def _column_sums(X):
+    return np.asarray(X.sum(axis=0), dtype=np.float64).ravel()
+
+
+def _ncut_rows(X, column_sums, dtype):
+    """A block's rows of :func:`~semnmf.text.vectorize.ncut_weight` given the column sums
+    of the whole matrix."""
+    return ncut_weight(X, column_sums).astype(dtype)
+
+
 def _shard_context(path, reading, analyzing, vocabulary, context, window, dtype,
                    bound=False):
     counts, texts = _shard_counts(path, reading, analyzing, vocabulary)
@@ -480,12 +490,22 @@ class ShardedCorpus(LabelsMixin):
     # -- matrices ----------------------------------------------------------------------------
     def blocks(self, weighting="tfidf", dtype=np.float64):
         """X as a :class:`~semnmf._utils.blocks.BlockedMatrix`, one CSR block per shard
-        (pass 2): "tfidf" (global idf, unit L2 rows), "counts" or "ncut" (per row, so
-        blockwise as well). On a Dask client the blocks stay on the workers."""
+        (pass 2): "tfidf" (global idf, unit L2 rows), "counts", or "ncut" (the tf-idf
+        rows scaled by D^{-1/2}, D = X (Xᵀ1) with the column sums Xᵀ1 of the whole corpus,
+        one reduction over the blocks, as :func:`~semnmf.text.vectorize.ncut_weight`). On
+        a Dask client the blocks stay on the workers."""
         vocabulary = self.executor.share(self._index)
         idf = None if weighting == "counts" else self._idf
+        base = "tfidf" if weighting == "ncut" else weighting
         parts = self.executor.map(_shard_block, self.paths, self._reading, self._analyzing,
-                                  vocabulary, weighting, idf, np.dtype(dtype))
+                                  vocabulary, base, idf,
+                                  np.dtype(np.float64 if weighting == "ncut" else dtype))
+        if weighting == "ncut":                 # in float64, as Corpus.vectorize, then cast
+            tfidf = parts
+            column_sums = self.executor.reduce(self.executor.map(_column_sums, tfidf))
+            parts = self.executor.map(_ncut_rows, tfidf, self.executor.share(column_sums),
+                                      np.dtype(dtype))
+            self.executor.release(tfidf)
         return BlockedMatrix(parts, self.sizes, self.n_terms, self.executor, dtype)
 
     def vectorize(self, weighting="tfidf", dtype=np.float64):

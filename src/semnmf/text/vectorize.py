@@ -179,14 +179,17 @@ def weight(counts, weighting="tfidf", idf=None):
     return X, idf
 
 
-def ncut_weight(X):
+def ncut_weight(X, column_sums=None):
     """Normalized-cut weighting D^{-1/2} X with D = diag(X Xᵀ 1) (Xu et al. 2003).
 
     X Xᵀ 1 = X (Xᵀ 1) costs two sparse matrix-vector products; rows with d_i = 0 (empty
-    documents) stay zero.
+    documents) stay zero. ``column_sums``: Xᵀ1 of the whole matrix when X is a block of
+    its rows (the degree is a row's similarity to every document, not to its block's).
     """
     X = sp.csr_matrix(X)
-    degree = X @ np.asarray(X.sum(axis=0)).ravel()
+    if column_sums is None:
+        column_sums = np.asarray(X.sum(axis=0)).ravel()
+    degree = X @ column_sums
     scale = np.zeros_like(degree)
     positive = degree > 0
     scale[positive] = 1.0 / np.sqrt(degree[positive])
