@@ -75,6 +75,37 @@ def test_flat_text_folder_has_no_labels(tmp_path, planted):
     assert list(corpus.ids) == [f"doc{i:02d}.txt" for i in range(len(texts))]
 
 
+def test_results_written_inside_a_text_folder_are_not_documents(tmp_path, planted):
+    """`semnmf cluster flat/ --out flat/results` made the next run read the results
+    folder as the only label folder (3 documents: its csv and json files), the 120
+    texts unread without a word; a labelled folder gained a class "results"."""
+    import warnings
+
+    texts, labels = planted
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    for i, text in enumerate(texts):
+        (flat / f"doc{i:02d}.txt").write_text(text, encoding="utf-8")
+    for run in ("results", "semnmf_results/flat_nmf_k2", ".hidden"):
+        (flat / run).mkdir(parents=True)
+        (flat / run / "run.json").write_text("{}", encoding="utf-8")
+    (flat / "semnmf_results" / "flat_nmf_k2" / "model").mkdir()
+    (flat / "semnmf_results" / "flat_nmf_k2" / "model" / "model.json").write_text("{}")
+    with pytest.warns(UserWarning, match=r"results, semnmf_results are not read: they hold "
+                                         "semnmf results"):
+        corpus = load_dataset(flat)
+    assert_same_corpus(corpus, texts, None)
+    # a label folder beside loose .txt files: the loose files are not read, and it says so
+    (flat / "sport").mkdir()
+    (flat / "sport" / "a.txt").write_text(texts[0], encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        corpus = load_dataset(flat)
+    assert len(corpus) == 1 and list(corpus.labels) == ["sport"]
+    assert any("doc00.txt" in str(w.message) and "one sub-folder of texts per label"
+               in str(w.message) for w in caught)
+
+
 @pytest.mark.parametrize("suffix", [".csv", ".tsv", ".jsonl", ".json"])
 def test_tables(tmp_path, planted, suffix):
     texts, labels = planted

@@ -437,11 +437,30 @@ def _load_shards(path, name, text_column, label_column, encoding, **corpus_optio
     return Corpus(texts, labels, ids, name=name, **corpus_options)
 
 
+# What semnmf writes: a run or model folder holds one of these; the default --out folder
+# holds runs. Such a folder inside a folder of texts is not a label of it.
+_OUTPUT_MARKS = ("run.json", "model.json")
+_DEFAULT_OUT = "semnmf_results"
+
+
+def _is_output(folder):
+    if os.path.basename(folder) == _DEFAULT_OUT:
+        return True
+    return any(os.path.isfile(os.path.join(folder, mark)) for mark in _OUTPUT_MARKS)
+
+
 def _load_text_tree(path, name, encoding, **corpus_options):
     entries = sorted(os.listdir(path))
-    subdirs = [e for e in entries if os.path.isdir(os.path.join(path, e))]
+    subdirs = [e for e in entries if os.path.isdir(os.path.join(path, e))
+               and not e.startswith(".")]
+    outputs = [e for e in subdirs if _is_output(os.path.join(path, e))]
+    _warn_ignored(path, outputs, "they hold semnmf results, not documents")
+    subdirs = [e for e in subdirs if e not in outputs]
     texts, labels, ids = [], [], []
     if subdirs:
+        _warn_ignored(path, [e for e in entries if e.endswith(".txt")
+                             and os.path.isfile(os.path.join(path, e))],
+                      "a folder with sub-folders is read as one sub-folder of texts per label")
         for label in subdirs:
             for file in sorted(os.listdir(os.path.join(path, label))):
                 full = os.path.join(path, label, file)
