@@ -173,6 +173,17 @@ def test_assign_checks_its_output_before_any_work(planted45_csv, tmp_path, capsy
     assert main(["assign", str(run), planted45_csv, "--out", str(run), "-q"]) == 2
     assert "the run folder itself" in capsys.readouterr().err
     assert (run / "run.json").read_bytes() == before
+    # RUN/model as the model: its run folder is protected too (--overwrite deleted the
+    # run's model and results), and no run is written into a saved-model folder
+    assert main(["assign", str(run / "model"), planted45_csv, "--out", str(run),
+                 "--overwrite", "-q"]) == 2
+    assert "the run folder itself" in capsys.readouterr().err
+    for command in (["cluster", planted45_csv, "-k", "3"], ["tree", planted45_csv,
+                                                            "--leaves", "3"]):
+        assert main([*command, "--out", str(run / "model"), "--overwrite", "-q"]) == 2
+        assert "is a saved model folder (model.json)" in capsys.readouterr().err
+    assert (run / "run.json").read_bytes() == before and (run / "model" / "model.json").exists()
+    assert not (run / "model" / "run.json").exists()
 
     out = tmp_path / "assigned"
     assert main(["assign", str(run), planted45_csv, "--out", str(out), "--top", "0",

@@ -119,6 +119,8 @@ BAD_OPTIONS = {
     "top 0": (["--top", "0"], "--top must be at least 1"),
     "negative seed": (["--seed", "-5"], "--seed must be between 0 and"),
     "huge seed": (["--seed", str(2**40)], "--seed must be between 0 and"),
+    "last seeds of runs": (["--seed", str(2**32 - 1), "--consensus", "mmm", "--runs", "3"],
+                           "--seed 4294967295 with --runs 3 needs the seeds up to 4294967297"),
     "negative lam": (["--lam", "-1"], "--lam must be between 0 and"),
     "nan lam": (["--lam", "nan"], "--lam must be a finite number"),
     "graph lam": (["--method", "gnmf", "--graph-lam", "-2"], "--graph-lam must be between"),

@@ -84,6 +84,10 @@ def test_seeds_are_reproducible(data):
     # an int gives consecutive seeds (semnmf cluster --seed S --runs R: S..S+R-1);
     # a generator draws them, runs first, then the consensus
     assert run_seeds(3, 3) == ([3, 4, 5], 3)
+    # the last seed: it failed in the second run, with scikit-learn's message
+    with pytest.raises(ValueError, match="random_state=4294967295 with n_runs=2 needs the "
+                                         "seeds up to 4294967296"):
+        run_seeds(2**32 - 1, 2)
     drawn = np.random.RandomState(5).randint(np.iinfo(np.int32).max, size=4)
     assert run_seeds(np.random.RandomState(5), 3) == (list(drawn[:3]), drawn[3])
     assert [r["seed"] for r in c.runs_] == list(drawn[:3])

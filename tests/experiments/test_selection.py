@@ -40,6 +40,18 @@ def test_planted_clusters_are_found():
     assert record["candidates"] == [2, 3, 4, 5, 6, 8] and len(record["scores"]) == 6
 
 
+def test_the_largest_candidate_is_chosen_with_a_warning():
+    """It was chosen without a word (300 BBC documents: k = 30, the top of the grid)."""
+    import warnings
+
+    X, y = planted_corpus(n_per=40, k=4, d_per=12, seed=1)
+    with pytest.warns(UserWarning, match=r"the chosen k=3 is the largest candidate: .* -k 2:6"):
+        assert select_n_components(X, [2, 3], random_state=0).best == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")           # found inside the range: no warning
+        assert select_n_components(X, [2, 3, 4, 5, 6, 8], random_state=0).best == 4
+
+
 def test_every_criterion_scores_every_candidate():
     X, _ = planted_corpus(n_per=20, k=3, d_per=10, seed=2)
     curves = measure_candidates(X, [2, 3, 4, 6], random_state=0)

@@ -241,6 +241,15 @@ def test_missing_files(model_dir, tmp_path):
     _one_line_error(model_dir, "lacks .*arrays.npz")
 
 
+def test_a_run_that_saved_no_model_says_why(tmp_path):
+    """A sharded Dask run saves no model; assign said "model.json is missing (a run of an
+    older semnmf, or not a run folder)" though run.json gives the reason."""
+    (tmp_path / "run.json").write_text(json.dumps(
+        {"model_not_saved": "a sharded corpus keeps its texts in shards."}))
+    _one_line_error(tmp_path, r"no saved model at .*: the run saved none \(a sharded corpus "
+                              r"keeps its texts in shards\)\.$")
+
+
 def test_corrupt_files(model_dir):
     (model_dir / "arrays.npz").write_bytes(b"PK\x03\x04 not a zip")
     _one_line_error(model_dir, "corrupt")

@@ -53,8 +53,11 @@ def run(args):
     check_encoding(args.encoding)
     name = source_name(args.source)  # "." is named by its folder
     out = check_out(args.out) or os.path.join(args.run_dir, f"assigned_{name}")
-    if os.path.abspath(out) == os.path.abspath(args.run_dir) or os.path.abspath(out) == \
-            os.path.abspath(os.path.join(args.run_dir, "model")):
+    run_dir = os.path.abspath(args.run_dir)
+    protected = {run_dir, os.path.join(run_dir, "model")}
+    if os.path.basename(run_dir) == "model":        # RUN_DIR/model given: its run folder too
+        protected.add(os.path.dirname(run_dir))
+    if os.path.abspath(out) in protected:
         raise ValueError(f"--out {out} is the run folder itself: its results and saved model "
                          "would be mixed with the assignment's; choose another --out.")
     check_output_folder(out, overwrite=args.overwrite)

@@ -11,10 +11,11 @@ import time
 
 from ..experiments.methods import CLI_METHODS, CONSENSUS_METHODS, DEFAULT_CLI_METHOD
 from ..models._defaults import DEFAULT_GRAPH_LAM, DEFAULT_LAM, MAX_LAM
-from ._common import (add_context_arguments, add_input_arguments, add_output_arguments,
-                      as_dtype, check_context_arguments, check_input_arguments, check_number,
-                      check_seed, context_record, data_notes, load_corpus, logged_warnings,
-                      output_folder, source_name, word_context)
+from ._common import (MAX_SEED, add_context_arguments, add_input_arguments,
+                      add_output_arguments, as_dtype, check_context_arguments,
+                      check_input_arguments, check_number, check_seed, context_record,
+                      data_notes, load_corpus, logged_warnings, output_folder, source_name,
+                      word_context)
 from .engine import add_engine_arguments, check_engine_arguments, run_dask
 
 EPILOG = """\
@@ -266,6 +267,10 @@ def check_arguments(args):
         keep = runs if args.keep is None else args.keep
         if not 2 <= keep <= runs:
             raise ValueError(f"--keep must be between 2 and --runs ({runs}), got {keep}.")
+        if args.seed + runs - 1 > MAX_SEED:
+            raise ValueError(f"--seed {args.seed} with --runs {runs} needs the seeds up to "
+                             f"{args.seed + runs - 1}, above the largest seed ({MAX_SEED}); "
+                             f"use a --seed of at most {MAX_SEED - runs + 1}.")
         args.runs = runs
     elif args.runs is not None or args.keep is not None:
         raise ValueError(f"{'--runs' if args.runs is not None else '--keep'} applies to many "

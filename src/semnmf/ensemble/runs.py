@@ -24,6 +24,9 @@ CONSENSUS_METHODS = ("anmi", *_METHODS, "mmm")
 __all__ = ["ClusterEnsemble", "CONSENSUS_METHODS", "run_seeds", "combine", "cluster_means"]
 
 
+_MAX_SEED = 2**32 - 1  # scikit-learn's largest random_state
+
+
 def run_seeds(random_state, n_runs):
     """Seeds of the ``n_runs`` runs and of the consensus, all from ``random_state``.
 
@@ -35,6 +38,10 @@ def run_seeds(random_state, n_runs):
     """
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         start = int(random_state)
+        if start + n_runs - 1 > _MAX_SEED:
+            raise ValueError(f"random_state={start} with n_runs={n_runs} needs the seeds up to "
+                             f"{start + n_runs - 1}, above the largest seed ({_MAX_SEED}); "
+                             f"use a random_state of at most {_MAX_SEED - n_runs + 1}.")
         return [start + r for r in range(n_runs)], start
     rng = check_random_state(random_state)
     drawn = rng.randint(np.iinfo(np.int32).max, size=n_runs + 1)

@@ -32,6 +32,7 @@ it finds 3 to 5 classes well and under-counts 20 Newsgroups (k = 2).
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -400,6 +401,12 @@ def select_n_components(X, candidates="auto", *, criterion=DEFAULT_CRITERION,
                                 random_state=random_state, verbose=verbose)
     _, scores = criterion_scores(curves, criterion, param)
     best = candidates[int(np.nanargmax(np.where(np.isfinite(scores), scores, -np.inf)))]
+    if best == candidates[-1]:
+        warnings.warn(
+            f"the chosen k={best} is the largest candidate: no smaller k stood out, and a "
+            "larger one might; read the criterion's curve (run.json: k_selection) and try a "
+            f"wider range (CLI: -k 2:{2 * best}) or choose k yourself.", UserWarning,
+            stacklevel=2)
     return SelectionResult(int(best), candidates, [float(s) for s in scores], criterion,
                            float(param), {key: value for key, value in curves.items()
                                           if key not in ("candidates", "n_sample")},

@@ -396,6 +396,16 @@ def _umask():
     return mask
 
 
+def _model_not_saved(path):
+    """The reason a run folder's run.json gives for saving no model, or None."""
+    try:
+        with open(os.path.join(path, "run.json"), encoding="utf-8") as f:
+            why = json.load(f).get("model_not_saved")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return " ".join(str(why).split()).rstrip(".") if why else None
+
+
 def _read_record(path):
     file = os.path.join(path, MODEL_FILE)
     if not os.path.isdir(path):
@@ -405,6 +415,9 @@ def _read_record(path):
         with open(file, encoding="utf-8") as f:
             record = json.load(f)
     except FileNotFoundError:
+        why = _model_not_saved(path)
+        if why:
+            raise ValueError(f"no saved model at {path}: the run saved none ({why}).") from None
         raise ValueError(f"no saved model at {path}: {MODEL_FILE} is missing (a run of an "
                          "older semnmf, or not a run folder).") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
