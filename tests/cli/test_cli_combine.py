@@ -27,6 +27,7 @@ def test_consensus_run(planted45_csv, tmp_path, method):
     run = read_json(os.path.join(out, "run.json"))
     record = run["consensus"]
     assert record["method"] == method and len(record["runs"]) == 4
+    assert run["n_iter"] is None and run["objective"] is None  # no iterations: not 0
     kept = [r for r in record["runs"] if r["kept"]]
     assert len(kept) == 3 and sorted(r["seed"] for r in kept) == sorted(record["kept_seeds"])
     dropped = [r for r in record["runs"] if not r["kept"]][0]

@@ -118,3 +118,14 @@ def test_sgnmf_takes_both_weights(planted45_csv, tmp_path):
     run = read_json(os.path.join(out, "run.json"))
     assert run["parameters"]["lam"] == 2.0 and run["parameters"]["graph_lam"] == 0.5
     assert run["effective_lambda"] > 0 and run["graph_lambda"] > 0
+
+
+def test_an_unknown_option_is_told_by_its_command(capsys):
+    """`semnmf tree SRC --leaves 4 --method nmf` printed semnmf's own usage line
+    (`semnmf [-h] [--version] COMMAND ...`), not tree's."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["tree", "bbc", "--leaves", "4", "--method", "nmf"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: semnmf tree ")
+    assert err.rstrip().endswith("semnmf tree: error: unrecognized arguments: --method nmf")

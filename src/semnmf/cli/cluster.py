@@ -246,8 +246,11 @@ def check_arguments(args):
 
         check_available(args.semantics)
     if (args.loss is not None or args.orthogonal) and not method.variants:
-        raise ValueError("--loss and --orthogonal apply to --method "
-                         f"{' or '.join(sorted(n for n, m in CLI_METHODS.items() if m.variants))} only.")
+        with_variants = " or ".join(sorted(n for n, m in CLI_METHODS.items() if m.variants))
+        raise ValueError(f"--loss and --orthogonal apply to --method {with_variants} only"
+                         + (f" (--method {args.method} already uses the KL loss)"
+                            if args.loss == "kl" and args.method.endswith("-kl") else "")
+                         + ".")
     if args.loss == "kl" and args.orthogonal:
         raise ValueError("--orthogonal is derived for the Frobenius loss; drop --loss kl or "
                          "--orthogonal.")

@@ -39,12 +39,17 @@ def build_parser():
     commands.required = True
     for module in COMMANDS.values():
         module.add_parser(commands)
+    parser.commands = commands.choices   # each command's own parser, for its errors
     return parser
 
 
 def main(argv=None):
     """Entry point; returns the exit status (0 success, 2 bad input, 130 interrupted)."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command's parser, with its usage (not semnmf's)
+        parser.commands[args.command].error(
+            f"unrecognized arguments: {' '.join(unknown)}")
     try:
         with warnings.catch_warnings():
             # a warning from anywhere in the library (loading, M, plots) as one line

@@ -223,7 +223,8 @@ def cspa(labels, n_clusters, *, max_samples=10000, random_state=None):
             f"cspa builds the n x n co-association matrix, O(n^2) memory (up to about "
             f"{gigabytes:.1f} GB for n={n} documents), and refuses more than "
             f"max_samples={max_samples} documents. Use mcla or hgpa, whose cost is linear "
-            "in n, or raise max_samples if you have the memory."
+            "in n, or raise max_samples if you have the memory (the command line: --consensus "
+            "mcla, hgpa, anmi or mmm)."
         )
     rng = check_random_state(random_state)
     H, _ = incidence(codes, n_categories(codes), dtype=np.int32)

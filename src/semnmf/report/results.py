@@ -143,7 +143,8 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
         "objective": _finite_or_none(getattr(model, "objective_", None)),
         "effective_lambda": _finite_or_none(lam),
         "graph_lambda": _finite_or_none(getattr(model, "graph_lambda_", None)),
-        "n_iter": int(getattr(model, "n_iter_", 0) or 0),
+        "n_iter": (int(model.n_iter_) if getattr(model, "n_iter_", None) is not None
+                   else None),                   # None: no iterations (a consensus)
         **(extra or {}),
         "timings_seconds": {k: round(v, 4) for k, v in (timings or {}).items()},
         "threads": n_threads(),

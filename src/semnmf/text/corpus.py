@@ -306,8 +306,8 @@ class Corpus(LabelsMixin):
         if self.texts is None:
             raise ValueError(
                 f"corpus {self.name!r} has no raw text (only a count matrix), so sentence and "
-                "window contexts are not available; use context='document', which works "
-                "from the counts.")
+                "window contexts are not available; use context='document' (CLI: --context "
+                "document), which works from the counts.")
         index = {t: j for j, t in enumerate(self.vocabulary)}
         self._sequences = token_sequences(self.texts, self._analyzer(self._resolved_stem()),
                                           index, self.n_terms)

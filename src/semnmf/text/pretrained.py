@@ -44,7 +44,8 @@ def check_available(semantics):
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
         raise ImportError(
-            f"semantics={source!r} needs {', '.join(missing)}, which is not installed: "
+            f"semantics={source!r} needs {', '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not installed: "
             'pip install "semnmf[embeddings]" (PyTorch CPU build: add --extra-index-url '
             "https://download.pytorch.org/whl/cpu).")
 

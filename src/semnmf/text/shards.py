@@ -203,7 +203,8 @@ class DocumentFrequencies:
             terms = [terms[i] for i in keep]
         if not terms:
             raise ValueError(f"no term is left after pruning with min_df={min_df}, "
-                             f"max_df={max_df}: lower min_df (e.g. min_df=1) or raise max_df.")
+                             f"max_df={max_df}: lower min_df (e.g. min_df=1; CLI: --min-df 1) "
+                             "or raise max_df (--max-df).")
         return np.asarray(terms, dtype=object)
 
 

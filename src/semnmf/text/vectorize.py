@@ -113,7 +113,8 @@ def count_matrix(texts, analyzer, *, min_df=2, max_df=1.0, max_features=None):
         if "no terms remain" in message or "max_df corresponds" in message:
             raise ValueError(
                 f"no term is left after pruning with min_df={min_df}, max_df={max_df}: "
-                "lower min_df (e.g. min_df=1) or raise max_df.") from None
+                "lower min_df (e.g. min_df=1; CLI: --min-df 1) or raise max_df "
+                "(--max-df).") from None
         raise
     # canonical CSR (sorted column indices in every row): CountVectorizer's fit leaves the
     # rows in its first-seen order, and the row norms of TF-IDF would then depend on it
