@@ -27,6 +27,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
+from ._utils.validation import largest_abs
 from .text.corpus import Corpus
 from .text.shards import is_sharded_folder, read_shard, shard_paths, warn_missing_shards
 
@@ -358,7 +359,7 @@ def _read_counts(path):
         row = int(np.searchsorted(counts.indptr, np.flatnonzero(bad)[0], side="right") - 1)
         raise DatasetError(f"{path} holds {int(bad.sum())} NaN or infinite value(s) (the first "
                            f"in row {row + 1}): counts must be finite numbers >= 0.")
-    top = float(max(values.max(), -values.min())) if values.size else 0.0  # no |values| copy
+    top = largest_abs(counts)
     if top > MAX_COUNT:
         raise DatasetError(f"{path} holds values up to {top:.3g}: too large to weight (the "
                            f"tf-idf norms square them, which overflows above about "
@@ -437,14 +438,15 @@ def _load_shards(path, name, text_column, label_column, encoding, **corpus_optio
     return Corpus(texts, labels, ids, name=name, **corpus_options)
 
 
-# What semnmf writes: a run or model folder holds one of these; the default --out folder
-# holds runs. Such a folder inside a folder of texts is not a label of it.
+# What semnmf writes: a run or model folder holds one of these (run.json; the saved
+# model's MODEL_FILE); the command line's default --out folder holds runs. Such a folder
+# inside a folder of texts is not a label of it.
 _OUTPUT_MARKS = ("run.json", "model.json")
-_DEFAULT_OUT = "semnmf_results"
+RESULTS_FOLDER = "semnmf_results"
 
 
 def _is_output(folder):
-    if os.path.basename(folder) == _DEFAULT_OUT:
+    if os.path.basename(folder) == RESULTS_FOLDER:
         return True
     return any(os.path.isfile(os.path.join(folder, mark)) for mark in _OUTPUT_MARKS)
 

@@ -198,6 +198,13 @@ def check_documents(X):
     return empty
 
 
+def largest_abs(X):
+    """The largest |value| of a dense or sparse X (0 when it stores none), without an
+    ``np.abs`` copy of the data."""
+    values = X.data if sp.issparse(X) else X
+    return float(max(values.max(), -values.min())) if values.size else 0.0
+
+
 # Largest |value| whose square neither overflows nor underflows, with a margin for the
 # sum over a row: outside, :func:`unit_rows` first divides X by its largest value.
 _SQUARE_SAFE = {np.dtype(np.float32): (1e-15, 1e15), np.dtype(np.float64): (1e-100, 1e100)}
@@ -210,13 +217,10 @@ def unit_rows(X):
     divided by its largest value; a row's direction does not depend on the scale."""
     from sklearn.preprocessing import normalize
 
-    values = X.data if sp.issparse(X) else X
-    if values.size:
-        top = float(max(values.max(), -values.min()))
-        low, high = _SQUARE_SAFE.get(np.dtype(X.dtype), _SQUARE_SAFE[np.dtype(np.float64)])
-        if top > high or 0 < top < low:
-            X = X / X.dtype.type(top)
-            return normalize(X, norm="l2", copy=False)
+    top = largest_abs(X)
+    low, high = _SQUARE_SAFE.get(np.dtype(X.dtype), _SQUARE_SAFE[np.dtype(np.float64)])
+    if top > high or 0 < top < low:
+        return normalize(X / X.dtype.type(top), norm="l2", copy=False)
     return normalize(X, norm="l2", copy=True)
 
 
@@ -243,10 +247,7 @@ def check_scale(X, name="X"):
     """Refuse a matrix whose largest value lies outside :data:`SCALE_LIMITS` for its
     dtype, saying how to rescale it (NMF is scale-equivariant: ``X / X.max()`` gives the
     same clusters). Returns X."""
-    values = X.data if sp.issparse(X) else X
-    if not values.size:
-        return X
-    top = float(max(values.max(), -values.min()))  # |values|' largest, without a copy
+    top = largest_abs(X)
     low, high = SCALE_LIMITS.get(np.dtype(X.dtype), SCALE_LIMITS[np.dtype(np.float64)])
     if 0 < top < low:
         raise ValueError(

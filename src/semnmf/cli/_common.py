@@ -180,9 +180,10 @@ def check_context_arguments(args, applies, where):
 def output_folder(args, default_name):
     """The output folder (``--out``, else ``semnmf_results/<default_name>``), checked before
     any work: not a file, and no earlier run's results unless ``--overwrite``."""
+    from ..datasets import RESULTS_FOLDER
     from ..report.output import check_output_folder
 
-    out = check_out(args.out) or os.path.join("semnmf_results", default_name)
+    out = check_out(args.out) or os.path.join(RESULTS_FOLDER, default_name)
     check_output_folder(out, overwrite=args.overwrite)
     return out
 
