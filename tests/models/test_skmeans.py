@@ -202,7 +202,10 @@ def test_sparse_input_never_densified(corpus, monkeypatch):
 def test_zero_rows_get_minus_one(corpus):
     X, _ = corpus
     X = sp.vstack([X[:50], sp.csr_matrix((2, X.shape[1])), X[50:]]).tocsr()
-    with pytest.warns(UserWarning, match="2 document"):
+    # the same words as every other clusterer's (check_documents), not Python advice:
+    # the command line shows it too
+    with pytest.warns(UserWarning, match=r"2 document\(s\) passed to fit have no term "
+                                         r"\(all-zero rows\); they get label -1"):
         model = SphericalKMeans(n_components=4, n_init=2, random_state=0).fit(X)
     np.testing.assert_array_equal(model.labels_[50:52], [-1, -1])
     assert np.all(model.labels_[np.r_[0:50, 52:X.shape[0]]] >= 0)

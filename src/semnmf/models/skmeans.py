@@ -206,9 +206,9 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         n_zero = int(zero.sum())
         if n_zero:
             warnings.warn(
-                f"{n_zero} document(s) of X {where} are all-zero (no term): they have no "
-                "direction, get label -1 and count 0 in the objective. Remove them "
-                "(e.g. X[X.getnnz(axis=1) > 0]) to silence this warning.",
+                f"{n_zero} document(s) {where} have no term (all-zero rows); they get "
+                "label -1 and count 0 in the objective. Remove them or lower min_df to "
+                "give them terms.",
                 UserWarning,
                 stacklevel=3,
             )
