@@ -1,6 +1,8 @@
 """A picture of a topic tree in which every node shows its size and top terms."""
 
+import functools
 import os
+import warnings
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -27,6 +29,70 @@ def _layout(model):
 
     place(0, 0)
     return x, depth
+
+
+# Drawn for a character that no installed font has: the "tofu" box matplotlib would
+# draw, without its warning for every such character at every save.
+MISSING_GLYPH = "\u25a1"
+
+
+@functools.lru_cache(maxsize=None)
+def _charmap(path):
+    """The code points of a font file (empty when the file cannot be read)."""
+    from matplotlib.ft2font import FT2Font
+
+    try:
+        return frozenset(FT2Font(path).get_charmap())
+    except (OSError, RuntimeError, ValueError):
+        return frozenset()
+
+
+@functools.lru_cache(maxsize=32)
+def _fallback_fonts(missing):
+    """(installed font families that have the code points ``missing``, in the order
+    they are needed; the code points none has). "Last Resort" fonts, which draw a
+    placeholder for every code point, do not count."""
+    from matplotlib import font_manager
+
+    families, left = [], set(missing)
+    for entry in font_manager.fontManager.ttflist:
+        if not left:
+            break
+        if entry.name in families or entry.name.startswith("Last Resort"):
+            continue
+        covered = left & _charmap(entry.fname)
+        if covered:
+            families.append(entry.name)
+            left -= covered
+    return tuple(families), frozenset(left)
+
+
+def text_fonts(texts):
+    """Font families for drawing ``texts`` with matplotlib, and the characters no
+    installed font has.
+
+    Words of any script are drawn: the families are the default ones followed by the
+    installed fonts that have the characters the default font lacks (matplotlib falls
+    back from one family to the next glyph by glyph), e.g. a CJK font for Chinese,
+    Japanese or Korean topic words.
+
+    Returns
+    -------
+    families : list of str
+    missing : frozenset of str
+        Characters that no installed font has; :func:`plot_tree` draws them as
+        :data:`MISSING_GLYPH` and says so once.
+    """
+    from matplotlib import font_manager, rcParams
+
+    default = list(rcParams["font.family"])
+    used = {ord(c) for text in texts for c in text if not c.isspace()}
+    lacking = used - _charmap(font_manager.findfont(font_manager.FontProperties(
+        family=default)))
+    if not lacking:
+        return default, frozenset()
+    extra, missing = _fallback_fonts(frozenset(lacking))
+    return default + list(extra), frozenset(chr(c) for c in missing)
 
 
 def plot_tree(model, vocabulary=None, n_terms=6, path=None, title=None):
@@ -60,6 +126,19 @@ def plot_tree(model, vocabulary=None, n_terms=6, path=None, title=None):
     label_of = {node_id: label for label, node_id in enumerate(model.leaves_)}
     n_leaves = max(1, len(model.leaves_))
     levels = max(depth.values()) + 1
+    words_of = {node.id: [str(t) for t, _ in terms[node.id]] for node in model.nodes_}
+    families, missing = text_fonts([w for words in words_of.values() for w in words]
+                                   + [title or ""])
+    if missing:
+        shown = "".join(sorted(missing)[:8])
+        warnings.warn(f"{len(missing)} character(s) of the topic words ({shown}"
+                      f"{' ...' if len(missing) > 8 else ''}) are in no installed font: the "
+                      "tree picture shows them as boxes (tree.json has the words). Install "
+                      "a font that has them, e.g. Noto Sans CJK for Chinese, Japanese or "
+                      "Korean.", UserWarning, stacklevel=2)
+        boxes = {ord(c): MISSING_GLYPH for c in missing}
+        words_of = {i: [w.translate(boxes) for w in words] for i, words in words_of.items()}
+        title = title and title.translate(boxes)
     fig = Figure(figsize=(max(6.0, 1.7 * n_leaves), max(2.5, 1.2 * levels + 0.6)))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
@@ -69,7 +148,7 @@ def plot_tree(model, vocabulary=None, n_terms=6, path=None, title=None):
             ax.plot([x[node.id], x[child]], [-depth[node.id], -depth[child]],
                     color="0.6", linewidth=0.8, zorder=1)
     for node in model.nodes_:
-        words = [str(t) for t, _ in terms[node.id]]
+        words = words_of[node.id]
         half = (len(words) + 1) // 2
         if node.id in label_of:
             head, colour = f"leaf {label_of[node.id]}", "#e8f1fb"
@@ -80,12 +159,12 @@ def plot_tree(model, vocabulary=None, n_terms=6, path=None, title=None):
             head += f" (+{node.outliers.size} outliers)"
         text = f"{head}\n{' '.join(words[:half])}\n{' '.join(words[half:])}"
         ax.text(x[node.id], -depth[node.id], text, ha="center", va="center", fontsize=7,
-                zorder=2, bbox=dict(boxstyle="round,pad=0.3", facecolor=colour,
+                fontfamily=families, zorder=2, bbox=dict(boxstyle="round,pad=0.3", facecolor=colour,
                                     edgecolor="0.5", linewidth=0.6))
     ax.set_xlim(-0.6, n_leaves - 0.4)
     ax.set_ylim(-(levels - 1) - 0.5, 0.5)
     if title:
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=10, fontfamily=families)
     fig.tight_layout()
     if path is not None:
         for target in ([path] if isinstance(path, (str, bytes)) or hasattr(path, "__fspath__") else path):
