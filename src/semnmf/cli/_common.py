@@ -64,7 +64,9 @@ def add_input_arguments(parser):
                            "list) or none, for texts in other languages (default english)")
     text.add_argument("--token-pattern", default=None, metavar="REGEX",
                       help="regular expression of a word (default: two or more Unicode "
-                           r"letters, (?u)\b[^\W\d_][^\W\d_]+\b)")
+                           r"letters, (?u)\b[^\W\d_][^\W\d_]+\b, with Chinese, Japanese "
+                           "and Korean cut into character bigrams; another pattern keeps "
+                           "words as it finds them)")
     text.add_argument("--vocab", default=None, metavar="FILE",
                       help="terms of the columns of a dataset folder's counts.mtx, one per "
                            "line (default: its vocab.txt; without one terms are t0, t1, ...)")

@@ -27,6 +27,14 @@ LANGUAGES = ("english", "none")
 WEIGHTINGS = ("tfidf", "counts", "ncut")
 STEMMERS = (None, "porter", "english")
 
+# Scripts written without spaces between words: Han (Chinese, Japanese kanji), Hiragana,
+# Katakana, and Hangul (whose words carry their particles). With the default token pattern
+# a run of them is cut into overlapping character bigrams (:func:`cjk_bigrams`).
+_CJK = ("\u1100-\u11ff\u3040-\u309f\u30a0-\u30ff\u3130-\u318f\u3400-\u4dbf"
+        "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_CJK_RUNS = re.compile(f"[{_CJK}]+|[^{_CJK}]+")
+
 # Sentence boundaries: end punctuation followed by white space, or a blank line.
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
 
@@ -68,9 +76,37 @@ def check_stop_words(stop_words, name="stop_words"):
     return words
 
 
+def cjk_bigrams(tokens):
+    """Tokens with every run of Chinese, Japanese or Korean characters cut into its
+    overlapping character bigrams ("北京天安门" → 北京, 京天, 天安, 安门), as Lucene's CJK
+    analyzer does: these scripts do not separate words by spaces, so the default token
+    pattern would take a whole clause for one word, and no two documents would share it.
+    Other characters of a token stay together ("iphone手机" → iphone, 手机); a run of one
+    character, like any one-letter word, is dropped."""
+    out = []
+    for token in tokens:
+        if not _CJK_CHAR.search(token):
+            out.append(token)
+            continue
+        for run in _CJK_RUNS.findall(token):
+            if len(run) < 2:
+                continue
+            if _CJK_CHAR.match(run):
+                out.extend(run[i:i + 2] for i in range(len(run) - 1))
+            else:
+                out.append(run)
+    return out
+
+
 def make_analyzer(*, lowercase=True, stop_words="english", token_pattern=TOKEN_PATTERN,
                   stem=None):
     """Return ``analyze(text) -> list of terms``: scikit-learn's word analyzer + stemming.
+
+    With the default ``token_pattern``, runs of Chinese, Japanese or Korean characters are
+    cut into overlapping character bigrams (:func:`cjk_bigrams`), so that texts in these
+    languages cluster without a word segmenter. To keep a segmentation of your own (words
+    separated by spaces, as jieba or MeCab write them), pass another pattern, e.g.
+    ``r"(?u)\\b\\w+\\b"``, which also keeps one-character words.
 
     Parameters
     ----------
@@ -80,8 +116,18 @@ def make_analyzer(*, lowercase=True, stop_words="english", token_pattern=TOKEN_P
     """
     if stem not in STEMMERS:
         raise ValueError(f"stem must be one of {STEMMERS}, got {stem!r}.")
-    base = CountVectorizer(lowercase=lowercase, stop_words=stop_words,
-                           token_pattern=token_pattern).build_analyzer()
+    words = CountVectorizer(lowercase=lowercase, stop_words=stop_words,
+                            token_pattern=token_pattern).build_analyzer()
+    if token_pattern == TOKEN_PATTERN:
+        def base(text):
+            # an ASCII text (one fast check) or one without these scripts is not
+            # touched again
+            tokens = words(text)
+            if text.isascii() or not _CJK_CHAR.search(text):
+                return tokens
+            return cjk_bigrams(tokens)
+    else:
+        base = words
     if stem is None:
         return base
     import Stemmer
