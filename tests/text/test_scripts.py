@@ -1,11 +1,17 @@
-"""Texts in scripts written without spaces (Chinese, Japanese; Korean words with their
-particles): the default tokenizer cuts their runs into character bigrams, so that such
-texts cluster without a word segmenter."""
+"""Words of every script with the default tokenizer: letters that carry combining marks
+(Devanagari and the other Indic scripts, Thai) stay one word, and runs of the scripts
+written without spaces (Chinese, Japanese; Korean words with their particles) are cut into
+character bigrams, so that such texts cluster without a word segmenter."""
+
+import re
+import sys
+import unicodedata
 
 import numpy as np
 import pytest
 
 from semnmf import NMF, Corpus, nmi
+from semnmf.text._marks import MARKS, UNICODE_VERSION
 from semnmf.text.vectorize import TOKEN_PATTERN, cjk_bigrams, make_analyzer
 
 # Three topics, each a pool of Chinese words; a document is a run of them with no space,
@@ -76,3 +82,41 @@ def test_without_bigrams_documents_share_almost_nothing():
     corpus = Corpus(texts, token_pattern=r"(?u)\b[^\W\d_][^\W\d_]+\b(?#no bigrams)", min_df=1)
     assert corpus.counts().shape[1] > 2.5 * len(texts)  # about one term per clause
     assert np.mean(np.diff(corpus.counts().tocsc().indptr) > 1) < 0.05
+
+
+# ---------------------------------------------------------------- combining marks
+def test_the_marks_table_is_unicodes():
+    table = re.compile(f"[{MARKS}]")
+    marks = {cp for cp in range(sys.maxunicode + 1)
+             if unicodedata.category(chr(cp)).startswith("M")}
+    in_table = {cp for cp in range(sys.maxunicode + 1) if table.match(chr(cp))}
+    if unicodedata.unidata_version == UNICODE_VERSION:
+        assert in_table == marks
+    else:  # another Unicode: the table may only lag or lead by the marks added since
+        assert len(in_table ^ marks) < 0.05 * len(marks)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("नमस्ते दुनिया भारत सरकार", ["नमस्ते", "दुनिया", "भारत", "सरकार"]),   # Hindi
+    ("স্বাগতম বাংলা ভাষা", ["স্বাগতম", "বাংলা", "ভাষা"]),                 # Bengali
+    ("வணக்கம் தமிழ்", ["வணக்கம்", "தமிழ்"]),                          # Tamil
+    ("cafe\u0301 na\u0131\u0308ve", ["cafe\u0301", "na\u0131\u0308ve"]),  # decomposed accents
+])
+def test_letters_with_combining_marks_stay_one_word(text, words):
+    assert make_analyzer(stop_words=None)(text) == words
+
+
+def test_text_without_marks_gives_the_patterns_own_tokens():
+    """The marks change nothing elsewhere: for text without them (and without CJK), the
+    default analyzer gives exactly what TOKEN_PATTERN gives scikit-learn."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    rng = np.random.default_rng(0)
+    alphabet = list("abcXYZ éüßøçñ ελλην кирил עבר عرب 0123_-.,'") + [" "] * 6
+    plain = CountVectorizer(stop_words=None, token_pattern=TOKEN_PATTERN).build_analyzer()
+    analyze = make_analyzer(stop_words=None)
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet, 60))
+        assert analyze(text) == plain(text)
+    # and a mark anywhere does not change the words elsewhere in the text
+    assert analyze("abc123def naïve q_r नमस्ते the end") == ["naïve", "नमस्ते", "the", "end"]
