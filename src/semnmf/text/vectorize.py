@@ -11,6 +11,7 @@ Weightings of the document-term matrix:
 """
 
 import re
+import unicodedata
 
 import numpy as np
 import scipy.sparse as sp
@@ -112,7 +113,9 @@ def make_analyzer(*, lowercase=True, stop_words="english", token_pattern=TOKEN_P
                   stem=None):
     """Return ``analyze(text) -> list of terms``: scikit-learn's word analyzer + stemming.
 
-    With the default ``token_pattern``, a word's letters may carry combining marks (the
+    With the default ``token_pattern``, texts are first put in Unicode's composed form
+    (NFC: "café" typed with a combining accent is the same word), a word's letters may
+    carry combining marks (the
     vowel signs of Devanagari and the other Indic scripts: "नमस्ते" is one word), and runs of
     Chinese, Japanese or Korean characters are cut into overlapping character bigrams (:func:`cjk_bigrams`), so that texts in these
     languages cluster without a word segmenter. To keep a segmentation of your own (words
@@ -136,6 +139,8 @@ def make_analyzer(*, lowercase=True, stop_words="english", token_pattern=TOKEN_P
         def base(text):
             if text.isascii():  # one fast check: most texts in English end here
                 return words(text)
+            # one spelling per word: "café" typed as é or as e + U+0301 is one term
+            text = unicodedata.normalize("NFC", text)
             tokens = marked_words(text) if _MARK.search(text) else words(text)
             return cjk_bigrams(tokens) if _CJK_CHAR.search(text) else tokens
     else:
