@@ -44,6 +44,8 @@ def test_runs_become_overlapping_bigrams():
     # Japanese kana and kanji, Korean syllables with their particle
     assert cjk_bigrams(["東京タワー"]) == ["東京", "京タ", "タワ", "ワー"]
     assert cjk_bigrams(["서울에서"]) == ["서울", "울에", "에서"]
+    # halfwidth katakana, the iteration mark, a supplementary-plane ideograph
+    assert cjk_bigrams(["ﾃｽﾄ", "時々", "𠀀𠀁"]) == ["ﾃｽ", "ｽﾄ", "時々", "𠀀𠀁"]
     # letters of other scripts in the same token stay one word; one-character runs go
     assert cjk_bigrams(["iphone手机", "好", "café"]) == ["iphone", "手机", "café"]
 

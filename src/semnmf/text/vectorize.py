@@ -41,8 +41,10 @@ STEMMERS = (None, "porter", "english")
 # Scripts written without spaces between words: Han (Chinese, Japanese kanji), Hiragana,
 # Katakana, and Hangul (whose words carry their particles). With the default token pattern
 # a run of them is cut into overlapping character bigrams (:func:`cjk_bigrams`).
-_CJK = ("\u1100-\u11ff\u3040-\u309f\u30a0-\u30ff\u3130-\u318f\u3400-\u4dbf"
-        "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f")
+_CJK = ("\u1100-\u11ff\u3005-\u3007\u3040-\u309f\u30a0-\u30ff\u3130-\u318f"
+        "\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af"
+        "\ud7b0-\ud7ff\uf900-\ufaff\uff65-\uff9f\uffa0-\uffdc"
+        "\U00020000-\U0002fa1f\U00030000-\U000323af")
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _CJK_RUNS = re.compile(f"[{_CJK}]+|[^{_CJK}]+")
 
