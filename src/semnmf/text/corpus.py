@@ -116,7 +116,9 @@ class Corpus(LabelsMixin):
     token_pattern : str
         Regular expression of a token (as scikit-learn's CountVectorizer). The default,
         :data:`semnmf.text.vectorize.TOKEN_PATTERN`, takes words of two or more Unicode
-        letters ("café", "réforme"), without digits or "_".
+        letters ("café", "réforme"), without digits or "_"; with it, letters may carry
+        combining marks ("नमस्ते") and Chinese, Japanese and Korean runs become character
+        bigrams (:func:`semnmf.text.vectorize.make_analyzer`).
     stem : {None, "porter", "english", "auto"}, default=None
         Stemming (PyStemmer). "auto" is for texts attached to a fixed vocabulary: the
         stemmer that covers most of the vocabulary is picked.
