@@ -4,7 +4,6 @@ font lacks a character, one warning (not one per character) where no font has it
 import io
 import warnings
 
-import numpy as np
 import pytest
 
 from semnmf import HierarchicalNMF
@@ -36,10 +35,6 @@ def _saved(fig):
     return [str(w.message) for w in caught]
 
 
-def _drawn_texts(fig):
-    return [t for t in fig.axes[0].texts]
-
-
 def test_a_character_of_another_installed_font_is_drawn_with_it(tree):
     from matplotlib import font_manager
 
@@ -61,7 +56,7 @@ def test_a_character_of_another_installed_font_is_drawn_with_it(tree):
         warnings.simplefilter("error")  # neither our warning nor matplotlib's
         fig = plot_tree(model, vocabulary)
     assert _saved(fig) == []
-    node_texts = _drawn_texts(fig)
+    node_texts = fig.axes[0].texts
     assert all(chr(code) in t.get_text() for t in node_texts)
     assert all(t.get_fontfamily() == families for t in node_texts)
 
@@ -76,7 +71,7 @@ def test_characters_no_font_has_are_boxes_and_one_warning(tree):
         fig = plot_tree(model, vocabulary, title="corpus \u0378")
     assert len([w for w in record if "installed font" in str(w.message)]) == 1
     assert _saved(fig) == []  # no "Glyph ... missing from font(s)" per character
-    texts = [t.get_text() for t in _drawn_texts(fig)]
+    texts = [t.get_text() for t in fig.axes[0].texts]
     assert all(c not in text for c in absent for text in texts)
     assert any(MISSING_GLYPH in text for text in texts)
     assert MISSING_GLYPH in fig.axes[0].get_title()
@@ -93,5 +88,5 @@ def test_plain_words_keep_the_default_fonts(tree):
     assert text_fonts(vocabulary) == (list(rcParams["font.family"]), frozenset())
     fig = plot_tree(model, vocabulary)
     assert _saved(fig) == []
-    assert np.all([t.get_fontfamily() == list(rcParams["font.family"])
-                   for t in _drawn_texts(fig)])
+    assert all(t.get_fontfamily() == list(rcParams["font.family"])
+               for t in fig.axes[0].texts)

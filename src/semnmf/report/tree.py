@@ -159,8 +159,9 @@ def plot_tree(model, vocabulary=None, n_terms=6, path=None, title=None):
             head += f" (+{node.outliers.size} outliers)"
         text = f"{head}\n{' '.join(words[:half])}\n{' '.join(words[half:])}"
         ax.text(x[node.id], -depth[node.id], text, ha="center", va="center", fontsize=7,
-                fontfamily=families, zorder=2, bbox=dict(boxstyle="round,pad=0.3", facecolor=colour,
-                                    edgecolor="0.5", linewidth=0.6))
+                fontfamily=families, zorder=2,
+                bbox=dict(boxstyle="round,pad=0.3", facecolor=colour, edgecolor="0.5",
+                          linewidth=0.6))
     ax.set_xlim(-0.6, n_leaves - 0.4)
     ax.set_ylim(-(levels - 1) - 0.5, 0.5)
     if title:

@@ -117,11 +117,11 @@ def make_analyzer(*, lowercase=True, stop_words="english", token_pattern=TOKEN_P
 
     With the default ``token_pattern``, texts are first put in Unicode's composed form
     (NFC: "café" typed with a combining accent is the same word), a word's letters may
-    carry combining marks (the
-    vowel signs of Devanagari and the other Indic scripts: "नमस्ते" is one word), and runs of
-    Chinese, Japanese or Korean characters are cut into overlapping character bigrams (:func:`cjk_bigrams`), so that texts in these
-    languages cluster without a word segmenter. To keep a segmentation of your own (words
-    separated by spaces, as jieba or MeCab write them), pass another pattern, e.g.
+    carry combining marks (the vowel signs of Devanagari and the other Indic scripts:
+    "नमस्ते" is one word), and runs of Chinese, Japanese or Korean characters are cut into
+    overlapping character bigrams (:func:`cjk_bigrams`), so that texts in these languages
+    cluster without a word segmenter. To keep a segmentation of your own (words separated
+    by spaces, as jieba or MeCab write them), pass another pattern, e.g.
     ``r"(?u)\\b\\w+\\b"``, which also keeps one-character words.
 
     Parameters
