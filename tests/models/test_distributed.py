@@ -72,15 +72,17 @@ def test_empty_documents_get_minus_one_and_strengths_come_from_the_blocks(data):
     blocked = NMF(4, max_iter=20, random_state=0).fit(_blocks(X, 50))
     assert blocked.labels_[20] == -1
     assert np.array_equal(local.labels_, blocked.labels_)
-    # fit_estimator(gather=False): Z stays in the blocks; labels and the strengths (each
-    # document's share of its cluster) are computed there, as from the gathered Z
+    # fit_record: Z stays in the blocks; labels and the strengths (each document's share
+    # of its cluster) are computed there, as from the gathered Z
+    from semnmf.models.nmf import fit_record
+
     model = NMF(4, max_iter=20, random_state=0)
-    result = distributed.fit_estimator(model, _blocks(X, 50), gather=False)
-    assert not hasattr(result, "shape")  # the fit, not a gathered Z
+    result = fit_record(model, _blocks(X, 50))
+    assert result.Z is None  # the fit record, Z not gathered
     assert result.strengths[20] == 0 and model.labels_[20] == -1
     np.testing.assert_allclose(result.strengths, memberships_from_factors(Z, model.labels_),
                                rtol=1e-8, atol=1e-12)
-    np.testing.assert_allclose(result.Z(), Z, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(result.document_factors(), Z, rtol=1e-8, atol=1e-12)
 
 
 def test_sampled_start_for_large_corpora(data, monkeypatch):

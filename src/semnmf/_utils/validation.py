@@ -264,17 +264,24 @@ def check_scale(X, name="X"):
     return X
 
 
-def check_fit_arguments(estimator, y, fit_params, accepted=()):
-    """``fit(X, y=None, **fit_params)``: y is ignored (scikit-learn's convention), so a
-    matrix there is a word-context matrix passed by position, which would be silently
-    dropped; keyword arguments other than ``accepted`` are refused naming the estimator
-    (not a private method)."""
-    name = type(estimator).__name__
+def check_fit_target(estimator, y, accepts_M=False):
+    """``fit(X, y=None, ...)``: y is ignored (scikit-learn's convention), so a matrix there
+    is a word-context matrix passed by position, which would be silently dropped: refused,
+    naming the estimator and the fix."""
     if y is not None and (sp.issparse(y) or np.asarray(y).ndim == 2):
-        where = ("fit(X, M=M)" if "M" in accepted else
+        where = ("fit(X, M=M)" if accepts_M else
                  "SemanticNMF(...).fit(X, M=M): this estimator takes no word-context matrix")
-        raise ValueError(f"{name}.fit's second argument is y, which is ignored; a matrix there "
-                         f"would be dropped: pass the word-context matrix by name, {where}.")
+        raise ValueError(f"{type(estimator).__name__}.fit's second argument is y, which is "
+                         f"ignored; a matrix there would be dropped: pass the word-context "
+                         f"matrix by name, {where}.")
+
+
+def check_fit_arguments(estimator, y, fit_params, accepted=()):
+    """``fit(X, y=None, **fit_params)``: y is checked by :func:`check_fit_target`; keyword
+    arguments other than ``accepted`` are refused naming the estimator (not a private
+    method)."""
+    name = type(estimator).__name__
+    check_fit_target(estimator, y, accepts_M="M" in accepted)
     unknown = sorted(set(fit_params) - set(accepted))
     if unknown:
         takes = f"it takes X and {', '.join(accepted)}" if accepted else "it takes only X"

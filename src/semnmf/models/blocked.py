@@ -1,4 +1,4 @@
-"""The estimators on row blocks: NMF / SemanticNMF fitted by the blocked (Dask) sweep of
+"""The blocked engine: a fit on row blocks (threads in this process or Dask workers) by the sweep of
 :mod:`semnmf.models._solvers.distributed` (Frobenius loss) or
 :mod:`semnmf.models._solvers.distributed_kl` (``loss="kl"``), with its start.
 
@@ -26,6 +26,7 @@ from ._solvers.distributed import (BlockedFrobeniusProblem, _assign_sums, _assig
                                    _facts, _labels_and_strengths, _rows, _scale,
                                    _squares)
 from ._solvers.distributed_kl import BlockedKLProblem
+from .pipeline import FitResult, final_errors
 
 # Largest corpus (non-zeros of X) whose start is computed on the client, identical to the
 # local engine's (12 bytes a non-zero: 5M non-zeros are 60 MB).
@@ -87,29 +88,14 @@ def blocked_start(X, n_components, strategy, rng, Z0=None, W0=None, n_restarts=N
     return _cut(Z, X), W
 
 
-# -- the fit -------------------------------------------------------------------------------
-class BlockedFit:
-    """The result of :func:`fit_blocked`: the kept run's problem and its summary."""
-
-    def __init__(self, problem, n_iter, history, norms, errors, labels, strengths):
-        self.problem, self.n_iter, self.history = problem, n_iter, history
-        self.norms, self.errors, self.labels = norms, errors, labels
-        # each document's share of its cluster in its row of Z, computed on the workers
-        self.strengths = strengths
-
-    def Z(self):
-        """Z (n x k) gathered on the client."""
-        ex = self.problem.ex
-        return np.vstack(ex.gather(self.problem.Z))
-
-
-def check_blocked(X, dtype_name="X"):
+# -- the engine ----------------------------------------------------------------------------
+def check_blocked(X, name="X"):
     """``(‖X‖², nnz, ΣX)`` of a blocked X, refusing negative or non-finite values."""
     facts = X.executor.gather(X.map(_facts))
     if not all(f[3] for f in facts):
-        raise ValueError(f"{dtype_name} contains NaN or infinity.")
+        raise ValueError(f"{name} contains NaN or infinity.")
     if min(f[2] for f in facts) < 0:
-        raise ValueError(f"{dtype_name} has negative entries; the factorization needs a "
+        raise ValueError(f"{name} has negative entries; the factorization needs a "
                          "non-negative matrix.")
     sq = total = 0.0
     for f in facts:
@@ -118,116 +104,55 @@ def check_blocked(X, dtype_name="X"):
     return sq, sum(f[1] for f in facts), total
 
 
-def fit_blocked(X, n_components, *, M=None, lam=0.0, loss="frobenius", start=None, n_init=1,
-                max_iter=200, tol=1e-4, random_state=None, verbose=0, name="NMF", sums=None,
-                screen_iter=None):
-    """:func:`semnmf.models.nmf._fit_factors` on a :class:`BlockedMatrix`: restarts of the
-    distributed sweep (Frobenius, :mod:`._solvers.distributed`, or generalized KL,
-    :mod:`._solvers.distributed_kl`), best run kept, Z normalized to unit-length columns,
-    labels (argmax of each row of Z, -1 for documents without a term) computed in the
-    blocks. ``lam`` is the effective (absolute) λ; ``sums`` is :func:`check_blocked`'s
-    (‖X‖², nnz, ΣX), computed (and X checked) when not given."""
+def fit_blocked(problem, options):
+    """The blocked engine: :func:`semnmf.models.local.fit_local`'s restarts on a
+    :class:`~semnmf._utils.blocks.BlockedMatrix` ``problem.X``, by the distributed sweep
+    (Frobenius, :mod:`._solvers.distributed`, or generalized KL,
+    :mod:`._solvers.distributed_kl`); the best run kept, Z normalized to unit-length
+    columns in the blocks, labels (argmax of each row of Z, -1 for documents without a
+    term) and each document's strength computed in the blocks. Threads in this process or
+    Dask workers, by the matrix's executor. Returns a
+    :class:`~semnmf.models.pipeline.FitResult` whose Z stays in the blocks
+    (``document_factors()`` gathers it)."""
     from .init import initialize_context_factor, start_restarts
 
-    rng = check_random_state(random_state)
+    X, M, lam, loss = problem.X, problem.M, problem.lam, problem.loss
+    rng = check_random_state(options.random_state)
     Mt = None
     if M is not None:
-        from ._solvers.frobenius import product_operator, transpose_csr  # here: workers
+        from ._solvers.sparse import product_operator, transpose_csr  # here: workers
         # import this module for its block tasks and need no numba (see
         # _solvers.distributed); nor does the client of a fit without M
         Mt = transpose_csr(M)
-        context_product = product_operator(Mt)  # as the local engine (nmf._fit_factors)
-    strategy, Z0, W0 = start if start is not None else ("skmeans", None, None)
-    sqX, nnz, total = check_blocked(X) if sums is None else sums
-    restarts = start_restarts(n_init, screen_iter)
+        context_product = product_operator(Mt)  # as the local engine
+    strategy, Z0, W0 = problem.start
+    sqX, nnz, total = check_blocked(X) if problem.data_sizes is None else problem.data_sizes
+    restarts = start_restarts(options.n_init, options.screen_iter)
 
-    def new_problem(run):
-        Z, W = blocked_start(X, n_components, strategy, rng, Z0, W0, n_restarts=restarts)
+    def new_run(index):
+        Z, W = blocked_start(X, problem.n_components, strategy, rng, Z0, W0,
+                             n_restarts=restarts)
         Q = initialize_context_factor(context_product @ W, W) if M is not None else None
         if loss == "kl":
             return BlockedKLProblem(X, Z, W, M=M, Q=Q, lam=lam, Mt=Mt, total=total, nnz=nnz)
         return BlockedFrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, Mt=Mt, sqX=sqX)
 
-    problem, n_iter, history = _mu.best_of_runs(new_problem, n_init=n_init, max_iter=max_iter,
-                                                tol=tol, verbose=verbose, name=name,
-                                                screen_iter=screen_iter)
-    errors = tuple(float(np.sqrt(2 * t)) for t in problem.terms())
-    ex = problem.ex
-    norms = np.sqrt(ex.reduce(ex.map(_squares, problem.Z)))
+    run, n_iter, history = _mu.best_of_runs(
+        new_run, n_init=options.n_init, max_iter=options.max_iter, tol=options.tol,
+        verbose=options.verbose, name=options.name, screen_iter=options.screen_iter)
+    errors = final_errors(run)
+    ex = run.ex
+    norms = np.sqrt(ex.reduce(ex.map(_squares, run.Z)))
     norms[norms == 0] = 1.0
-    problem.Z = ex.map(_scale, problem.Z, norms)
-    problem.W *= norms
+    run.Z = ex.map(_scale, run.Z, norms)
+    run.W *= norms
     if M is not None:
-        problem.Q /= norms
-    parts = ex.gather(ex.map2(_labels_and_strengths, problem.Z, X.blocks))
-    labels = np.concatenate([part[0] for part in parts])
-    strengths = np.concatenate([part[1] for part in parts])
-    return BlockedFit(problem, n_iter, history, norms, errors, labels, strengths)
-
-
-def fit_estimator(estimator, X, M=None, client=None, *, gather=True):
-    """``estimator.fit_transform`` for X given as row blocks (NMF and SemanticNMF): sets
-    the same fitted attributes as the local engine and returns Z (gathered), or with
-    ``gather=False`` the :class:`BlockedFit`, whose Z stays on the workers (its
-    ``labels`` and ``strengths`` are on the client: 16 bytes a document, not 8 k)."""
-    from .._utils.validation import check_matrix, check_n_components
-    from .init import resolve_start
-
-    X = BlockedMatrix.from_input(X, client)
-    estimator._validate_params()
-    loss = getattr(estimator, "loss", "frobenius")
-    if getattr(estimator, "orthogonal", False):
-        raise ValueError("the blocked (Dask) engine runs the plain updates (Frobenius or KL); "
-                         "orthogonal=True runs on the local engine only: pass X as one "
-                         "matrix.")
-    n, d = X.shape
-    check_n_components(estimator.n_components, n)
-    sums = check_blocked(X)
-    lam = 0.0
-    if hasattr(estimator, "lam"):
-        from ..text.shards import blocked_word_context
-        from .semantic import check_effective, check_lam
-
-        check_lam(estimator.lam, estimator.lam_scale)
-        if M is None:
-            M = blocked_word_context(X)
-        else:
-            M = check_matrix(M, "M", dtype=X.dtype)
-            if M.shape[0] != d:
-                raise ValueError(f"M has {M.shape[0]} rows but X has {d} terms: M must be "
-                                 "(n_terms, n_contexts) over the same vocabulary as X's "
-                                 "columns.")
-        if estimator.lam_scale == "absolute":
-            lam = float(estimator.lam)
-        else:  # semantic.effective_lambda, with X's sizes summed over the blocks
-            if loss == "kl":
-                size_X = sums[2]
-                size_M = float(np.sum(M.data if sp.issparse(M) else M, dtype=np.float64))
-            else:
-                size_X, size_M = sums[0], _mu.squared_norm(M)
-            lam = 0.0 if size_M == 0 else check_effective(
-                float(estimator.lam) * size_X / size_M, estimator.lam)
-    elif M is not None:
-        raise TypeError(f"{type(estimator).__name__} takes no word-context matrix M.")
-    estimator.n_features_in_ = d
-    log(f"{type(estimator).__name__}: {n} documents in {len(X)} blocks, "
-        f"{X.executor.name} engine", estimator.verbose > 0)
-    result = fit_blocked(X, estimator.n_components, M=M, lam=lam, loss=loss,
-                         start=resolve_start(estimator, (n, d), dtype=X.dtype),
-                         n_init=estimator.n_init, max_iter=estimator.max_iter,
-                         tol=estimator.tol, random_state=estimator.random_state,
-                         verbose=estimator.verbose, name=type(estimator).__name__, sums=sums,
-                         screen_iter=estimator.screen_iter)
-    problem = result.problem
-    estimator.reconstruction_err_, estimator.context_err_ = result.errors
-    estimator.components_ = problem.W.T.copy()
-    if M is not None:
-        estimator.context_components_ = problem.Q.T.copy()
-    estimator.n_components_ = estimator.n_components
-    estimator.n_iter_ = result.n_iter
-    estimator.objective_ = result.history[-1]
-    estimator.objective_history_ = np.asarray(result.history)
-    estimator.lambda_ = lam
-    estimator.labels_ = result.labels
-    estimator.engine_ = X.executor.name
-    return result.Z() if gather else result
+        run.Q /= norms
+    parts = ex.gather(ex.map2(_labels_and_strengths, run.Z, X.blocks))
+    return FitResult(
+        W=run.W, Q=run.Q if M is not None else None,
+        labels=np.concatenate([part[0] for part in parts]),
+        strengths=np.concatenate([part[1] for part in parts]),
+        n_iter=n_iter, history=history, errors=errors, norms=norms, lam=lam,
+        engine=X.executor.name, problem=run,
+        gather=lambda: np.vstack(ex.gather(run.Z)))

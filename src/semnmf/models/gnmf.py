@@ -66,7 +66,9 @@ from ._defaults import DEFAULT_GRAPH_LAM
 from ._solvers.frobenius import FrobeniusProblem
 from ._solvers.graph import GraphProblem
 from .nmf import _BaseNMF
-from .semantic import DEFAULT_LAM, SemanticNMF, check_effective, check_lam
+from ._defaults import DEFAULT_LAM
+from .context_term import check_effective, check_lam
+from .semantic import SemanticNMF
 
 __all__ = ["GNMF", "SemanticGNMF", "GraphProblem", "effective_graph_lambda"]
 
@@ -257,6 +259,18 @@ class GNMF(_GraphRegularized, _BaseNMF):
     def _graph_weight(self):
         return renamed_param(self, "lam", "graph_lam")
 
+    _fit_inputs = ("A",)
+
+    def fit(self, X, y=None, *, A=None):
+        """Fit the model to X (and the document graph A, n_documents x n_documents; None
+        builds the kNN graph of X) and set ``labels_``."""
+        self._fit(X, y, A=A)
+        return self
+
+    def fit_transform(self, X, y=None, *, A=None):
+        """Fit (as :meth:`fit`) and return Z (n_documents, n_components), unit-norm columns."""
+        return self._fit(X, y, A=A).document_factors()
+
     def _prepare_context(self, X, A=None):
         self._prepare_graph(X, A)
         return None, 0.0
@@ -333,6 +347,18 @@ class SemanticGNMF(_GraphRegularized, SemanticNMF):
         self.weight = weight
         self.metric = metric
         self.bandwidth = bandwidth
+
+    _fit_inputs = ("M", "A")
+
+    def fit(self, X, y=None, *, M=None, A=None):
+        """Fit the model to X, the word-context matrix M and the document graph A (each
+        built from X when None) and set ``labels_``."""
+        self._fit(X, y, M=M, A=A)
+        return self
+
+    def fit_transform(self, X, y=None, *, M=None, A=None):
+        """Fit (as :meth:`fit`) and return Z (n_documents, n_components), unit-norm columns."""
+        return self._fit(X, y, M=M, A=A).document_factors()
 
     def _prepare_context(self, X, M=None, A=None):
         M, lam = super()._prepare_context(X, M)

@@ -6,24 +6,22 @@ class (:mod:`semnmf.models._solvers.frobenius`): NMF is Semantic-NMF without the
 term (λ = 0), exactly as the Neurocomputing paper's §5.2 says.
 """
 
-import inspect
 import numbers
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
-from sklearn.utils import check_random_state
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._utils.blocks import is_blocked
-from .._utils.validation import check_documents as _check_documents
-from .._utils.validation import (check_fit_arguments, check_n_components, empty_rows,
-                                 validate_estimator_input)
+from .._utils.blocks import BlockedMatrix, is_blocked
+from .._utils.validation import (check_documents, check_fit_target, check_n_components,
+                                 empty_rows, validate_estimator_input)
 from ..metrics import top_terms as _top_terms
 from ._solvers import mu as _mu
-from .init import initialize, initialize_context_factor, resolve_start, start_restarts
+from .init import resolve_start
+from .pipeline import FitOptions, FitProblem, labels_from_memberships, normalize_columns  # noqa: F401
 
 LOSSES = ("frobenius", "kl")
 
@@ -32,54 +30,34 @@ LOSSES = ("frobenius", "kl")
 _INIT_CONSTRAINT = [StrOptions({"skmeans", "random", "nndsvda"}), Hidden(StrOptions({"custom"})),
                     tuple, list]
 
+# Fitted attributes of ``fit`` that ``partial_fit`` does not compute: removed by each call,
+# so that none describes an earlier fit. ``n_iter_`` is set to the batch's inner steps.
+STALE_AFTER_PARTIAL_FIT = ("objective_", "objective_history_", "reconstruction_err_",
+                           "context_err_")
 
-def check_documents(X):
-    """Mask of the documents without any term (see :func:`semnmf._utils.validation.check_documents`)."""
-    return _check_documents(X)
-
-
-def best_of_runs(estimator, new_problem):
-    """Keep the best of ``estimator.n_init`` runs of ``new_problem(run)`` (see
-    :func:`semnmf.models._solvers.mu.best_of_runs`). Returns ``(problem, n_iter, history)``."""
-    return _mu.best_of_runs(new_problem, n_init=estimator.n_init, max_iter=estimator.max_iter,
-                            tol=estimator.tol, verbose=estimator.verbose,
-                            name=type(estimator).__name__, screen_iter=estimator.screen_iter)
-
-
-def normalize_columns(Z, W, Q=None):
-    """Scale Z to unit-length columns (Algorithm 1, step 5) keeping Z Wᵀ and W Qᵀ unchanged.
-
-    Z ← Z D⁻¹, W ← W D, Q ← Q D⁻¹ with D = diag(‖z_k‖). Columns of Z that are all zero
-    are left alone.
-    """
-    norms = np.linalg.norm(Z, axis=0)
-    norms[norms == 0] = 1.0
-    Z /= norms
-    W *= norms
-    if Q is not None:
-        Q /= norms
-    return norms
-
-
-def labels_from_memberships(Z, empty):
-    """argmax of each row of Z; documents without any term get -1."""
-    labels = np.argmax(Z, axis=1).astype(np.int64)
-    labels[empty] = -1
-    return labels
+# Attributes of ``partial_fit`` that ``fit`` removes (with the online state).
+ONLINE_ATTRIBUTES = ("_online_state", "n_batches_", "n_documents_seen_")
 
 
 def _online(estimator):
     """Whether ``partial_fit`` applies: NMF / SemanticNMF, Frobenius loss, plain updates."""
-    return (estimator._supports_blocks and estimator.loss == "frobenius"
-            and not estimator.orthogonal)
+    return (estimator._supports_blocks and estimator._loss() == "frobenius"
+            and not estimator._orthogonal())
 
 
 class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
-    """Shared code of the multiplicative-update clustering estimators.
+    """Shared code of the multiplicative-update clustering estimators: the fit pipeline.
+
+    ``fit`` validates, prepares the problem once (:meth:`_prepare`: X, the word-context
+    term from :meth:`_prepare_context`, the start), hands it to an engine
+    (:func:`~semnmf.models.local.fit_local` for one matrix,
+    :func:`~semnmf.models.blocked.fit_blocked` for row blocks) and sets the fitted
+    attributes from the :class:`~semnmf.models.pipeline.FitResult` (:meth:`_set_fitted`).
 
     Subclasses extend :attr:`_parameter_constraints` (``{**_BaseNMF._parameter_constraints,
-    "lam": [...]}``) and call ``super().__init__``; parameters are validated once, at the
-    start of ``fit``/``fit_transform``, by scikit-learn's ``_validate_params``.
+    "lam": [...]}``), call ``super().__init__`` and declare their ``fit`` inputs by name
+    (``fit(X, y=None, *, M=None)``); parameters are validated once, at the start of the
+    fit, by scikit-learn's ``_validate_params``.
     """
 
     _parameter_constraints: dict = {
@@ -93,14 +71,6 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         "Z_init": ["array-like", None],
         "W_init": ["array-like", None],
     }
-
-    # The loss and the orthogonal variant: parameters of NMF and SemanticNMF only; the
-    # other variants are derived for the plain Frobenius loss.
-    loss = "frobenius"
-    orthogonal = False
-    # Screened restarts (``screen_iter``): a parameter of NMF and SemanticNMF; the other
-    # estimators run every restart to convergence.
-    screen_iter = None
 
     def __init__(self, n_components=8, *, init="skmeans", n_init=1, max_iter=200, tol=1e-4,
                  random_state=None, verbose=0, Z_init=None, W_init=None):
@@ -121,106 +91,163 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
     # (SeNMF's M ≈ W S Wᵀ has none: no Mᵀ copy, no Q start).
     _context_factor = True
 
+    # the loss, the orthogonal variant and screened restarts: parameters of NMF and
+    # SemanticNMF (:class:`_Variants`); the other variants are derived for the plain
+    # Frobenius loss and run every restart to convergence
+    def _loss(self):
+        return "frobenius"
+
+    def _orthogonal(self):
+        return False
+
+    def _screen_iter(self):
+        return None
+
     # subclasses: build the context part of the problem ----------------------------------
-    def _finish_fit(self, problem, norms):
-        """Set subclass attributes from the kept run; Z was just divided by ``norms``."""
-    def _prepare_context(self, X):
-        """Return (M, lam_effective) for the fit; (None, 0.0) for plain NMF."""
+    def _finish_fit(self, result):
+        """Set subclass attributes from the kept run (``result.problem``; Z was just
+        divided by ``result.norms``)."""
+
+    def _prepare_context(self, X, size_X=None):
+        """Return (M, lam_effective) for the fit; (None, 0.0) for plain NMF. ``size_X``:
+        X's size for the relative λ when the engine summed it over row blocks."""
         return None, 0.0
+
+    def _context_weight(self):
+        """The user's word-context weight and its scale, ``(lam, lam_scale)``."""
+        return 0.0, "relative"
 
     def _check_params(self, X):
         """The checks that need the data or span several parameters (the others are
         declared in ``_parameter_constraints`` and validated first, before any work)."""
         check_n_components(self.n_components, X.shape[0])
-        if self.orthogonal and self.loss != "frobenius":
+        if self._orthogonal() and self._loss() != "frobenius":
             raise ValueError("orthogonal=True is derived for the Frobenius loss only; use "
                              "loss='frobenius' or orthogonal=False.")
 
     def _make_problem(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None):
         """The update problem for this estimator's loss and variant (one per run)."""
-        if self.loss == "kl":
+        if self._loss() == "kl":
             from ._solvers.kl import KLProblem
             return KLProblem(X, Z, W, M=M, Q=Q, lam=lam, update_W=update_W, Xt=Xt, Mt=Mt)
         from ._solvers.frobenius import FrobeniusProblem  # here: the Dask engine's client
         # builds estimators and never runs the compiled kernels (numba, about 50 MB)
         return FrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, update_W=update_W, Xt=Xt, Mt=Mt,
-                                orthogonal=bool(self.orthogonal))
+                                orthogonal=self._orthogonal())
 
-    def _check_fit_arguments(self, y, fit_params):
-        accepted = [p for p in inspect.signature(self._prepare_context).parameters if p != "X"]
-        check_fit_arguments(self, y, fit_params, accepted)
+    # the fit pipeline -------------------------------------------------------------------
+    def _options(self, name=None):
+        return FitOptions(n_init=self.n_init, screen_iter=self._screen_iter(),
+                          max_iter=self.max_iter, tol=self.tol,
+                          random_state=self.random_state, verbose=self.verbose,
+                          name=name or type(self).__name__)
 
-    def fit(self, X, y=None, **fit_params):
-        """Fit the model to the document-term matrix X and set ``labels_``."""
-        if is_blocked(X) and self._supports_blocks:  # Z stays on the workers
-            self._check_fit_arguments(y, fit_params)  # (fit_transform checks the others)
-            from .blocked import fit_estimator
-            from .online import ONLINE_ATTRIBUTES
-            for name in ONLINE_ATTRIBUTES:
-                self.__dict__.pop(name, None)
-            fit_estimator(self, X, gather=False, **fit_params)
-            return self
-        self.fit_transform(X, y, **fit_params)
-        return self
-
-    def fit_predict(self, X, y=None, **fit_params):
-        """Fit and return ``labels_``."""
-        return self.fit(X, y, **fit_params).labels_
-
-    def fit_transform(self, X, y=None, **fit_params):
-        """Fit and return the document factors Z (n_documents, n_components), unit-norm columns.
-
-        X given as row blocks (a Dask array of CSR chunks, a list of CSR blocks, a
-        :class:`~semnmf._utils.blocks.BlockedMatrix`) runs the blocked / Dask engine
-        (:mod:`semnmf.models._solvers.distributed`; NMF and SemanticNMF, Frobenius loss);
-        ``engine_`` says which engine ran. The state of ``partial_fit`` is discarded."""
-        from .online import ONLINE_ATTRIBUTES
-        self._check_fit_arguments(y, fit_params)
+    def _validate(self, X, y):
+        """Validate the parameters and X (one matrix, or row blocks as a
+        :class:`~semnmf._utils.blocks.BlockedMatrix`), before any work."""
+        check_fit_target(self, y, accepts_M="M" in self._fit_inputs)
         for name in ONLINE_ATTRIBUTES:
             self.__dict__.pop(name, None)
         if is_blocked(X):
             if not self._supports_blocks:
                 raise TypeError(f"{type(self).__name__} takes X as one matrix; row blocks "
                                 "(Dask arrays) are for NMF and SemanticNMF.")
-            from .blocked import fit_estimator
-            return fit_estimator(self, X, **fit_params)
-        self._validate_params()
-        X = validate_estimator_input(self, X, reset=True)
+            self._validate_params()
+            X = BlockedMatrix.from_input(X)
+            if self._orthogonal():
+                raise ValueError("the blocked (Dask) engine runs the plain updates (Frobenius "
+                                 "or KL); orthogonal=True runs on the local engine only: pass "
+                                 "X as one matrix.")
+            self.n_features_in_ = X.shape[1]
+        else:
+            self._validate_params()
+            X = validate_estimator_input(self, X, reset=True)
         self._check_params(X)
-        M, lam = self._prepare_context(X, **fit_params)
-        empty = check_documents(X)
-        result = _fit_factors(X, self._make_problem, self.n_components, M=M, lam=lam,
-                              context_factor=self._context_factor,
-                              start=resolve_start(self, X.shape, dtype=X.dtype), n_init=self.n_init,
-                              max_iter=self.max_iter, tol=self.tol,
-                              random_state=self.random_state, verbose=self.verbose,
-                              name=type(self).__name__, screen_iter=self.screen_iter)
-        problem, n_iter, history, norms = result
-        Z, W, Q = problem.Z, problem.W, result.Q
-        self.reconstruction_err_, self.context_err_ = result.errors
-        self._finish_fit(problem, norms)
-        self.components_ = W.T.copy()
-        if Q is not None:
-            self.context_components_ = Q.T.copy()
+        return X
+
+    def _prepare(self, X, update_W=True, **inputs):
+        """The :class:`~semnmf.models.pipeline.FitProblem` of validated X: prepared once."""
+        sizes = None
+        if is_blocked(X):  # (‖X‖², nnz, ΣX) summed over the blocks: X's size for λ
+            from .blocked import check_blocked
+            sizes = check_blocked(X)
+            inputs["size_X"] = sizes[2] if self._loss() == "kl" else sizes[0]
+        else:
+            check_documents(X)
+        M, lam = self._prepare_context(X, **inputs)
+        return FitProblem(X=X, n_components=self.n_components, make_problem=self._make_problem,
+                          loss=self._loss(), M=M, lam=lam, context_factor=self._context_factor,
+                          start=resolve_start(self, X.shape, dtype=X.dtype),
+                          update_W=update_W, data_sizes=sizes)
+
+    def _run(self, problem):
+        """The engine for the problem's X: blocked (threads or Dask) or local."""
+        if is_blocked(problem.X):
+            from .._utils.progress import log
+            from .blocked import fit_blocked
+            X = problem.X
+            log(f"{type(self).__name__}: {X.shape[0]} documents in {len(X)} blocks, "
+                f"{X.executor.name} engine", self.verbose > 0)
+            return fit_blocked(problem, self._options())
+        from .local import fit_local  # here: the Dask engine's client builds estimators and
+        # never runs the compiled kernels (numba, about 50 MB)
+        return fit_local(problem, self._options())
+
+    def _set_fitted(self, result):
+        """The fitted attributes, from an engine's :class:`~semnmf.models.pipeline.FitResult`."""
+        if result.errors is not None:
+            self.reconstruction_err_, self.context_err_ = result.errors
+            self._finish_fit(result)
+        self.components_ = result.W.T.copy()
+        if result.Q is not None:
+            self.context_components_ = result.Q.T.copy()
         self.n_components_ = self.n_components
-        self.n_iter_ = n_iter
-        self.objective_ = history[-1]
-        self.objective_history_ = np.asarray(history)
-        self.lambda_ = lam
-        self.labels_ = labels_from_memberships(Z, empty)
-        self.engine_ = "local"
-        return Z
+        self.n_iter_ = result.n_iter
+        if result.history is not None:
+            self.objective_ = result.history[-1]
+            self.objective_history_ = np.asarray(result.history)
+        self.lambda_ = result.lam
+        self.labels_ = result.labels
+        self.engine_ = result.engine
+
+    def _fit(self, X, y, **inputs):
+        """The pipeline: validate → prepare → engine → fitted attributes; returns the
+        :class:`~semnmf.models.pipeline.FitResult`."""
+        X = self._validate(X, y)
+        result = self._run(self._prepare(X, **inputs))
+        self._set_fitted(result)
+        return result
+
+    # The inputs ``fit`` takes besides X (declared by each estimator's signature).
+    _fit_inputs = ()
+
+    def fit(self, X, y=None):
+        """Fit the model to the document-term matrix X and set ``labels_``.
+
+        X given as row blocks (a Dask array of CSR chunks, a list of CSR blocks, a
+        :class:`~semnmf._utils.blocks.BlockedMatrix`) runs the blocked engine (NMF and
+        SemanticNMF); ``engine_`` says which engine ran, and Z stays in the blocks."""
+        self._fit(X, y)
+        return self
+
+    def fit_transform(self, X, y=None):
+        """Fit and return the document factors Z (n_documents, n_components), unit-norm columns.
+
+        X given as row blocks runs the blocked engine (NMF and SemanticNMF) and Z is
+        gathered. The state of ``partial_fit`` is discarded."""
+        return self._fit(X, y).document_factors()
 
     @available_if(_online)
     def partial_fit(self, X, y=None, M=None, *, forget_factor=1.0, max_inner_iter=10):
         """Update the word factors W (and Q) with one mini-batch of documents.
 
         Online multiplicative updates with accumulated sufficient statistics and a
-        forgetting factor (:mod:`semnmf.models.online`, where the equations are derived);
-        ``fit`` is unchanged. Repeated calls on the blocks of a corpus (dask-ml's
-        ``Incremental`` pattern) learn W without holding the corpus; ``labels_`` holds the
-        last batch's clusters, ``predict`` assigns any documents. NMF and SemanticNMF with
-        the Frobenius loss and plain updates only (the others have no ``partial_fit``).
+        forgetting factor (the online engine, :mod:`semnmf.models.online`, where the
+        equations are derived); ``fit`` is unchanged. Repeated calls on the blocks of a
+        corpus (dask-ml's ``Incremental`` pattern) learn W without holding the corpus;
+        ``labels_`` holds the last batch's clusters, ``predict`` assigns any documents.
+        NMF and SemanticNMF with the Frobenius loss and plain updates only (the others
+        have no ``partial_fit``).
 
         After ``fit``, the first call continues from the fitted ``components_`` (as
         scikit-learn's ``MiniBatchNMF``) with new statistics; ``fit`` discards the state of
@@ -228,9 +255,66 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         and removes ``objective_``, ``objective_history_``, ``reconstruction_err_`` and
         ``context_err_``, which only ``fit`` computes.
         """
-        from .online import partial_fit
-        return partial_fit(self, X, M=M, forget_factor=forget_factor,
-                           max_inner_iter=max_inner_iter)
+        from .online import online_step
+
+        if not 0 < forget_factor <= 1:
+            raise ValueError(f"forget_factor must be in (0, 1], got {forget_factor!r}.")
+        if int(max_inner_iter) < 1:
+            raise ValueError(f"max_inner_iter must be at least 1, got {max_inner_iter!r}.")
+        state = getattr(self, "_online_state", None)
+        if state is None:
+            X, state = self._start_online(X, M)
+        else:
+            if M is not None and "M" in self._fit_inputs:
+                raise ValueError("M is given to the first partial_fit call only (it is kept).")
+            X = validate_estimator_input(self, X, reset=False)
+        lam, lam_scale = self._context_weight()
+        result = online_step(state, X, lam=lam, lam_scale=lam_scale, forget_factor=forget_factor, max_inner_iter=max_inner_iter)
+        self._online_state = state
+        for name in STALE_AFTER_PARTIAL_FIT:  # values of an earlier fit, not of W now
+            self.__dict__.pop(name, None)
+        self._set_fitted(result)
+        self.n_batches_ = state.n_batches
+        self.n_documents_seen_ = state.n_documents
+        return self
+
+    def _start_online(self, X, M):
+        """The first ``partial_fit`` call: validated X and a new online state."""
+        from .init import initialize
+        from .online import OnlineState
+
+        k = self.n_components
+        # after fit: continue from the fitted factors (as scikit-learn's MiniBatchNMF)
+        resume = (getattr(self, "components_", None) is not None
+                  and self.components_.shape[0] == k)
+        self._validate_params()
+        if self._loss() != "frobenius" or self._orthogonal():
+            raise ValueError("partial_fit runs the Frobenius updates; loss='kl' and "
+                             "orthogonal=True are fitted with fit only.")
+        X = validate_estimator_input(self, X, reset=not resume)
+        strategy, _, W0 = resolve_start(self, X.shape, dtype=X.dtype)
+        if resume:
+            W = np.array(self.components_.T, dtype=X.dtype)
+        elif strategy == "custom":
+            W = W0
+        else:
+            if X.shape[0] < k:
+                raise ValueError(f"the first batch has {X.shape[0]} documents, fewer than "
+                                 f"n_components={k}: it cannot start the factors.")
+            _, W = initialize(X, k, strategy, self.random_state)
+        Q = None
+        if "M" in self._fit_inputs:
+            M, _ = self._prepare_context(X, M)
+            fitted_Q = getattr(self, "context_components_", None) if resume else None
+            if fitted_Q is not None and fitted_Q.shape == (k, M.shape[1]):
+                Q = fitted_Q.T
+        elif M is not None:
+            raise TypeError(f"{type(self).__name__}.partial_fit takes no word-context matrix M.")
+        return X, OnlineState.start(W, X.dtype, M=M, Q=Q)
+
+    def fit_predict(self, X, y=None, **inputs):
+        """Fit and return ``labels_``."""
+        return self.fit(X, y, **inputs).labels_
 
     def transform(self, X):
         """Document factors of new documents, with W fixed (updates 7a only).
@@ -272,62 +356,61 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         return tags
 
 
-class _FitResult(tuple):
-    """``(problem, n_iter, history, norms)`` of :func:`_fit_factors`, with ``Q`` and
-    ``errors`` (‖X − ZWᵀ‖_F, ‖M − WQᵀ‖_F at the end, before the normalization)."""
+class _Variants:
+    """The loss, orthogonal and screened-restart parameters of NMF and SemanticNMF."""
 
-    Q = None
-    errors = (0.0, 0.0)
+    def _loss(self):
+        return self.loss
+
+    def _orthogonal(self):
+        return bool(self.orthogonal)
+
+    def _screen_iter(self):
+        return self.screen_iter
 
 
-def _fit_factors(X, make_problem, n_components, *, M=None, lam=0.0, context_factor=True,
-                 start=None, n_init=1, max_iter=200, tol=1e-4, random_state=None, verbose=0,
-                 name="NMF", screen_iter=None):
-    """The core shared by the estimators and the function twins: restarts of the
-    multiplicative updates, best run kept, Z normalized to unit-length columns.
+def fit_record(estimator, X, y=None, **inputs):
+    """Fit ``estimator`` (an NMF-family estimator) and return its engine's
+    :class:`~semnmf.models.pipeline.FitResult` besides setting the fitted attributes: on
+    row blocks, the document factors stay in the blocks (``record.document_factors()``
+    gathers them) and ``record.strengths`` holds each document's share of its cluster,
+    computed there (the command line's Dask engine)."""
+    return estimator._fit(X, y, **inputs)
 
-    ``make_problem(X, Z, W, M=, Q=, lam=, Xt=, Mt=)`` builds one run's problem; ``start``
-    is :func:`~semnmf.models.init.resolve_start`'s (strategy, Z, W). X is validated.
-    """
-    from ._solvers.frobenius import product_operator, transpose_csr
 
-    rng = check_random_state(random_state)
-    Xt = transpose_csr(X)
-    factored = M is not None and context_factor
-    Mt = transpose_csr(M) if factored else None
-    # MᵀW of each start's Q: compiled and threaded (scipy's product was 10 % of BBC's
-    # default fit, five starts); the Dask engine's client forms it the same way
-    context_product = product_operator(Mt) if factored else None
-    strategy, Z0, W0 = start if start is not None else ("skmeans", None, None)
-    restarts = start_restarts(n_init, screen_iter)
+def _twin(model, X, init_W=None, update_W=True, name=None, **inputs):
+    """The function twins' pipeline: ``model``'s problem on X, run by the local engine.
+    ``update_W=False`` holds the word factors (``init=(Z, W)``'s W, or ``init_W`` with a
+    flat Z start) fixed, as scikit-learn's ``update_H=False``."""
+    if init_W is not None:
+        from .init import check_start
 
-    def new_problem(run):
-        if Z0 is not None:
-            Z, W = Z0.copy(), W0.copy()
-        else:
-            Z, W = initialize(X, n_components, strategy, rng, n_restarts=restarts)
-        Q = initialize_context_factor(context_product @ W, W) if factored else None
-        return make_problem(X, Z, W, M=M, Q=Q, lam=lam, Xt=Xt, Mt=Mt)
+        if update_W:
+            raise ValueError("W is the fixed word factors of update_W=False; to start from "
+                             "given factors, pass init=(Z, W).")
+        X0 = validate_estimator_input(model, X, reset=True)
+        k = model.n_components
+        W = check_start(init_W, (X0.shape[1], k), "W", dtype=X0.dtype)
+        model.init = (np.full((X0.shape[0], k), 1.0 / k, dtype=X0.dtype), W)
+    elif not update_W and not isinstance(model.init, (tuple, list)):
+        raise ValueError("update_W=False holds W fixed: pass it as W=..., or the start as "
+                         "init=(Z, W).")
+    X = model._validate(X, None)
+    if is_blocked(X):
+        raise TypeError(f"{name} takes X as one matrix; fit NMF or SemanticNMF on row blocks.")
+    from .local import fit_local
 
-    problem, n_iter, history = _mu.best_of_runs(new_problem, n_init=n_init,
-                                                max_iter=max_iter, tol=tol, verbose=verbose,
-                                                name=name, screen_iter=screen_iter)
-    errors = tuple(float(np.sqrt(2 * t)) for t in problem.terms())
-    Q = problem.Q if factored else None
-    norms = normalize_columns(problem.Z, problem.W, Q)
-    result = _FitResult((problem, n_iter, history, norms))
-    result.Q = Q
-    result.errors = errors
-    return result
+    return fit_local(model._prepare(X, update_W=update_W, **inputs), model._options(name))
 
 
 def non_negative_factorization(X, n_components=8, *, loss="frobenius", orthogonal=False,
-                               init="skmeans", n_init=1, screen_iter=None, max_iter=200,
-                               tol=1e-4, random_state=None, verbose=0):
+                               init="skmeans", W=None, update_W=True, n_init=1,
+                               screen_iter=None, max_iter=200, tol=1e-4, random_state=None,
+                               verbose=0):
     """Function twin of :class:`NMF`: X ≈ Z Wᵀ by multiplicative updates.
 
-    As scikit-learn's ``non_negative_factorization``, on the same code as :class:`NMF`
-    (:func:`_fit_factors`): the same parameters give the same factors as
+    As scikit-learn's ``non_negative_factorization``, on the same pipeline as :class:`NMF`
+    (the local engine): the same parameters give the same factors as
     ``NMF(...).fit_transform(X)``, Z with unit-length columns.
 
     Parameters
@@ -336,32 +419,30 @@ def non_negative_factorization(X, n_components=8, *, loss="frobenius", orthogona
     n_components, loss, orthogonal, init, n_init, screen_iter, max_iter, tol, random_state, \
 verbose
         As in :class:`NMF` (``init`` a strategy name or the starting ``(Z, W)``).
+    W : array-like of shape (n_terms, n_components), optional
+        Word factors held fixed (with ``update_W=False``): Z is solved for them from a flat
+        start, as ``NMF.transform`` does.
+    update_W : bool, default=True
+        False holds the word factors fixed (``W``, or the W of ``init=(Z, W)``) and solves
+        Z only, as scikit-learn's ``update_H=False``.
 
     Returns
     -------
     Z : ndarray of shape (n_documents, n_components)
         Document factors (unit-length columns).
     W : ndarray of shape (n_terms, n_components)
-        Term factors (``NMF.components_.T``).
+        Term factors (``NMF.components_.T``), rescaled with Z's normalization.
     n_iter : int
         Iterations of the kept run.
     """
     model = NMF(n_components, loss=loss, orthogonal=orthogonal, init=init, n_init=n_init,
                 screen_iter=screen_iter, max_iter=max_iter, tol=tol,
                 random_state=random_state, verbose=verbose)
-    model._validate_params()
-    X = validate_estimator_input(model, X, reset=True)
-    model._check_params(X)
-    result = _fit_factors(X, model._make_problem, n_components,
-                          start=resolve_start(model, X.shape, dtype=X.dtype), n_init=n_init,
-                          screen_iter=screen_iter, max_iter=max_iter, tol=tol,
-                          random_state=random_state, verbose=verbose,
-                          name="non_negative_factorization")
-    problem, n_iter = result[0], result[1]
-    return problem.Z, problem.W, n_iter
+    result = _twin(model, X, init_W=W, update_W=update_W, name="non_negative_factorization")
+    return result.Z, result.W, result.n_iter
 
 
-class NMF(_BaseNMF):
+class NMF(_Variants, _BaseNMF):
     """Non-negative matrix factorization X ≈ Z Wᵀ for clustering (Lee & Seung 2001).
 
     Frobenius loss ½‖X − ZWᵀ‖²_F minimized by the multiplicative updates (7a)-(7b) of the
@@ -445,3 +526,17 @@ class NMF(_BaseNMF):
         self.loss = loss
         self.orthogonal = orthogonal
         self.screen_iter = screen_iter
+
+    def fit(self, X, y=None):
+        """Fit the model to the document-term matrix X and set ``labels_``.
+
+        X given as row blocks (a Dask array of CSR chunks, a list of CSR blocks, a
+        :class:`~semnmf._utils.blocks.BlockedMatrix`) runs the blocked engine; ``engine_``
+        says which engine ran, and Z stays in the blocks."""
+        self._fit(X, y)
+        return self
+
+    def fit_transform(self, X, y=None):
+        """Fit and return the document factors Z (n_documents, n_components), unit-norm
+        columns (gathered from the blocks for row blocks)."""
+        return self._fit(X, y).document_factors()

@@ -56,21 +56,16 @@ that batch by default) and Q = s MᵀW (:func:`semnmf.models.init.initialize_con
 M is the one given to the first call, or the document-level PPMI of the first batch.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import check_random_state
 
-from .._utils.validation import check_matrix, empty_rows, validate_estimator_input
+from .._utils.validation import empty_rows
 from ._solvers.mu import EPSILON, squared_norm
-
-
-# Fitted attributes of ``fit`` that partial_fit does not compute: removed by each call, so
-# that none describes an earlier fit. ``n_iter_`` is set to the batch's inner steps.
-STALE_AFTER_PARTIAL_FIT = ("objective_", "objective_history_", "reconstruction_err_",
-                           "context_err_")
-
-# Attributes of partial_fit that ``fit`` removes (with the online state).
-ONLINE_ATTRIBUTES = ("_online_state", "n_batches_", "n_documents_seen_")
+from .context_term import relative_weight
+from .init import initialize_context_factor
+from .pipeline import FitResult, labels_from_memberships
 
 
 def solve_documents(X, W, n_steps, Z=None):
@@ -86,99 +81,65 @@ def solve_documents(X, W, n_steps, Z=None):
     return Z
 
 
-def partial_fit(estimator, X, M=None, forget_factor=1.0, max_inner_iter=10):
-    """One mini-batch step of ``estimator`` (NMF or SemanticNMF), see the module docstring."""
-    from .init import initialize, initialize_context_factor, resolve_start
-    from .semantic import check_effective, check_lam, document_context
+@dataclass
+class OnlineState:
+    """The online engine's state between mini-batches: the word factors W (and Q), the
+    sufficient statistics A, B, S of the batches seen (module docstring), and M."""
 
-    if not 0 < forget_factor <= 1:
-        raise ValueError(f"forget_factor must be in (0, 1], got {forget_factor!r}.")
-    if int(max_inner_iter) < 1:
-        raise ValueError(f"max_inner_iter must be at least 1, got {max_inner_iter!r}.")
-    state = getattr(estimator, "_online_state", None)
-    first = state is None
-    k = estimator.n_components
-    # after fit: continue from the fitted factors (as scikit-learn's MiniBatchNMF)
-    resume = (first and getattr(estimator, "components_", None) is not None
-              and estimator.components_.shape[0] == k)
-    if first:
-        estimator._validate_params()
-        if estimator.loss != "frobenius" or estimator.orthogonal:
-            raise ValueError("partial_fit runs the Frobenius updates; loss='kl' and "
-                             "orthogonal=True are fitted with fit only.")
-    X = validate_estimator_input(estimator, X, reset=first and not resume)
-    semantic = hasattr(estimator, "lam")
-    if first:
-        rng = check_random_state(estimator.random_state)
-        strategy, Z0, W0 = resolve_start(estimator, X.shape, dtype=X.dtype)
-        if resume:
-            W = np.array(estimator.components_.T, dtype=X.dtype)
-        elif strategy == "custom":
-            W = W0
-        else:
-            if X.shape[0] < k:
-                raise ValueError(f"the first batch has {X.shape[0]} documents, fewer than "
-                                 f"n_components={k}: it cannot start the factors.")
-            _, W = initialize(X, k, strategy, rng)
-        state = {"A": np.zeros((X.shape[1], k), dtype=X.dtype),
-                 "B": np.zeros((k, k), dtype=X.dtype), "S": 0.0, "n_batches": 0,
-                 "n_documents": 0, "W": np.ascontiguousarray(W, dtype=X.dtype)}
-        if semantic:
-            check_lam(estimator.lam, estimator.lam_scale)
-            if M is None:
-                M = document_context(X, "ppmi")
-            M = check_matrix(M, "M", dtype=X.dtype)
-            if M.shape[0] != X.shape[1]:
-                raise ValueError(f"M has {M.shape[0]} rows but X has {X.shape[1]} terms.")
-            state["M"] = sp.csr_matrix(M) if sp.issparse(M) else M
-            state["Mt"] = state["M"].T.tocsr() if sp.issparse(M) else M.T.copy()
-            state["sqM"] = squared_norm(M)
-            fitted_Q = getattr(estimator, "context_components_", None) if resume else None
-            if fitted_Q is not None and fitted_Q.shape == (k, M.shape[1]):
-                state["Q"] = np.array(fitted_Q.T, dtype=X.dtype)
-            else:
-                state["Q"] = initialize_context_factor(state["Mt"] @ state["W"], state["W"])
-    elif M is not None and semantic:
-        raise ValueError("M is given to the first partial_fit call only (it is kept).")
-    W = state["W"]
+    W: np.ndarray
+    A: np.ndarray
+    B: np.ndarray
+    S: float = 0.0
+    n_batches: int = 0
+    n_documents: int = 0
+    M: object = None
+    Mt: object = None
+    sqM: float = 0.0
+    Q: np.ndarray | None = None
+
+    @classmethod
+    def start(cls, W, dtype, M=None, Q=None):
+        """A fresh state from the word factors W (d x k) and, for Semantic-NMF, the
+        checked word-context matrix M (Q: the fitted context factors to continue from, or
+        None for Q = s MᵀW)."""
+        d, k = W.shape
+        state = cls(W=np.ascontiguousarray(W, dtype=dtype), A=np.zeros((d, k), dtype=dtype),
+                    B=np.zeros((k, k), dtype=dtype))
+        if M is not None:
+            state.M = sp.csr_matrix(M) if sp.issparse(M) else M
+            state.Mt = state.M.T.tocsr() if sp.issparse(M) else M.T.copy()
+            state.sqM = squared_norm(M)
+            state.Q = (np.array(Q, dtype=dtype) if Q is not None
+                       else initialize_context_factor(state.Mt @ state.W, state.W))
+        return state
+
+
+def online_step(state, X, *, lam=0.0, lam_scale="relative", forget_factor=1.0,
+                max_inner_iter=10):
+    """One mini-batch X (validated) of the online engine: the batch's Z, the statistics,
+    then ``max_inner_iter`` steps of (7b') and (7c) on them (module docstring). Updates
+    ``state`` in place; returns a :class:`~semnmf.models.pipeline.FitResult` with the
+    batch's labels (from its Z under the updated W), no objective."""
+    n_steps = int(max_inner_iter)
+    W = state.W
     rho = float(forget_factor)
-    Z = solve_documents(X, W, int(max_inner_iter))
-    state["A"] = rho * state["A"] + np.asarray(X.T @ Z)
-    state["B"] = rho * state["B"] + Z.T @ Z
-    state["S"] = rho * state["S"] + squared_norm(X)
-    A, B = state["A"], state["B"]
-    lam = 0.0
-    if semantic:
-        if estimator.lam_scale == "absolute":
-            lam = float(estimator.lam)
-        elif state["sqM"] > 0:
-            lam = check_effective(float(estimator.lam) * state["S"] / state["sqM"],
-                                  estimator.lam)
-    for _ in range(int(max_inner_iter)):
+    Z = solve_documents(X, W, n_steps)
+    state.A = rho * state.A + np.asarray(X.T @ Z)
+    state.B = rho * state.B + Z.T @ Z
+    state.S = rho * state.S + squared_norm(X)
+    A, B = state.A, state.B
+    semantic = state.M is not None
+    lam_t = relative_weight(lam, state.S, state.sqM, lam_scale) if semantic else 0.0
+    for _ in range(n_steps):
         if semantic:
-            Q, Mm = state["Q"], state["M"]
-            numerator = A + lam * np.asarray(Mm @ Q)
-            W *= numerator / (W @ (B + lam * (Q.T @ Q)) + EPSILON)               # (7b')
-            Q *= np.asarray(state["Mt"] @ W) / (Q @ (W.T @ W) + EPSILON)        # (7c)
+            Q, M = state.Q, state.M
+            numerator = A + lam_t * np.asarray(M @ Q)
+            W *= numerator / (W @ (B + lam_t * (Q.T @ Q)) + EPSILON)             # (7b')
+            Q *= np.asarray(state.Mt @ W) / (Q @ (W.T @ W) + EPSILON)          # (7c)
         else:
             W *= A / (W @ B + EPSILON)                                           # (7b')
-    state["n_batches"] += 1
-    state["n_documents"] += X.shape[0]
-    estimator._online_state = state
-    estimator.components_ = W.T.copy()
-    if semantic:
-        estimator.context_components_ = state["Q"].T.copy()
-        estimator.lambda_ = lam
-    estimator.n_components_ = k
-    estimator.n_iter_ = int(max_inner_iter)  # the W (and Q) steps of this batch
-    for name in STALE_AFTER_PARTIAL_FIT:  # values of an earlier fit, not of W now
-        estimator.__dict__.pop(name, None)
-    estimator.n_batches_ = state["n_batches"]
-    estimator.n_documents_seen_ = state["n_documents"]
-    estimator.engine_ = "online"
-    # the batch's clusters, from its Z under the updated W
-    Z = solve_documents(X, W, int(max_inner_iter), Z)
-    labels = np.argmax(Z, axis=1).astype(np.int64)
-    labels[empty_rows(X)] = -1
-    estimator.labels_ = labels
-    return estimator
+    state.n_batches += 1
+    state.n_documents += X.shape[0]
+    Z = solve_documents(X, W, n_steps, Z)
+    return FitResult(W=W, Q=state.Q, labels=labels_from_memberships(Z, empty_rows(X)),
+                     n_iter=n_steps, lam=lam_t, engine="online", Z=Z)

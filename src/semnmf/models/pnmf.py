@@ -56,12 +56,13 @@ next sweep.
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._utils.validation import validate_estimator_input
+from .._utils.validation import check_documents
 from ._solvers.frobenius import FrobeniusProblem, transpose_csr
 from ._solvers.projective import ProjectiveProblem
 from .init import initialize, resolve_start
-from .nmf import (_INIT_CONSTRAINT, _BaseNMF, best_of_runs, check_documents,
-                  labels_from_memberships, normalize_columns)
+from .local import run_restarts
+from .nmf import _INIT_CONSTRAINT, _BaseNMF
+from .pipeline import labels_from_memberships, normalize_columns
 
 
 class ProjectiveNMF(_BaseNMF):
@@ -140,9 +141,15 @@ class ProjectiveNMF(_BaseNMF):
 
     def __init__(self, n_components=8, *, init="skmeans", n_init=1, max_iter=200, tol=1e-4,
                  random_state=None, verbose=0, Z_init=None):
-        super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
-                         random_state=random_state, verbose=verbose, Z_init=Z_init)
-        del self.W_init                          # one factor: no W start
+        # one factor: no W start (so not _BaseNMF.__init__, which takes W_init)
+        self.n_components = n_components
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.verbose = verbose
+        self.Z_init = Z_init
 
     def _make_problem(self, X, Z, W, update_W=True, **unused):
         """``transform``'s problem: (7a) with the fitted W frozen."""
@@ -150,9 +157,7 @@ class ProjectiveNMF(_BaseNMF):
 
     def fit_transform(self, X, y=None):
         """Fit and return the document factors Z (n_documents, n_components), unit-norm columns."""
-        self._validate_params()
-        X = validate_estimator_input(self, X, reset=True)
-        self._check_params(X)
+        X = self._validate(X, y)
         empty = check_documents(X)
         rng = check_random_state(self.random_state)
         Xt = transpose_csr(X)
@@ -162,7 +167,7 @@ class ProjectiveNMF(_BaseNMF):
             Z = Z0.copy() if Z0 is not None else initialize(X, self.n_components, strategy, rng)[0]
             return ProjectiveProblem(X, Z, Xt=Xt)
 
-        problem, n_iter, history = best_of_runs(self, new_problem)
+        problem, n_iter, history = run_restarts(new_problem, self._options())
 
         self.reconstruction_err_ = float(np.sqrt(2.0 * problem.objective()))
         Z, W = problem.Z, problem.W

@@ -66,7 +66,8 @@ from ._solvers.frobenius import FrobeniusProblem
 from ._solvers.mu import squared_norm
 from ._solvers.senmf import MAX_DAMPING, SeNMFProblem, _sym, initial_core  # noqa: F401
 from .nmf import _BaseNMF
-from .semantic import DEFAULT_LAM, check_lam, document_context, effective_lambda
+from ._defaults import DEFAULT_LAM
+from .context_term import check_lam, document_context, effective_lambda
 
 class SeNMF(_BaseNMF):
     """SeNMF (SIGIR 2017): NMF of X with a tri-factorization M ≈ W S Wᵀ of a word-context matrix.
@@ -141,6 +142,21 @@ class SeNMF(_BaseNMF):
         self.lam_scale = lam_scale
         self.shift = shift
 
+    _fit_inputs = ("M",)
+
+    def fit(self, X, y=None, *, M=None):
+        """Fit the model to X and the square word-word matrix M (None: the document-level
+        shifted PPMI of X) and set ``labels_``."""
+        self._fit(X, y, M=M)
+        return self
+
+    def fit_transform(self, X, y=None, *, M=None):
+        """Fit (as :meth:`fit`) and return Z (n_documents, n_components), unit-norm columns."""
+        return self._fit(X, y, M=M).document_factors()
+
+    def _context_weight(self):
+        return self.lam, self.lam_scale
+
     def _prepare_context(self, X, M=None):
         check_lam(self.lam, self.lam_scale)
         if (isinstance(self.shift, bool) or not isinstance(self.shift, numbers.Real)
@@ -174,7 +190,8 @@ class SeNMF(_BaseNMF):
             return FrobeniusProblem(X, Z, W, update_W=False, Xt=Xt)
         return SeNMFProblem(X, Z, W, M, lam=lam, Xt=Xt)
 
-    def _finish_fit(self, problem, norms):
+    def _finish_fit(self, result):
         # Z ← Z D⁻¹ and W ← W D were applied; W S Wᵀ is unchanged with S ← D⁻¹ S D⁻¹
+        problem, norms = result.problem, result.norms
         self.context_core_ = problem.S / np.outer(norms, norms).astype(problem.S.dtype)
         self.n_damped_ = problem.n_damped

@@ -120,7 +120,7 @@ class BlockedFrobeniusProblem:
         self.M = None
         if M is not None:
             self.M = RowBlocked(M)
-            from .frobenius import transpose_csr  # here, not at import: the workers that
+            from .sparse import transpose_csr  # here, not at import: the workers that
             # run this module's block tasks then never load numba (about 55 MB each)
             self.Mt = RowBlocked(transpose_csr(M) if Mt is None else Mt)
             self.Q = Q

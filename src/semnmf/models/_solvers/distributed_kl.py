@@ -109,7 +109,7 @@ class BlockedKLProblem(_KLObjective):
         self.floor = scale_free_floor(self.total, nnz)   # the local engine's floor on X
         self.M = self.Q = None
         if M is not None:
-            from .frobenius import transpose_csr
+            from .sparse import transpose_csr
 
             self.Q = np.ascontiguousarray(Q, dtype=self.dtype)
             self.M = RatioKernel(M)

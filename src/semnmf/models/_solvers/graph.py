@@ -7,7 +7,8 @@ The objective, the scale-invariant graph term and the monotonicity argument are 
 
 import numpy as np
 
-from .frobenius import FrobeniusProblem, product_operator
+from .frobenius import FrobeniusProblem
+from .sparse import product_operator
 from .mu import EPSILON
 
 # -- the problem -----------------------------------------------------------------------------

@@ -176,7 +176,7 @@ class KLProblem(_KLObjective):
     """
 
     def __init__(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None):
-        from .frobenius import transpose_csr  # compiled modules imported here, not with
+        from .sparse import transpose_csr  # compiled modules imported here, not with
         from .kl_kernels import RatioKernel  # this module (the Dask workers import it)
 
         # the passes load the factors' rows as whole vectors: on 64-byte boundaries

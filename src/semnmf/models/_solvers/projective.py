@@ -7,7 +7,7 @@ The derivation (why η = 1/3 makes the objective non-increasing) is in
 
 import numpy as np
 
-from .frobenius import product_operator, transpose_csr
+from .sparse import product_operator, transpose_csr
 from .mu import EPSILON, squared_norm
 
 class ProjectiveProblem:

@@ -7,7 +7,7 @@ this is the private solver that :class:`~semnmf.models.senmf.SeNMF` runs through
 
 import numpy as np
 
-from .frobenius import product_operator, transpose_csr
+from .sparse import product_operator, transpose_csr
 from .mu import EPSILON, squared_norm, trace_residual
 
 # damped tries of (7b) before W is left unchanged: η = 2⁻¹, ..., 2⁻¹⁰

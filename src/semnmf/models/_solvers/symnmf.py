@@ -11,7 +11,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ..._utils.progress import progress
-from .frobenius import product_operator
+from .sparse import product_operator
 from .mu import squared_norm
 from .rank2 import _projected_gradient_sq
 

@@ -1,0 +1,164 @@
+"""The one fit pipeline of the multiplicative-update estimators, and its declared interfaces.
+
+A fit is::
+
+    validate X and the parameters            (the estimator)
+      → prepare the problem once: FitProblem  (X, the word-context term M and its weight λ,
+                                               the start, the update rules)
+      → an engine runs it: Engine(problem, options) → FitResult
+      → the estimator sets its fitted attributes from the FitResult
+
+The engines are interchangeable functions behind :class:`Engine`:
+:func:`semnmf.models.local.fit_local` (one matrix, compiled kernels) and
+:func:`semnmf.models.blocked.fit_blocked` (row blocks, run by threads in this process or
+by Dask workers: the executor of the :class:`~semnmf._utils.blocks.BlockedMatrix`). The
+online engine (:mod:`semnmf.models.online`, ``partial_fit``) steps a state per mini-batch
+and returns the same :class:`FitResult`. No engine writes into an estimator or knows which
+estimator called it; the λ/M rules live in :mod:`semnmf.models.context_term`.
+
+The solver layer's interface is :class:`Problem`: one run of the multiplicative updates,
+held in place (``Z``, ``W``, optionally ``Q``), with ``objective()``, ``step()`` and
+``terms()``; :func:`semnmf.models._solvers.mu.run` iterates any such problem.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Problem(Protocol):
+    """One run of multiplicative updates, updated in place (the problems of
+    :mod:`semnmf.models._solvers`: Frobenius, KL, graph, SeNMF, projective, blocked)."""
+
+    Z: Any
+    W: Any
+
+    def objective(self) -> float:
+        """The objective at the current iterate (lower is better)."""
+
+    def step(self) -> float:
+        """One sweep of the updates; returns the objective at the new iterate."""
+
+    def terms(self) -> tuple:
+        """The data term and the word-context term of the objective at the iterate."""
+
+
+class ProblemFactory(Protocol):
+    """Builds one run's :class:`Problem` from its start (the estimator's update rules)."""
+
+    def __call__(self, X, Z, W, *, M=None, Q=None, lam=0.0, update_W=True, Xt=None,
+                 Mt=None) -> Problem: ...
+
+
+@dataclass(frozen=True)
+class FitProblem:
+    """A fit, prepared once: what every engine needs and nothing of the estimator.
+
+    Attributes
+    ----------
+    X : CSR matrix, ndarray or BlockedMatrix
+        The validated document-term matrix (row blocks for the blocked engine).
+    n_components : int
+    make_problem : ProblemFactory
+        The update rules of one run (the local engine's; the blocked engine runs the plain
+        Frobenius or KL updates named by ``loss``).
+    loss : {"frobenius", "kl"}
+    M : matrix or None
+        The word-context matrix (None: no word-context term).
+    lam : float
+        Its effective (absolute) weight λ.
+    context_factor : bool
+        Whether M is factorized as M ≈ W Qᵀ with a factor Q of its own (SeNMF's
+        M ≈ W S Wᵀ has none).
+    start : tuple
+        :func:`~semnmf.models.init.resolve_start`'s ``(strategy, Z, W)``.
+    update_W : bool
+        False holds the word factors W (and Q) fixed: only Z is solved.
+    data_sizes : tuple or None
+        The blocked engine's ``(‖X‖², nnz, ΣX)``, summed over the blocks when X was checked.
+    """
+
+    X: Any
+    n_components: int
+    make_problem: Callable
+    loss: str = "frobenius"
+    M: Any = None
+    lam: float = 0.0
+    context_factor: bool = True
+    start: tuple = ("skmeans", None, None)
+    update_W: bool = True
+    data_sizes: tuple | None = None
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    """How an engine runs a :class:`FitProblem`: restarts, stopping rule, seed, output."""
+
+    n_init: int = 1
+    screen_iter: int | None = None
+    max_iter: int = 200
+    tol: float = 1e-4
+    random_state: Any = None
+    verbose: int = 0
+    name: str = "NMF"
+
+
+@dataclass
+class FitResult:
+    """What an engine returns: the kept run, normalized (Z with unit-length columns, W and
+    Q rescaled so that Z Wᵀ and W Qᵀ are unchanged), and its summary.
+
+    ``Z`` is None when the document factors stay where they were computed (the blocked
+    engine's workers): :meth:`document_factors` gathers them. ``strengths`` is each
+    document's share of its cluster in its row of Z when the engine computed it there
+    (else None). ``history`` and ``errors`` are None for an online step, which computes no
+    objective.
+    """
+
+    W: np.ndarray
+    labels: np.ndarray
+    n_iter: int
+    engine: str
+    Z: np.ndarray | None = None
+    Q: np.ndarray | None = None
+    lam: float = 0.0
+    history: list | None = None
+    errors: tuple | None = None
+    norms: np.ndarray | None = None
+    strengths: np.ndarray | None = None
+    problem: Any = None
+    gather: Callable | None = field(default=None, repr=False)
+
+    def document_factors(self):
+        """Z (n_documents x k) on this machine."""
+        return self.Z if self.Z is not None else self.gather()
+
+
+def labels_from_memberships(Z, empty):
+    """argmax of each row of Z; documents without any term (``empty``) get -1."""
+    labels = np.argmax(Z, axis=1).astype(np.int64)
+    labels[empty] = -1
+    return labels
+
+
+def normalize_columns(Z, W, Q=None):
+    """Scale Z to unit-length columns (Algorithm 1, step 5) keeping Z Wᵀ and W Qᵀ unchanged.
+
+    Z ← Z D⁻¹, W ← W D, Q ← Q D⁻¹ with D = diag(‖z_k‖). Columns of Z that are all zero
+    are left alone. Returns the norms.
+    """
+    norms = np.linalg.norm(Z, axis=0)
+    norms[norms == 0] = 1.0
+    Z /= norms
+    W *= norms
+    if Q is not None:
+        Q /= norms
+    return norms
+
+
+def final_errors(problem):
+    """‖X − ZWᵀ‖_F and ‖M − WQᵀ‖_F of a Frobenius problem, √(2 D) of each term of a KL
+    one, at the kept iterate (before the normalization): √(2·term) of ``problem.terms()``."""
+    return tuple(float(np.sqrt(2 * t)) for t in problem.terms())
