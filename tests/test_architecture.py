@@ -121,3 +121,68 @@ def test_the_library_never_prints(path):
     calls = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
              and isinstance(node.func, ast.Name) and node.func.id == "print"]
     assert not calls, f"{path.relative_to(PACKAGE)} calls print() on lines {calls}"
+
+
+MODULES = {_module_name(path): path for path in SOURCES if path.name != "__main__.py"}
+
+
+def _module_of(target):
+    """The semnmf module a target names: itself, or the longest module prefix (``from
+    .nmf import NMF`` gives ``semnmf.models.nmf``; ``from . import x`` may name a module
+    or a name of the package)."""
+    parts = target.split(".")
+    for end in range(len(parts), 0, -1):
+        name = ".".join(parts[:end])
+        if name in MODULES:
+            return name
+    return None
+
+
+def _import_graph(modules):
+    return {name: sorted({m for m in map(_module_of, _imports(path))
+                          if m is not None and m != name})
+            for name, path in modules.items()}
+
+
+def _cycles(graph):
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle_anywhere():
+    """No circle of imports between modules, inside one folder as between folders (an
+    import deferred into a function counts: it is still a dependency)."""
+    circles = _cycles(_import_graph(MODULES))
+    assert not circles, "import circles: " + "; ".join(" <-> ".join(c) for c in circles)
+
+
+def test_the_circle_finder_finds_a_circle():
+    graph = {"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"a": ["b"], "b": []}) == []

@@ -136,6 +136,13 @@ class FitResult:
         return self.Z if self.Z is not None else self.gather()
 
 
+class Engine(Protocol):
+    """An engine: runs a prepared :class:`FitProblem` with :class:`FitOptions` and returns
+    a :class:`FitResult`; it writes into no estimator."""
+
+    def __call__(self, problem: FitProblem, options: FitOptions) -> FitResult: ...
+
+
 def labels_from_memberships(Z, empty):
     """argmax of each row of Z; documents without any term (``empty``) get -1."""
     labels = np.argmax(Z, axis=1).astype(np.int64)
