@@ -245,7 +245,7 @@ def test_membership_column_orders_representatives(flat_run, tmp_path):
         rows[last]["membership"] = "0.999"
         chosen[c] = rows[last]["doc"]
     write_csv(run_dir / "assignments.csv", [list(r.values()) for r in rows], list(rows[0]))
-    assert read_run(run_dir)["membership"] is not None
+    assert read_run(run_dir).strength is not None
     page = _read(write_report(run_dir, n_documents=1))
     assert "highest membership" in page
     for c, doc in chosen.items():
