@@ -230,24 +230,39 @@ def test_a_relative_source_is_found_from_another_folder(source, tmp_path, monkey
     assert "texts not available" not in page
 
 
-def test_membership_column_orders_representatives(flat_run, tmp_path):
-    """With a ``membership`` column (saved-model runs), the most representative
-    documents are those of the highest membership."""
-    run_dir = tmp_path / "members"
+def _with_strength(flat_run, run_dir, columns):
+    """A copy of ``flat_run`` whose assignments.csv has the ``columns`` (each a strength
+    column name) in place of its own, the last member of each cluster the strongest in
+    the first of them. Returns {cluster: that document's id}."""
     shutil.copytree(flat_run, run_dir)
     with open(run_dir / "assignments.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     chosen = {}
     for i, row in enumerate(rows):
-        row["membership"] = f"{0.1 + 0.01 * (i % 7):.3f}"
-    for c in range(3):  # the last member of each cluster gets the top membership
+        row.pop("membership", None)
+        for j, name in enumerate(columns):  # the columns disagree: their orders differ
+            row[name] = f"{0.1 + 0.01 * ((i + 3 * j) % 7):.3f}"
+    for c in range(3):  # the last member of each cluster gets the top strength
         last = max(i for i, r in enumerate(rows) if int(r["cluster"]) == c)
-        rows[last]["membership"] = "0.999"
+        rows[last][columns[0]] = "0.999"
         chosen[c] = rows[last]["doc"]
     write_csv(run_dir / "assignments.csv", [list(r.values()) for r in rows], list(rows[0]))
-    assert read_run(run_dir).strength is not None
+    return chosen
+
+
+@pytest.mark.parametrize("columns", [("membership",), ("strength",),
+                                     ("strength", "membership")])
+def test_strength_column_orders_representatives(flat_run, tmp_path, columns):
+    """With a ``strength`` column (``membership`` in older run folders), the most
+    representative documents are those of the highest strength; with both, ``strength``
+    is the one read."""
+    run_dir = tmp_path / "strength"
+    chosen = _with_strength(flat_run, run_dir, columns)
+    record = read_run(run_dir)
+    assert record.strength_name == columns[0]
+    assert record.strength.max() == 0.999
     page = _read(write_report(run_dir, n_documents=1))
-    assert "highest membership" in page
+    assert f"highest {columns[0]}" in page
     for c, doc in chosen.items():
         section = page.split(f'id="cluster-{c}"', 1)[1].split('class="cluster"', 1)[0]
         assert f"{html.escape(doc)} · " in section and "0.999" in section
