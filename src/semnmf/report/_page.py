@@ -101,10 +101,30 @@ class TreeNode:
 
 
 @dataclass
-class Contingency:
-    """The cluster x label table: rows (name, colour, counts, total) and the totals."""
+class Tree:
+    """The topic tree section: the root node (None: tree.json has none)."""
+    root: TreeNode | None
+    open_depth: int  # nodes above this depth are shown unfolded
+
+
+@dataclass
+class Summary:
+    """The header: numbers as cards, and the line naming the run."""
+    cards: list  # [(key, value text), ...]
+    estimator: str
+    corpus: str
+    created: str | None = None
+    consensus: str | None = None  # as text
+    note: str | None = None  # why the page has no texts
+
+
+@dataclass
+class LabelTable:
+    """The clusters against the true labels: the scores and the contingency table."""
+    scores: dict | None  # nmi, ari, accuracy
+    n_outliers: int
     labels: list
-    rows: list  # [(name, color, [count, ...], total), ...]
+    rows: list  # [(cluster name, colour, [count per label, ...], total), ...]
     totals: list
 
     @property
@@ -114,35 +134,43 @@ class Contingency:
 
 
 @dataclass
+class Quality:
+    """Topic quality: the mean NPMI (each cluster's is :attr:`Cluster.npmi`) and the
+    topic diversity of the files' topics; ``recorded``: run.json's ``topic_quality``."""
+    has_npmi: bool
+    mean_npmi: float | None
+    diversity: float | None
+    diversity_n: int
+    recorded: dict
+
+
+@dataclass
+class RunDetails:
+    """The run's record: fields, parameters, timings, and other fields as JSON."""
+    record: list  # [(field, value text), ...]
+    parameters: list  # [(name, value text), ...]
+    timings: list  # [(step, seconds), ...]
+    extra: list  # [(key, JSON text), ...]
+
+
+@dataclass
 class Page:
-    """Everything the report shows."""
+    """Everything the report shows, section by section."""
     title: str
     run_dir: str
     is_tree: bool
-    n_documents: int
     n_words: int
-    cards: list  # [(key, value text), ...]
-    info: dict  # estimator, corpus, created, consensus, note
-    clusters: list  # of Cluster
-    has_labels: bool
-    npmi: dict  # {cluster: NPMI}, empty without a corpus
+    summary: Summary
+    clusters: list  # of Cluster, with their representative documents
     representatives_by: str | None  # what ranks the representative documents
+    has_labels: bool
+    quality: Quality
+    details: RunDetails
     map: DocumentMap | None = None
-    tree: TreeNode | None = None
-    tree_open_depth: int = 99
+    tree: Tree | None = None
     curves: list = field(default_factory=list)
-    scores: dict | None = None
-    n_outliers: int = 0
-    contingency: Contingency | None = None
-    mean_npmi: float | None = None
-    diversity: float | None = None
-    diversity_n: int = 0
-    quality: dict = field(default_factory=dict)  # run.json's topic_quality
+    labels: LabelTable | None = None
     runs: list | None = None  # [(name, NMI with the final partition, clusters), ...]
-    record: list = field(default_factory=list)  # [(field, value text), ...]
-    parameters: list = field(default_factory=list)  # [(name, value text), ...]
-    timings: list = field(default_factory=list)  # [(step, seconds), ...]
-    extra: list = field(default_factory=list)  # [(key, JSON text), ...]
     versions: str = ""
     written: str = ""
 
@@ -151,9 +179,9 @@ class Page:
         """(anchor, title) of the page's sections, in order: the navigation."""
         shown = [("summary", "Summary", True), ("clusters", "Clusters", True),
                  ("map", "Map", self.map is not None), ("details", "Details", True),
-                 ("tree", "Tree", self.tree is not None or self.is_tree),
+                 ("tree", "Tree", self.tree is not None),
                  ("selection", "Selection", bool(self.curves)),
-                 ("labels", "Labels", self.contingency is not None),
+                 ("labels", "Labels", self.labels is not None),
                  ("quality", "Topic quality", True), ("runs", "Runs", self.runs is not None),
                  ("run", "Run", True)]
         return [(anchor, title) for anchor, title, show in shown if show]
@@ -165,47 +193,46 @@ def build_page(record, corpus=None, note=None, *, n_documents=3, n_words=10,
                excerpt_chars=320, max_points=5000):
     """The :class:`Page` of a run: ``record`` (:func:`._reading.read_run`), the run's
     ``corpus`` (None: no texts, map or coherence; ``note`` says why)."""
-    run, clusters = record.run, record.clusters
-    topics = record.topics or {}
+    run, clusters, topics = record.run, record.clusters, record.topics or {}
     labels = record.labels
     if labels is None and corpus is not None and corpus.labels is not None:
         labels = [str(v) for v in corpus.labels]
     X = corpus.vectorize("tfidf") if corpus is not None else None
-    texts = corpus.texts if corpus is not None else None
-
     cluster_ids = sorted(set(c for c in clusters.tolist() if c >= 0) | set(topics))
     colors = _colors(cluster_ids)
     npmi = _npmi(corpus, topics, cluster_ids, n_words)
+    views = [_cluster(c, colors[c], record, labels, topics, npmi, n_words) for c in cluster_ids]
+    texts = corpus.texts if corpus is not None else None
+    representatives_by = _add_documents(views, record, X, texts, labels, n_documents,
+                                        excerpt_chars)
     scores = None
     if labels is not None and len(set(labels)) > 0:
         scores = clustering_scores(np.asarray(labels, dtype=object).astype(str), clusters)
+    n_outliers = int(np.sum(clusters < 0))
+    quality = _quality(npmi, topics, cluster_ids, run.get("topic_quality") or {})
     method = run.get("method", "?")
     corpus_name = run.get("corpus") or run.get("source") or os.path.basename(record.run_dir)
     page = Page(
         title=f"{'Topic tree' if record.is_tree else 'Clusters'} of {corpus_name} — {method}",
-        run_dir=record.run_dir, is_tree=record.is_tree, n_documents=len(record.ids),
-        n_words=n_words, cards=[], clusters=[], has_labels=labels is not None, npmi=npmi,
-        representatives_by=None, scores=scores, n_outliers=int(np.sum(clusters < 0)),
-        quality=run.get("topic_quality") or {},
-        info={"estimator": run.get("estimator", method), "corpus": corpus_name,
-              "created": run.get("created"), "consensus": _consensus(run.get("consensus")),
-              "note": note})
-    _set_quality(page, topics, cluster_ids)
-    for c in cluster_ids:
-        page.clusters.append(_cluster(c, colors[c], record, labels, topics, npmi, n_words))
-    _add_documents(page, record, X, texts, labels, n_documents, excerpt_chars)
-    page.cards = _cards(page, run)
+        run_dir=record.run_dir, is_tree=record.is_tree, n_words=n_words,
+        summary=Summary(
+            cards=_cards(record, len(cluster_ids), n_outliers, scores, quality, n_words),
+            estimator=run.get("estimator", method), corpus=corpus_name,
+            created=run.get("created"), consensus=_consensus(run.get("consensus")),
+            note=note),
+        clusters=views, representatives_by=representatives_by,
+        has_labels=labels is not None, quality=quality, details=_run_details(run),
+        curves=_curves(run, len(cluster_ids)), runs=_ensemble_runs(record.partitions, clusters),
+        versions=" · ".join(f"{k} {v}" for k, v in (run.get("versions") or {}).items()),
+        written=time.strftime("%Y-%m-%d %H:%M"))
     if X is not None and len(cluster_ids) >= 2:
         page.map = _document_map(X, clusters, max_points, colors)
     if record.is_tree:
-        page.tree = _tree(record.tree, colors, 8)
-        page.tree_open_depth = 99 if len(cluster_ids) <= 30 else 4
-    page.curves = _curves(run, len(cluster_ids))
+        page.tree = Tree(root=_tree(record.tree, colors, 8),
+                         open_depth=99 if len(cluster_ids) <= 30 else 4)
     if labels is not None:
-        page.contingency = _contingency(clusters, labels, colors,
-                                        "outliers" if record.is_tree else "none")
-    page.runs = _ensemble_runs(record.partitions, clusters)
-    _set_details(page, run)
+        page.labels = _label_table(clusters, labels, colors, scores, n_outliers,
+                                   "outliers" if record.is_tree else "none")
     return page
 
 
@@ -240,15 +267,15 @@ def _npmi(corpus, topics, cluster_ids, n_words):
     return dict(zip(order, values.tolist()))
 
 
-def _set_quality(page, topics, cluster_ids):
+def _quality(npmi, topics, cluster_ids, recorded):
     """The mean NPMI and the topic diversity (Dieng et al. 2020) of the listed topics."""
     listed = [[t for t, w in topics[c] if w > 0] for c in cluster_ids if topics.get(c)]
-    page.diversity_n = min(25, max((len(v) for v in listed), default=0))
-    if page.diversity_n:
-        page.diversity = topic_diversity([v[:page.diversity_n] for v in listed],
-                                         page.diversity_n)
-    finite = [v for v in page.npmi.values() if np.isfinite(v)]
-    page.mean_npmi = float(np.mean(finite)) if finite else None
+    diversity_n = min(25, max((len(v) for v in listed), default=0))
+    diversity = (topic_diversity([v[:diversity_n] for v in listed], diversity_n)
+                 if diversity_n else None)
+    finite = [v for v in npmi.values() if np.isfinite(v)]
+    return Quality(has_npmi=bool(npmi), mean_npmi=float(np.mean(finite)) if finite else None,
+                   diversity=diversity, diversity_n=diversity_n, recorded=recorded)
 
 
 def _label_mix(labels, members, top):
@@ -270,26 +297,27 @@ def _cluster(c, color, record, labels, topics, npmi, n_words):
     return cluster
 
 
-def _cards(page, run):
+def _cards(record, n_clusters, n_outliers, scores, quality, n_words):
     """The header numbers: (key, value text)."""
+    run = record.run
     n_terms = (run.get("data") or {}).get("n_terms")
-    cards = [("documents", f"{page.n_documents:,}"),
+    cards = [("documents", f"{len(record.ids):,}"),
              ("terms", f"{n_terms:,}" if isinstance(n_terms, int) else "–"),
-             ("leaves" if page.is_tree else "clusters", str(len(page.clusters)))]
-    if page.n_outliers:
-        cards.append(("outliers" if page.is_tree else "unassigned", str(page.n_outliers)))
-    if page.scores:
-        cards += [("NMI", fmt(page.scores["nmi"])), ("ARI", fmt(page.scores["ari"])),
-                  ("accuracy", fmt(page.scores["accuracy"]))]
-    quality = page.quality
-    if page.mean_npmi is not None or quality.get("npmi") is not None:
-        cards.append((f"NPMI (top {page.n_words})",
-                      fmt(page.mean_npmi if page.mean_npmi is not None else quality["npmi"])))
-    if quality.get("diversity") is not None:
-        cards.append((f"diversity (top {quality.get('diversity_top_n', '?')})",
-                      fmt(quality["diversity"], 3)))
-    elif page.diversity is not None:
-        cards.append((f"diversity (top {page.diversity_n})", fmt(page.diversity, 3)))
+             ("leaves" if record.is_tree else "clusters", str(n_clusters))]
+    if n_outliers:
+        cards.append(("outliers" if record.is_tree else "unassigned", str(n_outliers)))
+    if scores:
+        cards += [("NMI", fmt(scores["nmi"])), ("ARI", fmt(scores["ari"])),
+                  ("accuracy", fmt(scores["accuracy"]))]
+    recorded = quality.recorded
+    if quality.mean_npmi is not None or recorded.get("npmi") is not None:
+        cards.append((f"NPMI (top {n_words})", fmt(quality.mean_npmi if quality.mean_npmi
+                                                   is not None else recorded["npmi"])))
+    if recorded.get("diversity") is not None:
+        cards.append((f"diversity (top {recorded.get('diversity_top_n', '?')})",
+                      fmt(recorded["diversity"], 3)))
+    elif quality.diversity is not None:
+        cards.append((f"diversity (top {quality.diversity_n})", fmt(quality.diversity, 3)))
     total_time = (run.get("timings_seconds") or {}).get("total")
     if total_time is not None:
         cards.append(("run time", f"{total_time:.1f} s"))
@@ -312,16 +340,18 @@ def _excerpt(text, n):
     return text if len(text) <= n else text[:n].rsplit(" ", 1)[0] + " …"
 
 
-def _add_documents(page, record, X, texts, labels, n_documents, excerpt_chars):
-    """Each cluster's representative documents (repeated texts shown once)."""
-    for cluster in page.clusters:
+def _add_documents(clusters, record, X, texts, labels, n_documents, excerpt_chars):
+    """Each cluster's representative documents (repeated texts shown once); returns what
+    ranks them (None: nothing does, no documents are shown)."""
+    representatives_by = None
+    for cluster in clusters:
         members = np.flatnonzero(record.clusters == cluster.id)
         if not members.size:
             continue
         # a few more candidates than shown: corpora repeat documents (BBC does)
         picked, score, how = _representatives(X, members, record.strength,
                                               record.strength_name, 3 * n_documents)
-        page.representatives_by = page.representatives_by or how
+        representatives_by = representatives_by or how
         seen = set()
         for i, s in zip(picked, score):
             if texts is not None:
@@ -335,6 +365,7 @@ def _add_documents(page, record, X, texts, labels, n_documents, excerpt_chars):
                 id=record.ids[i], label=labels[i] if labels is not None else None,
                 score=float(s),
                 excerpt=_excerpt(texts[i], excerpt_chars) if texts is not None else None))
+    return representatives_by
 
 
 def _representatives(X, members, strength, strength_name, n):
@@ -361,8 +392,8 @@ def _document_map(X, clusters, max_points, colors):
     sample, coords, anchors = map_coordinates(X, clusters, max_points)
     if coords is None:
         return None
-    return DocumentMap(coords=coords, clusters=clusters[sample], anchors=anchors, colors=colors,
-                       n_shown=len(sample), n_documents=len(clusters))
+    return DocumentMap(coords=coords, clusters=clusters[sample], anchors=anchors,
+                       colors=colors, n_shown=len(sample), n_documents=len(clusters))
 
 
 def map_coordinates(X, clusters, max_points, seed=0, sharpness=4.0):
@@ -460,7 +491,7 @@ def _curves(run, n_clusters):
     return curves
 
 
-def _contingency(clusters, labels, colors, outlier_name):
+def _label_table(clusters, labels, colors, scores, n_outliers, outlier_name):
     label_values = sorted(set(labels))
     lab = np.asarray(labels, dtype=object)
     rows = []
@@ -469,7 +500,8 @@ def _contingency(clusters, labels, colors, outlier_name):
         rows.append((outlier_name if c < 0 else str(c), colors.get(c, "#999"), counts,
                      sum(counts)))
     totals = [sum(row[2][j] for row in rows) for j in range(len(label_values))]
-    return Contingency(labels=label_values, rows=rows, totals=totals)
+    return LabelTable(scores=scores, n_outliers=n_outliers, labels=label_values, rows=rows,
+                      totals=totals)
 
 
 def _ensemble_runs(partitions, clusters):
@@ -482,21 +514,19 @@ def _ensemble_runs(partitions, clusters):
     return [(s, nmi(P[:, j], clusters), len(np.unique(P[:, j]))) for j, s in enumerate(seeds)]
 
 
-def _set_details(page, run):
-    """The run's record, parameters, timings and other fields, and the footer."""
-    for key in ("method", "estimator", "source", "corpus", "objective", "n_iter",
-                "effective_lambda", "graph_lambda", "n_leaves", "n_outliers",
-                "n_factorizations"):
-        if run.get(key) is not None:
-            page.record.append((key, fmt(run[key])))
+def _run_details(run):
+    """The run's record, parameters, timings and other fields."""
+    record = [(key, fmt(run[key])) for key in (
+        "method", "estimator", "source", "corpus", "objective", "n_iter", "effective_lambda",
+        "graph_lambda", "n_leaves", "n_outliers", "n_factorizations") if run.get(key) is not None]
     for group in ("data", "context"):
-        page.record += [(f"{group}.{k}", str(v)) for k, v in (run.get(group) or {}).items()]
-    page.parameters = [(k, v if isinstance(v, str) else json.dumps(v))
-                       for k, v in (run.get("parameters") or {}).items()]
-    page.timings = [(k, v) for k, v in (run.get("timings_seconds") or {}).items()
-                    if isinstance(v, (int, float))]
-    page.extra = [(k, json.dumps(v, indent=1, default=str)) for k, v in run.items()
-                  if k in ("cli_arguments", "consensus", "refine", "semantics", "k_selection")
-                  and v is not None]
-    page.versions = " · ".join(f"{k} {v}" for k, v in (run.get("versions") or {}).items())
-    page.written = time.strftime("%Y-%m-%d %H:%M")
+        record += [(f"{group}.{k}", str(v)) for k, v in (run.get(group) or {}).items()]
+    return RunDetails(
+        record=record,
+        parameters=[(k, v if isinstance(v, str) else json.dumps(v))
+                    for k, v in (run.get("parameters") or {}).items()],
+        timings=[(k, v) for k, v in (run.get("timings_seconds") or {}).items()
+                 if isinstance(v, (int, float))],
+        extra=[(k, json.dumps(v, indent=1, default=str)) for k, v in run.items()
+               if k in ("cli_arguments", "consensus", "refine", "semantics", "k_selection")
+               and v is not None])
