@@ -507,6 +507,30 @@ def test_markup_in_the_files_is_escaped_once(flat_run, tmp_path):
         "section", id="selection").text()
 
 
+def test_the_page_model_of_a_run_without_texts(flat_run):
+    """The middle stage alone: without a corpus, the page model has the files' clusters,
+    words and labels, and no map, coherence or document texts."""
+    from semnmf.report._page import build_page
+
+    record = read_run(flat_run)
+    page = build_page(record, None, "the corpus was not read", n_documents=2, n_words=4)
+    assert [c.id for c in page.clusters] == [0, 1, 2]
+    assert sum(c.size for c in page.clusters) == len(record.ids) == 45
+    assert [c.words for c in page.clusters] == [[t for t, _ in record.topics[c]][:4]
+                                                for c in range(3)]
+    assert page.map is None and not page.quality.has_npmi
+    assert page.quality.mean_npmi is None and page.clusters[0].npmi is None
+    # the strength column still ranks documents; their texts are unknown
+    assert page.representatives_by == record.strength_name
+    assert all(len(c.documents) == 2 and all(d.excerpt is None for d in c.documents)
+               for c in page.clusters)
+    assert page.labels.totals == [15, 15, 15]
+    assert page.labels.scores["nmi"] == pytest.approx(record.run["scores"]["nmi"])
+    assert [a for a, _ in page.sections] == ["summary", "clusters", "details", "labels",
+                                             "quality", "run"]
+    assert page.summary.note == "the corpus was not read"
+
+
 def test_templates_ship_with_the_package():
     """Every template is package data in pyproject.toml (a non-editable install has it)."""
     import fnmatch

@@ -389,14 +389,14 @@ def _representatives(X, members, strength, strength_name, n):
 
 
 def _document_map(X, clusters, max_points, colors):
-    sample, coords, anchors = map_coordinates(X, clusters, max_points)
+    sample, coords, anchors = _map_coordinates(X, clusters, max_points)
     if coords is None:
         return None
     return DocumentMap(coords=coords, clusters=clusters[sample], anchors=anchors,
                        colors=colors, n_shown=len(sample), n_documents=len(clusters))
 
 
-def map_coordinates(X, clusters, max_points, seed=0, sharpness=4.0):
+def _map_coordinates(X, clusters, max_points, seed=0, sharpness=4.0):
     """2-D positions of (a sample of) the documents by cluster membership.
 
     Each cluster gets an anchor on the unit circle, similar clusters side by side (their
