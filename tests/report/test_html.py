@@ -101,6 +101,70 @@ def _topics(run_dir):
     return {c: [r["term"] for r in rows if int(r["cluster"]) == c][:10] for c in range(3)}
 
 
+class _Node:
+    """An element of a parsed page: tag, attributes, children (nodes and texts)."""
+
+    def __init__(self, tag, attrs):
+        self.tag, self.attrs, self.children = tag, dict(attrs), []
+
+    def text(self):
+        """The text inside, whitespace collapsed as a browser shows it."""
+        parts = [c if isinstance(c, str) else c.text() for c in self.children]
+        return " ".join("".join(parts).split())
+
+    def find_all(self, tag=None, cls=None, **attrs):
+        found = []
+        for child in self.children:
+            if isinstance(child, str):
+                continue
+            if ((tag is None or child.tag == tag)
+                    and (cls is None or cls in child.attrs.get("class", "").split())
+                    and all(child.attrs.get(k) == v for k, v in attrs.items())):
+                found.append(child)
+            found += child.find_all(tag, cls, **attrs)
+        return found
+
+    def find(self, tag=None, cls=None, **attrs):
+        found = self.find_all(tag, cls, **attrs)
+        assert found, f"no {tag or ''}.{cls or ''} {attrs} in the page"
+        return found[0]
+
+
+class _Tree(HTMLParser):
+    VOID = {"meta", "br", "img", "link", "input", "hr"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack = [_Node("document", {})]
+
+    def handle_starttag(self, tag, attrs):
+        node = _Node(tag, attrs)
+        self.stack[-1].children.append(node)
+        if tag not in self.VOID:
+            self.stack.append(node)
+
+    def handle_startendtag(self, tag, attrs):
+        self.stack[-1].children.append(_Node(tag, attrs))
+
+    def handle_endtag(self, tag):
+        while len(self.stack) > 1 and self.stack.pop().tag != tag:
+            pass
+
+    def handle_data(self, data):
+        self.stack[-1].children.append(data)
+
+
+def _dom(page):
+    parser = _Tree()
+    parser.feed(page)
+    return parser.stack[0]
+
+
+def _rows(table):
+    return [[cell.text() for cell in tr.children if not isinstance(cell, str)]
+            for tr in table.find_all("tr")]
+
+
 def test_flat_report(flat_run):
     path = os.path.join(flat_run, "report.html")
     assert os.path.isfile(path)
@@ -230,24 +294,39 @@ def test_a_relative_source_is_found_from_another_folder(source, tmp_path, monkey
     assert "texts not available" not in page
 
 
-def test_membership_column_orders_representatives(flat_run, tmp_path):
-    """With a ``membership`` column (saved-model runs), the most representative
-    documents are those of the highest membership."""
-    run_dir = tmp_path / "members"
+def _with_strength(flat_run, run_dir, columns):
+    """A copy of ``flat_run`` whose assignments.csv has the ``columns`` (each a strength
+    column name) in place of its own, the last member of each cluster the strongest in
+    the first of them. Returns {cluster: that document's id}."""
     shutil.copytree(flat_run, run_dir)
     with open(run_dir / "assignments.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     chosen = {}
     for i, row in enumerate(rows):
-        row["membership"] = f"{0.1 + 0.01 * (i % 7):.3f}"
-    for c in range(3):  # the last member of each cluster gets the top membership
+        row.pop("membership", None)
+        for j, name in enumerate(columns):  # the columns disagree: their orders differ
+            row[name] = f"{0.1 + 0.01 * ((i + 3 * j) % 7):.3f}"
+    for c in range(3):  # the last member of each cluster gets the top strength
         last = max(i for i, r in enumerate(rows) if int(r["cluster"]) == c)
-        rows[last]["membership"] = "0.999"
+        rows[last][columns[0]] = "0.999"
         chosen[c] = rows[last]["doc"]
     write_csv(run_dir / "assignments.csv", [list(r.values()) for r in rows], list(rows[0]))
-    assert read_run(run_dir)["membership"] is not None
+    return chosen
+
+
+@pytest.mark.parametrize("columns", [("membership",), ("strength",),
+                                     ("strength", "membership")])
+def test_strength_column_orders_representatives(flat_run, tmp_path, columns):
+    """With a ``strength`` column (``membership`` in older run folders), the most
+    representative documents are those of the highest strength; with both, ``strength``
+    is the one read."""
+    run_dir = tmp_path / "strength"
+    chosen = _with_strength(flat_run, run_dir, columns)
+    record = read_run(run_dir)
+    assert record.strength_name == columns[0]
+    assert record.strength.max() == 0.999
     page = _read(write_report(run_dir, n_documents=1))
-    assert "highest membership" in page
+    assert f"highest {columns[0]}" in page
     for c, doc in chosen.items():
         section = page.split(f'id="cluster-{c}"', 1)[1].split('class="cluster"', 1)[0]
         assert f"{html.escape(doc)} · " in section and "0.999" in section
@@ -333,3 +412,136 @@ def test_report_renders_in_a_headless_browser(flat_run, tree_run, tmp_path):
     with open(shot, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 10_000  # something was drawn
+
+
+def test_the_page_shows_what_the_run_holds(flat_run, source):
+    """Every number, word and document of the page is the run's: the header, each
+    cluster's size, top words and weights, its representative documents (members of
+    the cluster, best first, their texts), the cluster x label table, the topic quality
+    and the timings."""
+    from semnmf import load_dataset
+
+    run = read_json(os.path.join(flat_run, "run.json"))
+    with open(os.path.join(flat_run, "assignments.csv"), newline="", encoding="utf-8") as f:
+        docs = {r["doc"]: r for r in csv.DictReader(f)}
+    with open(os.path.join(flat_run, "topics.csv"), newline="", encoding="utf-8") as f:
+        topics = list(csv.DictReader(f))
+    texts = dict(zip(map(str, load_dataset(source).ids), load_dataset(source).texts))
+    dom = _dom(_read(os.path.join(flat_run, "report.html")))
+
+    cards = {c.find(cls="k").text(): c.find(cls="v").text() for c in dom.find_all(cls="card")}
+    assert cards["documents"] == str(len(docs)) and cards["clusters"] == "3"
+    for key in ("nmi", "ari", "accuracy"):
+        assert cards[key.upper() if key != "accuracy" else key] == f"{run['scores'][key]:.4f}"
+    assert cards["NPMI (top 10)"] == f"{run['topic_quality']['npmi']:.4f}"
+
+    for c in range(3):
+        card = dom.find("div", id=f"cluster-{c}")
+        members = [d for d, r in docs.items() if int(r["cluster"]) == c]
+        assert card.find(cls="meta").text().startswith(f"{len(members)} documents")
+        top = [r for r in topics if int(r["cluster"]) == c][:10]
+        assert [b.text() for b in card.find_all(cls="bar-label")] == [r["term"] for r in top]
+        assert [b.text() for b in card.find_all(cls="bar-value")] == \
+            [f"{float(r['weight']):.3f}" for r in top]
+        shown = card.find_all(cls="doc")
+        assert len(shown) == 3
+        scores = []
+        for doc in shown:
+            doc_id, label, score = doc.find(cls="id").text().split(" · ")
+            assert doc_id in members and label == docs[doc_id]["label"]
+            assert score == f"{float(docs[doc_id]['membership']):.3f}"
+            scores.append(float(score))
+            assert doc.children[-1].text() == " ".join(texts[doc_id].split())[:320]
+        assert scores == sorted(scores, reverse=True)
+
+    table = _rows(dom.find("table", cls="contingency"))
+    labels = table[0][1:-1]
+    for row in table[1:-1]:
+        c = int(row[0])
+        counts = [sum(1 for r in docs.values() if int(r["cluster"]) == c and r["label"] == v)
+                  for v in labels]
+        assert row[1:] == [str(n) if n else "" for n in counts] + [str(sum(counts))]
+    assert table[-1][-1] == str(len(docs))
+
+    quality = _rows(dom.find("section", id="quality").find("table"))[1:]
+    assert [row[1] for row in quality] == \
+        [f"{v:.3f}" for v in run["topic_quality"]["npmi_per_topic"]]
+    timings = _rows(dom.find("section", id="run").find_all("table")[2])[1:]
+    assert timings == [[k, f"{v:.3f}"] for k, v in run["timings_seconds"].items()]
+
+
+def test_markup_in_the_files_is_escaped_once(flat_run, tmp_path):
+    """Words, labels, ids and run.json values are text, escaped once by the templates;
+    only the pictures' SVG is markup."""
+    hostile = "<i>a&amp;b\"c'</i>"
+    run_dir = tmp_path / "hostile"
+    shutil.copytree(flat_run, run_dir)
+    with open(run_dir / "assignments.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        row["doc"] += hostile
+        row["label"] = hostile
+    write_csv(run_dir / "assignments.csv", [list(r.values()) for r in rows], list(rows[0]))
+    with open(run_dir / "topics.csv", newline="", encoding="utf-8") as f:
+        topics = list(csv.reader(f))
+    topics[1][2] = hostile
+    write_csv(run_dir / "topics.csv", topics[1:], topics[0])
+    run = read_json(run_dir / "run.json")
+    run["parameters"]["note"] = run["corpus"] = hostile
+    run["k_selection"] = {"candidates": [2, 3, 4], "criterion": [0.2, 0.5, 0.4],
+                          "name": hostile}
+    (run_dir / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    page = _read(write_report(run_dir, load_texts=False))
+    assert "<i>" not in page and "&amp;amp;amp;" not in page
+    dom = _dom(page)
+    assert dom.find("title").text() == f"Clusters of {hostile} — nmf"
+    assert dom.find("div", id="cluster-0").find(cls="bar-label").text() == hostile
+    assert dom.find_all(cls="doc")  # the strengths pick them, without texts
+    for doc in dom.find_all(cls="doc"):
+        doc_id, label, _ = doc.find(cls="id").text().split(" · ")
+        assert doc_id.endswith(hostile) and label == hostile
+    assert [row[1] for row in _rows(dom.find("section", id="run").find_all("table")[1])
+            if row[0] == "note"] == [hostile]
+    assert dom.find("section", id="selection").find("svg") is not None  # markup, not text
+    assert f"-k auto: {hostile} by number of clusters" in dom.find(
+        "section", id="selection").text()
+
+
+def test_the_page_model_of_a_run_without_texts(flat_run):
+    """The middle stage alone: without a corpus, the page model has the files' clusters,
+    words and labels, and no map, coherence or document texts."""
+    from semnmf.report._page import build_page
+
+    record = read_run(flat_run)
+    page = build_page(record, None, "the corpus was not read", n_documents=2, n_words=4)
+    assert [c.id for c in page.clusters] == [0, 1, 2]
+    assert sum(c.size for c in page.clusters) == len(record.ids) == 45
+    assert [c.words for c in page.clusters] == [[t for t, _ in record.topics[c]][:4]
+                                                for c in range(3)]
+    assert page.map is None and not page.quality.has_npmi
+    assert page.quality.mean_npmi is None and page.clusters[0].npmi is None
+    # the strength column still ranks documents; their texts are unknown
+    assert page.representatives_by == record.strength_name
+    assert all(len(c.documents) == 2 and all(d.excerpt is None for d in c.documents)
+               for c in page.clusters)
+    assert page.labels.totals == [15, 15, 15]
+    assert page.labels.scores["nmi"] == pytest.approx(record.run["scores"]["nmi"])
+    assert [a for a, _ in page.sections] == ["summary", "clusters", "details", "labels",
+                                             "quality", "run"]
+    assert page.summary.note == "the corpus was not read"
+
+
+def test_templates_ship_with_the_package():
+    """Every template is package data in pyproject.toml (a non-editable install has it)."""
+    import fnmatch
+    import tomllib
+    from pathlib import Path
+
+    import semnmf.report
+
+    folder = Path(semnmf.report.__file__).parent
+    with open(folder.parents[2] / "pyproject.toml", "rb") as f:
+        patterns = tomllib.load(f)["tool"]["setuptools"]["package-data"]["semnmf.report"]
+    files = sorted(p.relative_to(folder).as_posix() for p in (folder / "templates").iterdir())
+    assert "templates/page.html" in files
+    assert [f for f in files if not any(fnmatch.fnmatch(f, p) for p in patterns)] == []

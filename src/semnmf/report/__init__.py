@@ -1,6 +1,8 @@
 """Pictures and files of results (matplotlib, no pyplot global state): topic-tree pictures
-(:mod:`.tree`) and the result folders of ``semnmf cluster`` / ``semnmf tree``
-(:mod:`.results`)."""
+(:mod:`.tree`), the result folders of ``semnmf cluster`` / ``semnmf tree``
+(:mod:`.results`) and the HTML report of a run folder (:mod:`.html`: reading the folder,
+:mod:`._reading`; what the page shows, :mod:`._page`; the Jinja2 templates, :mod:`._render`
+and ``templates/``)."""
 
 from .results import (run_record, write_assignments, write_partitions, write_results,
                       write_topics, write_tree_results)

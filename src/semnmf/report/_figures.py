@@ -1,0 +1,80 @@
+"""The report's pictures as inline SVG (matplotlib, no pyplot global state): the map of
+the documents and the selection curves. Each function returns the ``<svg>`` element as
+text, which matplotlib has escaped; the renderer marks it safe."""
+
+import io
+
+import numpy as np
+
+from ._page import OUTLIER_COLOR
+
+__all__ = ["map_svg", "curve_svg"]
+
+
+def _svg(fig, salt):
+    """A matplotlib figure as an inline <svg> element (text kept as text; unique ids)."""
+    import matplotlib
+
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
+        fig.savefig(buffer, format="svg", bbox_inches="tight",
+                    metadata={"Creator": None, "Date": None, "Format": None, "Type": None})
+    svg = buffer.getvalue()
+    svg = svg[svg.find("<svg"):]  # no XML declaration or DTD inside HTML
+    # inline SVG in HTML needs no namespace declarations: the page names no URL at all
+    for declaration in (' xmlns:xlink="http://www.w3.org/1999/xlink"',
+                        ' xmlns="http://www.w3.org/2000/svg"'):
+        svg = svg.replace(declaration, "", 1)
+    return svg
+
+
+def _figure(width, height):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height))
+    fig.set_layout_engine("constrained")
+    return fig
+
+
+def map_svg(document_map):
+    """The map of the documents (:class:`._page.DocumentMap`), points coloured by cluster
+    and rasterized, anchors labelled."""
+    coords, colors = document_map.coords, document_map.colors
+    fig = _figure(6.6, 6.6)
+    ax = fig.add_subplot()
+    theta = np.linspace(0, 2 * np.pi, 200)
+    ax.plot(np.cos(theta), np.sin(theta), color="#e3e6eb", linewidth=1, zorder=0)
+    cols = [colors.get(int(c), OUTLIER_COLOR) for c in document_map.clusters]
+    ax.scatter(coords[:, 0], coords[:, 1], c=cols, s=5 if len(coords) > 2000 else 10,
+               alpha=0.6, linewidths=0, rasterized=True)
+    for c, (x, y) in document_map.anchors.items():
+        ax.annotate(str(c), (1.13 * x, 1.13 * y), ha="center", va="center", fontsize=10,
+                    fontweight="bold", color="#222",
+                    bbox={"boxstyle": "round,pad=0.25", "fc": "white",
+                          "ec": colors.get(int(c), "#888"), "lw": 1.5})
+    ax.set_xlim(-1.25, 1.25)
+    ax.set_ylim(-1.25, 1.25)
+    ax.set_aspect("equal")
+    ax.set_axis_off()
+    return _svg(fig, "map")
+
+
+def curve_svg(curve):
+    """A selection curve (:class:`._page.Curve`), the chosen value circled."""
+    x, y, xlabel, chosen = curve.x, curve.y, curve.xlabel, curve.chosen
+    fig = _figure(5.6, 2.8)
+    ax = fig.add_subplot()
+    ax.plot(x, y, "o-", color="#3465a4", markersize=4)
+    if chosen is not None and chosen in list(x):
+        i = list(x).index(chosen)
+        ax.plot([x[i]], [y[i]], "o", color="#cc0000", markersize=9, fillstyle="none",
+                markeredgewidth=2)
+        ax.annotate(f"{xlabel.split()[0]} = {chosen}", (x[i], y[i]), textcoords="offset points",
+                    xytext=(6, 8), fontsize=9, color="#cc0000")
+    ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_ylabel(curve.ylabel, fontsize=9)
+    ax.grid(alpha=0.3)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.tick_params(labelsize=9)
+    return _svg(fig, curve.salt)

@@ -1,0 +1,532 @@
+"""The report's second stage: what the page shows, computed from a :class:`RunRecord` and
+the run's corpus into a :class:`Page` of plain dataclasses (numbers, words, documents,
+map coordinates, curves, tables); no HTML here, the templates (:mod:`._render`) lay it
+out.
+
+The texts, the TF-IDF rows (map, representative documents) and the NPMI coherence come
+from the corpus when there is one; everything else from the run's files.
+"""
+
+import colorsys
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..metrics import clustering_scores, npmi_coherence, topic_diversity
+
+__all__ = ["Page", "build_page"]
+
+TAB20 = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+         "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896",
+         "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"]
+OUTLIER_COLOR = "#b0b0b0"
+
+
+# -- the page model ----------------------------------------------------------------------
+
+@dataclass
+class Document:
+    """A representative document: its id, label, score and excerpt (None: no texts)."""
+    id: str
+    label: str | None
+    score: float
+    excerpt: str | None
+
+
+@dataclass
+class Cluster:
+    """A cluster (or a tree's leaf): its size, top words, label make-up and documents."""
+    id: int
+    color: str
+    size: int
+    share: float  # of all documents
+    terms: list  # [(term, weight), ...] the top n_words
+    npmi: float | None = None
+    main_labels: str | None = None  # the two most frequent labels with their shares
+    label_mix: str | None = None  # the three most frequent
+    documents: list = field(default_factory=list)
+
+    @property
+    def words(self):
+        return [t for t, _ in self.terms]
+
+    @property
+    def bars(self):
+        """(term, weight, bar width in % of the largest weight) for the word bars."""
+        top = max((w for _, w in self.terms if np.isfinite(w)), default=0.0) or 1.0
+        return [(t, w, 100.0 * max(w, 0.0) / top if np.isfinite(w) else 0.0)
+                for t, w in self.terms]
+
+
+@dataclass
+class DocumentMap:
+    """The map: 2-D positions of (a sample of) the documents, and the cluster anchors."""
+    coords: np.ndarray
+    clusters: np.ndarray  # of the documents drawn
+    anchors: dict  # {cluster: (x, y)}
+    colors: dict  # {cluster: colour}, -1 included
+    n_shown: int
+    n_documents: int
+
+
+@dataclass
+class Curve:
+    """A selection curve: y by x, the chosen x marked."""
+    title: str
+    x: list
+    y: list
+    xlabel: str
+    ylabel: str
+    chosen: object = None
+    salt: str = "curve"
+
+
+@dataclass
+class TreeNode:
+    """A node of the topic tree, with its children."""
+    id: int
+    label: int | None
+    leaf: bool
+    n_documents: object  # int, or "?" when tree.json does not say
+    n_leaves: int
+    n_outliers: int
+    depth: int
+    words: list
+    color: str = "#999"
+    children: list = field(default_factory=list)
+
+
+@dataclass
+class Tree:
+    """The topic tree section: the root node (None: tree.json has none)."""
+    root: TreeNode | None
+    open_depth: int  # nodes above this depth are shown unfolded
+
+
+@dataclass
+class Summary:
+    """The header: numbers as cards, and the line naming the run."""
+    cards: list  # [(key, value text), ...]
+    estimator: str
+    corpus: str
+    created: str | None = None
+    consensus: str | None = None  # as text
+    note: str | None = None  # why the page has no texts
+
+
+@dataclass
+class LabelTable:
+    """The clusters against the true labels: the scores and the contingency table."""
+    scores: dict | None  # nmi, ari, accuracy
+    n_outliers: int
+    labels: list
+    rows: list  # [(cluster name, colour, [count per label, ...], total), ...]
+    totals: list
+
+    @property
+    def vertical(self):
+        """Many labels: their names turned upright, to keep a readable width."""
+        return len(self.labels) > 8
+
+
+@dataclass
+class Quality:
+    """Topic quality: the mean NPMI (each cluster's is :attr:`Cluster.npmi`) and the
+    topic diversity of the files' topics; ``recorded``: run.json's ``topic_quality``."""
+    has_npmi: bool
+    mean_npmi: float | None
+    diversity: float | None
+    diversity_n: int
+    recorded: dict
+
+
+@dataclass
+class RunDetails:
+    """The run's record: fields, parameters, timings, and other fields as JSON."""
+    record: list  # [(field, value text), ...]
+    parameters: list  # [(name, value text), ...]
+    timings: list  # [(step, seconds), ...]
+    extra: list  # [(key, JSON text), ...]
+
+
+@dataclass
+class Page:
+    """Everything the report shows, section by section."""
+    title: str
+    run_dir: str
+    is_tree: bool
+    n_words: int
+    summary: Summary
+    clusters: list  # of Cluster, with their representative documents
+    representatives_by: str | None  # what ranks the representative documents
+    has_labels: bool
+    quality: Quality
+    details: RunDetails
+    map: DocumentMap | None = None
+    tree: Tree | None = None
+    curves: list = field(default_factory=list)
+    labels: LabelTable | None = None
+    runs: list | None = None  # [(name, NMI with the final partition, clusters), ...]
+    versions: str = ""
+    written: str = ""
+
+    @property
+    def sections(self):
+        """(anchor, title) of the page's sections, in order: the navigation."""
+        shown = [("summary", "Summary", True), ("clusters", "Clusters", True),
+                 ("map", "Map", self.map is not None), ("details", "Details", True),
+                 ("tree", "Tree", self.tree is not None),
+                 ("selection", "Selection", bool(self.curves)),
+                 ("labels", "Labels", self.labels is not None),
+                 ("quality", "Topic quality", True), ("runs", "Runs", self.runs is not None),
+                 ("run", "Run", True)]
+        return [(anchor, title) for anchor, title, show in shown if show]
+
+
+# -- computing it --------------------------------------------------------------------------
+
+def build_page(record, corpus=None, note=None, *, n_documents=3, n_words=10,
+               excerpt_chars=320, max_points=5000):
+    """The :class:`Page` of a run: ``record`` (:func:`._reading.read_run`), the run's
+    ``corpus`` (None: no texts, map or coherence; ``note`` says why)."""
+    run, clusters, topics = record.run, record.clusters, record.topics or {}
+    labels = record.labels
+    if labels is None and corpus is not None and corpus.labels is not None:
+        labels = [str(v) for v in corpus.labels]
+    X = corpus.vectorize("tfidf") if corpus is not None else None
+    cluster_ids = sorted(set(c for c in clusters.tolist() if c >= 0) | set(topics))
+    colors = _colors(cluster_ids)
+    npmi = _npmi(corpus, topics, cluster_ids, n_words)
+    views = [_cluster(c, colors[c], record, labels, topics, npmi, n_words) for c in cluster_ids]
+    texts = corpus.texts if corpus is not None else None
+    representatives_by = _add_documents(views, record, X, texts, labels, n_documents,
+                                        excerpt_chars)
+    scores = None
+    if labels is not None and len(set(labels)) > 0:
+        scores = clustering_scores(np.asarray(labels, dtype=object).astype(str), clusters)
+    n_outliers = int(np.sum(clusters < 0))
+    quality = _quality(npmi, topics, cluster_ids, run.get("topic_quality") or {})
+    method = run.get("method", "?")
+    corpus_name = run.get("corpus") or run.get("source") or os.path.basename(record.run_dir)
+    page = Page(
+        title=f"{'Topic tree' if record.is_tree else 'Clusters'} of {corpus_name} — {method}",
+        run_dir=record.run_dir, is_tree=record.is_tree, n_words=n_words,
+        summary=Summary(
+            cards=_cards(record, len(cluster_ids), n_outliers, scores, quality, n_words),
+            estimator=run.get("estimator", method), corpus=corpus_name,
+            created=run.get("created"), consensus=_consensus(run.get("consensus")),
+            note=note),
+        clusters=views, representatives_by=representatives_by,
+        has_labels=labels is not None, quality=quality, details=_run_details(run),
+        curves=_curves(run, len(cluster_ids)), runs=_ensemble_runs(record.partitions, clusters),
+        versions=" · ".join(f"{k} {v}" for k, v in (run.get("versions") or {}).items()),
+        written=time.strftime("%Y-%m-%d %H:%M"))
+    if X is not None and len(cluster_ids) >= 2:
+        page.map = _document_map(X, clusters, max_points, colors)
+    if record.is_tree:
+        page.tree = Tree(root=_tree(record.tree, colors, 8),
+                         open_depth=99 if len(cluster_ids) <= 30 else 4)
+    if labels is not None:
+        page.labels = _label_table(clusters, labels, colors, scores, n_outliers,
+                                   "outliers" if record.is_tree else "none")
+    return page
+
+
+def _colors(cluster_ids):
+    """A colour per cluster id: tab20 up to 20 clusters, then evenly spaced hues."""
+    ids = [c for c in cluster_ids if c >= 0]
+    colors = {}
+    for i, c in enumerate(ids):
+        if len(ids) <= len(TAB20):
+            colors[c] = TAB20[i]
+        else:
+            r, g, b = colorsys.hls_to_rgb((i * 0.618034) % 1.0, 0.5, 0.65)
+            colors[c] = f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
+    colors[-1] = OUTLIER_COLOR
+    return colors
+
+
+def _consensus(value):
+    if not value:
+        return None
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _npmi(corpus, topics, cluster_ids, n_words):
+    """{cluster: NPMI of its top words} from the corpus' document co-occurrences."""
+    if corpus is None or not topics:
+        return {}
+    order = [c for c in cluster_ids if topics.get(c)]
+    values = npmi_coherence([[t for t, w in topics[c][:n_words] if w > 0] for c in order],
+                            corpus.counts(), n_terms=max(n_words, 2),
+                            vocabulary=[str(t) for t in corpus.vocabulary], average=False)
+    return dict(zip(order, values.tolist()))
+
+
+def _quality(npmi, topics, cluster_ids, recorded):
+    """The mean NPMI and the topic diversity (Dieng et al. 2020) of the listed topics."""
+    listed = [[t for t, w in topics[c] if w > 0] for c in cluster_ids if topics.get(c)]
+    diversity_n = min(25, max((len(v) for v in listed), default=0))
+    diversity = (topic_diversity([v[:diversity_n] for v in listed], diversity_n)
+                 if diversity_n else None)
+    finite = [v for v in npmi.values() if np.isfinite(v)]
+    return Quality(has_npmi=bool(npmi), mean_npmi=float(np.mean(finite)) if finite else None,
+                   diversity=diversity, diversity_n=diversity_n, recorded=recorded)
+
+
+def _label_mix(labels, members, top):
+    values, counts = np.unique(np.asarray(labels, dtype=object)[members].astype(str),
+                               return_counts=True)
+    order = np.argsort(-counts, kind="stable")[:top]
+    total = counts.sum()
+    return ", ".join(f"{values[i]} {counts[i] / total:.0%}" for i in order)
+
+
+def _cluster(c, color, record, labels, topics, npmi, n_words):
+    members = np.flatnonzero(record.clusters == c)
+    cluster = Cluster(id=c, color=color, size=int(members.size),
+                      share=members.size / max(len(record.ids), 1),
+                      terms=list(topics.get(c, [])[:n_words]), npmi=npmi.get(c))
+    if labels is not None and members.size:
+        cluster.main_labels = _label_mix(labels, members, 2)
+        cluster.label_mix = _label_mix(labels, members, 3)
+    return cluster
+
+
+def _cards(record, n_clusters, n_outliers, scores, quality, n_words):
+    """The header numbers: (key, value text)."""
+    run = record.run
+    n_terms = (run.get("data") or {}).get("n_terms")
+    cards = [("documents", f"{len(record.ids):,}"),
+             ("terms", f"{n_terms:,}" if isinstance(n_terms, int) else "–"),
+             ("leaves" if record.is_tree else "clusters", str(n_clusters))]
+    if n_outliers:
+        cards.append(("outliers" if record.is_tree else "unassigned", str(n_outliers)))
+    if scores:
+        cards += [("NMI", fmt(scores["nmi"])), ("ARI", fmt(scores["ari"])),
+                  ("accuracy", fmt(scores["accuracy"]))]
+    recorded = quality.recorded
+    if quality.mean_npmi is not None or recorded.get("npmi") is not None:
+        cards.append((f"NPMI (top {n_words})", fmt(quality.mean_npmi if quality.mean_npmi
+                                                   is not None else recorded["npmi"])))
+    if recorded.get("diversity") is not None:
+        cards.append((f"diversity (top {recorded.get('diversity_top_n', '?')})",
+                      fmt(recorded["diversity"], 3)))
+    elif quality.diversity is not None:
+        cards.append((f"diversity (top {quality.diversity_n})", fmt(quality.diversity, 3)))
+    total_time = (run.get("timings_seconds") or {}).get("total")
+    if total_time is not None:
+        cards.append(("run time", f"{total_time:.1f} s"))
+    return cards
+
+
+def fmt(value, digits=4):
+    """A number as the page writes it: ``digits`` decimals for a float, "–" for none."""
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        if not np.isfinite(value):
+            return "–"
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _excerpt(text, n):
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[:n].rsplit(" ", 1)[0] + " …"
+
+
+def _add_documents(clusters, record, X, texts, labels, n_documents, excerpt_chars):
+    """Each cluster's representative documents (repeated texts shown once); returns what
+    ranks them (None: nothing does, no documents are shown)."""
+    representatives_by = None
+    for cluster in clusters:
+        members = np.flatnonzero(record.clusters == cluster.id)
+        if not members.size:
+            continue
+        # a few more candidates than shown: corpora repeat documents (BBC does)
+        picked, score, how = _representatives(X, members, record.strength,
+                                              record.strength_name, 3 * n_documents)
+        representatives_by = representatives_by or how
+        seen = set()
+        for i, s in zip(picked, score):
+            if texts is not None:
+                key = " ".join(str(texts[i]).split())[:excerpt_chars]
+                if key in seen:
+                    continue
+                seen.add(key)
+            if len(cluster.documents) == n_documents:
+                break
+            cluster.documents.append(Document(
+                id=record.ids[i], label=labels[i] if labels is not None else None,
+                score=float(s),
+                excerpt=_excerpt(texts[i], excerpt_chars) if texts is not None else None))
+    return representatives_by
+
+
+def _representatives(X, members, strength, strength_name, n):
+    """The n most representative members: by strength when known, else by cosine to the
+    members' mean row. Returns (indices, scores, how)."""
+    if strength is not None and np.isfinite(strength[members]).any():
+        score = np.nan_to_num(strength[members], nan=-np.inf)
+        how = strength_name
+    elif X is not None:
+        rows = X[members]
+        mean = np.asarray(rows.mean(axis=0)).ravel()
+        norms = np.sqrt(np.asarray(rows.multiply(rows).sum(axis=1)).ravel()) \
+            if sp.issparse(rows) else np.linalg.norm(rows, axis=1)
+        denom = np.maximum(norms * max(np.linalg.norm(mean), 1e-300), 1e-300)
+        score = np.asarray(rows @ mean).ravel() / denom
+        how = "cosine to the cluster's mean TF-IDF row"
+    else:
+        return np.array([], dtype=int), np.array([]), None
+    order = np.argsort(-score, kind="stable")[:n]
+    return members[order], score[order], how
+
+
+def _document_map(X, clusters, max_points, colors):
+    sample, coords, anchors = _map_coordinates(X, clusters, max_points)
+    if coords is None:
+        return None
+    return DocumentMap(coords=coords, clusters=clusters[sample], anchors=anchors,
+                       colors=colors, n_shown=len(sample), n_documents=len(clusters))
+
+
+def _map_coordinates(X, clusters, max_points, seed=0, sharpness=4.0):
+    """2-D positions of (a sample of) the documents by cluster membership.
+
+    Each cluster gets an anchor on the unit circle, similar clusters side by side (their
+    order is the angle of a classical MDS of the cluster means); each document sits at
+    the average of the anchors weighted by its cosine similarities to the cluster means,
+    raised to ``sharpness`` (a document of one clear cluster near its anchor, a mixed
+    one between its clusters), with a little jitter to show density. Returns (sample
+    indices, n x 2 array, {cluster: anchor}); no positions (None) for fewer than two
+    clusters."""
+    n = X.shape[0]
+    rng = np.random.default_rng(seed)
+    sample = np.sort(rng.choice(n, size=max_points, replace=False)) if n > max_points \
+        else np.arange(n)
+    ids = np.unique(clusters[clusters >= 0])
+    if ids.size < 2:
+        return sample, None, None
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    norms[norms == 0] = 1.0
+    Xn = sp.diags(1.0 / norms) @ X
+    index = {c: i for i, c in enumerate(ids)}
+    valid = clusters >= 0
+    indicator = sp.csr_matrix((np.ones(valid.sum()),
+                               ([index[c] for c in clusters[valid]], np.flatnonzero(valid))),
+                              shape=(ids.size, n))
+    means = np.asarray((indicator @ Xn).todense())
+    means /= np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-300)
+    # anchors: clusters around the circle in the angular order of a 2-D classical MDS
+    gram = means @ means.T
+    centred = gram - gram.mean(axis=0) - gram.mean(axis=1, keepdims=True) + gram.mean()
+    values, vectors = np.linalg.eigh(centred)
+    plane = vectors[:, -2:] * np.sqrt(np.maximum(values[-2:], 0))
+    order = np.argsort(np.arctan2(plane[:, 1], plane[:, 0]), kind="stable")
+    angles = np.empty(ids.size)
+    angles[order] = 2 * np.pi * np.arange(ids.size) / ids.size + np.pi / 2
+    anchors = np.column_stack([np.cos(angles), np.sin(angles)])
+    S = np.maximum(np.asarray(Xn[sample] @ means.T), 0.0) ** sharpness
+    total = S.sum(axis=1, keepdims=True)
+    W = np.where(total > 0, S / np.maximum(total, 1e-300), 0.0)
+    coords = W @ anchors
+    coords += rng.normal(scale=0.035, size=coords.shape)
+    return sample, coords, dict(zip(ids.tolist(), anchors))
+
+
+def _tree(tree, colors, n_words):
+    """The topic tree from tree.json as :class:`TreeNode` (None: no root node)."""
+    nodes = {n["id"]: n for n in tree.get("nodes", [])}
+    if 0 not in nodes:
+        return None
+
+    def build(node_id):
+        node = nodes[node_id]
+        leaf = bool(node.get("leaf") or not node.get("children"))
+        children = [] if leaf else [build(child) for child in node["children"]]
+        label = node.get("label")
+        return TreeNode(
+            id=node_id, label=label, leaf=leaf, n_documents=node.get("n_documents", "?"),
+            n_leaves=sum(c.n_leaves for c in children) if children else 1,
+            n_outliers=len(node.get("outliers") or []), depth=node.get("depth", 0),
+            words=[t["term"] for t in node.get("top_terms", [])[:n_words]],
+            color=colors.get(label, "#999") if label is not None else "#999",
+            children=children)
+
+    return build(0)
+
+
+def _curves(run, n_clusters):
+    """The -k auto selection curve and the NMI by number of leaves, when the run has them."""
+    curves = []
+    selection = run.get("k_selection")
+    # {"criterion": name, "scores": [...]} (semnmf cluster -k auto), or the older
+    # {"criterion": [...], "name": name}
+    values = None
+    if isinstance(selection, dict):
+        values = selection.get("criterion")
+        if not isinstance(values, (list, tuple)):
+            values = selection.get("scores")
+    if isinstance(selection, dict) and selection.get("candidates") and values:
+        name = (selection.get("name") or selection.get("criterion_name")
+                or (selection["criterion"] if isinstance(selection.get("criterion"), str)
+                    else None) or "criterion")
+        curves.append(Curve(
+            title=f"-k auto: {name} by number of clusters", x=list(selection["candidates"]),
+            y=[float("nan") if v is None else float(v) for v in values],
+            xlabel="k (number of clusters)", ylabel=str(name),
+            chosen=selection.get("chosen", selection.get("k", n_clusters)), salt="ksel"))
+    by_leaves = run.get("nmi_by_number_of_leaves")
+    if isinstance(by_leaves, dict) and by_leaves:
+        curves.append(Curve(
+            title="NMI by number of leaves", x=[int(k) for k in by_leaves],
+            y=[float("nan") if v is None else float(v) for v in by_leaves.values()],
+            xlabel="leaves", ylabel="NMI", salt="leaves"))
+    return curves
+
+
+def _label_table(clusters, labels, colors, scores, n_outliers, outlier_name):
+    label_values = sorted(set(labels))
+    lab = np.asarray(labels, dtype=object)
+    rows = []
+    for c in sorted(set(clusters.tolist())):
+        counts = [int(np.sum((clusters == c) & (lab == v))) for v in label_values]
+        rows.append((outlier_name if c < 0 else str(c), colors.get(c, "#999"), counts,
+                     sum(counts)))
+    totals = [sum(row[2][j] for row in rows) for j in range(len(label_values))]
+    return LabelTable(scores=scores, n_outliers=n_outliers, labels=label_values, rows=rows,
+                      totals=totals)
+
+
+def _ensemble_runs(partitions, clusters):
+    """(run, NMI with the final partition, number of clusters) per kept run."""
+    if partitions is None:
+        return None
+    from ..metrics import nmi
+
+    seeds, P = partitions
+    return [(s, nmi(P[:, j], clusters), len(np.unique(P[:, j]))) for j, s in enumerate(seeds)]
+
+
+def _run_details(run):
+    """The run's record, parameters, timings and other fields."""
+    record = [(key, fmt(run[key])) for key in (
+        "method", "estimator", "source", "corpus", "objective", "n_iter", "effective_lambda",
+        "graph_lambda", "n_leaves", "n_outliers", "n_factorizations") if run.get(key) is not None]
+    for group in ("data", "context"):
+        record += [(f"{group}.{k}", str(v)) for k, v in (run.get(group) or {}).items()]
+    return RunDetails(
+        record=record,
+        parameters=[(k, v if isinstance(v, str) else json.dumps(v))
+                    for k, v in (run.get("parameters") or {}).items()],
+        timings=[(k, v) for k, v in (run.get("timings_seconds") or {}).items()
+                 if isinstance(v, (int, float))],
+        extra=[(k, json.dumps(v, indent=1, default=str)) for k, v in run.items()
+               if k in ("cli_arguments", "consensus", "refine", "semantics", "k_selection")
+               and v is not None])

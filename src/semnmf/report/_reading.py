@@ -1,0 +1,231 @@
+"""The report's first stage: a run folder read into a typed :class:`RunRecord`, and the
+run's corpus found again (:func:`find_corpus`).
+
+Only reading and checking happen here; what the page shows is computed in :mod:`._page`.
+"""
+
+import csv
+import json
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["RunRecord", "read_run", "find_corpus"]
+
+# the per-document strength of its cluster in assignments.csv: "strength", or "membership"
+# as written before the column was renamed (both are read; "strength" first)
+STRENGTH_COLUMNS = ("strength", "membership")
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """The files of a run folder.
+
+    Attributes
+    ----------
+    run_dir : str
+        The folder.
+    run : dict
+        run.json as written (the page shows many of its fields as they are).
+    ids : list of str
+        The document ids (``doc`` column; the row numbers when there is none).
+    clusters : ndarray of int
+        Each document's cluster, -1 for none (outliers, empty documents).
+    labels : list of str or None
+        The ``label`` column (the true labels) when there is one.
+    strength : ndarray of float or None
+        The strength of each document's cluster (``strength`` column, or ``membership``
+        in older folders); NaN where a value is not a number.
+    strength_name : str or None
+        The name of the column ``strength`` was read from.
+    topics : dict
+        ``{cluster: [(term, weight), ...]}``, best first: the leaves' top terms of
+        tree.json, else topics.csv.
+    tree : dict or None
+        tree.json, for a topic tree.
+    partitions : tuple or None
+        ``(run names, n_documents x n_runs array)`` from partitions.csv (a cluster
+        ensemble).
+    """
+
+    run_dir: str
+    run: dict
+    ids: list
+    clusters: np.ndarray
+    labels: list | None = None
+    strength: np.ndarray | None = None
+    strength_name: str | None = None
+    topics: dict | None = None
+    tree: dict | None = None
+    partitions: tuple | None = None
+
+    @property
+    def is_tree(self):
+        return self.tree is not None
+
+    @property
+    def source(self):
+        return self.run.get("source")
+
+
+def _read_csv(path):
+    with open(path, encoding="utf-8", newline="") as f:
+        return list(csv.reader(f))
+
+
+def _float(value):
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc}): the file is damaged; run the "
+                         "command again.") from None
+
+
+def read_run(run_dir):
+    """The files of a run folder as a :class:`RunRecord` (run.json and assignments.csv at
+    least; topics.csv, tree.json and partitions.csv when present). A missing or damaged
+    file is a ``ValueError`` naming it."""
+    run_dir = os.fspath(run_dir)
+    run_path = os.path.join(run_dir, "run.json")
+    assignments_path = os.path.join(run_dir, "assignments.csv")
+    for path in (run_path, assignments_path):
+        if not os.path.isfile(path):
+            raise ValueError(f"{run_dir} is not a run folder: {os.path.basename(path)} is "
+                             "missing (write one with semnmf cluster or semnmf tree).")
+    run = _read_json(run_path)
+    assignments = _read_assignments(assignments_path, (run.get("data") or {}).get("n_documents"))
+    tree = None
+    tree_path = os.path.join(run_dir, "tree.json")
+    if os.path.isfile(tree_path):
+        tree = _read_json(tree_path)
+    topics = _tree_topics(tree) if tree is not None else {}
+    topics_path = os.path.join(run_dir, "topics.csv")
+    if not topics and os.path.isfile(topics_path):
+        topics = _read_topics(topics_path)
+    return RunRecord(run_dir=run_dir, run=run, topics=topics, tree=tree,
+                     partitions=_read_partitions(os.path.join(run_dir, "partitions.csv")),
+                     **assignments)
+
+
+def _read_assignments(path, expected=None):
+    """The columns of assignments.csv: ids, clusters, labels, strength (and its name)."""
+    rows = _read_csv(path)
+    if not rows or "cluster" not in rows[0]:
+        raise ValueError(f"{path} has no 'cluster' column.")
+    header, rows = rows[0], rows[1:]
+    col = {name: i for i, name in enumerate(header)}
+    clusters = []
+    for number, r in enumerate(rows, 2):
+        try:
+            if len(r) != len(header):
+                raise ValueError
+            clusters.append(int(r[col["cluster"]]))
+        except ValueError:
+            raise ValueError(f"{path}, line {number}: {len(r)} fields where the "
+                             f"header has {len(header)}, or a cluster that is not a whole "
+                             "number: the file is damaged; run the command again.") from None
+    if isinstance(expected, int) and expected != len(rows):
+        raise ValueError(f"{path} has {len(rows)} rows but run.json says the run "
+                         f"had {expected} documents: the file is damaged or from another "
+                         "run; run the command again.")
+    strength_name = next((name for name in STRENGTH_COLUMNS if name in col), None)
+    return {
+        "ids": [r[col["doc"]] if "doc" in col else str(i) for i, r in enumerate(rows)],
+        "clusters": np.array(clusters, dtype=np.int64),
+        "labels": [r[col["label"]] for r in rows] if "label" in col else None,
+        "strength": (np.array([_float(r[col[strength_name]]) for r in rows])
+                     if strength_name else None),
+        "strength_name": strength_name,
+    }
+
+
+def _tree_topics(tree):
+    """{leaf label: [(term, weight), ...]} from tree.json's leaves."""
+    return {int(node["label"]): [(t["term"], float(t["weight"]))
+                                 for t in node.get("top_terms", [])]
+            for node in tree.get("nodes", [])
+            if node.get("leaf") and node.get("label") is not None}
+
+
+def _read_topics(path):
+    """{cluster: [(term, weight), ...]} from topics.csv, in rank order."""
+    rows = _read_csv(path)
+    col = {name: i for i, name in enumerate(rows[0])}
+    ranked = {}
+    for r in rows[1:]:
+        c = int(r[col["cluster"]])
+        rank = int(r[col["rank"]]) if "rank" in col else len(ranked.get(c, []))
+        ranked.setdefault(c, []).append((rank, r[col["term"]], _float(r[col["weight"]])))
+    return {c: [(t, w) for _, t, w in sorted(v)] for c, v in ranked.items()}
+
+
+def _read_partitions(path):
+    """(run names, n_documents x n_runs array) from partitions.csv, or None."""
+    if not os.path.isfile(path):
+        return None
+    rows = _read_csv(path)
+    if len(rows) <= 1:
+        return None
+    return rows[0][1:], np.array([[int(v) for v in r[1:]] for r in rows[1:]])
+
+
+# -- the run's corpus ------------------------------------------------------------------------
+
+def find_corpus(record, corpus=None, load_texts=True):
+    """``(corpus, note)``: the run's corpus, or None and why the page has no texts.
+
+    ``corpus`` given: it is used when its ids are the run's. Otherwise, with
+    ``load_texts``, the corpus is re-read from run.json's source with the run's input
+    options."""
+    if corpus is not None:
+        corpus, note = _check_corpus(corpus, record.ids, "the corpus given")
+    elif load_texts:
+        corpus, note = _load_corpus(record.run, record.ids)
+    else:
+        return None, "the corpus was not read"
+    if corpus is not None and corpus.texts is None:
+        note = "the corpus has no raw texts (a count matrix only)"
+    return corpus, note
+
+
+def _load_corpus(run, ids):
+    """(corpus, note): the run's corpus re-read from run.json's source, or (None, why)."""
+    from ..datasets import load_dataset
+
+    source = run.get("source")
+    if not source:
+        return None, "run.json names no source"
+    if run.get("source_path") and os.path.exists(run["source_path"]):
+        source = run["source_path"]  # the run was made in another folder
+    args = run.get("cli_arguments") or {}
+    options = {}
+    if args.get("min_df") is not None:
+        options["min_df"] = args["min_df"]
+    if args.get("max_df") not in (None, 1.0):
+        options["max_df"] = args["max_df"]
+    if args.get("stem") is not None:
+        options["stem"] = None if args["stem"] == "none" else args["stem"]
+    try:
+        corpus = load_dataset(source, text_column=args.get("text_column"),
+                              label_column=args.get("label_column"),
+                              encoding=args.get("encoding") or "utf-8", **options)
+    except Exception as exc:  # any failure only means: no texts in the report
+        return None, f"the source {source!r} could not be read ({' '.join(str(exc).split())})"
+    return _check_corpus(corpus, ids, f"the source {source!r}")
+
+
+def _check_corpus(corpus, ids, what):
+    if len(corpus) != len(ids):
+        return None, f"{what} has {len(corpus)} documents, the run {len(ids)}"
+    if [str(i) for i in corpus.ids] != list(ids):
+        return None, f"the document ids of {what} differ from the run's"
+    return corpus, None
