@@ -500,7 +500,11 @@ class NMF(_Variants, _BaseNMF):
         Wᵀ: the term weights of each cluster.
     objective_history_ : ndarray
         Objective at the start and after each iteration of the kept run.
-    objective_, n_iter_, reconstruction_err_
+    objective_, n_iter_
+    reconstruction_err_ : float
+        The data term's error at the end of the fit: ‖X − ZWᵀ‖_F for the Frobenius loss;
+        for ``loss="kl"``, √(2·D(X‖ZWᵀ)), the same function of the term (½‖·‖² there,
+        D here) as scikit-learn's ``reconstruction_err_`` for a β-divergence.
 
     Examples
     --------

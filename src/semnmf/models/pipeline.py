@@ -26,6 +26,8 @@ from typing import Any, Callable, Protocol, runtime_checkable
 
 import numpy as np
 
+from .._utils.labels import argmax_labels
+
 
 @runtime_checkable
 class Problem(Protocol):
@@ -143,11 +145,8 @@ class Engine(Protocol):
     def __call__(self, problem: FitProblem, options: FitOptions) -> FitResult: ...
 
 
-def labels_from_memberships(Z, empty):
-    """argmax of each row of Z; documents without any term (``empty``) get -1."""
-    labels = np.argmax(Z, axis=1).astype(np.int64)
-    labels[empty] = -1
-    return labels
+# argmax of each row of Z, -1 for documents without any term: the one rule of _utils.labels
+labels_from_memberships = argmax_labels
 
 
 def normalize_columns(Z, W, Q=None):

@@ -57,7 +57,8 @@ class SemanticNMF(_Variants, _BaseNMF):
     lambda_ : float
         The effective (paper's) λ used in eq. (5).
     reconstruction_err_, context_err_ : float
-        ‖X − ZWᵀ‖_F and ‖M − WQᵀ‖_F at the end of the fit.
+        ‖X − ZWᵀ‖_F and ‖M − WQᵀ‖_F at the end of the fit (for ``loss="kl"``,
+        √(2·D(X‖ZWᵀ)) and √(2·D(M‖WQᵀ)), as in :class:`~semnmf.NMF`).
 
     Notes
     -----

@@ -54,12 +54,13 @@ import scipy.sparse as sp
 
 from .._utils.io import atomic_write, write_json
 from .._utils.version import __version__
-from ..models._solvers.mu import memberships_from_factors  # noqa: F401 (public here)
+from .._utils.labels import argmax_labels, strengths_from_factors
+from ..models._solvers.mu import memberships_from_factors  # noqa: F401 (the name of 0.1)
 from ..models._state import SAVABLE, check_savable, get_state, json_params, set_state
 from ..text.state import VectorizerState
 
 __all__ = ["SavedModel", "save_model", "load_model", "FORMAT", "FORMAT_VERSION",
-           "memberships_from_factors", "run_agreement"]
+           "strengths_from_factors", "memberships_from_factors", "run_agreement"]
 
 FORMAT = "semnmf-model"
 FORMAT_VERSION = "1.0"
@@ -259,18 +260,15 @@ class SavedModel:
                 "check the documents (language, text column) and that this is their model.")
         if self.kind == "consensus":
             S = _cosine_to(X, self.centers)
-            labels = np.argmax(S, axis=1).astype(np.int64)
-            labels[empty] = -1
-            return labels, memberships_from_factors(S, labels, cosine=True)
+            labels = argmax_labels(S, empty)
+            return labels, strengths_from_factors(S, labels, cosine=True)
         est = self.estimator
         name = type(est).__name__
         if name == "HierarchicalNMF":
             return est.predict_membership(X)
         factors = np.asarray(est.transform(X))
-        labels = np.argmax(factors, axis=1).astype(np.int64)
-        labels[empty] = -1
-        return labels, memberships_from_factors(factors, labels,
-                                                cosine=name == "SphericalKMeans")
+        labels = argmax_labels(factors, empty)
+        return labels, strengths_from_factors(factors, labels, cosine=name == "SphericalKMeans")
 
     # -- files ---------------------------------------------------------------------------
     def save(self, path):

@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
+from ..._utils.labels import argmax_labels, strengths_from_factors
 from ..._utils.parallel import RowBlocked
 from ..._utils.validation import empty_rows
 from . import mu as _mu
@@ -66,22 +67,13 @@ def _squares(Zb):
     return np.sum(Zb * Zb, axis=0)
 
 
-def _labels(Zb, Xb):
-    labels = np.argmax(Zb, axis=1).astype(np.int64)
-    labels[empty_rows(Xb)] = -1
-    return labels
-
-
 def _labels_and_strengths(Zb, Xb):
     """(labels, strength) of a block's documents: the argmax of each row of Z (-1 for a
     document without a term) and that entry's share of the row's sum
-    (:func:`~.mu.memberships_from_factors`); only these two vectors leave the worker."""
-    labels = _labels(Zb, Xb)
-    return labels, _mu.memberships_from_factors(Zb, labels)
-
-
-def _split(Zb, *_):
-    return Zb
+    (:func:`~semnmf._utils.labels.strengths_from_factors`); only these two vectors leave
+    the worker."""
+    labels = argmax_labels(Zb, empty_rows(Xb))
+    return labels, strengths_from_factors(Zb, labels)
 
 
 def _rows(Xb, index):
@@ -93,8 +85,7 @@ def _assign(Xb, centers):
     normalized rows per cluster."""
     Xn = normalize(Xb, norm="l2", axis=1)
     similarity = np.asarray(Xn @ centers.T)
-    labels = np.argmax(similarity, axis=1).astype(np.int64)
-    labels[np.diff(Xn.indptr) == 0] = -1
+    labels = argmax_labels(similarity, np.diff(Xn.indptr) == 0)
     assigned = np.flatnonzero(labels >= 0)
     H = sp.csr_matrix((np.ones(assigned.size), (labels[assigned], assigned)),
                       shape=(centers.shape[0], Xb.shape[0]))

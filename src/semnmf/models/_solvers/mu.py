@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from ..._utils.parallel import RowBlocked, n_threads, row_blocks  # noqa: F401 (re-exported)
+from ..._utils.labels import strengths_from_factors
 from ..._utils.progress import progress
 
 # Denominator guard of the multiplicative updates. Adding a positive constant to the
@@ -166,20 +167,6 @@ def trace_residual(sqX, W, XtZ, WtW, ZtZ):
     return 0.5 * max(value, 0.0)
 
 
-def memberships_from_factors(factors, labels, *, cosine=False):
-    """Strength of each document's cluster: ``factors[i, label]`` after normalizing the
-    row to sum 1 (``cosine=False``: NMF document factors, a GTNMF strategy) or as it is
-    (``cosine=True``: cosine similarities); 0 for label -1 or an all-zero row."""
-    F = np.asarray(factors, dtype=np.float64)
-    labels = np.asarray(labels)
-    out = np.zeros(len(labels))
-    ok = labels >= 0
-    if not ok.any():
-        return out
-    picked = F[np.flatnonzero(ok), labels[ok]]
-    if cosine:
-        out[ok] = picked
-    else:
-        total = F[ok].sum(axis=1)
-        out[ok] = np.divide(picked, total, out=np.zeros_like(picked), where=total > 0)
-    return out
+# each document's strength (formerly "memberships", a name Z has elsewhere): one rule, in
+# _utils.labels
+memberships_from_factors = strengths_from_factors
