@@ -424,6 +424,24 @@ def test_deterministic_with_random_state():
     assert a.splits_ == b.splits_
 
 
+FITTED = {"labels_", "nodes_", "leaves_", "splits_", "outliers_", "components_", "n_leaves_",
+          "n_components_", "n_documents_", "n_factorizations_", "n_iter_", "n_features_in_"}
+
+
+@pytest.mark.parametrize("splitter", ["rank2", "semantic", "kmeans"])
+def test_the_estimator_keeps_no_builder_state_and_refits_alike(splitter):
+    # the tree is grown by a builder object (X, M, the random state and the pending
+    # splits live there): the fitted estimator holds its parameters and fitted attributes
+    # only, and fitting it again grows the same tree with the same counts of work
+    X, _ = planted_tree(noise=0.3)
+    model = HierarchicalNMF(5, splitter=splitter, max_iter=100, random_state=7)
+    first = model.fit(X).to_dict()
+    work = (model.n_factorizations_, model.n_iter_)
+    assert set(vars(model)) == set(model.get_params()) | FITTED
+    assert model.fit(X).to_dict() == first
+    assert (model.n_factorizations_, model.n_iter_) == work
+
+
 # Bad parameter values: one table for every estimator in tests/test_common.py.
 @pytest.mark.parametrize("params, match", [
     ({"n_components": 1000}, "larger than the number"),

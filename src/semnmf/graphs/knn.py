@@ -211,6 +211,20 @@ def knn_graph(X, n_neighbors, *, metric="cosine", weight="auto", symmetrize="max
     >>> W.nnz, bool((W != W.T).nnz == 0)
     (4, True)
     """
+    weight = _check_options(metric, weight, symmetrize, scale_neighbor, bandwidth)
+    X = check_matrix(X, "X", nonnegative=False)
+    n = X.shape[0]
+    q = _check_n_neighbors(n_neighbors, n)
+    keep, q_keep, dist, ind = _neighbors(X, q, metric, weight, scale_neighbor, n_jobs)
+    if dist is None:        # at most one point with a direction: no pair at all
+        W = sp.csr_matrix((n, n), dtype=np.float64)
+        return _add_self_loops(W) if self_loops else W
+    values = _edge_weights(dist, ind, q_keep, metric, weight, scale_neighbor, bandwidth)
+    return _graph(values, ind, keep, q_keep, n, symmetrize, self_loops)
+
+
+def _check_options(metric, weight, symmetrize, scale_neighbor, bandwidth):
+    """Refuse a bad option of :func:`knn_graph`; return the weight ("auto" resolved)."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}.")
     if weight not in WEIGHTS:
@@ -228,27 +242,31 @@ def knn_graph(X, n_neighbors, *, metric="cosine", weight="auto", symmetrize="max
     if bandwidth is not None and (isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real)
                                   or not np.isfinite(bandwidth) or bandwidth <= 0):
         raise ValueError(f"bandwidth must be a finite number > 0 or None, got {bandwidth!r}.")
+    return weight
 
-    X = check_matrix(X, "X", nonnegative=False)
-    n = X.shape[0]
-    q = _check_n_neighbors(n_neighbors, n)
 
-    # Candidate points: all of them, or for cosine the rows that have a direction.
+def _neighbors(X, q, metric, weight, scale_neighbor, n_jobs):
+    """The neighbour search of :func:`knn_graph`: ``(keep, q_keep, dist, ind)``.
+
+    ``keep``: the candidate points (all of them, or for cosine the rows that have a
+    direction); ``q_keep``: each candidate's neighbour count, at most the other
+    candidates; ``dist``, ``ind`` (candidates x searched): each candidate's nearest other
+    candidates, nearest first, as positions in ``keep`` -- enough for ``q_keep`` and for
+    the self-tuning scale. ``dist`` and ``ind`` are None when no pair exists.
+    """
     if metric == "cosine":
         keep = np.flatnonzero(~empty_rows(X))
         Xs = unit_rows(X[keep])
     else:
-        keep = np.arange(n)
+        keep = np.arange(X.shape[0])
         Xs = X
     m = keep.size
     q_keep = np.minimum(q[keep], m - 1)     # fewer candidates than asked: take them all
     n_search = int(q_keep.max()) if m > 1 else 0
     if weight == "self-tuning":
         n_search = max(n_search, min(int(scale_neighbor), m - 1))
-    if n_search == 0:       # at most one point with a direction: no pair at all
-        W = sp.csr_matrix((n, n), dtype=np.float64)
-        return _add_self_loops(W) if self_loops else W
-
+    if n_search == 0:
+        return keep, q_keep, None, None
     if metric == "cosine":
         dist, ind = _cosine_kneighbors(Xs, n_search, n_jobs)
     else:
@@ -256,7 +274,13 @@ def knn_graph(X, n_neighbors, *, metric="cosine", weight="auto", symmetrize="max
                                   n_jobs=n_jobs).fit(Xs)
         dist, ind = search.kneighbors()     # query = training points: self excluded, sorted
         dist = dist.astype(np.float64, copy=False)
+    return keep, q_keep, dist, ind
 
+
+def _edge_weights(dist, ind, q_keep, metric, weight, scale_neighbor, bandwidth):
+    """Weight ``s_ij`` of every searched pair (see :func:`knn_graph`'s ``weight``); for
+    cosine, 0 for a pair sharing no direction."""
+    n_search = dist.shape[1]
     if weight == "cosine":
         values = 1.0 - dist
     elif weight == "self-tuning":
@@ -273,8 +297,13 @@ def knn_graph(X, n_neighbors, *, metric="cosine", weight="auto", symmetrize="max
         values = np.ones_like(dist)
     if metric == "cosine":                 # no edge between documents sharing no term
         values = np.where(dist < 1.0, np.maximum(values, 0.0), 0.0)
+    return values
 
-    kept = np.arange(n_search)[None, :] < q_keep[:, None]       # first q_i neighbours of i
+
+def _graph(values, ind, keep, q_keep, n, symmetrize, self_loops):
+    """The n x n graph of each candidate's first ``q_keep`` weighted neighbours,
+    symmetrized, with sorted indices and no explicit zeros."""
+    kept = np.arange(ind.shape[1])[None, :] < q_keep[:, None]     # first q_i neighbours of i
     rows = np.broadcast_to(keep[:, None], ind.shape)[kept]
     cols = keep[ind[kept]]
     W = sp.csr_matrix((values[kept], (rows, cols)), shape=(n, n))

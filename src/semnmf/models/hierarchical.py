@@ -179,7 +179,7 @@ def _warn_stopped(leaves, n_leaves, score_threshold):
         (low, f"whose split scores at most score_threshold={score_threshold:g}"))
         if count]
     warnings.warn(f"the tree stopped at {len(leaves)} leaves of the {n_leaves} asked: no leaf "
-                  f"can be split further ({'; '.join(reasons)}).", UserWarning, stacklevel=3)
+                  f"can be split further ({'; '.join(reasons)}).", UserWarning, stacklevel=4)
 
 
 class Node:
@@ -245,6 +245,183 @@ def _present_terms(Xs):
     if sp.issparse(Xs):
         return np.flatnonzero(np.bincount(Xs.indices, minlength=Xs.shape[1]))
     return np.flatnonzero(np.any(Xs != 0, axis=0))
+
+
+class _Tree:
+    """What :class:`_TreeBuilder` grows: every node (creation order), the final leaves
+    (node ids, sorted), the split order, and the work it took."""
+
+    __slots__ = ("nodes", "leaves", "splits", "n_factorizations", "n_iter")
+
+    def __init__(self, nodes, leaves, splits, n_factorizations, n_iter):
+        self.nodes, self.leaves, self.splits = nodes, leaves, splits
+        self.n_factorizations, self.n_iter = n_factorizations, n_iter
+
+
+class _TreeBuilder:
+    """Grows one topic tree top-down (Algorithm 3) on the documents of X.
+
+    One builder lives for one fit and holds what the tree needs while it grows: X, the
+    word-context matrix M (``splitter="semantic"``), the random state every
+    factorization draws from in turn, the nodes made so far, and the tentative splits
+    waiting for their node to be chosen (``pending``, by node id). :meth:`grow` returns
+    the finished :class:`_Tree`; the estimator keeps none of this state. The settings are
+    the estimator's parameters of the same names (see :class:`HierarchicalNMF`).
+    """
+
+    def __init__(self, X, M, rng, *, splitter, lam, max_iter, tol, stop, partition_tol,
+                 beta, n_trials, score_threshold):
+        self.X, self.M, self.rng = X, M, rng
+        self.splitter, self.lam = splitter, lam
+        self.max_iter, self.tol, self.stop, self.partition_tol = (max_iter, tol, stop,
+                                                                  partition_tol)
+        self.beta, self.n_trials, self.score_threshold = beta, n_trials, score_threshold
+        self.nodes = []
+        self.pending = {}
+        self.n_factorizations = 0
+        self.n_iter = 0
+
+    def grow(self, documents, n_leaves, verbose=False):
+        """The tree of ``documents`` (row indices of X) with at most ``n_leaves`` leaves:
+        the leaf with the highest score is split until ``n_leaves`` leaves exist or none
+        scores above ``score_threshold`` (then with a warning saying why)."""
+        centroid = np.asarray(self.X[documents].mean(axis=0)).ravel()
+        root = Node(0, None, 0, documents, centroid / max(np.linalg.norm(centroid), 1e-300))
+        self.nodes = [root]
+        leaves, splits = [root], []
+        with progress("HierarchicalNMF splits", total=n_leaves - 1, enabled=verbose) as bar:
+            # the root is split as it is (no outlier trials), score inf (Algorithm 3, line 3)
+            split = self._try_split(documents)
+            if split is not None:
+                root.score = np.inf
+                self.pending[root.id] = split
+            while len(leaves) < n_leaves:
+                candidates = [node for node in leaves if node.score > self.score_threshold]
+                if not candidates:
+                    _warn_stopped(leaves, n_leaves, self.score_threshold)
+                    break
+                parent = max(candidates, key=lambda node: node.score)
+                children = self._split(parent, leaves)
+                leaves.remove(parent)
+                leaves.extend(children)
+                splits.append(parent.id)
+                bar.advance(1, status=f"{len(leaves)} leaves")
+        self.pending.clear()
+        return _Tree(self.nodes, sorted(node.id for node in leaves), splits,
+                     self.n_factorizations, self.n_iter)
+
+    def _split(self, parent, leaves):
+        """Split ``parent`` by its pending split: its two children, each prepared
+        (:meth:`_prepare`) against the smallest positive score of the current ``leaves``."""
+        # "smaller than every positive score of current leaf nodes" (line 10); the root's
+        # children have no such score to compare with: +inf
+        positive = [node.score for node in leaves if 0 < node.score < np.inf]
+        floor = min(positive) if positive else np.inf
+        split = self.pending.pop(parent.id)
+        children = []
+        for j in range(2):
+            child = Node(len(self.nodes), parent.id, parent.depth + 1,
+                         split.documents[j], split.W[:, j].copy())
+            child.scale = split.scale[j]
+            self.nodes.append(child)
+            children.append(child)
+            self._prepare(child, floor)
+        parent.children = (children[0].id, children[1].id)
+        return children
+
+    def _factorize(self, rows):
+        """Tentative split of the documents ``rows``: (labels 0/1, W (d, 2), the norms of W's
+        columns before normalization or None)."""
+        X = self.X
+        Xs = X if rows.size == X.shape[0] else X[rows]
+        self.n_factorizations += 1
+        if self.splitter == "kmeans":
+            from .skmeans import SphericalKMeans
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                km = SphericalKMeans(2, n_init=1, random_state=self.rng).fit(Xs)
+            self.n_iter += km.n_iter_
+            return km.labels_, km.cluster_centers_.T, None
+        # rank-2 NMF on the node's own terms only (as the authors' code does): the other
+        # rows of W are 0 anyway, and per-iteration cost becomes O(nnz + d_node)
+        terms = _present_terms(Xs)
+        result = rank2_nmf(Xs[:, terms] if terms.size < X.shape[1] else Xs,
+                           max_iter=self.max_iter, tol=self.tol, random_state=self.rng,
+                           stop=self.stop, partition_tol=self.partition_tol)
+        self.n_iter += result.n_iter
+        W = np.zeros((X.shape[1], 2), dtype=result.W.dtype)
+        W[terms] = result.W
+        if self.splitter == "rank2":
+            return result.labels(), W, None
+        # "semantic": rank-2 Semantic-NMF started from the rank-2 NMF split (a random start
+        # stops within a few iterations, the word-context term dominating the objective)
+        from .semantic import SemanticNMF
+        W = np.maximum(W, np.finfo(W.dtype).eps)  # zeros never move under MU
+        Z = np.maximum(result.Z, np.finfo(W.dtype).eps)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = SemanticNMF(2, lam=self.lam, init=(Z, W),
+                                max_iter=self.max_iter, tol=self.tol).fit(Xs, M=self.M)
+        self.n_iter += model.n_iter_
+        labels = model.labels_
+        labels[labels < 0] = 0
+        W = model.components_.T
+        norms = np.maximum(np.linalg.norm(W, axis=0), 1e-300)
+        return labels, W / norms, norms
+
+    def _try_split(self, rows):
+        """A tentative split of ``rows`` as a _Split (larger child first), or None when
+        the documents cannot be split in two non-empty parts (fewer than
+        ``MIN_SPLIT_SIZE`` documents, or every document on one side)."""
+        if rows.size < MIN_SPLIT_SIZE:
+            return None
+        labels, W, scale = self._factorize(rows)
+        sizes = np.bincount(labels, minlength=2)
+        if sizes.min() == 0 or not np.all(np.isfinite(W)):
+            return None
+        big = int(sizes[1] > sizes[0])
+        order = [big, 1 - big]
+        scale = (1.0, 1.0) if scale is None else (float(scale[order[0]]), float(scale[order[1]]))
+        return _Split([rows[labels == j] for j in order], np.ascontiguousarray(W[:, order]),
+                      scale)
+
+    def _prepare(self, node, floor):
+        """Tentative split, outlier detection and score of a new node (Algorithm 3, lines
+        6-21), run when the node appears so that its score is known; the split found is
+        kept for when the node is chosen.
+
+        ``floor`` is the smallest positive score of the current leaves. When the smaller
+        child N2 of a tentative split has |N1| ≥ β|N2| and N2's own split would score
+        below ``floor``, N2 is set apart and the node is split again without it. After T
+        such trials the outliers are recycled and the node becomes a permanent leaf; a
+        node left with no possible split keeps its outliers apart (as in the authors'
+        released code).
+        """
+        rows = node.documents
+        removed = []
+        for _ in range(self.n_trials):
+            split = self._try_split(rows)
+            if split is None:
+                break
+            n1, n2 = (part.size for part in split.documents)
+            if n1 >= self.beta * n2:
+                small = split.documents[1]
+                small_split = self._try_split(small)
+                small_score = -1.0 if small_split is None else node_score(
+                    split.W[:, 1], small_split.W[:, 0], small_split.W[:, 1])
+                if small_score < floor:
+                    removed.append(small)
+                    rows = split.documents[0]
+                    continue
+            node.score = node_score(node.term_weights, split.W[:, 0], split.W[:, 1])
+            self.pending[node.id] = split
+            break
+        else:  # T trials used up by outliers: recycle them, permanent leaf (lines 18-20)
+            node.score = -1.0
+            return
+        node.documents = rows
+        if removed:
+            node.outliers = np.sort(np.concatenate(removed))
 
 
 class HierarchicalNMF(ClusterMixin, BaseEstimator):
@@ -424,52 +601,16 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
             M, _ = prepare_context(X, M, self.lam)
         elif M is not None:
             raise ValueError("M is only used with splitter='semantic'.")
-        self._X, self._M = X, M
-        self._rng = check_random_state(self.random_state)
-        self.n_factorizations_ = 0
-        self.n_iter_ = 0
+        builder = _TreeBuilder(
+            X, M, check_random_state(self.random_state), splitter=self.splitter,
+            lam=self.lam, max_iter=self.max_iter, tol=self.tol, stop=self.stop,
+            partition_tol=self.partition_tol, beta=self.beta, n_trials=self.n_trials,
+            score_threshold=self.score_threshold)
+        tree = builder.grow(documents, n_leaves, verbose=self.verbose > 0)
 
-        centroid = np.asarray(X[documents].mean(axis=0)).ravel()
-        root = Node(0, None, 0, documents, centroid / max(np.linalg.norm(centroid), 1e-300))
-        self.nodes_ = [root]
-        self._pending = {}
-        leaves = [root]
-        self.splits_ = []
-        with progress("HierarchicalNMF splits", total=n_leaves - 1,
-                      enabled=self.verbose > 0) as bar:
-            # the root is split as it is (no outlier trials), score inf (Algorithm 3, line 3)
-            split = self._try_split(documents)
-            if split is not None:
-                root.score = np.inf
-                self._pending[root.id] = split
-            while len(leaves) < n_leaves:
-                candidates = [node for node in leaves if node.score > self.score_threshold]
-                if not candidates:
-                    _warn_stopped(leaves, n_leaves, self.score_threshold)
-                    break
-                parent = max(candidates, key=lambda node: node.score)
-                # "smaller than every positive score of current leaf nodes" (line 10);
-                # the root's children have no such score to compare with: +inf
-                positive = [node.score for node in leaves if 0 < node.score < np.inf]
-                floor = min(positive) if positive else np.inf
-                split = self._pending.pop(parent.id)
-                children = []
-                for j in range(2):
-                    child = Node(len(self.nodes_), parent.id, parent.depth + 1,
-                                 split.documents[j], split.W[:, j].copy())
-                    child.scale = split.scale[j]
-                    self.nodes_.append(child)
-                    children.append(child)
-                    self._prepare(child, floor)
-                parent.children = (children[0].id, children[1].id)
-                leaves.remove(parent)
-                leaves.extend(children)
-                self.splits_.append(parent.id)
-                bar.advance(1, status=f"{len(leaves)} leaves")
-        self._pending.clear()
-        del self._X, self._M, self._rng
-
-        self.leaves_ = sorted(node.id for node in leaves)
+        self.nodes_, self.splits_ = tree.nodes, tree.splits
+        self.n_factorizations_, self.n_iter_ = tree.n_factorizations, tree.n_iter
+        self.leaves_ = tree.leaves
         self.n_leaves_ = len(self.leaves_)
         self.n_components_ = self.n_leaves_
         outliers = [node.outliers for node in self.nodes_ if node.outliers.size]
@@ -585,100 +726,6 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         labels[empty] = -1
         strength[empty] = 0.0
         return labels, strength
-
-    def _factorize(self, rows):
-        """Tentative split of the documents ``rows``: (labels 0/1, W (d, 2), the norms of W's
-        columns before normalization or None)."""
-        X = self._X
-        Xs = X if rows.size == X.shape[0] else X[rows]
-        self.n_factorizations_ += 1
-        if self.splitter == "kmeans":
-            from .skmeans import SphericalKMeans
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                km = SphericalKMeans(2, n_init=1, random_state=self._rng).fit(Xs)
-            self.n_iter_ += km.n_iter_
-            return km.labels_, km.cluster_centers_.T, None
-        # rank-2 NMF on the node's own terms only (as the authors' code does): the other
-        # rows of W are 0 anyway, and per-iteration cost becomes O(nnz + d_node)
-        terms = _present_terms(Xs)
-        result = rank2_nmf(Xs[:, terms] if terms.size < X.shape[1] else Xs,
-                           max_iter=self.max_iter, tol=self.tol, random_state=self._rng,
-                           stop=self.stop, partition_tol=self.partition_tol)
-        self.n_iter_ += result.n_iter
-        W = np.zeros((X.shape[1], 2), dtype=result.W.dtype)
-        W[terms] = result.W
-        if self.splitter == "rank2":
-            return result.labels(), W, None
-        # "semantic": rank-2 Semantic-NMF started from the rank-2 NMF split (a random start
-        # stops within a few iterations, the word-context term dominating the objective)
-        from .semantic import SemanticNMF
-        W = np.maximum(W, np.finfo(W.dtype).eps)  # zeros never move under MU
-        Z = np.maximum(result.Z, np.finfo(W.dtype).eps)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = SemanticNMF(2, lam=self.lam, init=(Z, W),
-                                max_iter=self.max_iter, tol=self.tol).fit(Xs, M=self._M)
-        self.n_iter_ += model.n_iter_
-        labels = model.labels_
-        labels[labels < 0] = 0
-        W = model.components_.T
-        norms = np.maximum(np.linalg.norm(W, axis=0), 1e-300)
-        return labels, W / norms, norms
-
-    def _try_split(self, rows):
-        """A tentative split of ``rows`` as a _Split (larger child first), or None when
-        the documents cannot be split in two non-empty parts (fewer than
-        ``MIN_SPLIT_SIZE`` documents, or every document on one side)."""
-        if rows.size < MIN_SPLIT_SIZE:
-            return None
-        labels, W, scale = self._factorize(rows)
-        sizes = np.bincount(labels, minlength=2)
-        if sizes.min() == 0 or not np.all(np.isfinite(W)):
-            return None
-        big = int(sizes[1] > sizes[0])
-        order = [big, 1 - big]
-        scale = (1.0, 1.0) if scale is None else (float(scale[order[0]]), float(scale[order[1]]))
-        return _Split([rows[labels == j] for j in order], np.ascontiguousarray(W[:, order]),
-                      scale)
-
-    def _prepare(self, node, floor):
-        """Tentative split, outlier detection and score of a new node (Algorithm 3, lines
-        6-21), run when the node appears so that its score is known; the split found is
-        kept for when the node is chosen.
-
-        ``floor`` is the smallest positive score of the current leaves. When the smaller
-        child N2 of a tentative split has |N1| ≥ β|N2| and N2's own split would score
-        below ``floor``, N2 is set apart and the node is split again without it. After T
-        such trials the outliers are recycled and the node becomes a permanent leaf; a
-        node left with no possible split keeps its outliers apart (as in the authors'
-        released code).
-        """
-        rows = node.documents
-        removed = []
-        for _ in range(self.n_trials):
-            split = self._try_split(rows)
-            if split is None:
-                break
-            n1, n2 = (part.size for part in split.documents)
-            if n1 >= self.beta * n2:
-                small = split.documents[1]
-                small_split = self._try_split(small)
-                small_score = -1.0 if small_split is None else node_score(
-                    split.W[:, 1], small_split.W[:, 0], small_split.W[:, 1])
-                if small_score < floor:
-                    removed.append(small)
-                    rows = split.documents[0]
-                    continue
-            node.score = node_score(node.term_weights, split.W[:, 0], split.W[:, 1])
-            self._pending[node.id] = split
-            break
-        else:  # T trials used up by outliers: recycle them, permanent leaf (lines 18-20)
-            node.score = -1.0
-            return
-        node.documents = rows
-        if removed:
-            node.outliers = np.sort(np.concatenate(removed))
 
     # ------------------------------------------------------------------ results
     def _labels_for(self, leaf_ids, n_documents):

@@ -40,9 +40,9 @@ import scipy.sparse as sp
 
 from .._utils.blocks import BlockedMatrix, DaskExecutor, SerialExecutor, dask_client
 from .._utils.validation import check_positive_int, reference_labels
-from .context import (_association_inplace, _check_association, association as _association,
-                      budget_record, cooccurrence, estimate_nnz, prune_to_budget, sum_counts,
-                      warn_if_emptied)
+from .association import association as association_of, association_inplace
+from .cooccurrence import CONTEXTS, cooccurrence, sum_counts
+from .pruning import budget_record, estimate_nnz, prune_to_budget, warn_if_emptied
 from .corpus import LabelsMixin, token_sequences
 from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
                         make_analyzer, ncut_weight, weight)
@@ -51,7 +51,6 @@ __all__ = ["ShardedCorpus", "DocumentFrequencies", "CooccurrenceAccumulator", "s
            "is_sharded_folder", "read_shard", "write_shards", "blocked_word_context"]
 
 SHARD_NAME = re.compile(r"^docs-(\d+)\.(jsonl|parquet)$")
-CONTEXTS = ("document", "sentence", "window")
 # same rule as Corpus (text.corpus.SMALL_CORPUS): min_df=None is 1 below 50 documents
 SMALL_CORPUS = 50
 
@@ -291,12 +290,11 @@ class CooccurrenceAccumulator:
                 row_upper = np.minimum(self.partners, max(self.n_terms - 1, 0))
                 info["estimated_nnz_upper"] = int(row_upper.sum())
         C = self.result(min_count)
-        if consume:
-            _check_association(association, shift)
+        if consume:  # kind and shift checked before the counts are touched
+            M = association_inplace(sp.csr_matrix(C, dtype=dtype), association, shift)
             self.C = sp.csr_matrix((self.n_terms, self.n_terms), dtype=self.dtype)
-            M = _association_inplace(sp.csr_matrix(C, dtype=dtype), association, shift)
         else:
-            M = _association(C, kind=association, shift=shift, dtype=dtype)
+            M = association_of(C, kind=association, shift=shift, dtype=dtype)
         del C
         return prune_to_budget(M, top_k=top_k, threshold=threshold, max_nnz=max_nnz,
                                row_upper=row_upper if context == "document" else None,
