@@ -274,19 +274,3 @@ def check_fit_target(estimator, y, accepts_M=False):
         raise ValueError(f"{type(estimator).__name__}.fit's second argument is y, which is "
                          f"ignored; a matrix there would be dropped: pass the word-context "
                          f"matrix by name, {where}.")
-
-
-def check_fit_arguments(estimator, y, fit_params, accepted=()):
-    """``fit(X, y=None, **fit_params)``: y is checked by :func:`check_fit_target`; keyword
-    arguments other than ``accepted`` are refused naming the estimator (not a private
-    method)."""
-    name = type(estimator).__name__
-    check_fit_target(estimator, y, accepts_M="M" in accepted)
-    unknown = sorted(set(fit_params) - set(accepted))
-    if unknown:
-        takes = f"it takes X and {', '.join(accepted)}" if accepted else "it takes only X"
-        hint = (" (the word-context matrix M is for SemanticNMF, SemanticGNMF and SeNMF)"
-                if "M" in unknown else "")
-        raise TypeError(f"{name}.fit got unexpected argument(s) {', '.join(unknown)}; "
-                        f"{takes}{hint}.")
-

@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._utils.progress import progress
 from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
-from .._utils.validation import (check_documents, check_fit_arguments, check_positive_int,
+from .._utils.validation import (check_documents, check_fit_target, check_positive_int,
                                  empty_rows, validate_estimator_input)
 from ..metrics import top_terms as _top_terms
 from ._solvers.rank2 import rank2_nmf
@@ -576,7 +576,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         return n_leaves
 
     # ------------------------------------------------------------------ fitting
-    def fit(self, X, y=None, M=None):
+    def fit(self, X, y=None, *, M=None):
         """Grow the tree on the document-term matrix X (rows: documents).
 
         Parameters
@@ -589,14 +589,14 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
             Word-context matrix for ``splitter="semantic"`` (default: the document-level
             PPMI that :class:`~semnmf.SemanticNMF` builds).
         """
-        check_fit_arguments(self, y, {}, ("M",))
+        check_fit_target(self, y, accepts_M=True)
         self._validate_params()
         X = validate_estimator_input(self, X, reset=True)
         empty = check_documents(X)
         documents = np.flatnonzero(~empty).astype(np.int64)
         n_leaves = self._check_params(documents.size)
         if self.splitter == "semantic":
-            from .semantic import prepare_context
+            from .context_term import prepare_context
             # validated (or the default document-level PPMI built) once, not per split
             M, _ = prepare_context(X, M, self.lam)
         elif M is not None:
@@ -624,7 +624,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
             self.labels_ = np.where(labels >= 0, labels, self.labels_)
         return self
 
-    def fit_predict(self, X, y=None, M=None):
+    def fit_predict(self, X, y=None, *, M=None):
         """Fit and return ``labels_``."""
         return self.fit(X, M=M).labels_
 
