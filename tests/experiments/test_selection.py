@@ -64,6 +64,7 @@ def test_every_criterion_scores_every_candidate():
         criterion_scores(curves, "nope")
 
 
+@pytest.mark.filterwarnings("ignore:the chosen k=.* is the largest candidate")
 def test_only_the_criterions_curves_are_measured_and_they_are_the_same():
     """-k auto measures the curves its criterion reads; a subset of the curves has the
     values the full measurement gives (the null sample of ``null_cosine`` draws from the
