@@ -35,12 +35,13 @@ K_ORDER = subset("cstr", "classic3", "classic4", "bbc", "ng5", "ng20", "ng20_cai
                  "m10", "searchsnippets")             # k_selection*.md, defaults_kinds.md
 FIRST_SEVEN = subset("cstr", "classic3", "classic4", "bbc", "ng5", "ng20",
                      "ng20_cai")                      # quality.md; refine.md without ng20_cai
-PRUNING = subset("cstr", "classic3", "classic4", "bbc", "ng5", "agnews", "ng20_cai")
+PRUNING = subset("cstr", "classic3", "classic4", "bbc", "ng5", "agnews",
+                 "ng20_cai")                          # pruning.md
 TREE = subset("cstr", "bbc", "classic3", "ng5", "classic4", "agnews", "m10", "searchsnippets",
               "ng20_cai")                             # tree.md
 TABLE3 = subset("cstr", "classic4", "ng5", "ng20")    # ensemble.md: SN Table 3's corpora
-SEMANTICS = subset("classic4", "ng5", "bbc", "ng20", "cstr")
-LAMBDA_SWEEP = subset("cstr", "classic3", "classic4", "bbc", "ng5")
+SEMANTICS = subset("classic4", "ng5", "bbc", "ng20", "cstr")        # semantics.md
+LAMBDA_SWEEP = subset("cstr", "classic3", "classic4", "bbc", "ng5")  # lambda_sweep.md
 GOLDEN_CORPORA = subset("cstr", "classic4", "bbc")     # golden.json
 
 

@@ -57,7 +57,7 @@ def default_setting():
 
 
 def sample_size(X, setting):
-    """Documents sampled: ``_sample_size(X, "auto")`` with the setting's bounds."""
+    """Documents sampled: the library's "auto" sample size with the setting's bounds."""
     n = X.shape[0]
     per_doc = max(X.nnz / max(n, 1), 1.0)
     return int(min(n, max(setting["min_sample"], min(setting["max_sample"],
