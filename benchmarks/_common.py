@@ -1,6 +1,7 @@
-"""Shared helpers of the benchmark scripts: locating the shared datasets, loading them
-once, and writing markdown tables."""
+"""Shared helpers of the benchmark scripts: the corpus list, the leave-one-corpus-out
+routine, locating the shared datasets and loading them once, caches and markdown tables."""
 
+import json
 import os
 import platform
 import sys
@@ -11,11 +12,106 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 DEFAULT_DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "datasets"))
-DATASETS = ["cstr", "classic3", "classic4", "bbc", "ng5", "ng20", "ng20_cai"]
+
+# ------------------------------------------------------------------ corpora
+# The ten shared corpora the results were measured on, in the order of their tables.
+CORPORA = ("cstr", "classic3", "bbc", "ng5", "classic4", "agnews", "searchsnippets", "m10",
+           "ng20_cai", "ng20")
+# The ones without raw text (counts only): they have no "-doc" row in the studies of the default.
+COUNTS_ONLY = ("cstr", "classic3", "ng20_cai")
+
+
+def subset(*names):
+    """A named subset of :data:`CORPORA`, in the order given (its results' row order)."""
+    unknown = [name for name in names if name not in CORPORA]
+    if unknown:
+        raise ValueError(f"not among the shared corpora: {', '.join(unknown)}")
+    return names
+
+
+# Named subsets: the corpora, in their order, that a results file was measured on, so that
+# its "Reproduce" line gives it again.
+K_ORDER = subset("cstr", "classic3", "classic4", "bbc", "ng5", "ng20", "ng20_cai", "agnews",
+                 "m10", "searchsnippets")             # k_selection*.md, defaults_kinds.md
+FIRST_SEVEN = subset("cstr", "classic3", "classic4", "bbc", "ng5", "ng20",
+                     "ng20_cai")                      # quality.md; refine.md without ng20_cai
+PRUNING = subset("cstr", "classic3", "classic4", "bbc", "ng5", "agnews",
+                 "ng20_cai")                          # pruning.md
+TREE = subset("cstr", "bbc", "classic3", "ng5", "classic4", "agnews", "m10", "searchsnippets",
+              "ng20_cai")                             # tree.md
+TABLE3 = subset("cstr", "classic4", "ng5", "ng20")    # ensemble.md: SN Table 3's corpora
+SEMANTICS = subset("classic4", "ng5", "bbc", "ng20", "cstr")        # semantics.md
+LAMBDA_SWEEP = subset("cstr", "classic3", "classic4", "bbc", "ng5")  # lambda_sweep.md
+GOLDEN_CORPORA = subset("cstr", "classic4", "bbc")     # golden.json
+
+
+def all_corpora(root=None):
+    """Every corpus folder present in the shared datasets (``root``, default
+    :func:`data_root`): those of :data:`CORPORA` first, in its order, then the others
+    alphabetically. A corpus folder holds ``labels.txt`` and ``counts.mtx`` or
+    ``docs.jsonl``."""
+    root = data_root() if root is None else root
+
+    def is_corpus(name):
+        folder = os.path.join(root, name)
+        return (os.path.isfile(os.path.join(folder, "labels.txt"))
+                and any(os.path.isfile(os.path.join(folder, f))
+                        for f in ("counts.mtx", "docs.jsonl")))
+
+    present = sorted(name for name in os.listdir(root) if is_corpus(name))
+    return [n for n in CORPORA if n in present] + [n for n in present if n not in CORPORA]
+
+
+# ------------------------------------------------------------------ leave-one-corpus-out
+def leave_one_out(folds, candidates, score):
+    """Leave-one-corpus-out: for each held-out fold, the candidate chosen without it.
+
+    Parameters
+    ----------
+    folds : sequence
+        The folds (corpora, or groups of rows held out together).
+    candidates : sequence
+        What is chosen (settings, methods, criteria).
+    score : callable
+        ``score(candidate, training_folds)``: how good the candidate is on the folds it
+        may be chosen on; larger is better. :func:`worst_then_mean` builds the score of
+        new studies from one value per fold.
+
+    Returns
+    -------
+    dict
+        ``{held-out fold: chosen candidate}`` in the folds' order. Ties go to the earlier
+        candidate: order the candidates by preference.
+    """
+    folds, candidates = list(folds), list(candidates)
+    return {held: max(candidates, key=lambda c: score(c, [f for f in folds if f != held]))
+            for held in folds}
+
+
+def worst_then_mean(value):
+    """The score of a candidate on its training folds: its worst fold first, its mean over
+    the folds second (a mean hides a collapse on one fold; issue 37).
+
+    ``value(candidate, fold)``: the candidate's result on one fold, larger is better (a
+    margin over the best baseline, an NMI)."""
+    def score(candidate, folds):
+        values = [value(candidate, fold) for fold in folds]
+        return min(values), float(np.mean(values))
+
+    return score
+
+
+# ------------------------------------------------------------------ data
+def data_path():
+    """Where the shared datasets are looked for: ``$SEMNMF_BENCH_DATA``, else
+    ``../shared/datasets`` beside the repository (the folder may be absent)."""
+    return os.environ.get("SEMNMF_BENCH_DATA", DEFAULT_DATA)
 
 
 def data_root():
-    root = os.environ.get("SEMNMF_BENCH_DATA", DEFAULT_DATA)
+    """The shared datasets' folder; the script exits (status 0) with a message when it is
+    absent."""
+    root = data_path()
     if not os.path.isdir(root):
         print(f"shared datasets not found at {root}: set SEMNMF_BENCH_DATA; skipping.")
         sys.exit(0)
@@ -58,8 +154,6 @@ def machine_line():
 
 def write_markdown(filename, title, sections):
     """sections: list of (heading or None, text)."""
-    from semnmf._utils.io import atomic_write
-
     os.makedirs(RESULTS, exist_ok=True)
     path = os.path.join(RESULTS, filename)
 
@@ -80,10 +174,20 @@ def table(header, rows):
     return "\n".join(lines)
 
 
+def atomic_write(path, write):
+    """Write the text file ``path`` through a temporary file renamed into place."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            write(f)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 def load_cache(path):
     """The JSON cache of finished benchmark cells at ``path`` ({} when absent)."""
-    import json
-
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             return json.load(f)
@@ -94,15 +198,11 @@ def save_cache(path, cache):
     """Write the cache atomically, merged into what is on disk: sections (dicts) are
     updated cell by cell, so two benchmark processes sharing a file keep each other's
     cells."""
-    import json
-
     disk = load_cache(path)
     for key, value in cache.items():
         if isinstance(value, dict) and isinstance(disk.get(key), dict):
             disk[key].update(value)
         else:
             disk[key] = value
-    from semnmf._utils.io import atomic_write
-
     os.makedirs(os.path.dirname(path), exist_ok=True)
     atomic_write(path, lambda f: json.dump(disk, f))

@@ -24,10 +24,8 @@ import warnings
 
 import numpy as np
 
-from _common import data_root, machine_line, write_markdown
+from _common import CORPORA, data_root, machine_line, write_markdown
 
-ORDER = ["cstr", "classic3", "bbc", "ng5", "classic4", "agnews", "searchsnippets", "m10",
-         "ng20_cai", "ng20"]
 
 
 def timed(fn, repeats):
@@ -95,7 +93,7 @@ def main(argv=None):
     import tempfile
 
     p = argparse.ArgumentParser()
-    p.add_argument("--corpora", default=",".join(ORDER))
+    p.add_argument("--corpora", default=",".join(CORPORA))
     p.add_argument("--repeats", type=int, default=3)
     args = p.parse_args(argv)
     rows, names = [], args.corpora.split(",")

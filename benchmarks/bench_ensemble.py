@@ -35,14 +35,13 @@ import warnings
 
 import numpy as np
 
-from _common import (HERE, RESULTS, load, load_cache, machine_line, mean_sd,
-                     save_cache, table, write_markdown)
+from _common import (HERE, RESULTS, TABLE3, load, load_cache, machine_line,
+                     mean_sd, save_cache, table, write_markdown)
 from semnmf import SemanticNMF, ari, nmi
 from semnmf.ensemble import consensus, mixture_consensus, pairwise_agreement
 from semnmf.refine import refine
 
 CACHE = os.path.join(HERE, "cache", "ensemble.json")
-DEFAULT_DATASETS = ["cstr", "classic4", "ng5", "ng20"]
 # start name -> SemanticNMF parameters. "random-tol1e-6" is a supplement: with the default
 # tol=1e-4 the random starts of NG5 stop after 3 iterations (see the results file).
 INITS = {"skmeans": {"init": "skmeans"}, "random": {"init": "random"},
@@ -359,7 +358,7 @@ def previous_notes():
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--datasets", default=",".join(DEFAULT_DATASETS))
+    parser.add_argument("--datasets", default=",".join(TABLE3))
     parser.add_argument("--bic-range", type=int, default=2,
                         help="also let BIC choose n_clusters in k ± this (0: skip)")
     parser.add_argument("--cspa-max-samples", type=int, default=25000,

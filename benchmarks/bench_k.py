@@ -31,10 +31,9 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import RESULTS, machine_line, pending, write_markdown  # noqa: E402
+from _common import (K_ORDER, RESULTS, atomic_write, leave_one_out, load_cache,  # noqa: E402
+                     machine_line, pending, write_markdown)
 
-DATASETS = ["cstr", "classic3", "classic4", "bbc", "ng5", "ng20", "ng20_cai", "agnews",
-            "m10", "searchsnippets"]
 CACHE = os.path.join(RESULTS, "k_selection_curves.json")
 PENALTIES = [-0.3, -0.2, -0.15, -0.1, -0.05, -0.02, 0.0, 0.02, 0.05, 0.1, 0.2]
 GAIN_THRESHOLDS = [0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2]
@@ -45,16 +44,7 @@ def cache_path(tag=None):
     return CACHE if not tag else os.path.join(RESULTS, f"k_selection_{tag}.json")
 
 
-def load_cache(path=CACHE):
-    if os.path.exists(path):
-        with open(path) as f:
-            return json.load(f)
-    return {}
-
-
 def save_cache(cache, path=CACHE):
-    from semnmf._utils.io import atomic_write
-
     os.makedirs(os.path.dirname(path), exist_ok=True)
     atomic_write(path, lambda f: json.dump(cache, f, indent=0))
 
@@ -67,7 +57,7 @@ def default_setting():
 
 
 def sample_size(X, setting):
-    """Documents sampled: ``_sample_size(X, "auto")`` with the setting's bounds."""
+    """Documents sampled: the library's "auto" sample size with the setting's bounds."""
     n = X.shape[0]
     per_doc = max(X.nnz / max(n, 1), 1.0)
     return int(min(n, max(setting["min_sample"], min(setting["max_sample"],
@@ -75,7 +65,7 @@ def sample_size(X, setting):
 
 
 def measure(names, seeds, setting=None, path=CACHE):
-    from semnmf.experiments.selection import candidate_grid, measure_candidates
+    from semnmf.experiments.selection import CURVES, candidate_grid, measure_candidates
 
     default = setting is None or setting == default_setting()
     setting = setting or default_setting()
@@ -87,7 +77,8 @@ def measure(names, seeds, setting=None, path=CACHE):
         for seed in todo:
             t = time.perf_counter()
             curves = measure_candidates(
-                X, candidate_grid(X.shape[0]), counts=corpus.counts(), random_state=seed,
+                X, candidate_grid(X.shape[0]), curves=CURVES, counts=corpus.counts(),
+                random_state=seed,
                 n_runs=setting["runs"],
                 sample_size="auto" if default else sample_size(X, setting))
             curves = {k: (np.asarray(v, dtype=float).tolist() if isinstance(v, list) else v)
@@ -148,18 +139,20 @@ def quality(found_combo, truth, names):
     return hits, -float(np.mean(errors))
 
 
+def by_preference(found):
+    """The (criterion, constant) pairs, the simpler (smaller) constant first: ties go to it."""
+    return sorted(found, key=lambda combo: abs(combo[1]))
+
+
 def best_combo(found, truth, names):
-    def key(combo):
-        hits, err = quality(found[combo], truth, names)
-        return (hits, err, -abs(combo[1]))
-
-    return max(found, key=key)
+    return max(by_preference(found), key=lambda combo: quality(found[combo], truth, names))
 
 
-def leave_one_out(found, truth, names):
+def choose_by_loco(found, truth, names):
     """{held-out corpus: ((criterion, constant) best on the others, k found per seed)}."""
-    return {held: (combo := best_combo(found, truth, [n for n in names if n != held]),
-                   found[combo][held]) for held in names}
+    chosen = leave_one_out(names, by_preference(found),
+                           lambda combo, train: quality(found[combo], truth, train))
+    return {held: (combo, found[combo][held]) for held, combo in chosen.items()}
 
 
 def command_options(args, base):
@@ -174,7 +167,7 @@ def command_options(args, base):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--datasets", nargs="*", default=DATASETS)
+    parser.add_argument("--datasets", nargs="*", default=list(K_ORDER))
     parser.add_argument("--seeds", nargs="*", type=int, default=[0, 1])
     parser.add_argument("--no-measure", action="store_true", help="only the cached curves")
     base = default_setting()
@@ -204,7 +197,7 @@ def main(argv=None):
     found = evaluate(cache, names, seeds)
 
     # LOCO
-    loco = leave_one_out(found, truth, names)
+    loco = choose_by_loco(found, truth, names)
     overall = best_combo(found, truth, names)
 
     n_total = len(names) * len(seeds)
@@ -322,7 +315,7 @@ def main(argv=None):
     rows.append(f"| all | | | {total:.1f} |" + (f" | {total_default:.1f} | "
                                                  f"{total / total_default:.1f} |" if both else ""))
     sections.append(("Cost", "All criteria's curves measured together (the `-k auto` run "
-                     "measures them too, bar the null fits of `gap`)"
+                     "measures only its criterion's, on the same clusterings)"
                      + (", beside the default setting's (`"
                         + os.path.relpath(args.baseline, os.path.dirname(RESULTS)) + "`)"
                         if both else "")
@@ -347,7 +340,7 @@ def compare_default(cache, names, seeds, truth, found, loco, baseline):
         return f"The default setting's curves (`{baseline}`) lack some corpus or seed: no " \
             "comparison."
     found0 = evaluate(default, names, seeds)
-    loco0 = leave_one_out(found0, truth, names)
+    loco0 = choose_by_loco(found0, truth, names)
     lib = (DEFAULT_CRITERION, DEFAULT_PARAM)
 
     def hits(ks, n):

@@ -30,8 +30,8 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import RESULTS, load_cache, machine_line, pending, save_cache, table, write_markdown
-from bench_k import DATASETS
+from _common import (K_ORDER, RESULTS, leave_one_out, load_cache, machine_line, pending,
+                     save_cache, table, write_markdown)
 
 KINDS = ["bin", "1k"]
 N_TERMS = 1000
@@ -125,14 +125,14 @@ def mean_nmi(cells, row, method, seeds):
 
 def loco(margins, names, candidates):
     """For each corpus, the candidate with the best mean margin over the other corpora's
-    rows, and its margins on the held-out corpus's rows."""
-    out = {}
-    for held in names:
-        train = {c: np.mean([v for (n, _), v in margins[c].items() if n != held])
-                 for c in candidates}
-        pick = max(candidates, key=lambda c: (train[c], c == "default"))
-        out[held] = (pick, {kind: margins[pick][(held, kind)] for kind in KINDS})
-    return out
+    rows (ties: the default), and its margins on the held-out corpus's rows."""
+    candidates = sorted(candidates, key=lambda c: c != "default")
+
+    def mean_margin(candidate, train):
+        return float(np.mean([margins[candidate][(n, kind)] for kind in KINDS for n in train]))
+
+    return {held: (pick, {kind: margins[pick][(held, kind)] for kind in KINDS})
+            for held, pick in leave_one_out(names, candidates, mean_margin).items()}
 
 
 def report(cache, names, seeds):
@@ -216,7 +216,7 @@ def report(cache, names, seeds):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--datasets", nargs="*", default=DATASETS)
+    parser.add_argument("--datasets", nargs="*", default=list(K_ORDER))
     parser.add_argument("--report-only", action="store_true",
                         help="write the report from the cached cells, fit nothing")
     args = parser.parse_args(argv)

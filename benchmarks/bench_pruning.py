@@ -21,10 +21,9 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import RESULTS, data_root, machine_line, write_markdown  # noqa: E402
+from _common import PRUNING, RESULTS, data_root, machine_line, write_markdown  # noqa: E402
 
 CACHE = os.path.join(RESULTS, "pruning_runs.json")
-DATASETS = ["cstr", "classic3", "classic4", "bbc", "ng5", "agnews", "ng20_cai"]
 BUDGETS = [0, 5_000_000, 1_000_000]  # 0: no budget; 5M: the default
 SEEDS = [0, 1, 2]
 # unpruned, the document context of ng20_cai needs many GB: only its bound is reported
@@ -58,7 +57,7 @@ def one(name, budget, seeds):
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--one", nargs=2, metavar=("NAME", "BUDGET"))
-    parser.add_argument("--datasets", nargs="*", default=DATASETS)
+    parser.add_argument("--datasets", nargs="*", default=list(PRUNING))
     parser.add_argument("--budgets", nargs="*", type=int, default=BUDGETS)
     args = parser.parse_args(argv)
     if args.one:

@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 from sklearn.decomposition import NMF as SkNMF
 
-from _common import (DATASETS, HERE, load, load_cache, machine_line, mean_sd,
+from _common import (FIRST_SEVEN, HERE, load, load_cache, machine_line, mean_sd,
                      save_cache, table, write_markdown)
 from semnmf import clustering_scores
 from semnmf.experiments.methods import get_method
@@ -128,7 +128,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--runs", type=int, default=50)
-    parser.add_argument("--datasets", default=",".join(DATASETS))
+    parser.add_argument("--datasets", default=",".join(FIRST_SEVEN))
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     cache = load_cache(CACHE)

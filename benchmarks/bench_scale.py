@@ -152,8 +152,8 @@ def cli_default_agreement(name, path, k, workers=2):
 
 
 def agreement(names, n_blocks=8, workers=2, methods=("nmf", "snmf", "default")):
-    from semnmf import NMF, SemanticNMF, load_dataset
-    from semnmf._utils.blocks import BlockedMatrix, start_client
+    from semnmf import NMF, BlockedMatrix, SemanticNMF, load_dataset
+    from semnmf._utils.blocks import start_client
     from semnmf.metrics import clustering_scores
 
     client = start_client(workers, processes=True)

@@ -41,8 +41,8 @@ for _v in ("SEMNMF_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL
 
 import numpy as np  # noqa: E402
 
-from _common import HERE, machine_line, write_markdown  # noqa: E402
-from defaults_study import BASELINES, ORDER, Data, load_cache  # noqa: E402
+from _common import CORPORA, HERE, machine_line, write_markdown  # noqa: E402
+from defaults_study import BASELINES, Data, load_cache  # noqa: E402
 
 CACHE = os.path.join(HERE, "cache", "screening")
 STARTS = 5
@@ -165,7 +165,7 @@ def weighting_seed(data, M, seed, variant):
 
 
 def cmd_trace(args):
-    corpora = args.corpora.split(",") if args.corpora else ORDER
+    corpora = args.corpora.split(",") if args.corpora else CORPORA
     for name in corpora:
         res = load(args.design, name)
         data = Data(name, {"meta": {}, "fits": {}, "cons": {}})
@@ -206,7 +206,7 @@ def full_table(design):
     """Rows per corpus: margin of the kept run per number of sweeps (5 starts), per number
     of starts (one sweep), and the paired gain over the first start."""
     by_t, by_n, lines = {}, {}, []
-    for name in ORDER:
+    for name in CORPORA:
         res = load(design, name)
         if not res:
             continue
@@ -237,7 +237,7 @@ def cost_table():
     lines = ["| corpus | one start: k-means (s) | one start: its sweeps (s) | seconds per sweep | "
              "5 independent starts screened after 1 sweep / one start |",
              "|---|---|---|---|---|"]
-    for name in ORDER:
+    for name in CORPORA:
         res = load("independent", name)
         if not res:
             continue
@@ -256,7 +256,7 @@ def shared_table():
     lines = ["| corpus | one start (10 seeds) | the default: 5 screened starts (10 seeds) | gain | "
              "traced seeds | traced, t = 1 | traced, t = 3 |", "|---|---|---|---|---|---|---|"]
     gains, margins = [], []
-    for name in ORDER:
+    for name in CORPORA:
         res = load("shared", name)
         fits = load_cache(name)["fits"]
         best, single = baselines(name)
@@ -281,7 +281,7 @@ def shared_table():
 def weighting_table():
     lines = ["| corpus | seeds | tf (the default) | sublinear tf | L1 rows |", "|---|---|---|---|---|"]
     cols = {"tf": [], "sublinear": [], "l1": []}
-    for name in ORDER:
+    for name in CORPORA:
         res = load("weighting", name)
         if not res:
             continue

@@ -36,8 +36,8 @@ import warnings
 
 import numpy as np
 
-from _common import (HERE, load, load_cache, machine_line, mean_sd, save_cache, table,
-                     write_markdown)
+from _common import (HERE, SEMANTICS, load, load_cache, machine_line, mean_sd,
+                     save_cache, table, write_markdown)
 from semnmf import SemanticNMF, clustering_scores, topic_coherence
 from semnmf.pipelines import PretrainedSemanticNMF
 from semnmf.text.pretrained import term_forms
@@ -267,7 +267,7 @@ def report(cache, datasets, methods):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", default="classic4,ng5,bbc,ng20,cstr")
+    parser.add_argument("--datasets", default=",".join(SEMANTICS))
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--report-only", action="store_true")
@@ -304,7 +304,7 @@ def main():
                     print(name, key, {m: round(v, 3) for m, v in entry[key].items()},
                           flush=True)
     cache = load_cache(CACHE)
-    order = ["classic4", "ng5", "bbc", "ng20", "cstr"]
+    order = list(SEMANTICS)
     report(cache, [d for d in order if d in cache] + [d for d in cache if d not in order],
            METHODS)
 

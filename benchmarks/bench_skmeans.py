@@ -31,13 +31,11 @@ import numpy as np
 from sklearn.cluster import KMeans, kmeans_plusplus
 from sklearn.preprocessing import normalize
 
-from _common import load, machine_line, table, write_markdown
+from _common import CORPORA, load, machine_line, table, write_markdown
 from semnmf._utils.parallel import n_threads, scipy_path
 from semnmf.metrics import nmi
 from semnmf.models.skmeans import SphericalKMeans, _kmeans_plusplus
 
-ORDER = ["cstr", "classic3", "bbc", "ng5", "classic4", "agnews", "searchsnippets", "m10",
-         "ng20_cai", "ng20"]
 
 
 def timed(fn):
@@ -102,7 +100,7 @@ def measure(name, repeat):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--corpora", default=",".join(ORDER))
+    parser.add_argument("--corpora", default=",".join(CORPORA))
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     rows = [measure(name, args.repeat) for name in args.corpora.split(",")]

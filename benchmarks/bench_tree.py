@@ -23,8 +23,8 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (HERE, load, load_cache, machine_line, mean_sd, save_cache,  # noqa: E402
-                     table, write_markdown)
+from _common import (HERE, TREE, load, load_cache, machine_line, mean_sd,  # noqa: E402
+                     save_cache, table, write_markdown)
 
 CACHE = os.path.join(HERE, "cache", "tree.json")
 SEEDS = (0, 1, 2)
@@ -99,8 +99,6 @@ def speed_section(cache):
 
 # --------------------------------------------------------------------------- stop rules
 RULES = {"pg": {}, "partition": {"stop": "partition", "partition_tol": 3e-3}}
-CORPORA = ("cstr", "bbc", "classic3", "ng5", "classic4", "agnews", "m10", "searchsnippets",
-           "ng20_cai")
 
 
 def rules(cache):
@@ -170,7 +168,7 @@ def corpora(cache):
     classes, and all 20 leaves) under both rules, and of flat NMF at those k; 3 seeds."""
     from semnmf import NMF, HierarchicalNMF, nmi
 
-    for key, X, y, k, seed in _missing_cells(cache, "corpora", CORPORA):
+    for key, X, y, k, seed in _missing_cells(cache, "corpora", TREE):
         row = {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -223,7 +221,7 @@ def corpora_section(cache):
 
 
 # --------------------------------------------------------------------------- labels
-LABEL_CORPORA = CORPORA[:-1] + ("ng20", "ng20_cai")
+LABEL_CORPORA = TREE[:-1] + ("ng20", "ng20_cai")
 
 
 def labels(cache):

@@ -39,11 +39,10 @@ for _v in ("SEMNMF_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL
 
 import numpy as np  # noqa: E402
 
-from _common import HERE, RESULTS, data_root, machine_line, write_markdown  # noqa: E402
+from _common import (CORPORA, HERE, RESULTS, data_root, leave_one_out, machine_line,  # noqa: E402
+                     write_markdown)
 
 CACHE_DIR = os.environ.get("SEMNMF_DEFAULTS_CACHE", os.path.join(HERE, "cache", "defaults"))
-ORDER = ["cstr", "classic3", "bbc", "ng5", "classic4", "agnews", "searchsnippets", "m10",
-         "ng20_cai", "ng20"]
 BASELINES = ["skmeans", "nmf", "nmf-kl"]
 LAMS = [0.1, 1, 10]
 FIT_LIMIT = 180.0  # seconds: a method whose fit exceeds this is not fitted on further seeds
@@ -213,7 +212,7 @@ def cmd_fit_parallel(args, corpora):
             todo = [m for m in methods if f"{m}|{seed}" not in cache["fits"]]
             if todo:
                 tasks.append((name, seed, todo))
-    tasks.sort(key=lambda t: -ORDER.index(t[0]) if t[0] in ORDER else 0)
+    tasks.sort(key=lambda t: -CORPORA.index(t[0]) if t[0] in CORPORA else 0)
     log(f"{len(tasks)} tasks in {args.jobs} processes")
     with ProcessPoolExecutor(args.jobs) as pool:
         futures = {pool.submit(fit_task, *t): t for t in tasks}
@@ -238,7 +237,7 @@ def cmd_fit_parallel(args, corpora):
 
 
 def cmd_fit(args):
-    corpora = args.corpora.split(",") if args.corpora else ORDER
+    corpora = args.corpora.split(",") if args.corpora else CORPORA
     if args.jobs > 1:
         return cmd_fit_parallel(args, corpora)
     for name in corpora:
@@ -344,7 +343,7 @@ def run_consensus(L, k, how, seed):
 def cmd_ensemble(args):
     from semnmf.metrics import ari, nmi
 
-    corpora = args.corpora.split(",") if args.corpora else ORDER
+    corpora = args.corpora.split(",") if args.corpora else CORPORA
     for name in corpora:
         cache = load_cache(name)
         meta = cache["meta"]
@@ -520,30 +519,29 @@ def group_of(row):
 
 
 def loco(results, rows, candidates, criterion="margin"):
-    """For each held-out group: the candidate chosen on the other rows, scored on the group."""
+    """For each held-out group: the candidate chosen on the other rows, scored on the group.
+
+    ``criterion``: "margin", the mean margin over the best baseline on the training rows;
+    "rank", the mean rank among the candidates and the baselines there (1 = best)."""
     mean = {r: {c: float(np.mean(results[r][c]["nmi"])) for c in results[r]} for r in rows}
     best_base = {r: max(mean[r][b] for b in BASELINES) for r in rows}
+    groups = list(dict.fromkeys(group_of(r) for r in rows))
+    avail = [c for c in candidates if all(c in mean[r] for r in rows)]
+    if not avail or len(groups) < 2:
+        return []
+    if criterion == "margin":
+        value = {r: {c: mean[r][c] - best_base[r] for c in avail} for r in rows}
+    else:
+        pool = list(dict.fromkeys(avail + BASELINES))
+        value = {r: {c: -(i + 1) for i, c in enumerate(sorted(pool, key=lambda c: -mean[r][c]))}
+                 for r in rows}
+
+    def score(candidate, train):
+        return np.mean([value[r][candidate] for r in rows if group_of(r) in train])
+
     out = []
-    for g in sorted({group_of(r) for r in rows}, key=lambda g: rows.index(
-            next(r for r in rows if group_of(r) == g))):
-        test = [r for r in rows if group_of(r) == g]
-        train = [r for r in rows if group_of(r) != g]
-        avail = [c for c in candidates if all(c in mean[r] for r in rows)]
-        if not avail or not train:
-            continue
-        if criterion == "margin":
-            score = {c: np.mean([mean[r][c] - best_base[r] for r in train]) for c in avail}
-            choice = max(score, key=score.get)
-        else:  # mean rank among candidates and baselines (1 = best)
-            pool = list(dict.fromkeys(avail + BASELINES))
-            ranks = {c: [] for c in pool}
-            for r in train:
-                order = sorted(pool, key=lambda c: -mean[r][c])
-                for i, c in enumerate(order):
-                    ranks[c].append(i + 1)
-            score = {c: -np.mean(ranks[c]) for c in avail}
-            choice = max(score, key=score.get)
-        for r in test:
+    for g, choice in leave_one_out(groups, avail, score).items():
+        for r in (r for r in rows if group_of(r) == g):
             out.append((g, r, choice, mean[r][choice], {b: mean[r][b] for b in BASELINES},
                         mean[r][choice] - best_base[r]))
     return out
@@ -563,7 +561,7 @@ def cmd_report(args):
     from _common import table
 
     results, costs, metas, rows = {}, {}, {}, []
-    for name in ORDER:
+    for name in CORPORA:
         if not os.path.exists(cache_path(name)):
             continue
         cache = load_cache(name)
@@ -798,7 +796,7 @@ def cmd_confirm(args):
     baselines: NMI per row, margins, LOCO among the finalists, fit-time ratios. Writes
     benchmarks/results/defaults_10seeds.md (hand-written Conclusion kept)."""
     results, rows, costs = {}, [], {}
-    for name in ORDER:
+    for name in CORPORA:
         cache = load_cache(name)
         if not cache["meta"]:
             continue

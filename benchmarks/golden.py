@@ -6,6 +6,8 @@ reads the same across renames of other parameters.
 
     python benchmarks/golden.py record  [--out benchmarks/results/golden.json]
     python benchmarks/golden.py check   [--against benchmarks/results/golden.json]
+
+``check`` also runs as a test: ``python -m pytest -m golden`` (``tests/test_golden.py``).
 """
 
 import argparse
@@ -18,9 +20,8 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import RESULTS, data_root  # noqa: E402
+from _common import GOLDEN_CORPORA, RESULTS, atomic_write, data_path, data_root  # noqa: E402
 
-CORPORA = ["cstr", "classic4", "bbc"]
 SEEDS = [0, 1]
 GOLDEN = os.path.join(RESULTS, "golden.json")
 
@@ -102,15 +103,28 @@ def _same(before, after):
     return before == after
 
 
-def record():
+def record(root=None):
+    """The golden set measured now: {corpus: {entry: {labels, objective, n_iter}}}."""
     from semnmf import load_dataset
 
-    root = data_root()
+    root = data_root() if root is None else root
     golden = {}
-    warnings.simplefilter("ignore")
-    for name in CORPORA:
-        golden[name] = _run_corpus(name, load_dataset(os.path.join(root, name)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in GOLDEN_CORPORA:
+            golden[name] = _run_corpus(name, load_dataset(os.path.join(root, name)))
     return golden
+
+
+def differences(reference, golden):
+    """``(corpus, entry, before, after)`` for every entry of either set that differs (None:
+    the entry is missing from that set)."""
+    keys = [(c, key) for c in golden for key in golden[c]]
+    keys += [(c, key) for c in reference for key in reference[c]
+             if key not in golden.get(c, {})]
+    return [(c, key, reference.get(c, {}).get(key), golden.get(c, {}).get(key))
+            for c, key in keys
+            if not _same(reference.get(c, {}).get(key), golden.get(c, {}).get(key))]
 
 
 def main(argv=None):
@@ -121,16 +135,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     golden = record()
     if args.action == "record":
-        from semnmf._utils.io import atomic_write
-
         atomic_write(args.out, lambda f: json.dump(golden, f, indent=1, sort_keys=True))
         print(f"wrote {args.out}")
         return 0
     with open(args.against) as f:
         reference = json.load(f)
-    differ = [(c, key, reference[c].get(key), value) for c in golden
-              for key, value in golden[c].items()
-              if not _same(reference.get(c, {}).get(key), value)]
+    differ = differences(reference, golden)
     for corpus, key, before, after in differ:
         print(f"DIFFERS {corpus} {key}: {before} -> {after}")
     print(f"{len(differ)} of {sum(map(len, golden.values()))} entries differ")

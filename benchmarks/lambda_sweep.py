@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from _common import load, machine_line, mean_sd, table, write_markdown
+from _common import LAMBDA_SWEEP, load, machine_line, mean_sd, table, write_markdown
 from semnmf import SemanticNMF, ari, nmi
 from semnmf.models._solvers.mu import squared_norm
 
@@ -24,7 +24,7 @@ LAMBDAS = [0, 0.01, 0.1, 1, 3, 10, 30, 100, 1000]
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--datasets", default="cstr,classic3,classic4,bbc,ng5")
+    parser.add_argument("--datasets", default=",".join(LAMBDA_SWEEP))
     parser.add_argument("--lambdas", default=",".join(str(x) for x in LAMBDAS))
     parser.add_argument("--contexts", choices=("default", "both"), default="default",
                         help="default: the CLI's context (window if raw text, else document); "

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from conftest import make_planted, planted_corpus, read_json, write_csv
-from semnmf.experiments.selection import (CRITERIA, DEFAULT_CRITERION, candidate_grid, criterion_scores,
-                                          measure_candidates, select_n_components)
+from semnmf.experiments.selection import (CRITERIA, CRITERION_CURVES, CURVES, DEFAULT_CRITERION,
+                                          candidate_grid, criterion_scores, measure_candidates,
+                                          select_n_components)
 from semnmf.cli.cluster import parse_k
 from semnmf.experiments.selection import _consensus_dispersion, _cosine_sum, _silhouette
 
@@ -61,6 +62,32 @@ def test_every_criterion_scores_every_candidate():
         assert np.isfinite(scores).any()
     with pytest.raises(ValueError, match="Unknown criterion"):
         criterion_scores(curves, "nope")
+
+
+@pytest.mark.filterwarnings("ignore:the chosen k=.* is the largest candidate")
+def test_only_the_criterions_curves_are_measured_and_they_are_the_same():
+    """-k auto measures the curves its criterion reads; a subset of the curves has the
+    values the full measurement gives (the null sample of ``null_cosine`` draws from the
+    random stream, so it is compared with a full measurement with or without it)."""
+    X, _ = planted_corpus(n_per=20, k=3, d_per=10, seed=2)
+    full = measure_candidates(X, [2, 3, 4, 6], random_state=4)
+    assert set(full) == {*CURVES, "candidates", "n_sample"}
+    without_null = measure_candidates(X, [2, 3, 4, 6], gap=False, random_state=4)
+    assert set(without_null) == set(full) - {"null_cosine"}
+    for criterion, names in CRITERION_CURVES.items():
+        reference = full if "null_cosine" in names else without_null
+        part = measure_candidates(X, [2, 3, 4, 6], curves=names, random_state=4)
+        assert set(part) == {*names, "candidates", "n_sample"}
+        for name in names:
+            np.testing.assert_array_equal(part[name], reference[name])
+        param = 0.05 if criterion == "gain" else 0
+        result = select_n_components(X, [2, 3, 4, 6], criterion=criterion, param=param,
+                                     random_state=4)
+        assert set(result.curves) == set(names)
+        np.testing.assert_array_equal(result.scores,
+                                      criterion_scores(reference, criterion, param)[1])
+    with pytest.raises(ValueError, match="Unknown curve 'nope'"):
+        measure_candidates(X, [2, 3], curves=["stability", "nope"])
 
 
 def test_selection_is_reproducible_and_label_free():

@@ -3,7 +3,8 @@
 :func:`select_n_components` fits cheap clusterings (spherical k-means, a few Lloyd
 iterations, on a subsample of at most ``sample_size`` documents) at every candidate k,
 measures label-free curves over the candidates (:func:`measure_candidates`), and picks the k
-that maximizes one criterion (:data:`CRITERIA`). Labels are never read.
+that maximizes one criterion (:data:`CRITERIA`); it measures only the curves its criterion
+reads (:data:`CRITERION_CURVES`). Labels are never read.
 
 The curves measured at each k (``R = n_runs`` runs, each on a random ``subsample`` share of
 the sample, its centroids then assigning every sampled document):
@@ -40,11 +41,22 @@ import scipy.sparse as sp
 
 from .._utils.progress import log
 
-__all__ = ["CRITERIA", "DEFAULT_CRITERION", "DEFAULT_PARAM", "SelectionResult",
-           "candidate_grid", "measure_candidates", "criterion_scores", "select_n_components"]
+__all__ = ["CRITERIA", "CURVES", "CRITERION_CURVES", "DEFAULT_CRITERION", "DEFAULT_PARAM",
+           "SelectionResult", "candidate_grid", "measure_candidates", "criterion_scores",
+           "select_n_components"]
 
 CRITERIA = ("stability", "stability_nmi", "dispersion", "silhouette", "calinski", "gap",
             "npmi", "npmi_diversity", "gain")
+
+# every curve :func:`measure_candidates` can measure, and the ones each criterion reads
+CURVES = ("stability", "stability_nmi", "dispersion", "silhouette", "calinski", "cosine",
+          "cosine_std", "null_cosine", "npmi", "diversity")
+CRITERION_CURVES = {
+    "stability": ("stability",), "stability_nmi": ("stability_nmi",),
+    "dispersion": ("dispersion",), "silhouette": ("silhouette",), "calinski": ("calinski",),
+    "gap": ("cosine", "null_cosine"), "npmi": ("npmi",), "npmi_diversity": ("npmi", "diversity"),
+    "gain": ("cosine",),
+}
 
 # Chosen by leave-one-corpus-out on the shared corpora (benchmarks/results/k_selection.md).
 DEFAULT_CRITERION = "stability_nmi"
@@ -88,7 +100,8 @@ class SelectionResult:
     criterion : str
     param : float
     curves : dict
-        Every measured curve (name -> list over the candidates).
+        The curves the criterion reads (name -> list over the candidates;
+        :data:`CRITERION_CURVES`).
     n_sample : int
         Documents the clusterings were fitted on.
     seconds : float
@@ -217,8 +230,49 @@ def _skmeans(X, k, seed, max_iter):
     return np.asarray(model.cluster_centers_, dtype=np.float64)
 
 
-def measure_candidates(X, candidates, *, n_runs=5, sample_size="auto", subsample=0.8,
-                       max_iter=30, gap=True, counts=None, random_state=0, verbose=False):
+def _partition_curves(partitions, k, wanted):
+    """The curves of the runs' partitions: their pairwise agreement and consensus."""
+    from ..metrics import ari, nmi
+
+    pairs = [(a, b) for a in range(len(partitions)) for b in range(a + 1, len(partitions))]
+    out = {}
+    for name, score in (("stability", ari), ("stability_nmi", nmi)):
+        if name in wanted:
+            out[name] = float(np.mean([score(partitions[a], partitions[b])
+                                       for a, b in pairs])) if pairs else np.nan
+    if "dispersion" in wanted:
+        out["dispersion"] = _consensus_dispersion(partitions, k)
+    return out
+
+
+def _centroid_curves(Xs, partitions, k, wanted, reference):
+    """The curves of the runs' concept vectors: their cosines, and the first run's
+    silhouette, Calinski-Harabasz index and topics."""
+    from ..metrics import npmi_coherence, topic_diversity
+
+    out = {}
+    if wanted & {"cosine", "cosine_std"}:
+        cosines = [_cosine_sum(Xs, labels, k)[0] / Xs.shape[0] for labels in partitions]
+        out["cosine"], out["cosine_std"] = float(np.mean(cosines)), float(np.std(cosines))
+    if wanted & {"silhouette", "calinski", "npmi", "diversity"}:
+        labels = partitions[0]
+        sums = _cosine_sum(Xs, labels, k)[1]
+        if "silhouette" in wanted:
+            out["silhouette"] = _silhouette(Xs, labels, k, sums)
+        if "calinski" in wanted:
+            out["calinski"] = _calinski(Xs, labels, k, sums)
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        topics = sums / np.where(norms > 0, norms, 1)
+        if "npmi" in wanted:
+            out["npmi"] = float(npmi_coherence(topics, reference, 10))
+        if "diversity" in wanted:
+            out["diversity"] = float(topic_diversity(topics, 25))
+    return out
+
+
+def measure_candidates(X, candidates, *, curves=None, n_runs=5, sample_size="auto",
+                       subsample=0.8, max_iter=30, gap=True, counts=None, random_state=0,
+                       verbose=False):
     """Label-free curves of cheap clusterings at every candidate k (see the module).
 
     Parameters
@@ -226,6 +280,11 @@ def measure_candidates(X, candidates, *, n_runs=5, sample_size="auto", subsample
     X : sparse matrix of shape (n_documents, n_terms)
         Documents (tf-idf or any non-negative weighting; rows are L2-normalized here).
     candidates : list of int
+    curves : sequence of str, optional
+        The curves to measure, among :data:`CURVES` (default: all of them);
+        :data:`CRITERION_CURVES` names those each criterion reads. A curve's values do not
+        depend on which others are measured, but for ``null_cosine``: its null sample
+        draws from the same random stream as the clusterings.
     n_runs : int, default=5
         Spherical k-means runs per k (seeds and subsamples differ).
     sample_size : int or "auto", default="auto"
@@ -236,7 +295,8 @@ def measure_candidates(X, candidates, *, n_runs=5, sample_size="auto", subsample
     max_iter : int, default=30
         Lloyd iterations of a run.
     gap : bool, default=True
-        Also fit one run per k on a null sample (the ``gap`` curve).
+        Measure ``null_cosine`` (one run per k on a null sample: the ``gap`` curve) when
+        ``curves`` asks for it; False leaves it out.
     counts : sparse matrix, optional
         Documents whose co-occurrences score the topics' NPMI (default: X).
     random_state : int
@@ -244,64 +304,48 @@ def measure_candidates(X, candidates, *, n_runs=5, sample_size="auto", subsample
     Returns
     -------
     dict
-        ``candidates`` and one list per curve, plus ``n_sample``.
+        ``candidates``, one list per measured curve, and ``n_sample``.
     """
-    from ..metrics import ari, nmi, npmi_coherence, topic_diversity
-
+    wanted = set(CURVES if curves is None else curves)
+    unknown = wanted - set(CURVES)
+    if unknown:
+        raise ValueError(f"Unknown curve {sorted(unknown)[0]!r}; choose among "
+                         f"{', '.join(CURVES)}.")
+    if not gap:
+        wanted.discard("null_cosine")
     rng = np.random.default_rng(random_state)
     X = sp.csr_matrix(X)
     n = X.shape[0]
     sample = np.sort(rng.choice(n, _sample_size(X, sample_size), replace=False))
     Xs, keep = _normalize_rows(X[sample])
-    reference = (counts if counts is not None else X)
-    reference = sp.csr_matrix(reference)[sample][keep]
+    reference = None
+    if "npmi" in wanted:
+        reference = sp.csr_matrix(counts if counts is not None else X)[sample][keep]
     ns = Xs.shape[0]
-    null = _null_sample(Xs, rng) if gap else None
+    null = _null_sample(Xs, rng) if "null_cosine" in wanted else None
     m = max(2, int(round(subsample * ns)))
-    curves = {name: [] for name in ("stability", "stability_nmi", "dispersion", "silhouette",
-                                    "calinski", "cosine", "cosine_std", "null_cosine", "npmi",
-                                    "diversity")}
+    result = {name: [] for name in CURVES if name in wanted}
     for k in candidates:
         t = time.perf_counter()
-        partitions, cosines = [], []
-        first_sums = None
+        partitions = []
         for r in range(n_runs):
             seed = int(rng.integers(2**31 - 1))
             rows = np.sort(rng.choice(ns, m, replace=False))
-            centers = _skmeans(Xs[rows], min(k, m), seed, max_iter)
-            labels = _assign(Xs, centers)
-            partitions.append(labels)
-            q, sums = _cosine_sum(Xs, labels, k)
-            cosines.append(q / ns)
-            if first_sums is None:
-                first_sums = sums
-        pairs = [(a, b) for a in range(n_runs) for b in range(a + 1, n_runs)]
-        curves["stability"].append(float(np.mean([ari(partitions[a], partitions[b])
-                                                  for a, b in pairs])) if pairs else np.nan)
-        curves["stability_nmi"].append(float(np.mean([nmi(partitions[a], partitions[b])
-                                                      for a, b in pairs])) if pairs else np.nan)
-        curves["dispersion"].append(_consensus_dispersion(partitions, k))
-        labels = partitions[0]
-        curves["silhouette"].append(_silhouette(Xs, labels, k, first_sums))
-        curves["calinski"].append(_calinski(Xs, labels, k, first_sums))
-        curves["cosine"].append(float(np.mean(cosines)))
-        curves["cosine_std"].append(float(np.std(cosines)))
+            partitions.append(_assign(Xs, _skmeans(Xs[rows], min(k, m), seed, max_iter)))
+        values = {**_partition_curves(partitions, k, wanted),
+                  **_centroid_curves(Xs, partitions, k, wanted, reference)}
         if null is not None:
             centers = _skmeans(null, min(k, null.shape[0]), int(rng.integers(2**31 - 1)),
                                max_iter)
-            curves["null_cosine"].append(
-                _cosine_sum(null, _assign(null, centers), k)[0] / null.shape[0])
-        else:
-            curves["null_cosine"].append(np.nan)
-        norms = np.linalg.norm(first_sums, axis=1, keepdims=True)
-        topics = first_sums / np.where(norms > 0, norms, 1)
-        curves["npmi"].append(float(npmi_coherence(topics, reference, 10)))
-        curves["diversity"].append(float(topic_diversity(topics, 25)))
-        log(f"k={k}: stability {curves['stability'][-1]:.3f}, silhouette "
-            f"{curves['silhouette'][-1]:.3f} ({time.perf_counter() - t:.1f} s)", verbose)
-    curves["candidates"] = list(candidates)
-    curves["n_sample"] = int(ns)
-    return curves
+            values["null_cosine"] = (_cosine_sum(null, _assign(null, centers), k)[0]
+                                     / null.shape[0])
+        for name in result:
+            result[name].append(values[name])
+        log(f"k={k}: " + ", ".join(f"{name} {values[name]:.3f}" for name in result)
+            + f" ({time.perf_counter() - t:.1f} s)", verbose)
+    result["candidates"] = list(candidates)
+    result["n_sample"] = int(ns)
+    return result
 
 
 def penalized_scores(raw, ks, param):
@@ -396,9 +440,9 @@ def select_n_components(X, candidates="auto", *, criterion=DEFAULT_CRITERION,
     if len(candidates) == 1:
         return SelectionResult(candidates[0], candidates, [np.nan], criterion, float(param),
                                {}, 0, time.perf_counter() - t0)
-    curves = measure_candidates(X, candidates, n_runs=n_runs, sample_size=sample_size,
-                                max_iter=max_iter, gap=criterion == "gap", counts=counts,
-                                random_state=random_state, verbose=verbose)
+    curves = measure_candidates(X, candidates, curves=CRITERION_CURVES[criterion],
+                                n_runs=n_runs, sample_size=sample_size, max_iter=max_iter,
+                                counts=counts, random_state=random_state, verbose=verbose)
     _, scores = criterion_scores(curves, criterion, param)
     best = candidates[int(np.nanargmax(np.where(np.isfinite(scores), scores, -np.inf)))]
     if best == candidates[-1]:
