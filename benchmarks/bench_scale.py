@@ -249,12 +249,12 @@ def block_tasks(n=100_000, d=20_000, per_row=38, k=20, repeat=3):
             times.append(time.perf_counter() - t)
         return min(times[1:])
 
-    state = kl._data_pass(X, Z, (W, 1e-9))
+    state = kl.block_data_pass(X, Z, (W, 1e-9))
     row = {"documents": n, "terms": d, "nnz": int(X.nnz), "k": k,
-           "kl_data_pass_s": best(lambda: kl._data_pass(X, Z, (W, 1e-9))),
-           "kl_z_and_numerator_s": best(lambda: kl._z_and_numerator(
+           "kl_data_pass_s": best(lambda: kl.block_data_pass(X, Z, (W, 1e-9))),
+           "kl_z_and_numerator_s": best(lambda: kl.block_z_and_numerator(
                X, state, (W, W.sum(axis=0), 1e-9))),
-           "frobenius_s": best(lambda: fro._statistics(X, fro._z_update(X, Z, (W, W.T @ W))))}
+           "frobenius_s": best(lambda: fro.block_statistics(X, fro.block_z_update(X, Z, (W, W.T @ W))))}
     print(json.dumps(row), flush=True)
     return row
 

@@ -19,7 +19,7 @@ The three run interleaved (A B C A B C ...), ``--repeat`` rounds, median per met
 The compiled and scipy fits must give the same labels (the kernels are bitwise the scipy
 expressions); the script stops if they do not. The ten k-means++ seedings of a fit are
 timed alone: scikit-learn's ``kmeans_plusplus`` (the scipy path's) and ours (the compiled
-path's, the same picks: ``_kmeans_plusplus``), with ours' share of the compiled fit.
+path's, the same picks: ``spherical_kmeans_plusplus``), with ours' share of the compiled fit.
 Writes benchmarks/results/skmeans.md.
 """
 
@@ -34,7 +34,7 @@ from sklearn.preprocessing import normalize
 from _common import CORPORA, load, machine_line, table, write_markdown
 from semnmf._utils.parallel import n_threads, scipy_path
 from semnmf.metrics import nmi
-from semnmf.models.skmeans import SphericalKMeans, _kmeans_plusplus
+from semnmf.models.skmeans import SphericalKMeans, spherical_kmeans_plusplus
 
 
 
@@ -63,7 +63,7 @@ def measure(name, repeat):
     def seeding():  # the ten k-means++ seedings of one compiled fit
         rng = np.random.RandomState(0)
         for _ in range(10):
-            _kmeans_plusplus(keep, k, rng)
+            spherical_kmeans_plusplus(keep, k, rng)
 
     def sklearn_seeding():  # the same with scikit-learn's (the scipy path's)
         rng = np.random.RandomState(0)

@@ -58,11 +58,6 @@ def test_one_corpus_list(common, tmp_path):
     assert common.all_corpora(str(tmp_path)) == ["ng5", "alpha", "zeta"]
 
 
-# private helpers the scripts still use because they live in src/semnmf/models (being
-# restructured): each should become public API or leave the script
-KNOWN = {("bench_scale.py", "_data_pass"), ("bench_scale.py", "_z_and_numerator"),
-         ("bench_scale.py", "_statistics"), ("bench_scale.py", "_z_update"),
-         ("bench_tree.py", "_best_topics"), ("bench_skmeans.py", "_kmeans_plusplus")}
 
 
 def test_benchmark_scripts_use_no_private_helper_of_the_library():
@@ -74,4 +69,4 @@ def test_benchmark_scripts_use_no_private_helper_of_the_library():
             found |= {(script.name, name) for name in re.findall(r"\b_\w+", names)}
         found |= {(script.name, name)
                   for name in re.findall(r"\b(?!self\b)[a-z]\w*\.(_[a-z]\w*)\(", text)}
-    assert found <= KNOWN, sorted(found - KNOWN)
+    assert not found, sorted(found)

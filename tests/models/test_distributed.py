@@ -273,7 +273,7 @@ def test_the_modules_of_the_block_tasks_do_not_load_numba():
             "import semnmf.models.blocked, semnmf.models._solvers.distributed\n"
             "import semnmf.models._solvers.distributed_kl\n"
             "import semnmf.text.shards, semnmf.text.context\n"
-            "from semnmf.models._solvers.distributed import _z_update, _statistics\n"
+            "from semnmf.models._solvers.distributed import block_z_update, block_statistics\n"
             # nor does the client of a fit on blocks without a word-context matrix
             "import scipy.sparse as sp\n"
             "from semnmf import NMF\n"

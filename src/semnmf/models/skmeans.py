@@ -306,7 +306,7 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
                 rows = Xn if nonzero_idx.size == Xn.shape[0] else Xn[nonzero_idx]
                 seeding["rows"] = rows
                 seeding["prepared"] = _seeding_arrays(rows)
-            centers = _kmeans_plusplus(seeding["rows"], k, rng, seeding["prepared"])
+            centers = spherical_kmeans_plusplus(seeding["rows"], k, rng, seeding["prepared"])
         else:
             centers, _ = kmeans_plusplus(
                 Xn[nonzero_idx],
@@ -459,7 +459,7 @@ def _compiled(Xn):
 
 
 def _seeding_arrays(X):
-    """What :func:`_kmeans_plusplus` reads besides X, the same for every restart:
+    """What :func:`spherical_kmeans_plusplus` reads besides X, the same for every restart:
     ``(product, norms)``, the float64 operator for ``X @ candidates`` (compiled, or
     scipy's on the scipy path) and the rows' squared norms (1.0 for float64 X, whose
     rows are unit)."""
@@ -478,7 +478,7 @@ def _seeding_arrays(X):
     return product, norms
 
 
-def _kmeans_plusplus(X, k, rng, prepared=None):
+def spherical_kmeans_plusplus(X, k, rng, prepared=None):
     """Greedy k-means++ seeding (Arthur & Vassilvitskii 2007) of the unit-norm rows of X
     (CSR, no all-zero row): :func:`sklearn.cluster.kmeans_plusplus` with its random
     draws, its 2 + ⌊ln k⌋ candidates per centre and its arithmetic, whose squared

@@ -123,7 +123,7 @@ def test_sums_are_bitwise_scipy(dtype, k, index_dtype, threads):
 def test_fit_is_bitwise_the_scipy_lloyd(k, threads, monkeypatch):
     """A whole fit (k-means++ starts, empty-cluster re-seeding, n_init runs) gives the
     same labels, centroids and objectives as on the scipy path ($SEMNMF_KERNELS=0).
-    (Float32: the seedings differ by design, see ``_kmeans_plusplus``; the Lloyd steps
+    (Float32: the seedings differ by design, see ``spherical_kmeans_plusplus``; the Lloyd steps
     are checked bitwise above.)"""
     X = _matrix(np.float64, seed=3, n=600)
     fitted = SphericalKMeans(n_components=k, n_init=3, random_state=0).fit(X)
@@ -161,7 +161,7 @@ def test_fit_with_reseeding_and_zero_rows_is_bitwise_the_scipy_lloyd(dtype, thre
 
 
 def test_float32_seeding_is_the_same_on_the_scipy_path():
-    """Float32 X is seeded by ``_kmeans_plusplus`` on both paths (the Dask client takes
+    """Float32 X is seeded by ``spherical_kmeans_plusplus`` on both paths (the Dask client takes
     the scipy one): the same start, so the same fit."""
     X = _matrix(np.float32, seed=8, n=500)
     fitted = SphericalKMeans(n_components=6, n_init=3, random_state=2).fit(X)
@@ -194,7 +194,7 @@ def test_kmeans_plusplus_picks_scikit_learns_centres(dtype, k, seed, threads):
     X = _matrix(dtype, seed=20 + seed, n=500)
     X = X[X.getnnz(axis=1) > 0]
     rng = np.random.RandomState(seed)
-    ours = skmeans_module._kmeans_plusplus(X, k, rng)
+    ours = skmeans_module.spherical_kmeans_plusplus(X, k, rng)
     reference = np.random.RandomState(seed)
     X64 = X.astype(np.float64)
     norms = np.ones(X.shape[0]) if dtype == np.float64 else np.asarray(

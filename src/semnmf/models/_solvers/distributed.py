@@ -49,13 +49,13 @@ def _facts(Xb):
             bool(np.isfinite(data).all()), float(data.sum()))
 
 
-def _z_update(Xb, Zb, shared):
+def block_z_update(Xb, Zb, shared):
     W, WtW = shared
     XW = np.asarray(Xb @ W)
     return Zb * (XW / (Zb @ WtW + EPSILON))                          # (7a)
 
 
-def _statistics(Xb, Zb):
+def block_statistics(Xb, Zb):
     return np.asarray(Xb.T @ Zb), Zb.T @ Zb
 
 
@@ -117,7 +117,7 @@ class BlockedFrobeniusProblem:
             self.Q = Q
             self.sqM = _mu.squared_norm(M)
             self.MtW = self.Mt @ W
-        self.XtZ, self.ZtZ = self.ex.reduce(self.ex.map2(_statistics, X.blocks, self.Z))
+        self.XtZ, self.ZtZ = self.ex.reduce(self.ex.map2(block_statistics, X.blocks, self.Z))
 
     def _data_term(self, WtW):
         return trace_residual(self.sqX, self.W, self.XtZ, WtW, self.ZtZ)
@@ -139,9 +139,9 @@ class BlockedFrobeniusProblem:
     def step(self):
         W = self.W
         shared = self.ex.share((W, W.T @ W))
-        old, self.Z = self.Z, self.ex.map2(_z_update, self.X.blocks, self.Z, shared)   # (7a)
+        old, self.Z = self.Z, self.ex.map2(block_z_update, self.X.blocks, self.Z, shared)   # (7a)
         self.ex.release(old)
-        self.XtZ, self.ZtZ = self.ex.reduce(self.ex.map2(_statistics, self.X.blocks, self.Z))
+        self.XtZ, self.ZtZ = self.ex.reduce(self.ex.map2(block_statistics, self.X.blocks, self.Z))
         ZtZ = self.ZtZ
         if self.M is not None and self.lam > 0:
             numerator = self.XtZ + self.lam * (self.M @ self.Q)

@@ -48,7 +48,7 @@ from .mu import safe_denominator as _safe
 
 
 # -- block tasks (module level: they travel to the workers) -----------------------------
-def _data_pass(Xb, Zb, shared):
+def block_data_pass(Xb, Zb, shared):
     """``(Z_b, A_b, (ℓ_b, 1ᵀZ_b in float64))`` at the current (Z_b, W)."""
     from .fro_kernels import _vector_width
     from .kl_kernels import ratio_rows
@@ -61,11 +61,11 @@ def _data_pass(Xb, Zb, shared):
     return Zb, A, (float(log_sum), _sums(Zb, np.float64))
 
 
-def _statistics(state):
+def block_statistics(state):
     return state[-1]
 
 
-def _z_and_numerator(Xb, state, shared):
+def block_z_and_numerator(Xb, state, shared):
     """Step 2 on the block, then its part of step 3's numerator at the new Z_b:
     ``(Z_b, (B_b, 1ᵀZ_b))``."""
     from .fro_kernels import _vector_width
@@ -123,8 +123,8 @@ class BlockedKLProblem(_KLObjective):
     # -- the data pass, on the blocks (the context pass is the local engine's) -------
     def _data_pass(self):
         shared = self.ex.share((self.W, self.floor))
-        self._state = self.ex.map2(_data_pass, self.X.blocks, self.Z, shared)
-        log_sum, z_sums = self.ex.reduce(self.ex.map(_statistics, self._state))
+        self._state = self.ex.map2(block_data_pass, self.X.blocks, self.Z, shared)
+        log_sum, z_sums = self.ex.reduce(self.ex.map(block_statistics, self._state))
         mass = float(z_sums @ _sums(self.W, np.float64))
         self._data = max(log_sum - self.total + mass, 0.0)
 
@@ -136,12 +136,12 @@ class BlockedKLProblem(_KLObjective):
         if self._use_context and self._context is None:
             self._context_pass()
         shared = self.ex.share((W, _safe(_sums(W)), self.floor))
-        results = self.ex.map2(_z_and_numerator, self.X.blocks, self._state, shared)
+        results = self.ex.map2(block_z_and_numerator, self.X.blocks, self._state, shared)
         old, self.Z = self.Z, self.ex.map(_first, results)                      # step 2
         self.ex.release(old)
         self.ex.release(self._state)
         self._state, self._data = None, None
-        B, denominator = self.ex.reduce(self.ex.map(_statistics, results))
+        B, denominator = self.ex.reduce(self.ex.map(block_statistics, results))
         self.ex.release(results)
         self._update_W_and_Q(B, denominator)                              # steps 3 and 4
         return self.objective()
