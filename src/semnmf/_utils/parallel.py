@@ -151,8 +151,10 @@ def row_blocks(indptr, n_blocks):
     return [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
-class RowBlocked:
-    """A CSR matrix cut once into row blocks, multiplied by dense matrices in parallel.
+class ThreadedProduct:
+    """A CSR matrix multiplied by dense matrices by several threads (the scipy reference
+    path of the solvers; formerly ``RowBlocked``, a name "blocked" had twice more: the row
+    blocks of a :class:`~semnmf._utils.blocks.BlockedMatrix` and the engine on them).
 
     ``A @ B`` with ``B`` dense of shape (n_cols, k) returns the same as the plain scipy
     product, computed by ``n_threads()`` threads on disjoint row blocks of ``A`` (blocks

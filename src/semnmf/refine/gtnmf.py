@@ -28,7 +28,7 @@ from sklearn.utils.validation import validate_data
 
 from .._utils.progress import progress
 from .._utils.validation import check_matrix, check_square_nonnegative
-from .._utils.parallel import RowBlocked
+from .._utils.parallel import ThreadedProduct
 from ..graphs.knn import (METRICS, SYMMETRIZE, WEIGHTS, cluster_log2_neighbors, knn_graph,
                     log2_neighbors, normalized_cut_scaling)
 
@@ -160,7 +160,7 @@ def replicator_dynamics(A, strategies, *, tol=1e-4, max_iter=10000, callback=Non
 
 def _replicate(A, X, *, tol, max_iter, callback=None, verbose=0):
     """:func:`replicator_dynamics` on validated input; X (on the simplex) is updated in a copy."""
-    product = RowBlocked(A)             # A X by row blocks over threads (sparse A)
+    product = ThreadedProduct(A)             # A X by row blocks over threads (sparse A)
     history = []
     converged = False
     n_iter = 0

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
 from ..._utils.labels import argmax_labels, strengths_from_factors
-from ..._utils.parallel import RowBlocked
+from ..._utils.parallel import ThreadedProduct
 from ..._utils.validation import empty_rows
 from . import mu as _mu
 from .mu import EPSILON, trace_residual
@@ -110,10 +110,10 @@ class BlockedFrobeniusProblem:
         self.lam = float(lam)
         self.M = None
         if M is not None:
-            self.M = RowBlocked(M)
+            self.M = ThreadedProduct(M)
             from .sparse import transpose_csr  # here, not at import: the workers that
             # run this module's block tasks then never load numba (about 55 MB each)
-            self.Mt = RowBlocked(transpose_csr(M) if Mt is None else Mt)
+            self.Mt = ThreadedProduct(transpose_csr(M) if Mt is None else Mt)
             self.Q = Q
             self.sqM = _mu.squared_norm(M)
             self.MtW = self.Mt @ W

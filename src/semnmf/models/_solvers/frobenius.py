@@ -71,7 +71,7 @@ import numpy as np
 
 from ..._utils.parallel import cache_aligned
 from .fro_kernels import CSRKernel
-from .mu import EPSILON, RowBlocked, squared_norm, trace_residual
+from .mu import EPSILON, ThreadedProduct, squared_norm, trace_residual
 # the sparse operators every loss uses (re-exported here for the callers of 0.1)
 from .sparse import product_operator, transpose_csr, use_kernels  # noqa: F401
 
@@ -131,10 +131,10 @@ class FrobeniusProblem:
                 self.Mt = self.M if Mt is M else CSRKernel(Mt, dtype=dtype)
             self.Xt = CSRKernel(Xt, dtype=dtype, partner=self.M)
         else:
-            self.X, self.Xt = RowBlocked(X), RowBlocked(Xt)
+            self.X, self.Xt = ThreadedProduct(X), ThreadedProduct(Xt)
             if M is not None:
-                self.M = RowBlocked(M)
-                self.Mt = RowBlocked(transpose_csr(M) if Mt is None else Mt)
+                self.M = ThreadedProduct(M)
+                self.Mt = ThreadedProduct(transpose_csr(M) if Mt is None else Mt)
         if M is not None:
             self.Q = Q
             self.sqM = squared_norm(M)

@@ -5,7 +5,7 @@ describe one iteration of their updates in a small "problem" object; this module
 the loop (stopping rule, objective history, progress, convergence warning), the restarts
 (:func:`best_of_runs`) and the trace-identity residual. The products live in
 :mod:`.fro_kernels` (compiled CSR x dense(k) passes fused with the Frobenius updates) and
-:class:`semnmf._utils.parallel.RowBlocked` (scipy's product split by row blocks, the
+:class:`semnmf._utils.parallel.ThreadedProduct` (scipy's product split by row blocks, the
 reference path).
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
-from ..._utils.parallel import RowBlocked, n_threads, row_blocks  # noqa: F401 (re-exported)
+from ..._utils.parallel import ThreadedProduct, n_threads, row_blocks  # noqa: F401 (re-exported)
 from ..._utils.labels import strengths_from_factors
 from ..._utils.progress import progress
 

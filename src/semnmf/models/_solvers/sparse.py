@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from ..._utils.parallel import compiled_kernels
 from .fro_kernels import CSRKernel, is_symmetric
-from .mu import RowBlocked
+from .mu import ThreadedProduct
 
 
 def transpose_csr(A):
@@ -40,7 +40,7 @@ def use_kernels(*matrices):
 
 
 def product_operator(A, dtype=None, kernels=None):
-    """``A @ R`` by row blocks: the compiled kernel for sparse A, else :class:`RowBlocked`."""
+    """``A @ R`` by row blocks: the compiled kernel for sparse A, else :class:`ThreadedProduct`."""
     if (use_kernels(A) if kernels is None else kernels) and sp.issparse(A):
         return CSRKernel(A, dtype=dtype)
-    return RowBlocked(A)
+    return ThreadedProduct(A)
