@@ -186,3 +186,17 @@ def test_the_circle_finder_finds_a_circle():
     graph = {"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}
     assert _cycles(graph) == [["a", "b", "c"]]
     assert _cycles({"a": ["b"], "b": []}) == []
+
+
+LONGEST_FUNCTION = 120
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_function_is_longer_than_a_screenful_or_two(path):
+    """Rooms with one job: no function (docstring included) longer than 120 lines."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    long = [f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > LONGEST_FUNCTION]
+    assert not long, f"{path.relative_to(PACKAGE)}: {', '.join(long)}"
