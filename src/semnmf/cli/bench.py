@@ -11,7 +11,7 @@ BENCH_DATASETS = ("cstr", "classic4", "ng5", "ng20", "bbc", "classic3")
 EPILOG = """\
 examples:
   semnmf bench                                  Table 2 on the default corpora (hours)
-  semnmf bench cstr classic4 --runs 20 --best 5 --methods skmeans,nmf,snmf-ppmi
+  semnmf bench cstr classic4 --runs 20 --best 5 --methods skmeans,nmf,snmf
   semnmf bench ng5 --protocol seeds --seeds 5 --sweep
 
 Results: OUT/table2.md (both protocols, the published numbers beside ours, and whether
@@ -85,9 +85,8 @@ def run(args):
     from ..experiments.tables import dataset_info, write_table2
 
     verbose = not args.quiet
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    for name in methods:
-        get_method(name)  # unknown names fail before anything runs
+    # unknown names fail before anything runs; a name of 0.1 warns and gives its new one
+    methods = [get_method(m.strip()).name for m in args.methods.split(",") if m.strip()]
     for value, name in ((args.runs, "--runs"), (args.best, "--best"), (args.seeds, "--seeds"),
                         (args.sweep_seeds, "--sweep-seeds")):
         if value < 1:

@@ -5,7 +5,7 @@ import argparse
 
 EPILOG = """\
 examples:
-  semnmf report semnmf_results/bbc_snmf-kl_k5     write .../report.html and print its path
+  semnmf report semnmf_results/bbc_snmf-robust_k5  write .../report.html and print its path
   semnmf report results/ --docs 5 --out page.html
 
 RUN_DIR is a folder written by "semnmf cluster" or "semnmf tree". The texts shown come
