@@ -73,9 +73,9 @@ def test_default_run_succeeds(default_run):
 def test_assignments_csv(default_run, corpus_files):
     _, out = default_run
     columns, rows = read_csv(os.path.join(out, "assignments.csv"))
-    assert columns == ["doc", "cluster", "membership", "label"]
+    assert columns == ["doc", "cluster", "strength", "label"]
     assert len(rows) == len(corpus_files["texts"])
-    assert all(0 < float(r["membership"]) <= 1 for r in rows)
+    assert all(0 < float(r["strength"]) <= 1 for r in rows)
     assert [r["doc"] for r in rows] == [str(i) for i in range(len(rows))]
     assert [r["label"] for r in rows] == corpus_files["labels"]
     assert {int(r["cluster"]) for r in rows} <= {0, 1, 2}
@@ -271,7 +271,7 @@ def test_unlabelled_source(corpus_files, tmp_path):
     assert main(["cluster", corpus_files["nolabels"], "-k", "3", "--method", "skmeans",
                  "--out", str(out), *FAST]) == 0
     columns, rows = read_csv(out / "assignments.csv")
-    assert columns == ["doc", "cluster", "membership"] and len(rows) == len(corpus_files["texts"])
+    assert columns == ["doc", "cluster", "strength"] and len(rows) == len(corpus_files["texts"])
     run = read_run(out)
     assert run["scores"] is None and run["data"]["labelled"] is False
 

@@ -97,8 +97,10 @@ def read_run(run_dir):
     ids = [r[col["doc"]] if "doc" in col else str(i) for i, r in enumerate(rows)]
     clusters = np.array(clusters, dtype=np.int64)
     labels = [r[col["label"]] for r in rows] if "label" in col else None
-    membership = (np.array([_float(r[col["membership"]]) for r in rows])
-                  if "membership" in col else None)
+    # each document's strength: "strength", or "membership" in a run folder of 0.1
+    strength = next((name for name in ("strength", "membership") if name in col), None)
+    membership = (np.array([_float(r[col[strength]]) for r in rows])
+                  if strength is not None else None)
 
     topics = {}
     tree = None
