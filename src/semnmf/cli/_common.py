@@ -199,7 +199,8 @@ def check_input_arguments(options):
     check_encoding(options.encoding)
     check_number(options.min_df, flag("min_df"), low=1, integer=True)
     if not 0 < options.max_df <= 1:
-        raise ValueError(f"--max-df is a fraction of the documents, in (0, 1]; got {options.max_df:g}.")
+        raise ValueError("--max-df is a fraction of the documents, in (0, 1]; got "
+                         f"{options.max_df:g}.")
     if options.token_pattern is not None:
         try:
             groups = re.compile(options.token_pattern).groups

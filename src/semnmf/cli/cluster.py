@@ -92,7 +92,8 @@ def add_parser(commands):
     model = c.add_argument_group("Semantic-NMF")
     model.add_argument("--lam", type=float,
                        help=f"weight of the word-context term, 0 to {MAX_LAM:g} (default "
-                            f"1 for {DEFAULT_CLI_METHOD}, {DEFAULT_LAM:g} otherwise; relative to the "
+                            f"1 for {DEFAULT_CLI_METHOD}, {DEFAULT_LAM:g} otherwise; "
+                            "relative to the "
                             "document term unless --lam-scale "
                             f"absolute); for {names(lambda m: m.word_context)} only")
     model.add_argument("--lam-scale", choices=("relative", "absolute"),
@@ -104,6 +105,17 @@ def add_parser(commands):
                             f"{DEFAULT_GRAPH_LAM:g}, relative); for {names(lambda m: m.graph)} "
                             "only")
     add_context_arguments(model)
+    _add_fit_arguments(c)
+    add_engine_arguments(c)
+    add_input_arguments(c)
+    add_output_arguments(c, "semnmf_results/<source>_<method>_k<K>")
+    c.add_argument("--report", action="store_true",
+                   help="also write report.html, a self-contained page (semnmf report)")
+    return c
+
+
+def _add_fit_arguments(c):
+    """The fitting options, pretrained semantics, consensus and refinement."""
     fit = c.add_argument_group("fitting")
     fit.add_argument("--init", choices=("skmeans", "random", "nndsvda"),
                      help="starting point of the NMF methods (default: skmeans, spherical "
@@ -120,7 +132,8 @@ def add_parser(commands):
     fit.add_argument("--seed", type=int, help=f"random seed (default {default('seed')})")
     fit.add_argument("--dtype", choices=("float32", "float64"),
                      help="floating-point type of X, M and the factors during the fit "
-                          f"(default float32 for {DEFAULT_CLI_METHOD}, whose labels were float64's on 9 "
+                          f"(default float32 for {DEFAULT_CLI_METHOD}, whose labels "
+                          "were float64's on 9 "
                           "of 10 shared corpora and 99.97 %% of them on the tenth, else "
                           "float64); not with --semantics, whose pipeline sets its own")
     pre = c.add_argument_group("pretrained semantics (needs the [embeddings] extra)")
@@ -140,19 +153,14 @@ def add_parser(commands):
                               "(Strehl & Ghosh), anmi (the best of the three by ANMI), mmm "
                               "(multinomial-mixture consensus) (default: none, one run)")
     combine.add_argument("--runs", type=int,
-                         help=f"runs for --consensus, seeds SEED..SEED+RUNS-1 (default {DEFAULT_RUNS})")
+                         help="runs for --consensus, seeds SEED..SEED+RUNS-1 (default "
+                              f"{DEFAULT_RUNS})")
     combine.add_argument("--keep", type=int,
                          help="keep the best KEEP runs by objective, for --consensus "
                               "(default: all)")
     combine.add_argument("--refine", choices=("gt",),
                          help="gt: game-theoretic refinement (GTNMF) of the memberships "
                               "(default: none)")
-    add_engine_arguments(c)
-    add_input_arguments(c)
-    add_output_arguments(c, "semnmf_results/<source>_<method>_k<K>")
-    c.add_argument("--report", action="store_true",
-                   help="also write report.html, a self-contained page (semnmf report)")
-    return c
 
 
 def run(args):
@@ -210,5 +218,5 @@ def _print_summary(run, out, files):
                       f"(topic coherence of the top {quality['npmi_top_n']} words, unique "
                       f"share of the top {quality['diversity_top_n']})")
     # the files in the order users know: the three results, then the ensemble's runs
-    shown = [f for f in files if f != "partitions.csv"] + [f for f in files if f == "partitions.csv"]
+    shown = sorted(files, key=lambda f: f == "partitions.csv")  # stable: the others first
     console.print(f"results written to {out}/ ({', '.join(shown)})")

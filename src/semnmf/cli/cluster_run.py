@@ -14,7 +14,8 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 
-from ._common import as_dtype, context_record, data_notes, load_corpus, logged_warnings, word_context
+from ._common import (as_dtype, context_record, data_notes, load_corpus, logged_warnings,
+                      word_context)
 
 
 @dataclass
