@@ -264,6 +264,23 @@ def test_cli_bench_writes_table_and_resumes(dataset_folder, tmp_path, capsys):
     assert cache.stat().st_mtime_ns == stamp
 
 
+def test_cli_bench_reads_a_cache_of_old_names(dataset_folder, tmp_path, capsys):
+    """A cache written under "snmf-ppmi" fills the "snmf" row; --methods snmf-ppmi warns
+    once and reads as snmf."""
+    out, cache = tmp_path / "results", tmp_path / "cache.json"
+    records = {f"planted|paper|snmf-ppmi|{r}": {"nmi": 0.8, "ari": 0.7, "objective": 1.0}
+               for r in range(2)}
+    cache.write_text(json.dumps(records), encoding="utf-8")
+    assert main(["bench", "planted", "--data", str(dataset_folder), "--methods", "snmf-ppmi",
+                 "--runs", "2", "--best", "2", "--seeds", "1", "--out", str(out),
+                 "--cache", str(cache), "--report-only", "--quiet"]) == 0
+    assert capsys.readouterr().err.count("'snmf-ppmi' is now called 'snmf'") == 1
+    row = next(line for line in (out / "table2.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| SNMF (PPMI) |"))
+    assert row.startswith("| SNMF (PPMI) | 0.800 ± 0.000 | 0.700 ± 0.000 |")
+    assert row.endswith("| 2 of 2 / 0 |")
+
+
 def test_cli_bench_sweep_figures(dataset_folder, tmp_path, monkeypatch):
     monkeypatch.setattr("semnmf.experiments.sweep.LAMBDAS", (0, 1))
 
