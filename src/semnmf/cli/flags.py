@@ -20,10 +20,11 @@ FLAGS = {
     # the word-context matrix (Corpus.word_context)
     "context": "--context", "window": "--window", "association": "--association",
     "min_count": "--min-count", "top_k": "--top-k", "max_nnz": "--max-nnz",
-    # reading and vectorizing (load_dataset, Corpus)
+    # reading and vectorizing (load_dataset, Corpus; not "vocabulary", which is also the
+    # terms of a fitted model in the library's messages)
     "text_column": "--text-column", "label_column": "--label-column",
     "encoding": "--encoding", "stop_words": "--language", "token_pattern": "--token-pattern",
-    "vocabulary": "--vocab", "min_df": "--min-df", "max_df": "--max-df", "stem": "--stem",
+    "min_df": "--min-df", "max_df": "--max-df", "stem": "--stem",
     "weighting": "--weighting",
     # ensembles, refinement, pretrained semantics
     "consensus": "--consensus", "n_runs": "--runs", "n_keep": "--keep",
