@@ -73,9 +73,9 @@ def test_default_run_succeeds(default_run):
 def test_assignments_csv(default_run, corpus_files):
     _, out = default_run
     columns, rows = read_csv(os.path.join(out, "assignments.csv"))
-    assert columns == ["doc", "cluster", "membership", "label"]
+    assert columns == ["doc", "cluster", "strength", "label"]
     assert len(rows) == len(corpus_files["texts"])
-    assert all(0 < float(r["membership"]) <= 1 for r in rows)
+    assert all(0 < float(r["strength"]) <= 1 for r in rows)
     assert [r["doc"] for r in rows] == [str(i) for i in range(len(rows))]
     assert [r["label"] for r in rows] == corpus_files["labels"]
     assert {int(r["cluster"]) for r in rows} <= {0, 1, 2}
@@ -102,7 +102,7 @@ def test_run_json(default_run, corpus_files):
     _, out = default_run
     run = read_run(out)
     reference = Corpus(corpus_files["texts"])
-    assert run["method"] == "snmf-kl"  # the default (benchmarks/results/defaults.md)
+    assert run["method"] == "snmf-robust"  # the default (benchmarks/results/defaults.md)
     params = run["parameters"]
     assert params["loss"] == "kl" and params["lam"] == 1.0
     assert params["n_init"] == 5 and params["screen_iter"] == 1  # screened starts
@@ -112,7 +112,7 @@ def test_run_json(default_run, corpus_files):
     assert run["data"]["n_terms"] == reference.n_terms
     assert run["data"]["nnz"] == reference.counts().nnz
     assert run["data"]["labelled"] is True
-    assert run["data"]["dtype"] == "float32" == run["cli_arguments"]["dtype"]  # snmf-kl's
+    assert run["data"]["dtype"] == "float32" == run["cli_arguments"]["dtype"]  # snmf-robust's
     assert run["context"]["context"] == "window"  # auto: raw text exists
     assert run["context"]["shape"] == [reference.n_terms, reference.n_terms]
     assert isinstance(run["objective"], float) and math.isfinite(run["objective"])
@@ -242,17 +242,28 @@ def test_dtype_option(corpus_files, tmp_path, default_run):
 
 
 def test_default_method_on_each_engine_and_with_semantics():
-    """Without --method both engines run the default (SNMF-KL); --semantics, which runs
-    the Frobenius updates only, takes Semantic-NMF."""
-    from semnmf.cli.cluster import resolve_method
-    from types import SimpleNamespace
+    """Without --method both engines run the default (snmf-robust); --semantics, which
+    runs the Frobenius updates only, takes Semantic-NMF. --method snmf-kl, the default's
+    name in 0.1, still runs it this release, with a FutureWarning."""
+    from semnmf.cli.cluster_options import method_name
 
-    args = SimpleNamespace(method=None, semantics="corpus", engine="dask")
-    assert resolve_method(args).cli == "snmf-kl" and args.method == "snmf-kl"
-    args = SimpleNamespace(method=None, semantics="minilm", engine="local")
-    assert resolve_method(args).cli == "snmf"
-    args = SimpleNamespace(method=None, semantics="corpus", engine="local")
-    assert resolve_method(args).cli == "snmf-kl"
+    assert method_name(None, "corpus") == "snmf-robust"
+    assert method_name(None, "minilm") == "snmf"
+    assert method_name("nmf", "corpus") == "nmf"
+    with pytest.warns(FutureWarning, match="now called snmf-robust.*in 0.3 --method snmf-kl "
+                                           "will run the slides' SNMF-KL"):
+        assert method_name("snmf-kl", "corpus") == "snmf-robust"
+
+
+def test_old_default_name_runs_the_default_with_one_warning(corpus_files, tmp_path, capsys):
+    out = tmp_path / "old_name"
+    assert main(["cluster", corpus_files["csv"], "-k", "3", "--method", "snmf-kl",
+                 "--out", str(out), *FAST]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "now called snmf-robust" in warnings[0]
+    run = read_run(out)
+    assert run["method"] == "snmf-robust" and run["parameters"]["lam"] == 1.0
+    assert run["parameters"]["n_init"] == 5 and run["data"]["dtype"] == "float32"
 
 
 def test_unlabelled_source(corpus_files, tmp_path):
@@ -260,7 +271,7 @@ def test_unlabelled_source(corpus_files, tmp_path):
     assert main(["cluster", corpus_files["nolabels"], "-k", "3", "--method", "skmeans",
                  "--out", str(out), *FAST]) == 0
     columns, rows = read_csv(out / "assignments.csv")
-    assert columns == ["doc", "cluster", "membership"] and len(rows) == len(corpus_files["texts"])
+    assert columns == ["doc", "cluster", "strength"] and len(rows) == len(corpus_files["texts"])
     run = read_run(out)
     assert run["scores"] is None and run["data"]["labelled"] is False
 

@@ -46,8 +46,8 @@ def test_assign_reproduces_the_run(planted45_csv, tmp_path, options):
     assert sorted(os.listdir(out)) == ["assignments.csv", "run.json", "topics.csv"]
     assert np.mean(clusters(run) == clusters(out)) >= 0.99
     columns, rows = read_rows(out / "assignments.csv")
-    assert columns == ["doc", "cluster", "membership", "label"]
-    assert all(0 < float(r["membership"]) <= 1 for r in rows)
+    assert columns == ["doc", "cluster", "strength", "label"]
+    assert all(0 < float(r["strength"]) <= 1 for r in rows)
     with open(out / "topics.csv", encoding="utf-8") as f, \
             open(run / "topics.csv", encoding="utf-8") as g:
         assert f.read() == g.read()  # the model's topics
@@ -69,7 +69,7 @@ def test_assign_a_tree_and_new_documents(planted45_csv, tmp_path, capsys):
     capsys.readouterr()
     assert main(["assign", str(run), str(new), "-q"]) == 0  # default --out: RUN_DIR/assigned_new
     columns, rows = read_rows(run / "assigned_new" / "assignments.csv")
-    assert columns == ["doc", "cluster", "membership"]
+    assert columns == ["doc", "cluster", "strength"]
     assert int(rows[0]["cluster"]) >= 0 and int(rows[1]["cluster"]) == -1
     printed = capsys.readouterr().out
     assert "documents without any known term" in printed
@@ -122,7 +122,7 @@ def test_run_outputs_membership_topics_and_record(planted45_csv, tmp_path, capsy
     assert all(float(t["weight"]) > 0 for t in topics)
     # skmeans memberships are cosines to the centroid
     _, rows = read_rows(run / "assignments.csv")
-    assert all(0 < float(r["membership"]) <= 1 for r in rows)
+    assert all(0 < float(r["strength"]) <= 1 for r in rows)
 
 
 def test_empty_clusters_are_flagged(planted45_csv, tmp_path, capsys):
@@ -154,7 +154,7 @@ def test_refined_topics_are_cluster_means(planted45_csv, tmp_path):
     means = cluster_means(corpus.tfidf(), clusters(run), 3)
     np.testing.assert_allclose(load_model(run).topics, means)
     _, rows = read_rows(run / "assignments.csv")
-    assert all(0 <= float(r["membership"]) <= 1 for r in rows)
+    assert all(0 <= float(r["strength"]) <= 1 for r in rows)
 
 
 def _one_run(planted45_csv, tmp_path):
@@ -271,3 +271,21 @@ def test_raw_text_options_refused_on_a_counts_folder(tmp_path, capsys, option):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "counts only" in err[0] and option[0] in err[0]
     assert not (tmp_path / "a").exists()
+
+
+def test_run_folders_of_0_1_are_read(planted45_csv, tmp_path):
+    """assignments.csv's strength column was called "membership" in 0.1: such run folders
+    are still assigned from and reported on, their strengths read."""
+    run, out = tmp_path / "run", tmp_path / "assigned"
+    assert main(["cluster", planted45_csv, "-k", "3", "--method", "nmf", "--out", str(run),
+                 *FAST]) == 0
+    path = run / "assignments.csv"
+    columns, rows = read_rows(path)
+    assert columns == ["doc", "cluster", "strength", "label"]
+    path.write_text(path.read_text(encoding="utf-8").replace("strength", "membership", 1),
+                    encoding="utf-8")
+    assert main(["assign", str(run), planted45_csv, "--out", str(out), "-q"]) == 0
+    assert np.mean(clusters(run) == clusters(out)) >= 0.99
+    assert main(["report", str(run), "-q"]) == 0
+    with open(run / "report.html", encoding="utf-8") as f:
+        assert "highest membership" in f.read()  # representatives by the strengths read

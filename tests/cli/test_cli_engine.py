@@ -13,7 +13,7 @@ from semnmf.cli import main
 @pytest.mark.parametrize("argv, message", [
     (["--workers", "2"], "--workers applies to --engine dask"),
     (["--scheduler", "tcp://x:1"], "--scheduler applies to --engine dask"),
-    (["--engine", "dask", "--method", "skmeans"], "runs --method snmf-kl or nmf or snmf"),
+    (["--engine", "dask", "--method", "skmeans"], "runs --method snmf-robust or nmf or snmf"),
     (["--engine", "dask", "--method", "snmf", "--orthogonal"], "--orthogonal runs on the local"),
     (["--engine", "dask", "--consensus", "mmm"], "--consensus runs on the local engine"),
     (["--engine", "dask", "--workers", "0"], "at least 1"),
@@ -52,6 +52,6 @@ def test_dask_engine_on_shards(tmp_path, method):
     if method != ["--method", "nmf"]:
         assert record["parameters"]["loss"] == loss
     if method == []:
-        assert record["method"] == "snmf-kl" and record["context"]["context"] == "window"
+        assert record["method"] == "snmf-robust" and record["context"]["context"] == "window"
     # the shards' blocks are made in the method's dtype (the default's float32)
     assert record["data"]["dtype"] == ("float32" if method == [] else "float64")

@@ -98,7 +98,7 @@ def test_out_folder_with_an_earlier_run(planted_csv_path, tmp_path, capsys):
                  *FAST]) == 0
     assert not (out / "partitions.csv").exists()      # the earlier run's file is gone
     assert (out / "notes.txt").read_text(encoding="utf-8") == "mine"  # not ours: kept
-    assert read_run(out)["method"] == "snmf-kl"
+    assert read_run(out)["method"] == "snmf-robust"
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main(["cluster", planted_csv_path, "-k", "3", "--out", str(empty), *FAST]) == 0
@@ -395,19 +395,19 @@ def test_dot_source_names_its_folder_and_empty_out_is_refused(tmp_path, capsys, 
 
 def test_summary_never_prints_nan_topic_quality(capsys):
     """Empty topics everywhere (the NPMI of no word is NaN) printed "NPMI nan"."""
-    import argparse
+    from types import SimpleNamespace
 
     import numpy as np
 
     from semnmf.cli.cluster import _print_summary
 
     texts, _ = make_planted(12, seed=1)
-    corpus = Corpus(texts)
-    args = argparse.Namespace(method="nmf", k=2, top=5)
     quality = {"npmi": float("nan"), "diversity": float("nan"), "npmi_top_n": 10,
                "diversity_top_n": 25}
-    _print_summary(corpus, np.zeros(12, dtype=int), [[], []], None, args, "out", ["run.json"],
-                   quality)
+    run = SimpleNamespace(corpus=Corpus(texts), labels=np.zeros(12, dtype=int), k=2,
+                          topics=[[], []], scores=None, extra={"topic_quality": quality},
+                          options=SimpleNamespace(method="nmf", top=5))
+    _print_summary(run, "out", ["run.json"])
     printed = capsys.readouterr().out
     assert "nan" not in printed.lower()
     assert "every topic is empty" in printed

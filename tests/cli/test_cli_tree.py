@@ -32,7 +32,7 @@ def test_tree_outputs(tree_run, capsys):
     assert len(leaves) == 3 and tree["n_leaves"] == 3
     with open(os.path.join(out, "assignments.csv"), newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == 45 and list(rows[0]) == ["doc", "cluster", "membership", "label"]
+    assert len(rows) == 45 and list(rows[0]) == ["doc", "cluster", "strength", "label"]
     # each leaf's documents are exactly the rows assigned to it, one label per planted topic
     for leaf in leaves:
         docs = {r["doc"] for r in rows if int(r["cluster"]) == leaf["label"]}

@@ -13,11 +13,11 @@ from semnmf.cli import main
 from semnmf.experiments import (METHODS, PAPER, ResultCache, get_method, lambda_sweep,
                                 plot_sweep, run_dataset, summarize, table2_markdown)
 from semnmf.experiments import protocol
-from semnmf.experiments.methods import Method
+from semnmf.experiments.methods import TABLE2_ORDER, Method
 from semnmf.experiments.tables import beats_baselines
 from semnmf.metrics import nmi
 
-FAST = ["skmeans", "nmf", "snmf-ppmi"]
+FAST = ["skmeans", "nmf", "snmf"]
 
 
 @pytest.fixture(scope="module")
@@ -77,13 +77,41 @@ def test_summarize_keeps_the_best_runs_by_objective():
 
 
 def test_method_registry():
-    assert get_method("snmf-ppmi").context == "ppmi"
-    assert get_method("senmf").context == "sppmi"
+    assert get_method("snmf").association == "ppmi"
+    assert get_method("senmf").association == "sppmi"
+    assert get_method("senmf").context == "sppmi"  # the field's name before 0.2, read-only
     assert not get_method("dcn").shared_start
     with pytest.raises(ValueError, match="unknown method 'nope'"):
         get_method("nope")
     # every published number belongs to a registered method
     assert {m for table in PAPER.values() for m in table} <= set(METHODS)
+
+
+def test_one_meaning_per_method_name():
+    """The papers' methods keep their paper names in the registry, bench, the tables and
+    the command line; the command line's default is snmf-robust everywhere."""
+    from semnmf.experiments.methods import CLI_METHODS, DEFAULT_CLI_METHOD
+
+    snmf, slides, robust = get_method("snmf"), get_method("snmf-kl"), get_method("snmf-robust")
+    assert snmf.params.get("loss", "frobenius") == "frobenius" and "lam" not in snmf.params
+    assert slides.params == {"loss": "kl"} and "n_init" not in slides.params  # λ 10, 1 start
+    assert robust.params["lam"] == 1.0 and robust.params["n_init"] == 5
+    assert DEFAULT_CLI_METHOD == "snmf-robust" and CLI_METHODS["snmf-robust"] is robust
+    assert all(CLI_METHODS[name].name == name for name in CLI_METHODS)  # one name
+    assert "snmf" in TABLE2_ORDER and "snmf-ppmi" not in METHODS
+    assert len({m.label for m in METHODS.values()}) == len(METHODS)
+
+
+def test_old_method_names_warn_and_give_the_new_method():
+    with pytest.warns(FutureWarning, match="'snmf-ppmi' is now called 'snmf'"):
+        assert get_method("snmf-ppmi") is get_method("snmf")
+
+
+def test_cache_written_under_an_old_name_is_read(tmp_path):
+    cache = ResultCache()
+    cache.records["planted|paper|snmf-ppmi|0"] = {"nmi": 0.8}
+    assert cache.get("planted", "paper", "snmf", 0) == {"nmi": 0.8}
+    assert cache.get("planted", "paper", "snmf", 1) is None
 
 
 def test_paper_protocol_starts_from_the_shared_kmeans(corpus):
@@ -99,7 +127,7 @@ def test_paper_protocol_starts_from_the_shared_kmeans(corpus):
     assert record["nmi"] == pytest.approx(nmi(corpus.labels, expected.labels_))
     assert cache.get("planted", "paper", "skmeans", 1)["nmi"] == pytest.approx(
         nmi(corpus.labels, km.labels_))
-    assert cache.get("planted", "paper", "snmf-ppmi", 0)["nmi"] > 0.9
+    assert cache.get("planted", "paper", "snmf", 0)["nmi"] > 0.9
 
 
 def test_finished_cells_are_not_recomputed(corpus, monkeypatch):
@@ -158,7 +186,7 @@ def test_a_failing_method_is_left_out_and_the_rest_runs(corpus, monkeypatch):
     assert sum("nmf failed and is left out: FloatingPointError: boom" in m
                for m in messages) == 1
     assert cache.get("planted", "paper", "nmf", 0) is None
-    assert cache.get("planted", "paper", "snmf-ppmi", 1) is not None
+    assert cache.get("planted", "paper", "snmf", 1) is not None
 
 
 def test_missing_extra_is_reported_not_raised(corpus, monkeypatch):
@@ -175,7 +203,7 @@ def test_missing_extra_is_reported_not_raised(corpus, monkeypatch):
 def test_table_has_published_numbers_and_the_claim(corpus):
     cache = ResultCache()
     for run in range(3):
-        for name, value in [("skmeans", 0.6), ("nmf", 0.5), ("snmf-ppmi", 0.8)]:
+        for name, value in [("skmeans", 0.6), ("nmf", 0.5), ("snmf", 0.8)]:
             cache.put("cstr", "paper", name, run, {"nmi": value + run / 100, "ari": value,
                                                     "objective": float(run)})
     text = table2_markdown(cache, {"cstr": "n = 3"}, FAST, runs=3, best=2, seeds=2)
@@ -194,7 +222,7 @@ def test_fewer_runs_keep_the_same_proportion():
 
 
 def test_beats_baselines():
-    summary = {"snmf-ppmi": {("paper", "nmi"): (0.7, 0, 10)},
+    summary = {"snmf": {("paper", "nmi"): (0.7, 0, 10)},
                "nmf": {("paper", "nmi"): (0.6, 0, 10)},
                "gnmf": {("paper", "nmi"): (0.75, 0, 10)}}
     assert beats_baselines(summary) is False
@@ -234,6 +262,23 @@ def test_cli_bench_writes_table_and_resumes(dataset_folder, tmp_path, capsys):
     assert main(argv[:4] + ["--report-only", "--methods", "skmeans,nmf,onmf"] + argv[6:]) == 0
     assert "| ONMF | – |" in (out / "table2.md").read_text(encoding="utf-8")
     assert cache.stat().st_mtime_ns == stamp
+
+
+def test_cli_bench_reads_a_cache_of_old_names(dataset_folder, tmp_path, capsys):
+    """A cache written under "snmf-ppmi" fills the "snmf" row; --methods snmf-ppmi warns
+    once and reads as snmf."""
+    out, cache = tmp_path / "results", tmp_path / "cache.json"
+    records = {f"planted|paper|snmf-ppmi|{r}": {"nmi": 0.8, "ari": 0.7, "objective": 1.0}
+               for r in range(2)}
+    cache.write_text(json.dumps(records), encoding="utf-8")
+    assert main(["bench", "planted", "--data", str(dataset_folder), "--methods", "snmf-ppmi",
+                 "--runs", "2", "--best", "2", "--seeds", "1", "--out", str(out),
+                 "--cache", str(cache), "--report-only", "--quiet"]) == 0
+    assert capsys.readouterr().err.count("'snmf-ppmi' is now called 'snmf'") == 1
+    row = next(line for line in (out / "table2.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| SNMF (PPMI) |"))
+    assert row.startswith("| SNMF (PPMI) | 0.800 ± 0.000 | 0.700 ± 0.000 |")
+    assert row.endswith("| 2 of 2 / 0 |")
 
 
 def test_cli_bench_sweep_figures(dataset_folder, tmp_path, monkeypatch):

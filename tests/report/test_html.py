@@ -304,6 +304,7 @@ def _with_strength(flat_run, run_dir, columns):
     chosen = {}
     for i, row in enumerate(rows):
         row.pop("membership", None)
+        row.pop("strength", None)
         for j, name in enumerate(columns):  # the columns disagree: their orders differ
             row[name] = f"{0.1 + 0.01 * ((i + 3 * j) % 7):.3f}"
     for c in range(3):  # the last member of each cluster gets the top strength
@@ -449,7 +450,7 @@ def test_the_page_shows_what_the_run_holds(flat_run, source):
         for doc in shown:
             doc_id, label, score = doc.find(cls="id").text().split(" · ")
             assert doc_id in members and label == docs[doc_id]["label"]
-            assert score == f"{float(docs[doc_id]['membership']):.3f}"
+            assert score == f"{float(docs[doc_id]['strength']):.3f}"
             scores.append(float(score))
             assert doc.children[-1].text() == " ".join(texts[doc_id].split())[:320]
         assert scores == sorted(scores, reverse=True)

@@ -59,8 +59,8 @@ def test_topics_skip_zero_weights_and_record_flags_empty_clusters(tmp_path):
                                                           ("2", "1")]
     with open(tmp_path / "assignments.csv", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert list(rows[0]) == ["doc", "cluster", "membership", "label"]
-    assert rows[0]["membership"] == "0.5"
+    assert list(rows[0]) == ["doc", "cluster", "strength", "label"]
+    assert rows[0]["strength"] == "0.5"
     # n_classes counts distinct labels among labelled documents only
     write_assignments(tmp_path / "a.csv", ["a", "b"], [0, 1])
     from semnmf.report.results import n_classes

@@ -11,33 +11,113 @@ import os
 import re
 import time
 import warnings
+from dataclasses import dataclass, fields
+
+from .flags import flag
 
 CONTEXT_CHOICES = ("auto", "document", "sentence", "window")
-# The context options, their defaults (applied by resolve_context_defaults: the parser's
-# default is None, so that an option given where it does not apply can be refused).
+# The context options (None: not given, so that an option given where it does not apply
+# can be refused) and their defaults, filled by context_defaults.
 CONTEXT_DEFAULTS = {"context": "auto", "window": 10, "min_count": 1, "max_nnz": 5_000_000}
-CONTEXT_OPTIONS = {"context": "--context", "window": "--window", "association": "--association",
-                   "min_count": "--min-count", "top_k": "--top-k", "max_nnz": "--max-nnz"}
+CONTEXT_NAMES = ("context", "window", "association", "min_count", "top_k", "max_nnz")
 LANGUAGE_CHOICES = ("english", "none")
 # The largest seed numpy's generators take.
 MAX_SEED = 2**32 - 1
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReadOptions:
+    """How SOURCE is read (every command that reads one)."""
+
+    source: str
+    text_column: str | None = None
+    label_column: str | None = None
+    encoding: str = "utf-8"
+
+
+@dataclass(frozen=True, kw_only=True)
+class VectorizeOptions:
+    """How the texts become the document-term matrix (None: the library's default)."""
+
+    language: str | None = None
+    token_pattern: str | None = None
+    vocab: str | None = None
+    min_df: int | None = None
+    max_df: float = 1.0
+    stem: str | None = None
+    weighting: str = "tfidf"
+
+
+@dataclass(frozen=True, kw_only=True)
+class OutputOptions:
+    """Where the results go and what is printed."""
+
+    out: str | None = None
+    overwrite: bool = False
+    top: int = 10
+    quiet: bool = False
+
+    @property
+    def verbose(self):
+        return not self.quiet
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContextOptions:
+    """The word-context matrix M: None where not given (see :func:`context_defaults`);
+    ``window_given`` says whether ``--window`` was (a window on a corpus without raw text
+    is warned about)."""
+
+    context: str | None = None
+    window: int | None = None
+    window_given: bool = False
+    association: str | None = None
+    min_count: int | None = None
+    top_k: int | None = None
+    max_nnz: int | None = None
+
+
+def context_defaults(options):
+    """The context options with their defaults filled in (a dict for ``replace``)."""
+    filled = {name: value for name, value in CONTEXT_DEFAULTS.items()
+              if getattr(options, name) is None}
+    return {**filled, "window_given": options.window is not None}
+
+
+def options_record(options, drop=("window_given",)):
+    """The options as run.json's ``cli_arguments`` records them."""
+    record = {f.name: getattr(options, f.name) for f in fields(options) if f.name not in drop}
+    return {key: list(value) if isinstance(value, tuple) else value
+            for key, value in record.items()}
+
+
+@dataclass(frozen=True)
+class WordContext:
+    """The word-context matrix of a run and what was chosen to build it: the context
+    (``auto`` resolved), the association and ``top_k`` used, the pruning record."""
+
+    M: object
+    context: str
+    association: str
+    top_k: int | None
+    pruning: dict
+
+
 def add_context_arguments(group):
     group.add_argument("--context", choices=CONTEXT_CHOICES,
-                       default=None, help="which words co-occur: same document, same "
-                       "sentence, or within --window words; auto = window when raw text "
-                       "exists, else document (default auto)")
-    group.add_argument("--window", type=int, default=None, metavar="L",
+                       help="which words co-occur: same document, same sentence, or within "
+                            "--window words; auto = window when raw text exists, else "
+                            "document (default auto)")
+    group.add_argument("--window", type=int, metavar="L",
                        help="words on each side for --context window (default 10)")
-    group.add_argument("--association", choices=("ppmi", "sppmi"), default=None,
+    group.add_argument("--association", choices=("ppmi", "sppmi"),
                        help="PPMI or shifted PPMI, shift log 2 (default: sppmi for senmf, "
                             "ppmi otherwise)")
-    group.add_argument("--min-count", type=int, default=None,
+    group.add_argument("--min-count", type=int,
                        help="drop word pairs seen fewer times (prunes M; default 1)")
-    group.add_argument("--top-k", type=int, default=None,
+    group.add_argument("--top-k", type=int,
                        help="keep the K strongest contexts per word (prunes M; default: all)")
-    group.add_argument("--max-nnz", type=int, default=None, metavar="N",
+    group.add_argument("--max-nnz", type=int, metavar="N",
                        help="budget of non-zeros of M: when its bound is larger, keep the "
                             "strongest contexts per word so that it fits (0: no budget; "
                             "default 5,000,000, about 60 MB)")
@@ -47,11 +127,11 @@ def add_source_arguments(parser):
     """The options that say how to read SOURCE (its columns, its encoding), in the "input"
     group they start; returned so that more options can join it."""
     text = parser.add_argument_group("input")
-    text.add_argument("--text-column", default=None, help="text column of a CSV/TSV/JSONL (default 'text')")
-    text.add_argument("--label-column", default=None,
+    text.add_argument("--text-column", help="text column of a CSV/TSV/JSONL (default 'text')")
+    text.add_argument("--label-column",
                       help="label column (default 'label' if present); empty labels mark "
                            "unlabelled documents, left out of the scores")
-    text.add_argument("--encoding", default="utf-8",
+    text.add_argument("--encoding",
                       help="encoding of text files, e.g. latin-1 or utf-16 (default utf-8)")
     return text
 
@@ -59,35 +139,35 @@ def add_source_arguments(parser):
 def add_input_arguments(parser):
     """The source options and those that turn the texts into the document-term matrix."""
     text = add_source_arguments(parser)
-    text.add_argument("--language", choices=LANGUAGE_CHOICES, default=None,
+    text.add_argument("--language", choices=LANGUAGE_CHOICES,
                       help="stop words left out of the vocabulary: english (scikit-learn's "
                            "list) or none, for texts in other languages (default english)")
-    text.add_argument("--token-pattern", default=None, metavar="REGEX",
+    text.add_argument("--token-pattern", metavar="REGEX",
                       help="regular expression of a word (default: two or more Unicode "
                            r"letters, (?u)\b[^\W\d_][^\W\d_]+\b, with Chinese, Japanese "
                            "and Korean cut into character bigrams; another pattern keeps "
                            "words as it finds them)")
-    text.add_argument("--vocab", default=None, metavar="FILE",
+    text.add_argument("--vocab", metavar="FILE",
                       help="terms of the columns of a dataset folder's counts.mtx, one per "
                            "line (default: its vocab.txt; without one terms are t0, t1, ...)")
-    text.add_argument("--min-df", type=int, default=None,
+    text.add_argument("--min-df", type=int,
                       help="drop terms in fewer documents (default: 2 for texts of 50 "
                            "documents or more, 1 below and for a count matrix)")
-    text.add_argument("--max-df", type=float, default=1.0,
+    text.add_argument("--max-df", type=float,
                       help="drop terms in more than this fraction of documents (default 1.0)")
-    text.add_argument("--stem", choices=("none", "porter", "english"), default=None,
+    text.add_argument("--stem", choices=("none", "porter", "english"),
                       help="stemming of raw texts (default none)")
-    text.add_argument("--weighting", choices=("tfidf", "ncut", "counts"), default="tfidf",
+    text.add_argument("--weighting", choices=("tfidf", "ncut", "counts"),
                       help="document-term weighting (default TF-IDF with L2 rows)")
 
 
 def add_output_arguments(parser, default):
     out = parser.add_argument_group("output")
-    out.add_argument("--out", default=None, metavar="DIR", help=f"output folder (default {default})")
+    out.add_argument("--out", metavar="DIR", help=f"output folder (default {default})")
     out.add_argument("--overwrite", action="store_true",
                      help="replace the results of an earlier run in --out (its result files "
                           "are removed first); without it such a folder is refused")
-    out.add_argument("--top", type=int, default=10, help="top words shown per cluster (default 10)")
+    out.add_argument("--top", type=int, help="top words shown per cluster (default 10)")
     out.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
 
@@ -114,35 +194,36 @@ def check_number(value, option, *, low=None, high=None, integer=False):
         raise ValueError(f"{option} must be {bound}, got {show(value)}.")
 
 
-def check_input_arguments(args):
+def check_input_arguments(options):
     """Check the input and output options before any data is read (one line each)."""
-    check_encoding(args.encoding)
-    check_number(args.min_df, "--min-df", low=1, integer=True)
-    if not 0 < args.max_df <= 1:
-        raise ValueError(f"--max-df is a fraction of the documents, in (0, 1]; got {args.max_df:g}.")
-    if args.token_pattern is not None:
+    check_encoding(options.encoding)
+    check_number(options.min_df, flag("min_df"), low=1, integer=True)
+    if not 0 < options.max_df <= 1:
+        raise ValueError("--max-df is a fraction of the documents, in (0, 1]; got "
+                         f"{options.max_df:g}.")
+    if options.token_pattern is not None:
         try:
-            groups = re.compile(args.token_pattern).groups
+            groups = re.compile(options.token_pattern).groups
         except re.error as exc:
-            raise ValueError(f"--token-pattern {args.token_pattern!r} is not a valid regular "
+            raise ValueError(f"--token-pattern {options.token_pattern!r} is not a valid regular "
                              f"expression: {exc}.") from None
-        require(groups <= 1, f"--token-pattern {args.token_pattern!r} may have at most one "
+        require(groups <= 1, f"--token-pattern {options.token_pattern!r} may have at most one "
                              "capturing group; write the others as (?:...).")
-    if args.vocab is not None:
-        require(os.path.isfile(args.vocab), f"--vocab {args.vocab}: no such file.")
-    check_number(args.top, "--top", low=1, integer=True)
-    check_source(args)
+    if options.vocab is not None:
+        require(os.path.isfile(options.vocab), f"--vocab {options.vocab}: no such file.")
+    check_number(options.top, "--top", low=1, integer=True)
+    check_source(options)
 
 
-def check_source(args):
+def check_source(options):
     """Refuse the input options that do nothing on SOURCE (a counts-only folder), from the
     names of its files (:func:`semnmf.datasets.check_source_options`)."""
     from ..datasets import check_source_options
 
-    check_source_options(args.source, text_column=args.text_column,
-                         label_column=args.label_column,
-                         encoding=None if args.encoding == "utf-8" else args.encoding,
-                         vocabulary=getattr(args, "vocab", None))
+    check_source_options(options.source, text_column=options.text_column,
+                         label_column=options.label_column,
+                         encoding=None if options.encoding == "utf-8" else options.encoding,
+                         vocabulary=getattr(options, "vocab", None))
 
 
 def check_encoding(encoding):
@@ -155,38 +236,32 @@ def check_encoding(encoding):
 
 
 def check_seed(seed):
-    check_number(seed, "--seed", low=0, high=MAX_SEED, integer=True)
+    check_number(seed, flag("random_state"), low=0, high=MAX_SEED, integer=True)
 
 
-def check_context_arguments(args, applies, where):
+def check_context_arguments(options, applies, where):
     """Refuse context options given where no word-context matrix is built (``applies``
-    false; ``where`` says where they apply), check their values, then fill the defaults."""
-    given = [option for name, option in CONTEXT_OPTIONS.items() if getattr(args, name) is not None]
+    false; ``where`` says where they apply) and check their values."""
+    given = [flag(name) for name in CONTEXT_NAMES if getattr(options, name) is not None]
     if given and not applies:
         raise ValueError(f"{', '.join(given)} {'shapes' if len(given) == 1 else 'shape'} "
                          "the word-context matrix, which is built "
                          f"only {where}; drop {'them' if len(given) > 1 else 'it'}.")
-    if args.window is not None and args.context in ("document", "sentence"):
+    if options.window is not None and options.context in ("document", "sentence"):
         raise ValueError(f"--window applies to --context window (or auto), not --context "
-                         f"{args.context}; drop --window.")
-    check_number(args.window, "--window", low=1, integer=True)
-    check_number(args.min_count, "--min-count", low=1, integer=True)
-    check_number(args.top_k, "--top-k", low=1, integer=True)
-    check_number(args.max_nnz, "--max-nnz", low=0, integer=True)
-    args._window_given = args.window is not None  # not an argument: see word_context
-    for name, value in CONTEXT_DEFAULTS.items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
+                         f"{options.context}; drop --window.")
+    for name, low in (("window", 1), ("min_count", 1), ("top_k", 1), ("max_nnz", 0)):
+        check_number(getattr(options, name), flag(name), low=low, integer=True)
 
 
-def output_folder(args, default_name):
+def output_folder(options, default_name):
     """The output folder (``--out``, else ``semnmf_results/<default_name>``), checked before
     any work: not a file, and no earlier run's results unless ``--overwrite``."""
     from ..datasets import RESULTS_FOLDER
     from ..report.output import check_output_folder
 
-    out = check_out(args.out) or os.path.join(RESULTS_FOLDER, default_name)
-    check_output_folder(out, overwrite=args.overwrite)
+    out = check_out(options.out) or os.path.join(RESULTS_FOLDER, default_name)
+    check_output_folder(out, overwrite=options.overwrite)
     return out
 
 
@@ -241,34 +316,34 @@ def logged_warnings():
         log_warning(w.message)
 
 
-def corpus_options(args):
+def corpus_options(options):
     """The vectorizing options of the input arguments, as Corpus / load_dataset take them
     (only those given)."""
-    options = {}
-    if args.min_df is not None:
-        options["min_df"] = args.min_df
-    if args.max_df != 1.0:
-        options["max_df"] = args.max_df
-    if args.stem is not None:
-        options["stem"] = None if args.stem == "none" else args.stem
-    if args.language is not None:
-        options["stop_words"] = args.language
-    if args.token_pattern is not None:
-        options["token_pattern"] = args.token_pattern
-    return options
+    kwargs = {}
+    if options.min_df is not None:
+        kwargs["min_df"] = options.min_df
+    if options.max_df != 1.0:
+        kwargs["max_df"] = options.max_df
+    if options.stem is not None:
+        kwargs["stem"] = None if options.stem == "none" else options.stem
+    if options.language is not None:
+        kwargs["stop_words"] = options.language
+    if options.token_pattern is not None:
+        kwargs["token_pattern"] = options.token_pattern
+    return kwargs
 
 
-def load_corpus(args, verbose, timings, t0):
+def load_corpus(options, verbose, timings, t0):
     """Read SOURCE with the input options and vectorize it: (corpus, X)."""
     from .._utils.progress import log
     from ..datasets import load_dataset
 
-    options = corpus_options(args)
-    if args.vocab is not None:
-        options["vocabulary"] = args.vocab
-    log(f"loading {args.source} ...", verbose)
-    corpus = load_dataset(args.source, text_column=args.text_column,
-                          label_column=args.label_column, encoding=args.encoding, **options)
+    kwargs = corpus_options(options)
+    if options.vocab is not None:
+        kwargs["vocabulary"] = options.vocab
+    log(f"loading {options.source} ...", verbose)
+    corpus = load_dataset(options.source, text_column=options.text_column,
+                          label_column=options.label_column, encoding=options.encoding, **kwargs)
     timings["load"] = time.perf_counter() - t0
     log(f"{corpus}", verbose)
     if corpus.labels is not None and corpus.n_unlabelled:
@@ -276,43 +351,36 @@ def load_corpus(args, verbose, timings, t0):
             "are clustered but left out of the scores", verbose)
     t = time.perf_counter()
     with logged_warnings():
-        X = corpus.vectorize(args.weighting)
+        X = corpus.vectorize(options.weighting)
     timings["vectorize"] = time.perf_counter() - t
     return corpus, X
 
 
-def word_context(args, corpus, verbose, timings, association="ppmi", counts_context=None):
-    """The word-context matrix M of the context options: (M, context used).
-    ``association`` is the default when ``--association`` is not given (the option is
-    then set to it, so that the run record shows what was used); ``counts_context``
+def word_context(options, corpus, verbose, timings, association="ppmi", counts_context=None):
+    """The word-context matrix M of the context options (filled), as a :class:`WordContext`.
+    ``association`` is the default when ``--association`` is not given; ``counts_context``
     (``{"association": ..., "top_k": ...}``) replaces the defaults of both options when
     the context is the document (a corpus without raw text)."""
     from .._utils.progress import log
 
-    context = corpus.default_context() if args.context == "auto" else args.context
-    if vars(args).pop("_window_given", False) and context != "window":
-        log(f"[yellow]warning:[/] --window {args.window} has no effect: {args.source} has no "
-            "raw text (counts only), so --context auto uses document contexts.", True)
-    if counts_context and context == "document":
-        if args.association is None:
-            args.association = counts_context.get("association", association)
-        if args.top_k is None:
-            args.top_k = counts_context.get("top_k")
-    if args.association is None:
-        args.association = association
+    context = corpus.default_context() if options.context == "auto" else options.context
+    if options.window_given and context != "window":
+        log(f"[yellow]warning:[/] --window {options.window} has no effect: {options.source} "
+            "has no raw text (counts only), so --context auto uses document contexts.", True)
+    counts = (counts_context or {}) if context == "document" else {}
+    chosen = options.association or counts.get("association", association)
+    top_k = options.top_k if options.top_k is not None else counts.get("top_k")
     t = time.perf_counter()
-    log(f"building the word-context matrix ({context} context, {args.association}) ...", verbose)
-    M, info = corpus.word_context(context=context, window=args.window,
-                                  association=args.association, min_count=args.min_count,
-                                  top_k=args.top_k, max_nnz=args.max_nnz or None,
-                                  return_info=True)
+    log(f"building the word-context matrix ({context} context, {chosen}) ...", verbose)
+    M, info = corpus.word_context(context=context, window=options.window, association=chosen,
+                                  min_count=options.min_count, top_k=top_k,
+                                  max_nnz=options.max_nnz or None, return_info=True)
     timings["context"] = time.perf_counter() - t
-    args._pruning = info
     log(f"M: {M.shape[0]} x {M.shape[1]}, {M.nnz:,} non-zeros", verbose)
     if info["budget_applied"]:
         log(f"M pruned to the --max-nnz budget: {info['nnz_before']:,} -> {info['nnz']:,} "
             f"non-zeros ({info['rule']})", verbose)
-    return M, context
+    return WordContext(M, context, chosen, top_k, info)
 
 
 def as_dtype(A, dtype):
@@ -320,15 +388,17 @@ def as_dtype(A, dtype):
     return None if A is None else A.astype(dtype, copy=False)
 
 
-def context_record(args, M, context):
-    """The ``context`` entry of run.json for the context options."""
+def context_record(options, word_context):
+    """The ``context`` entry of run.json for the context options (None without M)."""
     from ..report.results import context_record as record
 
-    entry = record(M, context, window=args.window, association=args.association,
-                   min_count=args.min_count, top_k=args.top_k)
-    info = vars(args).pop("_pruning", None)  # not an argument: kept out of cli_arguments
-    if entry is not None and info is not None:
-        entry["max_nnz"] = info["max_nnz"]
-        entry["pruning"] = {key: info[key] for key in (
+    if word_context is None:
+        return None
+    wc = word_context
+    entry = record(wc.M, wc.context, window=options.window, association=wc.association,
+                   min_count=options.min_count, top_k=wc.top_k)
+    if entry is not None:
+        entry["max_nnz"] = wc.pruning["max_nnz"]
+        entry["pruning"] = {key: wc.pruning[key] for key in (
             "budget_applied", "nnz_before", "nnz", "estimated_nnz_upper", "top_k", "rule")}
     return entry

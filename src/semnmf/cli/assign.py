@@ -5,8 +5,9 @@ with :func:`semnmf.report.write_assign_results`."""
 import argparse
 import os
 import time
+from dataclasses import dataclass
 
-from ._common import add_output_arguments, add_source_arguments, check_source
+from ._common import OutputOptions, ReadOptions, add_output_arguments, add_source_arguments
 
 EPILOG = """\
 examples:
@@ -19,7 +20,7 @@ SOURCE is read as for "semnmf cluster" and tokenized as the run's corpus was; a 
 folder of counts only (counts.mtx + vocab.txt) is mapped onto the run's vocabulary by term
 (unknown terms dropped). Each document goes to the cluster the model's own rule gives
 (the README's "Saved models"); documents without a known term get -1.
-Results go to --out: assignments.csv (with membership), topics.csv, run.json.
+Results go to --out: assignments.csv (with strength), topics.csv, run.json.
 """
 
 
@@ -28,7 +29,8 @@ def add_parser(commands):
         "assign", help="assign new documents to the clusters of a saved run",
         description="Assign the documents of SOURCE to the clusters of the model saved in "
                     "RUN_DIR.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        argument_default=argparse.SUPPRESS)  # options not given stay out: AssignOptions
     a.add_argument("run_dir", metavar="RUN_DIR", help="a semnmf cluster / tree output folder")
     a.add_argument("source", metavar="SOURCE", help="documents to assign (as for cluster)")
     add_source_arguments(a)
@@ -36,35 +38,54 @@ def add_parser(commands):
     return a
 
 
-def run(args):
-    from .._utils.progress import log
-    from ..metrics import clustering_scores
-    from ..pipelines.saved import load_model
-    from ..report.output import check_output_folder, clear_output_folder
-    from ..report.results import assign_record, write_assign_results
-    from ._common import check_encoding, check_number, check_out, source_name
+@dataclass(frozen=True, kw_only=True)
+class AssignOptions(ReadOptions, OutputOptions):
+    """Every option of one ``semnmf assign``, defaults filled in."""
 
-    verbose = not args.quiet
-    check_source(args)
-    timings = {}
-    t0 = time.perf_counter()
-    # every option checked, and the output folder, before anything is read
-    check_number(args.top, "--top", low=1, integer=True)
-    check_encoding(args.encoding)
-    name = source_name(args.source)  # "." is named by its folder
-    out = check_out(args.out) or os.path.join(args.run_dir, f"assigned_{name}")
-    run_dir = os.path.abspath(args.run_dir)
+    command: str = "assign"
+    run_dir: str
+
+
+def _output_folder(options):
+    """The output folder, checked: never the run folder itself (nor its model/)."""
+    from ..report.output import check_output_folder
+    from ._common import check_out, source_name
+
+    name = source_name(options.source)  # "." is named by its folder
+    out = check_out(options.out) or os.path.join(options.run_dir, f"assigned_{name}")
+    run_dir = os.path.abspath(options.run_dir)
     protected = {run_dir, os.path.join(run_dir, "model")}
     if os.path.basename(run_dir) == "model":        # RUN_DIR/model given: its run folder too
         protected.add(os.path.dirname(run_dir))
     if os.path.abspath(out) in protected:
         raise ValueError(f"--out {out} is the run folder itself: its results and saved model "
                          "would be mixed with the assignment's; choose another --out.")
-    check_output_folder(out, overwrite=args.overwrite)
-    model = load_model(args.run_dir)
+    check_output_folder(out, overwrite=options.overwrite)
+    return out
+
+
+def run(args):
+    """``semnmf assign``: the options, the saved model, the assignment written and shown."""
+    from .._utils.progress import log
+    from ..metrics import clustering_scores
+    from ..pipelines.saved import load_model
+    from ..report.output import clear_output_folder
+    from ..report.results import assign_record, write_assign_results
+    from ._common import check_encoding, check_number, check_source
+
+    options = AssignOptions(**vars(args))
+    verbose = options.verbose
+    check_source(options)
+    timings = {}
+    t0 = time.perf_counter()
+    # every option checked, and the output folder, before anything is read
+    check_number(options.top, "--top", low=1, integer=True)
+    check_encoding(options.encoding)
+    out = _output_folder(options)
+    model = load_model(options.run_dir)
     log(f"{model} from {model.info.get('path')}", verbose)
-    corpus = model.read_source(args.source, text_column=args.text_column,
-                               label_column=args.label_column, encoding=args.encoding)
+    corpus = model.read_source(options.source, text_column=options.text_column,
+                               label_column=options.label_column, encoding=options.encoding)
     timings["load"] = time.perf_counter() - t0
     log(f"{corpus}", verbose)
     t = time.perf_counter()
@@ -73,16 +94,16 @@ def run(args):
     timings["assign"] = time.perf_counter() - t
     scores = clustering_scores(corpus.labels, labels) if corpus.labels is not None else None
     timings["total"] = time.perf_counter() - t0
-    record = assign_record(model, labels, corpus=corpus, X=X, source=args.source,
+    record = assign_record(model, labels, corpus=corpus, X=X, source=options.source,
                            scores=scores, timings=timings)
     clear_output_folder(out)  # an earlier assignment's files (--overwrite): none may stay
     files = write_assign_results(out, corpus, labels, memberships, model, record,
-                                 n_top=max(args.top, 20))
-    _print_summary(model, corpus, labels, record, scores, args, out, files)
+                                 n_top=max(options.top, 20))
+    _print_summary(model, corpus, labels, record, scores, options, out, files)
     return 0
 
 
-def _print_summary(model, corpus, labels, record, scores, args, out, files):
+def _print_summary(model, corpus, labels, record, scores, options, out, files):
     from rich.console import Console
     from rich.table import Table
 
@@ -90,12 +111,12 @@ def _print_summary(model, corpus, labels, record, scores, args, out, files):
 
     console = Console()
     size = record["cluster_sizes"]
-    topics = top_terms(model.topics, model.vectorizer.vocabulary, args.top)
+    topics = top_terms(model.topics, model.vectorizer.vocabulary, options.top)
     table = Table(title=f"{len(corpus)} documents of {corpus.name} assigned to the "
                         f"{model.n_clusters} clusters of {model.info.get('method') or 'a model'}")
     table.add_column("cluster", justify="right")
     table.add_column("size", justify="right")
-    table.add_column(f"top {args.top} words of the model")
+    table.add_column(f"top {options.top} words of the model")
     for c, terms in enumerate(topics):
         words = " ".join(term for term, weight in terms if weight > 0)
         table.add_row(str(c), str(size.get(str(c), 0)), words or "(empty)")

@@ -14,56 +14,49 @@ SOURCE is loaded as usual and its X cut into row blocks scattered to the workers
 import time
 
 ENGINES = ("local", "dask")
-DASK_METHODS = ("snmf-kl", "nmf", "snmf")
+DASK_METHODS = ("snmf-robust", "nmf", "snmf")
 
 
 def add_engine_arguments(parser):
     group = parser.add_argument_group("engine (needs the [dask] extra for dask)")
-    group.add_argument("--engine", choices=ENGINES, default="local",
+    group.add_argument("--engine", choices=ENGINES,
                        help="local: fit in this process (default); dask: distribute the "
-                            "updates over Dask workers by blocks of documents (snmf-kl, "
-                            "nmf, snmf)")
-    group.add_argument("--workers", type=int, default=None, metavar="N",
+                            "updates over Dask workers by blocks of documents "
+                            f"({', '.join(DASK_METHODS)})")
+    group.add_argument("--workers", type=int, metavar="N",
                        help="with --engine dask: start a local cluster of N worker "
                             "processes (default 2)")
-    group.add_argument("--scheduler", default=None, metavar="ADDRESS",
+    group.add_argument("--scheduler", metavar="ADDRESS",
                        help="with --engine dask: the address of a running Dask scheduler "
                             "(tcp://host:8786) instead of a local cluster (default: none, "
                             "a local cluster of --workers)")
 
 
-def check_engine_arguments(args):
+def check_engine_options(options):
     """Refuse the engine options that cannot work, before reading any data."""
-    engine = getattr(args, "engine", "local")
-    if engine == "local":
-        if args.workers is not None or args.scheduler is not None:
-            raise ValueError(f"{'--workers' if args.workers is not None else '--scheduler'} "
+    if options.engine == "local":
+        if options.workers is not None or options.scheduler is not None:
+            raise ValueError(f"{'--workers' if options.workers is not None else '--scheduler'} "
                              "applies to --engine dask; add --engine dask or drop it.")
         return
-    if args.workers is not None and args.scheduler is not None:
+    if options.workers is not None and options.scheduler is not None:
         raise ValueError("--workers starts a local cluster and --scheduler joins a running "
                          "one: give one of them.")
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}.")
-    if args.method not in DASK_METHODS:
+    if options.workers is not None and options.workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {options.workers}.")
+    if options.method not in DASK_METHODS:
         raise ValueError(f"--engine dask runs --method {' or '.join(DASK_METHODS)}; "
-                         f"--method {args.method} runs on the local engine only.")
-    if args.orthogonal:
-        raise ValueError("--orthogonal runs on the local engine only; drop it or use "
-                         "--engine local.")
-    for option, value in (("--consensus", args.consensus), ("--refine", args.refine),
-                          ("--report", args.report)):
+                         f"--method {options.method} runs on the local engine only.")
+    for option, value in (("--orthogonal", options.orthogonal),
+                          ("--consensus", options.consensus), ("--refine", options.refine),
+                          ("--report", options.report),
+                          ("--semantics", options.semantics != "corpus")):
         if value:
             raise ValueError(f"{option} runs on the local engine only; drop it or use "
                              "--engine local.")
-    if args.semantics != "corpus":
-        raise ValueError("--semantics runs on the local engine only; drop it or use "
-                         "--engine local.")
-    if getattr(args, "k_candidates", None) is not None:
+    if options.k_candidates is not None:
         raise ValueError("-k auto (or a range) chooses k on the local engine only; give one "
                          "number with --engine dask, or use --engine local.")
-    if args.n_init is not None and args.n_init < 1:
-        raise ValueError(f"--n-init must be at least 1, got {args.n_init}.")
     try:
         import dask  # noqa: F401
         import distributed  # noqa: F401
@@ -79,88 +72,96 @@ def _sharded(source):
     return isinstance(source, str) and os.path.isdir(source) and is_sharded_folder(source)
 
 
-def run_dask(args, out, verbose, timings, t0):
-    """The ``cluster`` command on the Dask engine; writes the result folder (without a
-    saved model for a sharded corpus, whose vectorizer lives in shards)."""
-    from .._utils.blocks import BlockedMatrix, start_client, trim_workers
+def run_dask(options, started):
+    """``semnmf cluster`` on the Dask engine: the :class:`~semnmf.cli.cluster_run.ClusterRun`
+    the local engine makes (without a saved model for a sharded corpus, whose vectorizer
+    lives in shards); ``started`` is when the command started."""
+    from .._utils.blocks import start_client
     from .._utils.progress import log
-    from ..experiments.methods import CLI_METHODS
-    from ..metrics import clustering_scores, top_terms, topic_quality
-    from ..models.blocked import fit_estimator
     from ..pipelines.saved import SavedModel
-    from ..text.shards import ShardedCorpus
-    from ._common import as_dtype, corpus_options, load_corpus, logged_warnings, word_context
-    from .cluster import build_model, write_run
+    from .cluster_run import ClusterRun, describe
 
-    method = CLI_METHODS[args.method]
-    log(f"starting Dask ({args.scheduler or f'{args.workers or 2} local workers'}) ...",
-        verbose)
-    client = start_client(workers=args.workers or 2, scheduler=args.scheduler)
+    log(f"starting Dask ({options.scheduler or f'{options.workers or 2} local workers'}) ...",
+        options.verbose)
+    client = start_client(workers=options.workers or 2, scheduler=options.scheduler)
+    timings = {}
     try:
-        sharded = _sharded(args.source)
-        if sharded:
-            options = corpus_options(args)
-            log(f"reading the shards of {args.source} on the workers ...", verbose)
-            corpus = ShardedCorpus(args.source, text_column=args.text_column,
-                                   label_column=args.label_column, encoding=args.encoding,
-                                   client=client, **options)
-            timings["load"] = time.perf_counter() - t0
-            log(f"{corpus}", verbose)
-        else:
-            corpus, X_local = load_corpus(args, verbose, timings, t0)
-        if args.k > corpus.n_documents:
-            raise ValueError(f"-k {args.k} is larger than the number of documents "
-                             f"({corpus.n_documents}).")
-        M, context = None, None
-        if method.word_context:
-            # before X's blocks: the workers count the co-occurrences without holding X
-            M, context = word_context(args, corpus, verbose, timings,
-                                      association=method.context,
-                                      counts_context=method.counts_context)
-            if sharded:
-                trim_workers(client)  # the counting pass's freed strings and counts
-            M = as_dtype(M, args.dtype)
-        if sharded:
-            t = time.perf_counter()
-            X = corpus.blocks(args.weighting, args.dtype)  # each block cast as it is made
-            trim_workers(client)  # the tokenizing passes' freed strings
-            timings["vectorize"] = time.perf_counter() - t
-        else:
-            n_blocks = 4 * len(client.scheduler_info().get("workers", {}) or [0])
-            X = BlockedMatrix.from_csr(as_dtype(X_local, args.dtype), n_blocks=max(n_blocks, 2),
-                                       client=client)
-        model = build_model(args, verbose)
-        t = time.perf_counter()
-        with logged_warnings():
-            # Z stays on the workers: only the labels and strengths come back
-            strength = fit_estimator(model, X, M=M, gather=False).strengths
-        labels = model.labels_
-        timings["fit"] = time.perf_counter() - t
-        nnz = X.nnz
-        X_record = type("Shape", (), {"shape": X.shape, "nnz": nnz, "dtype": X.dtype})()
-        del X
+        options, fitted = _fit_on_workers(options, client, timings, started)
     finally:
         client.close()
         cluster = getattr(client, "cluster", None)
-        if cluster is not None and args.scheduler is None:
+        if cluster is not None and options.scheduler is None:
             cluster.close()
-    components = model.components_
-    topics = top_terms(components, corpus.vocabulary, args.top)
-    scores = clustering_scores(corpus.labels, labels) if corpus.labels is not None else None
-    extra = {"engine": {"name": "dask", "workers": args.workers or (None if args.scheduler
-                                                                    else 2),
-                        "scheduler": args.scheduler, "sharded": sharded}}
+    corpus, X_local, X_record, model, strength, wc, sharded = fitted
+    labels = model.labels_
+    extra = {"engine": {"name": "dask",
+                        "workers": options.workers or (None if options.scheduler else 2),
+                        "scheduler": options.scheduler, "sharded": sharded}}
+    # NPMI needs the whole count matrix on the client: none for a sharded corpus
+    topics, scores = describe(options, corpus, labels, model.components_, extra,
+                              quality=not sharded)
+    timings["total"] = time.perf_counter() - started
+    run = ClusterRun(options, options.spec, corpus, X_record, model, labels, strength,
+                     model.components_, topics, scores, wc, timings, extra)
     if sharded:
-        extra["topic_quality"] = None  # NPMI needs the whole count matrix on the client
+        run.not_saved = ("a sharded corpus keeps its texts in shards; saved models hold an "
+                         "in-memory corpus's vectorizer")
     else:
-        extra["topic_quality"] = topic_quality(components, corpus.counts())
-    timings["total"] = time.perf_counter() - t0
-    saved, not_saved = None, None
+        run.saved = SavedModel.from_fit(model, corpus, options.weighting, labels=labels,
+                                        X=X_local, method=options.method,
+                                        topics=model.components_)
+    return run
+
+
+def _fit_on_workers(options, client, timings, started):
+    """Read the corpus (a sharded one on the workers), build M, fit on X's blocks:
+    (options, (corpus, X_local, X_record, model, strength, word_context, sharded))."""
+    import dataclasses
+
+    from .._utils.blocks import BlockedMatrix, trim_workers
+    from .._utils.progress import log
+    from ..models.nmf import fit_record
+    from ..text.shards import ShardedCorpus
+    from ._common import as_dtype, corpus_options, load_corpus, logged_warnings, word_context
+    from .cluster_run import build_model
+
+    method, sharded, X_local = options.spec, _sharded(options.source), None
     if sharded:
-        not_saved = ("a sharded corpus keeps its texts in shards; saved models hold an "
-                     "in-memory corpus's vectorizer")
+        log(f"reading the shards of {options.source} on the workers ...", options.verbose)
+        corpus = ShardedCorpus(options.source, text_column=options.text_column,
+                               label_column=options.label_column, encoding=options.encoding,
+                               client=client, **corpus_options(options))
+        timings["load"] = time.perf_counter() - started
+        log(f"{corpus}", options.verbose)
     else:
-        saved = SavedModel.from_fit(model, corpus, args.weighting, labels=labels,
-                                    X=X_local, method=args.method, topics=components)
-    return write_run(args, out, method, model, corpus, X_record, labels, components, topics,
-                     scores, M, context, extra, timings, strength, saved, not_saved)
+        corpus, X_local = load_corpus(options, options.verbose, timings, started)
+    if options.k > corpus.n_documents:
+        raise ValueError(f"-k {options.k} is larger than the number of documents "
+                         f"({corpus.n_documents}).")
+    wc, M = None, None
+    if method.word_context:
+        # before X's blocks: the workers count the co-occurrences without holding X
+        wc = word_context(options, corpus, options.verbose, timings,
+                          association=method.association, counts_context=method.counts_context)
+        options = dataclasses.replace(options, association=wc.association, top_k=wc.top_k)
+        if sharded:
+            trim_workers(client)  # the counting pass's freed strings and counts
+        M = as_dtype(wc.M, options.dtype)
+    t = time.perf_counter()
+    if sharded:
+        X = corpus.blocks(options.weighting, options.dtype)  # each block cast as it is made
+        trim_workers(client)  # the tokenizing passes' freed strings
+        timings["vectorize"] = time.perf_counter() - t
+    else:
+        n_blocks = 4 * len(client.scheduler_info().get("workers", {}) or [0])
+        X = BlockedMatrix.from_csr(as_dtype(X_local, options.dtype),
+                                   n_blocks=max(n_blocks, 2), client=client)
+    model = build_model(options)
+    t = time.perf_counter()
+    with logged_warnings():
+        # Z stays on the workers: only the labels and strengths come back
+        inputs = {} if M is None else {"M": M}
+        strength = fit_record(model, X, **inputs).strengths
+    timings["fit"] = time.perf_counter() - t
+    X_record = type("Shape", (), {"shape": X.shape, "nnz": X.nnz, "dtype": X.dtype})()
+    return options, (corpus, X_local, X_record, model, strength, wc, sharded)

@@ -11,6 +11,7 @@ import warnings
 from .._utils.version import __version__
 from . import assign, bench, cluster, datasets, report, tree
 from ._common import one_line_warnings
+from .flags import cli_message
 
 COMMANDS = {"cluster": cluster, "tree": tree, "assign": assign, "report": report,
             "bench": bench, "datasets": datasets}
@@ -23,7 +24,7 @@ examples:
   semnmf assign RUN_DIR new.csv                 new documents to the clusters of a saved run
   semnmf bench cstr classic4 --runs 50         the papers' Table 2 on two shared corpora
   semnmf datasets                               corpora that can be opened by name
-  semnmf report semnmf_results/bbc_snmf-kl_k5     an HTML report of a run folder
+  semnmf report semnmf_results/bbc_snmf-robust_k5  an HTML report of a run folder
 
 Run "semnmf cluster --help" for all options of a command.
 """
@@ -57,6 +58,8 @@ def main(argv=None):
             return COMMANDS[args.command].run(args)
     except (ValueError, OSError, MemoryError, ImportError) as exc:  # DatasetError is a ValueError
         message = " ".join(str(exc).split()) or type(exc).__name__  # one line, never empty
+        if isinstance(exc, ValueError):
+            message = cli_message(message)  # a library parameter named by its flag
         print(f"semnmf: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

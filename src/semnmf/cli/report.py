@@ -2,10 +2,11 @@
 offline (:func:`semnmf.report.html.write_report`)."""
 
 import argparse
+from dataclasses import dataclass
 
 EPILOG = """\
 examples:
-  semnmf report semnmf_results/bbc_snmf-kl_k5     write .../report.html and print its path
+  semnmf report semnmf_results/bbc_snmf-robust_k5  write .../report.html and print its path
   semnmf report results/ --docs 5 --out page.html
 
 RUN_DIR is a folder written by "semnmf cluster" or "semnmf tree". The texts shown come
@@ -14,21 +15,39 @@ be read the page says "texts not available" and shows the rest.
 """
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReportOptions:
+    """Every option of one ``semnmf report``, defaults filled in."""
+
+    command: str = "report"
+    run_dir: str
+    out: str | None = None
+    docs: int = 3
+    words: int = 10
+    max_points: int = 5000
+    no_texts: bool = False
+    quiet: bool = False
+
+
+D = ReportOptions(run_dir="")
+
+
 def add_parser(commands):
     r = commands.add_parser(
         "report", help="write an HTML report (report.html) of a run folder",
         description="Write RUN_DIR/report.html: clusters, top words, representative "
                     "documents, a map, the tree, label scores, coherence, parameters.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        argument_default=argparse.SUPPRESS)  # options not given stay out: ReportOptions
     r.add_argument("run_dir", metavar="RUN_DIR", help="result folder of semnmf cluster / tree")
-    r.add_argument("--out", default=None, metavar="FILE",
+    r.add_argument("--out", metavar="FILE",
                    help="where to write the page (default RUN_DIR/report.html)")
-    r.add_argument("--docs", type=int, default=3,
-                   help="representative documents per cluster (default 3)")
-    r.add_argument("--words", type=int, default=10,
-                   help="top words per cluster, also used for NPMI (default 10)")
-    r.add_argument("--max-points", type=int, default=5000,
-                   help="documents drawn on the map at most (default 5000)")
+    r.add_argument("--docs", type=int,
+                   help=f"representative documents per cluster (default {D.docs})")
+    r.add_argument("--words", type=int,
+                   help=f"top words per cluster, also used for NPMI (default {D.words})")
+    r.add_argument("--max-points", type=int,
+                   help=f"documents drawn on the map at most (default {D.max_points})")
     r.add_argument("--no-texts", action="store_true",
                    help="do not re-read the corpus (no texts, map or coherence)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
@@ -41,18 +60,19 @@ def run(args):
     from ..report.html import write_report
     from ._common import check_out
 
-    if not os.path.isdir(args.run_dir):
-        raise ValueError(f"{args.run_dir} is not a folder: give the --out folder of a "
+    options = ReportOptions(**vars(args))
+    if not os.path.isdir(options.run_dir):
+        raise ValueError(f"{options.run_dir} is not a folder: give the --out folder of a "
                          "semnmf cluster or semnmf tree run.")
-    for name, value, least in (("--docs", args.docs, 0), ("--words", args.words, 2),
-                               ("--max-points", args.max_points, 2)):
+    for name, value, least in (("--docs", options.docs, 0), ("--words", options.words, 2),
+                               ("--max-points", options.max_points, 2)):
         if value < least:
             raise ValueError(f"{name} must be at least {least}, got {value}.")
-    if check_out(args.out) is not None:
-        _check_report_path(args.out)
-    path = write_report(args.run_dir, out=args.out, n_documents=args.docs,
-                        n_words=args.words, max_points=args.max_points,
-                        load_texts=not args.no_texts, verbose=not args.quiet)
+    if check_out(options.out) is not None:
+        _check_report_path(options.out)
+    path = write_report(options.run_dir, out=options.out, n_documents=options.docs,
+                        n_words=options.words, max_points=options.max_points,
+                        load_texts=not options.no_texts, verbose=not options.quiet)
     print(path)
     return 0
 

@@ -2,13 +2,18 @@
 with :func:`semnmf.report.write_tree_results`."""
 
 import argparse
+import dataclasses
 import time
+from dataclasses import dataclass
 
 from ..models._defaults import DEFAULT_LAM, MAX_LAM
-from ._common import (add_context_arguments, add_input_arguments, add_output_arguments,
+from ._common import (ContextOptions, OutputOptions, ReadOptions, VectorizeOptions,
+                      add_context_arguments, add_input_arguments, add_output_arguments,
                       check_context_arguments, check_input_arguments, check_number, check_seed,
-                      context_record, data_notes, load_corpus, logged_warnings, output_folder,
-                      source_name, word_context)
+                      context_defaults, context_record, data_notes, load_corpus,
+                      logged_warnings, options_record, output_folder, source_name,
+                      word_context)
+from .flags import flag
 
 EPILOG = """\
 examples:
@@ -30,35 +35,36 @@ def add_parser(commands):
     t = commands.add_parser(
         "tree", help="grow a topic tree by rank-2 NMF splits (HierNMF2)",
         description="Hierarchical clustering: a binary tree of topics with outliers set apart.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        argument_default=argparse.SUPPRESS)  # options not given stay out: tree_options
     t.add_argument("source", metavar="SOURCE", help="corpus (as for semnmf cluster)")
     t.add_argument("--leaves", type=int, required=True, help="number of leaves of the tree")
     split = t.add_argument_group("splitting")
-    split.add_argument("--splitter", choices=("rank2", "semantic", "kmeans"), default="rank2",
+    split.add_argument("--splitter", choices=("rank2", "semantic", "kmeans"),
                        help="rank2: rank-2 NMF (default, the paper); semantic: rank-2 "
                             "Semantic-NMF with the word-context term; kmeans: spherical 2-means")
-    split.add_argument("--lam", type=float, default=None,
+    split.add_argument("--lam", type=float,
                        help=f"word-context weight for --splitter semantic, 0 to {MAX_LAM:g} "
                             f"(default {DEFAULT_LAM:g})")
-    split.add_argument("--beta", type=float, default=9.0,
+    split.add_argument("--beta", type=float,
                        help="outlier rule |N1| >= beta |N2| (default 9, the paper's)")
-    split.add_argument("--trials", type=int, default=3,
+    split.add_argument("--trials", type=int,
                        help="tentative splits per node, T (default 3, the paper's)")
-    split.add_argument("--score-threshold", type=float, default=0.0,
+    split.add_argument("--score-threshold", type=float,
                        help="stop when no leaf scores above it (default 0)")
-    split.add_argument("--max-iter", type=int, default=500,
+    split.add_argument("--max-iter", type=int,
                        help="iterations per split (default 500)")
-    split.add_argument("--tol", type=float, default=1e-4,
+    split.add_argument("--tol", type=float,
                        help="projected-gradient tolerance of each split (default 1e-4)")
-    split.add_argument("--stop", choices=("pg", "partition"), default="pg",
+    split.add_argument("--stop", choices=("pg", "partition"),
                        help="when a split's ANLS stops: pg, the paper's projected-gradient "
                             "rule with --tol (default); partition, once the split of the "
                             "node's documents has settled (about 3x fewer iterations)")
-    split.add_argument("--assign-labels", choices=("topics", "tree"), default="topics",
+    split.add_argument("--assign-labels", choices=("topics", "tree"),
                        help="each document's cluster: topics, its best leaf topic over all "
                             "leaves (default; higher NMI on 9 of 10 shared corpora); tree, the "
                             "leaf the splits routed it to, outliers -1 (the paper's)")
-    split.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    split.add_argument("--seed", type=int, help="random seed (default 0)")
     add_context_arguments(split)
     add_input_arguments(t)
     add_output_arguments(t, "semnmf_results/<source>_tree<N>")
@@ -67,73 +73,139 @@ def add_parser(commands):
     return t
 
 
-def check_arguments(args):
-    """Refuse option values and combinations that cannot work, before reading any data."""
-    check_number(args.leaves, "--leaves", low=1, integer=True)
-    check_seed(args.seed)
-    check_number(args.lam, "--lam", low=0, high=MAX_LAM)
-    check_number(args.beta, "--beta")
-    if args.beta <= 1:
-        raise ValueError(f"--beta must be greater than 1, got {args.beta:g}.")
-    check_number(args.trials, "--trials", low=1, integer=True)
-    check_number(args.score_threshold, "--score-threshold")
-    check_number(args.max_iter, "--max-iter", low=1, integer=True)
-    check_number(args.tol, "--tol", low=0)
-    check_input_arguments(args)
-    semantic = args.splitter == "semantic"
-    if args.lam is not None and not semantic:
+@dataclass(frozen=True, kw_only=True)
+class TreeOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOptions):
+    """Every option of one ``semnmf tree`` run, defaults filled in."""
+
+    command: str = "tree"
+    leaves: int
+    splitter: str = "rank2"
+    lam: float | None = None
+    beta: float = 9.0
+    trials: int = 3
+    score_threshold: float = 0.0
+    max_iter: int = 500
+    tol: float = 1e-4
+    stop: str = "pg"
+    assign_labels: str = "topics"
+    seed: int = 0
+    report: bool = False
+
+
+def tree_options(args):
+    """The :class:`TreeOptions` of the parsed command line (the options given only),
+    checked before any data is read, then filled."""
+    options = TreeOptions(**vars(args))
+    check_number(options.leaves, flag("n_leaves"), low=1, integer=True)
+    check_seed(options.seed)
+    check_number(options.lam, flag("lam"), low=0, high=MAX_LAM)
+    check_number(options.beta, flag("beta"))
+    if options.beta <= 1:
+        raise ValueError(f"--beta must be greater than 1, got {options.beta:g}.")
+    check_number(options.trials, flag("n_trials"), low=1, integer=True)
+    check_number(options.score_threshold, flag("score_threshold"))
+    check_number(options.max_iter, flag("max_iter"), low=1, integer=True)
+    check_number(options.tol, flag("tol"), low=0)
+    check_input_arguments(options)
+    semantic = options.splitter == "semantic"
+    if options.lam is not None and not semantic:
         raise ValueError(f"--lam weighs the word-context term of --splitter semantic; "
-                         f"--splitter {args.splitter} has none: drop --lam or use --splitter "
-                         "semantic.")
-    check_context_arguments(args, semantic, "for --splitter semantic")
-    if args.lam is None:
-        args.lam = DEFAULT_LAM
+                         f"--splitter {options.splitter} has none: drop --lam or use "
+                         "--splitter semantic.")
+    check_context_arguments(options, semantic, "for --splitter semantic")
+    lam = DEFAULT_LAM if options.lam is None else options.lam
+    return dataclasses.replace(options, lam=lam, **context_defaults(options))
 
 
 def run(args):
-    from ..metrics import clustering_scores, nmi, topic_quality
-    from ..models import HierarchicalNMF
+    """``semnmf tree``: options, the tree, its result folder, the printed tree."""
     from ..pipelines.saved import SavedModel
-    from ..report.results import run_record, write_tree_results
-
     from ..report.output import clear_output_folder
+    from ..report.results import write_tree_results
 
-    verbose = not args.quiet
-    timings = {}
     t0 = time.perf_counter()
-    check_arguments(args)
-    out = output_folder(args, f"{source_name(args.source)}_tree{args.leaves}")
-    corpus, X = load_corpus(args, verbose, timings, t0)
-    if args.leaves > X.shape[0]:
-        raise ValueError(f"--leaves {args.leaves} is larger than the number of documents ({X.shape[0]}).")
-    M, context = None, None
-    if args.splitter == "semantic":
-        M, context = word_context(args, corpus, verbose, timings)
-    model = HierarchicalNMF(args.leaves, score_threshold=args.score_threshold, beta=args.beta,
-                            n_trials=args.trials, splitter=args.splitter, lam=args.lam,
-                            max_iter=args.max_iter, tol=args.tol, stop=args.stop,
-                            assign_labels=args.assign_labels, random_state=args.seed,
-                            verbose=int(verbose))
+    options = tree_options(args)
+    out = output_folder(options, f"{source_name(options.source)}_tree{options.leaves}")
+    timings = {}
+    corpus, X = load_corpus(options, options.verbose, timings, t0)
+    if options.leaves > X.shape[0]:
+        raise ValueError(f"--leaves {options.leaves} is larger than the number of documents "
+                         f"({X.shape[0]}).")
+    wc = None
+    if options.splitter == "semantic":
+        wc = word_context(options, corpus, options.verbose, timings)
+        options = dataclasses.replace(options, association=wc.association, top_k=wc.top_k)
+    model = _fit(options, X, wc, timings)
+    scores, snapshots = _scores(model, corpus)
+    timings["total"] = time.perf_counter() - t0
+    record = _record(options, model, corpus, X, wc, scores, snapshots, timings)
+    # strength of each document's leaf (see HierarchicalNMF.predict_membership); with
+    # --assign-labels tree the outliers' is 0
+    strength = model.predict_membership(X)[1] * (model.labels_ >= 0)
+    clear_output_folder(out)  # an earlier run's files (--overwrite): none may stay
+    files = write_tree_results(out, model, corpus, record, n_top=max(options.top, 20),
+                               n_terms=6, title=f"{corpus.name}: {model.n_leaves_} leaves",
+                               memberships=strength,
+                               saved_model=SavedModel.from_fit(model, corpus,
+                                                               options.weighting,
+                                                               method="hiernmf2"))
+    if options.report:
+        from ..report.html import write_report
+
+        write_report(out, corpus=corpus)
+        files.append("report.html")
+    print(model.export_text(corpus.vocabulary, n_terms=min(options.top, 8)))
+    if scores:
+        how = ("outliers as one cluster" if options.assign_labels == "tree"
+               else "each document's best leaf topic")
+        print(f"NMI {scores['nmi']:.4f}   ARI {scores['ari']:.4f}   accuracy "
+              f"{scores['accuracy']:.4f}   ({how})")
+    print(f"{model.n_leaves_} leaves, {model.outliers_.size} outliers; results written to "
+          f"{out}/ ({', '.join(files)})")
+    return 0
+
+
+def _fit(options, X, wc, timings):
+    """The fitted :class:`semnmf.HierarchicalNMF` of the options."""
+    from ..models import HierarchicalNMF
+
+    model = HierarchicalNMF(options.leaves, score_threshold=options.score_threshold,
+                            beta=options.beta, n_trials=options.trials,
+                            splitter=options.splitter, lam=options.lam,
+                            max_iter=options.max_iter, tol=options.tol, stop=options.stop,
+                            assign_labels=options.assign_labels, random_state=options.seed,
+                            verbose=int(options.verbose))
     t = time.perf_counter()
     with logged_warnings():
-        model.fit(X, M=M)
+        model.fit(X, M=None if wc is None else wc.M)
     timings["fit"] = time.perf_counter() - t
+    return model
 
-    scores, snapshots = None, None
-    if corpus.labels is not None:
-        # the labels written; with --assign-labels tree the outliers are one more
-        # cluster, as the paper evaluates. The snapshots are the tree's own partitions.
-        labels = model.labels_.copy()
-        labels[labels < 0] = model.n_leaves_
-        scores = clustering_scores(corpus.labels, labels)
-        snapshots = {str(t): round(nmi(corpus.labels, model.partition(t, outliers="cluster")), 6)
-                     for t in range(2, model.n_leaves_ + 1)}
-    timings["total"] = time.perf_counter() - t0
+
+def _scores(model, corpus):
+    """(scores, NMI per number of leaves) against the corpus' labels, or (None, None)."""
+    from ..metrics import clustering_scores, nmi
+
+    if corpus.labels is None:
+        return None, None
+    # the labels written; with --assign-labels tree the outliers are one more
+    # cluster, as the paper evaluates. The snapshots are the tree's own partitions.
+    labels = model.labels_.copy()
+    labels[labels < 0] = model.n_leaves_
+    snapshots = {str(t): round(nmi(corpus.labels, model.partition(t, outliers="cluster")), 6)
+                 for t in range(2, model.n_leaves_ + 1)}
+    return clustering_scores(corpus.labels, labels), snapshots
+
+
+def _record(options, model, corpus, X, wc, scores, snapshots, timings):
+    """The tree's run.json."""
+    from ..metrics import topic_quality
+    from ..report.results import run_record
 
     common = run_record(model, model.labels_, method="hiernmf2", corpus=corpus, X=X,
-                        source=args.source, weighting=args.weighting,
-                        cli_arguments=vars(args), context=context_record(args, M, context),
-                        scores=scores, timings=timings)
+                        source=options.source, weighting=options.weighting,
+                        cli_arguments=options_record(options),
+                        context=context_record(options, wc), scores=scores, timings=timings)
     data_notes(common, corpus)
     record = {key: common[key] for key in ("method", "estimator", "source", "corpus",
                                            "parameters", "cli_arguments", "context", "data",
@@ -146,27 +218,4 @@ def run(args):
         "topic_quality": topic_quality(model.components_, corpus.counts()),
         **{key: common[key] for key in ("timings_seconds", "threads", "versions",
                                         "created")}})
-    # strength of each document's leaf (see HierarchicalNMF.predict_membership); with
-    # --assign-labels tree the outliers' is 0
-    strength = model.predict_membership(X)[1] * (model.labels_ >= 0)
-    clear_output_folder(out)  # an earlier run's files (--overwrite): none may stay
-    files = write_tree_results(out, model, corpus, record, n_top=max(args.top, 20), n_terms=6,
-                               title=f"{corpus.name}: {model.n_leaves_} leaves",
-                               memberships=strength,
-                               saved_model=SavedModel.from_fit(model, corpus, args.weighting,
-                                                               method="hiernmf2"))
-    if args.report:
-        from ..report.html import write_report
-
-        write_report(out, corpus=corpus)
-        files.append("report.html")
-
-    print(model.export_text(corpus.vocabulary, n_terms=min(args.top, 8)))
-    if scores:
-        how = ("outliers as one cluster" if args.assign_labels == "tree"
-               else "each document's best leaf topic")
-        print(f"NMI {scores['nmi']:.4f}   ARI {scores['ari']:.4f}   accuracy "
-              f"{scores['accuracy']:.4f}   ({how})")
-    print(f"{model.n_leaves_} leaves, {model.outliers_.size} outliers; results written to "
-          f"{out}/ ({', '.join(files)})")
-    return 0
+    return record

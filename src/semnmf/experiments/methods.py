@@ -5,7 +5,11 @@ Each :class:`Method` knows its estimator (imported only when the method is built
 parameters, which word-context matrix it needs (none, PPMI, shifted PPMI or PGLOVE),
 whether it uses a document graph, whether the paper protocol starts it from the shared
 spherical k-means solution (Neurocomputing §5.4), and which command-line options apply
-to it. ``semnmf cluster --method`` offers the methods that have a ``cli`` name.
+to it. A method has one name everywhere: ``semnmf cluster --method``, ``semnmf bench
+--methods``, the caches and :func:`get_method`; the papers' methods keep their paper
+names (``snmf`` is the papers' Semantic-NMF, ``snmf-kl`` the slides' SNMF-KL), and the
+command line's default is ``snmf-robust``. ``semnmf cluster --method`` offers the methods
+marked ``cli``.
 
 This module imports nothing heavy (no numpy, no estimator), so the command line can build
 its parser from it in a few milliseconds.
@@ -23,16 +27,19 @@ class Method:
     Attributes
     ----------
     name : str
-        Name used by ``semnmf bench`` and in caches ("snmf-ppmi").
+        Its one name: ``semnmf cluster --method``, ``semnmf bench --methods``, the caches
+        ("snmf").
     label : str
         Label in the tables ("SNMF (PPMI)").
     estimator : str
         "module:Class" of the estimator, imported lazily.
     params : dict
         Constructor parameters besides n_components / random_state / the start.
-    context : {None, "ppmi", "sppmi", "pglove"}
-        Word-context matrix passed as ``fit(X, M=...)``; None for a method without a
-        word-context term (``lam`` does not apply to it).
+    association : {None, "ppmi", "sppmi", "pglove"}
+        How the word-context matrix passed as ``fit(X, M=...)`` weighs co-occurrences;
+        None for a method without a word-context term (``lam`` does not apply to it).
+        (Which words co-occur, document / sentence / window, is the command line's
+        ``--context``.)
     graph : bool
         Whether the method has a document-graph term (``graph_lam`` applies; the
         protocol passes the graph as ``fit(..., A=...)``).
@@ -40,8 +47,8 @@ class Method:
         Whether the paper protocol starts it from the shared spherical k-means solution.
     extra : str or None
         The pip extra it needs, for the skip message.
-    cli : str or None
-        Its name on ``semnmf cluster --method`` (None: not offered there).
+    cli : bool
+        Whether ``semnmf cluster --method`` offers it (under its name).
     description : str
         What it is, in a few words, for the command line's help.
     variants : bool
@@ -61,11 +68,11 @@ class Method:
     label: str
     estimator: str
     params: dict = field(default_factory=dict)
-    context: str | None = None
+    association: str | None = None
     graph: bool = False
     shared_start: bool = True
     extra: str | None = None
-    cli: str | None = None
+    cli: bool = False
     description: str = ""
     variants: bool = False
     takes_init: bool = True
@@ -75,7 +82,12 @@ class Method:
     @property
     def word_context(self):
         """Whether the method has a word-context term (``lam`` applies)."""
-        return self.context is not None
+        return self.association is not None
+
+    @property
+    def context(self):
+        """Read-only alias of :attr:`association` (its name before 0.2)."""
+        return self.association
 
     def estimator_class(self):
         module, _, cls = self.estimator.partition(":")
@@ -116,13 +128,13 @@ class Method:
 _M = "semnmf.models"
 METHODS = {m.name: m for m in [
     Method("skmeans", "Skmeans", f"{_M}.skmeans:SphericalKMeans", {"n_init": 1},
-           shared_start=False, cli="skmeans", description="spherical k-means",
+           shared_start=False, cli=True, description="spherical k-means",
            takes_init=False),
-    Method("nmf", "NMF", f"{_M}.nmf:NMF", cli="nmf", description="plain NMF", variants=True),
+    Method("nmf", "NMF", f"{_M}.nmf:NMF", cli=True, description="plain NMF", variants=True),
     Method("onmf", "ONMF", f"{_M}.nmf:NMF", {"orthogonal": True}),
-    Method("pnmf", "PNMF", f"{_M}.pnmf:ProjectiveNMF", cli="pnmf",
+    Method("pnmf", "PNMF", f"{_M}.pnmf:ProjectiveNMF", cli=True,
            description="projective NMF"),
-    Method("gnmf", "GNMF", f"{_M}.gnmf:GNMF", graph=True, cli="gnmf",
+    Method("gnmf", "GNMF", f"{_M}.gnmf:GNMF", graph=True, cli=True,
            description="graph-regularized NMF"),
     Method("dcn", "DCN", f"{_M}.deep:DCN", shared_start=False, extra="deep"),
     # A dense embedding M wants a smaller relative λ than sparse PPMI: λ = 1 has the best
@@ -131,9 +143,10 @@ METHODS = {m.name: m for m in [
     # every corpus (CSTR and NG5 are best as λ → 0, CLASSIC4 at absolute λ ≈ 1): PGLOVE's
     # rank-k structure is weakly topical (see TABLE2_NOTES in tables.py).
     Method("snmf-pglove", "SNMF (PGLOVE)", f"{_M}.semantic:SemanticNMF", {"lam": 1.0},
-           context="pglove"),
-    Method("snmf-ppmi", "SNMF (PPMI)", f"{_M}.semantic:SemanticNMF", context="ppmi",
-           cli="snmf", description="Semantic-NMF, the papers' settings (Frobenius, lam 10)",
+           association="pglove"),
+    # The papers' Semantic-NMF (SN §3, SIGIR §3): PPMI, Frobenius, λ = 10.
+    Method("snmf", "SNMF (PPMI)", f"{_M}.semantic:SemanticNMF", association="ppmi",
+           cli=True, description="Semantic-NMF, the papers' settings (Frobenius, lam 10)",
            variants=True),
     # The command line's default, chosen by leave-one-corpus-out over the 10 shared corpora
     # and their counts-only versions (benchmarks/results/defaults.md): the only candidate
@@ -144,40 +157,59 @@ METHODS = {m.name: m for m in [
     # (benchmarks/results/defaults_10seeds.md). It fits in float32: the labels of float64
     # on 9 of 10 shared corpora and 99.97 % of them on ng20_cai; half the memory of X, M
     # and the factors; as fast or faster (NG20 9-15 %; benchmarks/results/default_cost.md).
-    Method("snmf-robust", "SNMF-KL (λ = 1)", f"{_M}.semantic:SemanticNMF",
-           {"loss": "kl", "lam": 1.0, "n_init": 5, "screen_iter": 1}, context="ppmi",
-           cli="snmf-kl",
+    Method("snmf-robust", "SNMF-robust (KL, λ = 1)", f"{_M}.semantic:SemanticNMF",
+           {"loss": "kl", "lam": 1.0, "n_init": 5, "screen_iter": 1}, association="ppmi",
+           cli=True,
            description="Semantic-NMF with the KL loss, lam 1, 5 screened starts; window PPMI "
                        "with raw text, else document SPPMI pruned to 50 contexts per word "
                        "(default)",
            counts_context={"association": "sppmi", "top_k": 50}, dtype="float32"),
     Method("nmf-kl", "NMF-KL", f"{_M}.nmf:NMF", {"loss": "kl"}),
-    Method("snmf-kl", "SNMF-KL", f"{_M}.semantic:SemanticNMF", {"loss": "kl"}, context="ppmi"),
-    Method("senmf", "SeNMF", f"{_M}.senmf:SeNMF", context="sppmi", cli="senmf",
+    # The slides' SNMF-KL: Semantic-NMF with the KL loss, λ = 10, one start.
+    Method("snmf-kl", "SNMF-KL", f"{_M}.semantic:SemanticNMF", {"loss": "kl"},
+           association="ppmi"),
+    Method("senmf", "SeNMF", f"{_M}.senmf:SeNMF", association="sppmi", cli=True,
            description="SeNMF (SIGIR tri-factor, shifted PPMI)"),
-    Method("sgnmf", "Semantic-GNMF", f"{_M}.gnmf:SemanticGNMF", context="ppmi", graph=True,
-           cli="sgnmf", description="Semantic-GNMF"),
+    Method("sgnmf", "Semantic-GNMF", f"{_M}.gnmf:SemanticGNMF", association="ppmi", graph=True,
+           cli=True, description="Semantic-GNMF"),
 ]}
 
 # Table 2's order, then the other members of the family.
-TABLE2_ORDER = ["skmeans", "nmf", "onmf", "pnmf", "gnmf", "dcn", "snmf-pglove", "snmf-ppmi",
+TABLE2_ORDER = ["skmeans", "nmf", "onmf", "pnmf", "gnmf", "dcn", "snmf-pglove", "snmf",
                 "nmf-kl", "snmf-kl", "senmf", "sgnmf"]
 
-# ``semnmf cluster --method``: the methods with a command-line name, in the help's order.
-CLI_ORDER = ["snmf-kl", "snmf", "nmf", "skmeans", "senmf", "gnmf", "sgnmf", "pnmf"]
-CLI_METHODS = {m.cli: m for m in sorted((m for m in METHODS.values() if m.cli),
-                                        key=lambda m: CLI_ORDER.index(m.cli))}
-DEFAULT_CLI_METHOD = "snmf-kl"
+# ``semnmf cluster --method``: the methods marked ``cli``, in the help's order.
+CLI_ORDER = ["snmf-robust", "snmf", "nmf", "skmeans", "senmf", "gnmf", "sgnmf", "pnmf"]
+CLI_METHODS = {name: METHODS[name] for name in CLI_ORDER}
+DEFAULT_CLI_METHOD = "snmf-robust"
+
+# Names of 0.1 that keep working for one release (FutureWarning): the registry's
+# "snmf-ppmi" is now "snmf".
+RENAMED = {"snmf-ppmi": "snmf"}
+# ``--method snmf-kl`` ran the default in 0.1; this release it still does (FutureWarning),
+# in 0.3 it will run the registry's "snmf-kl", the slides' SNMF-KL.
+CLI_RENAMED = {"snmf-kl": "snmf-robust"}
 
 # Ways of combining the partitions of many runs (semnmf.ensemble.ClusterEnsemble's
 # ``consensus``; held here too so that the parser loads no numpy: a test checks they agree).
 CONSENSUS_METHODS = ("anmi", "cspa", "hgpa", "mcla", "mmm")
 
 
+def renamed_warning(old, new, *, removal="0.3"):
+    """The FutureWarning of a method name renamed in 0.2 (one line)."""
+    import warnings
+
+    warnings.warn(f"method {old!r} is now called {new!r}; the old name will be removed "
+                  f"in {removal}.", FutureWarning, stacklevel=3)
+
+
 def get_method(name):
-    """The method called ``name`` (a ``semnmf bench`` name, or a ``--method`` name)."""
+    """The method called ``name`` (its one name, as ``semnmf bench --methods`` and
+    ``semnmf cluster --method`` take it); a name of 0.1 (:data:`RENAMED`) warns and gives
+    the method it became."""
+    if name in RENAMED:
+        renamed_warning(name, RENAMED[name])
+        name = RENAMED[name]
     if name in METHODS:
         return METHODS[name]
-    if name in CLI_METHODS:
-        return CLI_METHODS[name]
     raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHODS)}.")

@@ -24,11 +24,13 @@ import numpy as np
 
 from .._utils.io import atomic_write
 from ..metrics import clustering_scores
-from .methods import get_method
+from .methods import RENAMED, get_method
 
 _logger = logging.getLogger(__name__)
 
 PROTOCOLS = ("paper", "seeds")
+# The names of 0.1 that runs were cached under (the registry's RENAMED, reversed).
+_OLD_NAMES = {new: old for old, new in RENAMED.items()}
 START_SEED = 1000
 
 
@@ -52,7 +54,10 @@ class ResultCache:
         return f"{dataset}|{protocol}|{method}|{run}"
 
     def get(self, dataset, protocol, method, run):
-        return self.records.get(self.key(dataset, protocol, method, run))
+        record = self.records.get(self.key(dataset, protocol, method, run))
+        if record is None and method in _OLD_NAMES:  # a cache written before the rename
+            record = self.records.get(self.key(dataset, protocol, _OLD_NAMES[method], run))
+        return record
 
     def put(self, dataset, protocol, method, run, record):
         key = self.key(dataset, protocol, method, run)
@@ -184,7 +189,7 @@ def fit_one(method, X, k, run_seed, contexts, start=None, **overrides):
     Graph methods get the document graph built once per corpus (``contexts.graph(...)``),
     with the estimator's own neighbour settings, so the kNN search is not repeated per run.
     """
-    fit_params = {"M": contexts[method.context]} if method.context else {}
+    fit_params = {"M": contexts[method.association]} if method.association else {}
     model = method.build(k, run_seed, start, **overrides)
     if method.graph:
         fit_params["A"] = contexts.graph(X, model)

@@ -35,8 +35,8 @@ def kept_runs(available, runs, best):
 def table2_rows(cache, dataset, methods, *, runs, best, seeds):
     """Rows (one per method) of one dataset's table, and the per-method summaries."""
     rows, summary = [], {}
-    for name in methods:
-        method = get_method(name)
+    for method in map(get_method, methods):
+        name = method.name  # a name of 0.1 ("snmf-ppmi") is read as the one it became
         paper_runs = cache.runs(dataset, "paper", name, runs)
         seed_runs = cache.runs(dataset, "seeds", name, seeds)
         kept = kept_runs(len(paper_runs), runs, best)
@@ -61,7 +61,7 @@ def table2_rows(cache, dataset, methods, *, runs, best, seeds):
     return rows, summary
 
 
-def beats_baselines(summary, protocol="paper", method="snmf-ppmi", tolerance=0.0):
+def beats_baselines(summary, protocol="paper", method="snmf", tolerance=0.0):
     """Whether ``method``'s mean NMI is at least every baseline's that was run."""
     ours = summary.get(method, {}).get((protocol, "nmi"))
     if ours is None:

@@ -33,7 +33,7 @@ Kinds and how a new document is assigned (``SavedModel.assign``):
 * ``"consensus"``: a consensus partition has no factors: a new document goes to the
   cluster mean (of the training rows of X) it is most cosine-similar to.
 
-Memberships (the strength of a document's cluster, ``membership`` in assignments.csv):
+Memberships (the strength of a document's cluster, ``strength`` in assignments.csv):
 for NMF-likes the document's row of the factors normalized to sum 1, at its cluster; for
 spherical k-means the cosine to its centroid; for a tree the product along its path of
 the chosen rank-2 shares; for a consensus the fraction of the kept runs that put the

@@ -154,12 +154,12 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
 
 
 def write_assignments(path, ids, labels, true_labels=None, memberships=None):
-    """``assignments.csv``: ``doc``, ``cluster`` (-1: no cluster), ``membership`` when
+    """``assignments.csv``: ``doc``, ``cluster`` (-1: no cluster), ``strength`` when
     ``memberships`` is given (the strength of the document's cluster, see
     :mod:`semnmf.pipelines.saved`), and ``label`` when ``true_labels`` is given."""
     def write(f):
         writer = csv.writer(f)
-        writer.writerow(["doc", "cluster"] + (["membership"] if memberships is not None else [])
+        writer.writerow(["doc", "cluster"] + (["strength"] if memberships is not None else [])
                         + (["label"] if true_labels is not None else []))
         for i, cluster in enumerate(labels):
             row = [ids[i], int(cluster)]
@@ -221,7 +221,7 @@ def write_results(out_dir, corpus, labels, components, record, *, partitions=Non
     n_top : int, default=20
         Terms per cluster in ``topics.csv``.
     memberships : array of shape (n_documents,), optional
-        The ``membership`` column of ``assignments.csv``.
+        The ``strength`` column of ``assignments.csv`` (each document's strength).
     model : semnmf.SavedModel, optional
         Saved (atomically) as ``model/``.
     """
@@ -302,7 +302,7 @@ def assign_record(model, labels, *, corpus, X, source, scores=None, timings=None
 
 
 def write_assign_results(out_dir, corpus, labels, memberships, model, record, *, n_top=20):
-    """Write the folder of ``semnmf assign``: ``assignments.csv`` (with ``membership``),
+    """Write the folder of ``semnmf assign``: ``assignments.csv`` (with ``strength``),
     ``topics.csv`` (the model's topics) and ``run.json`` (``record``). Returns the file
     names."""
     os.makedirs(out_dir, exist_ok=True)

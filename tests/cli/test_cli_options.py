@@ -1,0 +1,154 @@
+"""The typed command line: parsing gives one frozen options object per command (every
+default filled in one place), running gives one ClusterRun on either engine, writing
+takes the run; one table maps library parameters to flags; cli/ has no import circle,
+no mutated Namespace and no long function."""
+
+import ast
+import dataclasses
+import glob
+import os
+
+import pytest
+
+from conftest import make_planted, write_csv
+from semnmf.cli import build_parser, main
+from semnmf.cli.cluster_options import ClusterOptions, cluster_options
+from semnmf.cli.flags import FLAGS, cli_message
+
+CLI = os.path.join(os.path.dirname(__file__), "..", "..", "src", "semnmf", "cli")
+
+
+def _options(*argv):
+    return cluster_options(build_parser().parse_args(["cluster", "bbc", *argv]))
+
+
+def test_defaults_are_filled_for_the_method():
+    default = _options("-k", "5")
+    assert isinstance(default, ClusterOptions)
+    assert (default.method, default.k, default.k_candidates) == ("snmf-robust", 5, None)
+    assert (default.lam, default.lam_scale, default.init, default.dtype) == (
+        1.0, "relative", "skmeans", "float32")
+    assert default.loss is None and default.graph_lam is None  # not options of snmf-robust
+    assert (default.context, default.window, default.min_count, default.max_nnz) == (
+        "auto", 10, 1, 5_000_000)
+    assert (default.max_iter, default.tol, default.seed, default.top) == (200, 1e-4, 0, 10)
+    assert default.folder_name == "bbc_snmf-robust_k5"
+    nmf = _options("-k", "auto", "--method", "nmf", "--consensus", "mmm")
+    assert (nmf.loss, nmf.lam, nmf.lam_scale, nmf.dtype, nmf.runs) == (
+        "frobenius", None, None, "float64", 10)
+    assert (nmf.k, nmf.k_candidates, nmf.folder_name) == (None, "auto", "bbc_nmf_kauto")
+    gnmf = _options("-k", "2:4", "--method", "gnmf", "--lam-scale", "absolute")
+    assert (gnmf.graph_lam, gnmf.lam_scale, gnmf.k_candidates) == (3.0, "absolute", (2, 3, 4))
+
+
+def test_options_are_frozen():
+    options = _options("-k", "5")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.k = 6
+
+
+def test_options_given_are_kept_and_absent_ones_left_to_the_options():
+    args = build_parser().parse_args(["cluster", "bbc", "-k", "5", "--lam", "3"])
+    assert args.lam == 3.0 and not hasattr(args, "max_iter")  # the parser fills nothing
+    options = cluster_options(args)
+    assert options.lam == 3.0 and options.max_iter == 200
+    assert vars(args) == vars(build_parser().parse_args(["cluster", "bbc", "-k", "5",
+                                                         "--lam", "3"]))  # not changed
+
+
+def test_flags_table_names_existing_flags():
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    flags = {s for sub in commands.values() for a in sub._actions for s in a.option_strings}
+    assert set(FLAGS.values()) <= flags
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("max_iter must be an integer >= 1, got 0.", "--max-iter must be an integer >= 1, got 0."),
+    ("`lam_scale` must be 'relative'", "--lam-scale must be 'relative'"),
+    ("n_components 7 is larger", "-k 7 is larger"),
+    ("X is empty (shape (0, 3))", "X is empty (shape (0, 3))"),        # not a parameter
+    ("maximum iterations reached", "maximum iterations reached"),      # not a name
+])
+def test_library_errors_are_said_with_flags(message, expected):
+    assert cli_message(message) == expected
+
+
+def test_a_library_error_reaches_the_user_with_the_flag(tmp_path, capsys, monkeypatch):
+    """A parameter error of the library (here the registry's estimator refusing a value)
+    is printed naming the flag."""
+    texts, labels = make_planted(10)
+    path = write_csv(tmp_path / "c.csv", list(zip(texts, labels)), ["text", "label"])
+
+    def refuse(self, *args, **kwargs):
+        raise ValueError("n_init must be at most 3, got 5.")
+
+    monkeypatch.setattr("semnmf.models.nmf.NMF.fit_transform", refuse)
+    assert main(["cluster", str(path), "-k", "3", "--method", "nmf", "--n-init", "5", "-q",
+                 "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.strip() == "semnmf: error: --n-init must be at most 3, got 5."
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_each_engine_makes_one_cluster_run(tmp_path, monkeypatch, engine):
+    if engine == "dask":
+        pytest.importorskip("distributed", reason="--engine dask needs the [dask] extra")
+    from semnmf.cli import cluster
+    from semnmf.cli.cluster_run import ClusterRun, write_run
+
+    made = []
+    monkeypatch.setattr(cluster, "write_run", lambda run, out: made.append(run)
+                        or write_run(run, out))
+    texts, labels = make_planted(15)
+    path = write_csv(tmp_path / "c.csv", list(zip(texts, labels)), ["text", "label"])
+    extra = ["--workers", "1"] if engine == "dask" else []
+    assert main(["cluster", str(path), "-k", "3", "--method", "nmf", "--engine", engine,
+                 *extra, "-q", "--max-iter", "50", "--out", str(tmp_path / "out")]) == 0
+    (run,) = made
+    assert type(run) is ClusterRun and run.options.engine == engine
+    assert run.k == 3 and len(run.labels) == len(run.strength) == 45
+    assert run.scores["nmi"] > 0.9 and len(run.topics) == 3
+
+
+def _cli_modules():
+    for path in sorted(glob.glob(os.path.join(CLI, "*.py"))):
+        with open(path, encoding="utf-8") as f:
+            yield os.path.basename(path)[:-3], ast.parse(f.read())
+
+
+def test_no_import_circle_in_cli():
+    graph = {}
+    for name, tree in _cli_modules():
+        graph[name] = {(node.module or "").split(".")[0] for node in ast.walk(tree)
+                       if isinstance(node, ast.ImportFrom) and node.level == 1}
+    state = {}
+
+    def visit(name, path):
+        assert state.get(name) != "open", f"import circle: {' -> '.join(path + [name])}"
+        if state.get(name) is None:
+            state[name] = "open"
+            for other in graph.get(name, ()):
+                visit(other, path + [name])
+            state[name] = "done"
+
+    for name in graph:
+        visit(name, [])
+    assert "engine" in graph["cluster"] and "cluster" not in graph["engine"]
+
+
+def test_no_namespace_is_changed_and_no_function_is_long():
+    for name, tree in _cli_modules():
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    assert not (isinstance(target, ast.Attribute)
+                                and isinstance(target.value, ast.Name)
+                                and target.value.id in ("args", "options")), \
+                        f"cli/{name}.py:{node.lineno} sets {target.value.id}.{target.attr}"
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "setattr":
+                assert getattr(node.args[0], "id", None) not in ("args", "options"), \
+                    f"cli/{name}.py:{node.lineno} setattr on the options"
+            if isinstance(node, ast.FunctionDef):
+                length = node.end_lineno - node.lineno + 1
+                assert length <= 80, f"cli/{name}.py: {node.name} has {length} lines"
