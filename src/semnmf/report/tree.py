@@ -54,13 +54,18 @@ def _fallback_fonts(missing):
     placeholder for every code point, do not count."""
     from matplotlib import font_manager
 
-    families, left = [], set(missing)
+    families, seen, left = [], set(), set(missing)
     for entry in font_manager.fontManager.ttflist:
         if not left:
             break
-        if entry.name in families or entry.name.startswith("Last Resort"):
+        if entry.name in seen or entry.name.startswith("Last Resort"):
             continue
-        covered = left & _charmap(entry.fname)
+        seen.add(entry.name)
+        # the file matplotlib draws the family with: two files of one family name (a
+        # system DejaVu Sans beside matplotlib's own) may cover different characters
+        drawn = font_manager.findfont(font_manager.FontProperties(family=entry.name),
+                                      fallback_to_default=False)
+        covered = left & _charmap(drawn)
         if covered:
             families.append(entry.name)
             left -= covered
