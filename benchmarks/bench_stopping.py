@@ -4,7 +4,7 @@
 
 For every shared corpus (window PPMI when it has raw text) and the counts-only version of
 the raw-text ones (``-doc``: document SPPMI pruned to 50 contexts per word, what a corpus
-without text gets), the command line's default (``--method snmf-kl``) is fitted once per
+without text gets), the command line's default (``--method snmf-robust``, ``snmf-kl`` in 0.1) is fitted once per
 seed at its own ``tol`` = 1e-4 (in its dtype, float32, as the command line), recording
 the labels after every sweep of the kept start. Because the relative change is tested
 every sweep, the iteration at which a looser tol would have stopped is read off the same

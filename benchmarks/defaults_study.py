@@ -782,7 +782,7 @@ def cmd_report(args):
 
 CONFIRM = ["snmfkl-hyb-l1-s5", "snmfkl-hyb-l1", "snmfkl-hyb-l10", "K1-mcla", "H1-mcla"]
 DEFAULT = "snmfkl-hyb-l1-s5"
-CONFIRM_NOTE = {"snmfkl-hyb-l1-s5": "**the default** (`--method snmf-kl`): 5 screened starts "
+CONFIRM_NOTE = {"snmfkl-hyb-l1-s5": "**the default** (`--method snmf-robust`, `snmf-kl` in 0.1): 5 screened starts "
                                     "(`n_init=5, screen_iter=1`)",
                 "snmfkl-hyb-l1": "the same with one start (the default until the screened "
                                  "starts)",
