@@ -52,7 +52,7 @@ def test_topics_skip_zero_weights_and_record_flags_empty_clusters(tmp_path):
     assert 3 in record["empty_clusters"] and record["n_classes"] == 3
     assert record["threads"] >= 1
     write_results(tmp_path, corpus, assigned, components, record, n_top=5,
-                  memberships=np.full(len(texts), 0.5))
+                  strengths=np.full(len(texts), 0.5))
     with open(tmp_path / "topics.csv", newline="") as f:
         topics = list(csv.DictReader(f))
     assert [(t["cluster"], t["rank"]) for t in topics] == [("0", "1"), ("0", "2"), ("0", "3"),

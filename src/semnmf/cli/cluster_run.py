@@ -266,7 +266,7 @@ def write_run(run, out):
     clear_output_folder(out)  # an earlier run's files (--overwrite): none may stay
     files = write_results(out, run.corpus, run.labels, run.components, record,
                           n_top=max(options.top, 20), partitions=run.partitions,
-                          partition_seeds=run.partition_seeds, memberships=run.strength,
+                          partition_seeds=run.partition_seeds, strengths=run.strength,
                           model=run.saved)
     if options.report:
         from ..report.html import write_report

@@ -145,7 +145,7 @@ def run(args):
     clear_output_folder(out)  # an earlier run's files (--overwrite): none may stay
     files = write_tree_results(out, model, corpus, record, n_top=max(options.top, 20),
                                n_terms=6, title=f"{corpus.name}: {model.n_leaves_} leaves",
-                               memberships=strength,
+                               strengths=strength,
                                saved_model=SavedModel.from_fit(model, corpus,
                                                                options.weighting,
                                                                method="hiernmf2"))

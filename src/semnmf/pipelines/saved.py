@@ -80,7 +80,7 @@ _NMF_RULE = ("argmax of the document factors solved with the term factors W fixe
              "(transform); graph terms do not apply to new documents")
 
 
-# -- memberships --------------------------------------------------------------------------
+# -- strengths ----------------------------------------------------------------------------
 def run_agreement(partitions, labels):
     """Fraction of runs (columns of ``partitions``) that put each document in its cluster
     of ``labels``, after matching every run's clusters to the clusters of ``labels``
@@ -243,13 +243,13 @@ class SavedModel:
         return self.vectorizer.transform_texts(data)
 
     def assign(self, data):
-        """``(labels, memberships)`` of new documents (see :meth:`vectorize` for ``data``
+        """``(labels, strengths)`` of new documents (see :meth:`vectorize` for ``data``
         and the module docstring for the rules). Documents without a saved term get -1
         and membership 0."""
         return self.assign_matrix(self.vectorize(data))
 
     def assign_matrix(self, X):
-        """``(labels, memberships)`` of rows of a weighted X over the saved vocabulary."""
+        """``(labels, strengths)`` of rows of a weighted X over the saved vocabulary."""
         X = sp.csr_matrix(X, dtype=np.float64)
         empty = np.diff(X.indptr) == 0
         if empty.all():
@@ -502,5 +502,5 @@ save_model.__doc__ = save_model.__doc__.format(savable=", ".join(SAVABLE))
 def load_model(path):
     """Read a saved model folder (or a ``semnmf cluster`` / ``semnmf tree`` run folder):
     a :class:`SavedModel` whose ``assign(texts_or_corpus_or_source)`` gives
-    ``(labels, memberships)``."""
+    ``(labels, strengths)``."""
     return SavedModel.load(path)

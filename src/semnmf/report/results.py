@@ -153,18 +153,18 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
     }
 
 
-def write_assignments(path, ids, labels, true_labels=None, memberships=None):
+def write_assignments(path, ids, labels, true_labels=None, strengths=None):
     """``assignments.csv``: ``doc``, ``cluster`` (-1: no cluster), ``strength`` when
-    ``memberships`` is given (the strength of the document's cluster, see
+    ``strengths`` is given (the strength of the document's cluster, see
     :mod:`semnmf.pipelines.saved`), and ``label`` when ``true_labels`` is given."""
     def write(f):
         writer = csv.writer(f)
-        writer.writerow(["doc", "cluster"] + (["strength"] if memberships is not None else [])
+        writer.writerow(["doc", "cluster"] + (["strength"] if strengths is not None else [])
                         + (["label"] if true_labels is not None else []))
         for i, cluster in enumerate(labels):
             row = [ids[i], int(cluster)]
-            if memberships is not None:
-                row.append(f"{float(memberships[i]):.6g}")
+            if strengths is not None:
+                row.append(f"{float(strengths[i]):.6g}")
             if true_labels is not None:
                 row.append(true_labels[i])
             writer.writerow(row)
@@ -202,7 +202,7 @@ def write_partitions(path, ids, partitions, seeds):
 
 
 def write_results(out_dir, corpus, labels, components, record, *, partitions=None,
-                  partition_seeds=None, n_top=20, memberships=None, model=None):
+                  partition_seeds=None, n_top=20, strengths=None, model=None):
     """Write a clustering's result folder (created if missing) and return its files.
 
     Parameters
@@ -220,7 +220,7 @@ def write_results(out_dir, corpus, labels, components, record, *, partitions=Non
         its columns.
     n_top : int, default=20
         Terms per cluster in ``topics.csv``.
-    memberships : array of shape (n_documents,), optional
+    strengths : array of shape (n_documents,), optional
         The ``strength`` column of ``assignments.csv`` (each document's strength).
     model : semnmf.SavedModel, optional
         Saved (atomically) as ``model/``.
@@ -232,7 +232,7 @@ def write_results(out_dir, corpus, labels, components, record, *, partitions=Non
         write_partitions(os.path.join(out_dir, "partitions.csv"), corpus.ids, partitions, seeds)
         files.append("partitions.csv")
     write_assignments(os.path.join(out_dir, "assignments.csv"), corpus.ids, labels,
-                      corpus.labels, memberships)
+                      corpus.labels, strengths)
     write_topics(os.path.join(out_dir, "topics.csv"), components, corpus.vocabulary, n_top)
     write_json(os.path.join(out_dir, "run.json"), record)
     files += ["assignments.csv", "topics.csv", "run.json"]
@@ -243,11 +243,11 @@ def write_results(out_dir, corpus, labels, components, record, *, partitions=Non
 
 
 def write_tree_results(out_dir, model, corpus, record, *, n_top=20, n_terms=6, title=None,
-                       memberships=None, saved_model=None):
+                       strengths=None, saved_model=None):
     """Write a topic tree's result folder: ``tree.json`` (the tree with each node's
     ``n_top`` terms), ``assignments.csv`` (``model.labels_``: each document's leaf by the
     model's ``assign_labels``, -1 for no term and, by the tree's rule, for outliers; with
-    ``memberships`` when given), ``tree.png`` and ``tree.svg``
+    ``strengths`` when given), ``tree.png`` and ``tree.svg``
     (:func:`semnmf.report.plot_tree`, ``n_terms`` per node), ``run.json`` (``record``)
     and, with ``saved_model``, ``model/``. Returns the file names."""
     from .tree import plot_tree, save_figure
@@ -256,7 +256,7 @@ def write_tree_results(out_dir, model, corpus, record, *, n_top=20, n_terms=6, t
     tree = model.to_dict(corpus.vocabulary, n_top, document_ids=list(corpus.ids))
     write_json(os.path.join(out_dir, "tree.json"), tree, indent=1)
     write_assignments(os.path.join(out_dir, "assignments.csv"), corpus.ids, model.labels_,
-                      corpus.labels, memberships)
+                      corpus.labels, strengths)
     figure = plot_tree(model, corpus.vocabulary, n_terms=n_terms, title=title)
     for ext in ("png", "svg"):
         save_figure(figure, os.path.join(out_dir, f"tree.{ext}"))
@@ -301,13 +301,13 @@ def assign_record(model, labels, *, corpus, X, source, scores=None, timings=None
     }
 
 
-def write_assign_results(out_dir, corpus, labels, memberships, model, record, *, n_top=20):
+def write_assign_results(out_dir, corpus, labels, strengths, model, record, *, n_top=20):
     """Write the folder of ``semnmf assign``: ``assignments.csv`` (with ``strength``),
     ``topics.csv`` (the model's topics) and ``run.json`` (``record``). Returns the file
     names."""
     os.makedirs(out_dir, exist_ok=True)
     write_assignments(os.path.join(out_dir, "assignments.csv"), corpus.ids, labels,
-                      corpus.labels, memberships)
+                      corpus.labels, strengths)
     write_topics(os.path.join(out_dir, "topics.csv"), model.topics,
                  model.vectorizer.vocabulary, n_top)
     write_json(os.path.join(out_dir, "run.json"), record)
