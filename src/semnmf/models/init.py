@@ -213,6 +213,66 @@ def initialize(X, n_components, init="skmeans", random_state=None, Z=None, W=Non
     raise ValueError(f"init must be one of {INITS}, got {init!r}.")
 
 
+def seeded_start(X, n_components, seeds, random_state=None, n_restarts=SKMEANS_RESTARTS):
+    """Starting ``(Z, W)`` with topics guided by seed words: one topic per list of
+    ``seeds`` (term indices), the other ``n_components - len(seeds)`` found freely.
+
+    The papers start every NMF-like method from spherical k-means (Neurocomputing §5.4);
+    this is that start with some of its centroids given. Seeded topic j: the spherical
+    centroid of the documents whose seed mass Σ_{t ∈ seeds_j} x̂_it (x̂ the unit-length
+    rows) is positive and largest for j, with each seed term raised to the centroid's
+    largest weight (so the seeds are the topic's top words at the start); a topic whose
+    seeds no document holds starts from its seed terms alone. Free topics: spherical
+    k-means (best of ``n_restarts``) of the documents no seed reaches (of all the
+    documents when fewer remain than free topics). Every document then goes to its
+    nearest centroid by cosine, and Z = one-hot + 0.2, W = the centroids, as
+    :func:`factors_from_skmeans`. Nothing holds the seeded topics during the fit: the
+    updates move them as the data asks (:func:`topic_drift` measures how far).
+    """
+    n, d = X.shape
+    k = n_components
+    seeds = [np.unique(np.asarray(list(terms), dtype=np.int64)) for terms in seeds]
+    if not 1 <= len(seeds) <= k:
+        raise ValueError(f"give between 1 and n_components={k} seed lists, got {len(seeds)}.")
+    for j, terms in enumerate(seeds):
+        if terms.size == 0:
+            raise ValueError(f"seed list {j} is empty: give at least one word per seeded topic.")
+        if terms.min() < 0 or terms.max() >= d:
+            raise ValueError(f"seed list {j} holds term indices outside 0..{d - 1}.")
+    rng = check_random_state(random_state)
+    Xn = normalize(sp.csr_matrix(X, dtype=np.float64), norm="l2", axis=1)
+    mass = np.column_stack([np.asarray(Xn[:, terms].sum(axis=1)).ravel() for terms in seeds])
+    reached = mass.max(axis=1) > 0
+    owner = np.where(reached, np.argmax(mass, axis=1), -1)
+    centers = np.zeros((k, d))
+    for j, terms in enumerate(seeds):
+        members = np.flatnonzero(owner == j)
+        center = np.asarray(Xn[members].sum(axis=0)).ravel() if members.size else np.zeros(d)
+        center[terms] = max(center.max(), 1.0 if not members.size else 0.0)
+        centers[j] = center / np.linalg.norm(center)
+    free = k - len(seeds)
+    if free:
+        rows = np.flatnonzero(~reached & (np.diff(Xn.indptr) > 0))
+        if rows.size < free:
+            rows = np.flatnonzero(np.diff(Xn.indptr) > 0)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*all-zero.*", category=UserWarning)
+            km = SphericalKMeans(n_components=free, n_init=n_restarts,
+                                 random_state=rng).fit(Xn[rows])
+        centers[len(seeds):] = km.cluster_centers_
+    similarity = np.asarray(Xn @ centers.T)
+    labels = np.where(np.diff(Xn.indptr) > 0, np.argmax(similarity, axis=1), -1)
+    return _factors(labels, centers, X.dtype)
+
+
+def topic_drift(W_start, W):
+    """How far each topic moved during a fit: 1 − cos(w_start_j, w_j) per column (0: the
+    topic kept its direction; 1: it ended orthogonal to where it started)."""
+    A = normalize(np.asarray(W_start, dtype=np.float64).T, norm="l2", axis=1)
+    B = normalize(np.asarray(W, dtype=np.float64).T, norm="l2", axis=1)
+    return 1.0 - np.sum(A * B, axis=1)
+
+
 def factors_from_skmeans(km, dtype=np.float64):
     """Starting (Z, W) from a fitted SphericalKMeans: Z = one-hot labels + 0.2, W = centroids.
 
