@@ -320,3 +320,12 @@ def test_representatives_break_ties_by_words_and_skip_duplicates(tmp_path):
     section = html_text.split('id="cluster-0"', 1)[1].split('class="cluster"', 1)[0]
     assert [section.count(f">{d} · ") for d in ("a08", "a09", "a07", "a06", "a00")] == \
         [1, 0, 1, 1, 0]
+    # without a strength column the cosine ranks them, and is the score shown
+    write_csv(folder / "assignments.csv", [[d, i // 10] for i, d in enumerate(ids)],
+              ["doc", "cluster"])
+    page = build_page(read_run(folder), corpus, None, n_documents=3)
+    shown = page.clusters[0].documents
+    assert [d.id for d in shown] == ["a08", "a07", "a06"]
+    assert shown[0].score > shown[1].score > shown[2].score > 0
+    assert page.representatives_by.startswith("cosine") and page.representatives_then == \
+        "ties by id"

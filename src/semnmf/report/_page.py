@@ -223,10 +223,11 @@ def build_page(record, corpus=None, note=None, *, n_documents=3, n_words=10,
     npmi = _npmi(corpus, topics, cluster_ids, n_words)
     views = [_cluster(c, colors[c], record, labels, topics, npmi, n_words) for c in cluster_ids]
     texts = corpus.texts if corpus is not None else None
-    order, representatives_by, representatives_then = _ranking(
+    order, representatives_by, representatives_then, score = _ranking(
         record, X, topics, corpus.vocabulary if corpus is not None else None)
     if representatives_by is not None:
-        _add_documents(views, record, order, texts, labels, n_documents, excerpt_chars)
+        _add_documents(views, record, order, score, texts, labels, n_documents,
+                       excerpt_chars)
     scores = None
     if labels is not None and len(set(labels)) > 0:
         scores = clustering_scores(np.asarray(labels, dtype=object).astype(str), clusters)
@@ -398,13 +399,15 @@ def _ranking(record, X, topics, vocabulary):
     """The run's documents in the order the page lists them: by cluster (none last), then
     by strength (as the page shows it, 3 decimals), then by the cosine of their TF-IDF row
     to the cluster's term weights, then by id. Returns (order, what ranks them first,
-    what breaks its ties)."""
+    what breaks its ties, the score shown per document: the strength, else the cosine;
+    None when nothing ranks them)."""
     n = len(record.ids)
     clusters = record.clusters
     similarity = _word_similarity(record, X, topics, vocabulary)
     strength = record.strength
     has_strength = strength is not None and bool(np.isfinite(strength).any())
     words = "cosine of the TF-IDF row to the cluster's word weights"
+    shown = strength if has_strength else similarity
     if has_strength:
         primary = np.round(np.nan_to_num(strength, nan=-np.inf), 3)
         how = record.strength_name
@@ -419,13 +422,13 @@ def _ranking(record, X, topics, vocabulary):
     id_rank[sorted(range(n), key=record.ids.__getitem__)] = np.arange(n)
     cluster_key = np.where(clusters < 0, np.iinfo(np.int64).max, clusters)
     order = np.lexsort((id_rank, -secondary, -primary, cluster_key))
-    return order, how, then
+    return order, how, then, shown
 
 
-def _add_documents(clusters, record, order, texts, labels, n_documents, excerpt_chars):
+def _add_documents(clusters, record, order, score, texts, labels, n_documents,
+                   excerpt_chars):
     """Each cluster's representative documents: the first members of ``order``, a text
-    repeated in the cluster shown once."""
-    score = record.strength if record.strength is not None else None
+    repeated in the cluster shown once; ``score``, what the page shows beside each."""
     by_cluster = {}
     for i in order.tolist():
         by_cluster.setdefault(int(record.clusters[i]), []).append(i)

@@ -14,9 +14,10 @@ parameters and timings.
 Everything is inline: CSS in a ``<style>`` element, the curves as inline SVG
 (matplotlib), the documents as one JSON text and a small script written for the page that
 draws the map (SVG) and runs the list; no library, font, image or style sheet from
-elsewhere, nothing fetched. The texts come from the corpus named by run.json's ``source`` (re-read with
-:func:`semnmf.load_dataset` and the run's input options) or from the ``corpus`` given;
-when neither is available the page says so and shows what the files alone allow.
+elsewhere, nothing fetched. The texts come from the corpus named by run.json's ``source``
+(re-read with :func:`semnmf.load_dataset` and the run's input options) or from the
+``corpus`` given; when neither is available the page says so and shows what the files
+alone allow.
 
 The page is made in three stages: reading the run folder (:func:`read_run`, a
 :class:`~._reading.RunRecord`, and the run's corpus), computing what the page shows (a
