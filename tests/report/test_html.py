@@ -189,11 +189,16 @@ def test_flat_report(flat_run):
 
 def test_document_text_is_escaped(flat_run):
     page = _read(os.path.join(flat_run, "report.html"))
-    assert "<script>" not in page and "<b>bold</b>" not in page
+    assert "<script>alert" not in page and "<b>bold</b>" not in page
+    # the page's own two scripts (its data, its code), and the document in the data with
+    # its markup as JSON escapes, which cannot end the element
+    assert page.count("<script") == 2 and page.count("</script") == 2
+    assert "\\u003cscript\\u003ealert('x')\\u003c/script\\u003e \\u0026 " in page
     # the hostile document is the representative of its cluster or not; its text, when
     # shown, is escaped
-    if "alert(" in page:
-        assert html.escape(HOSTILE, quote=True) in page
+    details = page.split('id="details"', 1)[1].split("</section>", 1)[0]
+    if "alert(" in details:
+        assert html.escape(HOSTILE, quote=True) in details
 
 
 def test_run_json_records_topic_quality(flat_run):
@@ -351,7 +356,9 @@ def test_k_selection_curve_and_corpus_argument(flat_run, tmp_path):
 
 
 def test_report_size_stays_small_with_many_documents(tmp_path):
-    """The map is a raster inside the SVG: the page grows little with the corpus."""
+    """The documents' data is compact (one JSON text: id, cluster, strength, 160
+    characters of text, map position): 3,000 documents stay under 1 MB, so that a
+    20,000-document run is a few MB."""
     rng = np.random.default_rng(0)
     words = [f"term{chr(97 + j // 26)}{chr(97 + j % 26)}" for j in range(60)]
     texts = [" ".join(rng.choice(words[20 * (i % 3):20 * (i % 3) + 20], 12))
@@ -527,8 +534,12 @@ def test_the_page_model_of_a_run_without_texts(flat_run):
                for c in page.clusters)
     assert page.labels.totals == [15, 15, 15]
     assert page.labels.scores["nmi"] == pytest.approx(record.run["scores"]["nmi"])
-    assert [a for a, _ in page.sections] == ["summary", "clusters", "details", "labels",
-                                             "quality", "run"]
+    assert [a for a, _ in page.sections] == ["summary", "clusters", "documents", "details",
+                                             "labels", "quality", "run"]
+    # every document is listed, with its cluster and strength, without texts
+    docs = page.documents
+    assert sorted(docs.ids) == sorted(record.ids) and docs.excerpts is None
+    assert [docs.clusters[j] for j in range(45)] == record.clusters[docs.order].tolist()
     assert page.summary.note == "the corpus was not read"
 
 

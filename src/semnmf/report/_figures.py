@@ -1,14 +1,11 @@
-"""The report's pictures as inline SVG (matplotlib, no pyplot global state): the map of
-the documents and the selection curves. Each function returns the ``<svg>`` element as
-text, which matplotlib has escaped; the renderer marks it safe."""
+"""The report's pictures as inline SVG (matplotlib, no pyplot global state): the
+selection curves (the map is drawn by the page's script from the embedded coordinates).
+Each function returns the ``<svg>`` element as text, which matplotlib has escaped; the
+renderer marks it safe."""
 
 import io
 
-import numpy as np
-
-from ._page import OUTLIER_COLOR
-
-__all__ = ["map_svg", "curve_svg"]
+__all__ = ["curve_svg"]
 
 
 def _svg(fig, salt):
@@ -34,29 +31,6 @@ def _figure(width, height):
     fig = Figure(figsize=(width, height))
     fig.set_layout_engine("constrained")
     return fig
-
-
-def map_svg(document_map):
-    """The map of the documents (:class:`._page.DocumentMap`), points coloured by cluster
-    and rasterized, anchors labelled."""
-    coords, colors = document_map.coords, document_map.colors
-    fig = _figure(6.6, 6.6)
-    ax = fig.add_subplot()
-    theta = np.linspace(0, 2 * np.pi, 200)
-    ax.plot(np.cos(theta), np.sin(theta), color="#e3e6eb", linewidth=1, zorder=0)
-    cols = [colors.get(int(c), OUTLIER_COLOR) for c in document_map.clusters]
-    ax.scatter(coords[:, 0], coords[:, 1], c=cols, s=5 if len(coords) > 2000 else 10,
-               alpha=0.6, linewidths=0, rasterized=True)
-    for c, (x, y) in document_map.anchors.items():
-        ax.annotate(str(c), (1.13 * x, 1.13 * y), ha="center", va="center", fontsize=10,
-                    fontweight="bold", color="#222",
-                    bbox={"boxstyle": "round,pad=0.25", "fc": "white",
-                          "ec": colors.get(int(c), "#888"), "lw": 1.5})
-    ax.set_xlim(-1.25, 1.25)
-    ax.set_ylim(-1.25, 1.25)
-    ax.set_aspect("equal")
-    ax.set_axis_off()
-    return _svg(fig, "map")
 
 
 def curve_svg(curve):

@@ -14,7 +14,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..metrics import clustering_scores, npmi_coherence, topic_diversity
 
@@ -64,13 +63,30 @@ class Cluster:
 
 @dataclass
 class DocumentMap:
-    """The map: 2-D positions of (a sample of) the documents, and the cluster anchors."""
+    """The map: 2-D positions in [-1, 1] of (a sample of) the documents, and where each
+    cluster's name goes."""
+    rows: np.ndarray  # the documents drawn (row numbers of the run)
     coords: np.ndarray
     clusters: np.ndarray  # of the documents drawn
     anchors: dict  # {cluster: (x, y)}
     colors: dict  # {cluster: colour}, -1 included
     n_shown: int
     n_documents: int
+    layout: str = "tsne"
+
+
+@dataclass
+class DocumentList:
+    """Every document of the run, for the page's search, document list and map: in the
+    order the list shows them (by cluster, then as the representatives are ranked).
+    Each list holds one value per document; None: not known."""
+    order: np.ndarray  # row numbers of the run, in the list's order
+    ids: list
+    clusters: list
+    strength: list | None
+    labels: list | None
+    excerpts: list | None
+    excerpt_chars: int = 160
 
 
 @dataclass
@@ -171,6 +187,8 @@ class Page:
     curves: list = field(default_factory=list)
     labels: LabelTable | None = None
     runs: list | None = None  # [(name, NMI with the final partition, clusters), ...]
+    documents: DocumentList | None = None
+    representatives_then: str | None = None  # what breaks ties of representatives_by
     versions: str = ""
     written: str = ""
 
@@ -178,7 +196,9 @@ class Page:
     def sections(self):
         """(anchor, title) of the page's sections, in order: the navigation."""
         shown = [("summary", "Summary", True), ("clusters", "Clusters", True),
-                 ("map", "Map", self.map is not None), ("details", "Details", True),
+                 ("map", "Map", self.map is not None),
+                 ("documents", "Documents", self.documents is not None),
+                 ("details", "Details", True),
                  ("tree", "Tree", self.tree is not None),
                  ("selection", "Selection", bool(self.curves)),
                  ("labels", "Labels", self.labels is not None),
@@ -190,7 +210,7 @@ class Page:
 # -- computing it --------------------------------------------------------------------------
 
 def build_page(record, corpus=None, note=None, *, n_documents=3, n_words=10,
-               excerpt_chars=320, max_points=5000):
+               excerpt_chars=320, max_points=5000, list_chars=160, layout="tsne"):
     """The :class:`Page` of a run: ``record`` (:func:`._reading.read_run`), the run's
     ``corpus`` (None: no texts, map or coherence; ``note`` says why)."""
     run, clusters, topics = record.run, record.clusters, record.topics or {}
@@ -203,8 +223,11 @@ def build_page(record, corpus=None, note=None, *, n_documents=3, n_words=10,
     npmi = _npmi(corpus, topics, cluster_ids, n_words)
     views = [_cluster(c, colors[c], record, labels, topics, npmi, n_words) for c in cluster_ids]
     texts = corpus.texts if corpus is not None else None
-    representatives_by = _add_documents(views, record, X, texts, labels, n_documents,
-                                        excerpt_chars)
+    order, representatives_by, representatives_then, score = _ranking(
+        record, X, topics, corpus.vocabulary if corpus is not None else None)
+    if representatives_by is not None:
+        _add_documents(views, record, order, score, texts, labels, n_documents,
+                       excerpt_chars)
     scores = None
     if labels is not None and len(set(labels)) > 0:
         scores = clustering_scores(np.asarray(labels, dtype=object).astype(str), clusters)
@@ -221,12 +244,14 @@ def build_page(record, corpus=None, note=None, *, n_documents=3, n_words=10,
             created=run.get("created"), consensus=_consensus(run.get("consensus")),
             note=note),
         clusters=views, representatives_by=representatives_by,
+        representatives_then=representatives_then,
+        documents=_document_list(record, order, texts, labels, list_chars),
         has_labels=labels is not None, quality=quality, details=_run_details(run),
         curves=_curves(run, len(cluster_ids)), runs=_ensemble_runs(record.partitions, clusters),
         versions=" · ".join(f"{k} {v}" for k, v in (run.get("versions") or {}).items()),
         written=time.strftime("%Y-%m-%d %H:%M"))
     if X is not None and len(cluster_ids) >= 2:
-        page.map = _document_map(X, clusters, max_points, colors)
+        page.map = _document_map(X, clusters, max_points, colors, layout)
     if record.is_tree:
         page.tree = Tree(root=_tree(record.tree, colors, 8),
                          open_depth=99 if len(cluster_ids) <= 30 else 4)
@@ -340,104 +365,117 @@ def _excerpt(text, n):
     return text if len(text) <= n else text[:n].rsplit(" ", 1)[0] + " …"
 
 
-def _add_documents(clusters, record, X, texts, labels, n_documents, excerpt_chars):
-    """Each cluster's representative documents (repeated texts shown once); returns what
-    ranks them (None: nothing does, no documents are shown)."""
-    representatives_by = None
+def _word_similarity(record, X, topics, vocabulary):
+    """Each document's cosine similarity (TF-IDF row) to its cluster's term weights (the
+    weights of topics.csv / tree.json over the corpus' vocabulary; a cluster without
+    listed terms: its members' mean row). None without the TF-IDF rows."""
+    if X is None:
+        return None
+    clusters = record.clusters
+    from .map_layout import cluster_means, normalized_rows
+
+    ids = np.unique(clusters[clusters >= 0])
+    if not ids.size:
+        return None
+    Xn = normalized_rows(X)
+    means = cluster_means(Xn, clusters, ids)
+    index = {str(t): j for j, t in enumerate(vocabulary)} if vocabulary is not None else {}
+    for row, c in enumerate(ids.tolist()):
+        weights = np.zeros(X.shape[1])
+        for term, w in (topics or {}).get(c, []):
+            j = index.get(str(term))
+            if j is not None and np.isfinite(w) and w > 0:
+                weights[j] = w
+        norm = np.linalg.norm(weights)
+        if norm > 0:
+            means[row] = weights / norm
+    S = np.asarray(Xn @ means.T)
+    column = np.searchsorted(ids, np.clip(clusters, ids[0], None))
+    similarity = S[np.arange(len(clusters)), column]
+    return np.where(clusters >= 0, similarity, 0.0)
+
+
+def _ranking(record, X, topics, vocabulary):
+    """The run's documents in the order the page lists them: by cluster (none last), then
+    by strength (as the page shows it, 3 decimals), then by the cosine of their TF-IDF row
+    to the cluster's term weights, then by id. Returns (order, what ranks them first,
+    what breaks its ties, the score shown per document: the strength, else the cosine;
+    None when nothing ranks them)."""
+    n = len(record.ids)
+    clusters = record.clusters
+    similarity = _word_similarity(record, X, topics, vocabulary)
+    strength = record.strength
+    has_strength = strength is not None and bool(np.isfinite(strength).any())
+    words = "cosine of the TF-IDF row to the cluster's word weights"
+    shown = strength if has_strength else similarity
+    if has_strength:
+        primary = np.round(np.nan_to_num(strength, nan=-np.inf), 3)
+        how = record.strength_name
+        then = "equal values (to the 3 decimals shown) by " + (
+            f"the {words}, then by id" if similarity is not None else "id")
+    elif similarity is not None:
+        primary, how, then = similarity, words, "ties by id"
+    else:
+        primary, how, then = np.zeros(n), None, None
+    secondary = similarity if (has_strength and similarity is not None) else np.zeros(n)
+    id_rank = np.empty(n, dtype=np.int64)
+    id_rank[sorted(range(n), key=record.ids.__getitem__)] = np.arange(n)
+    cluster_key = np.where(clusters < 0, np.iinfo(np.int64).max, clusters)
+    order = np.lexsort((id_rank, -secondary, -primary, cluster_key))
+    return order, how, then, shown
+
+
+def _add_documents(clusters, record, order, score, texts, labels, n_documents,
+                   excerpt_chars):
+    """Each cluster's representative documents: the first members of ``order``, a text
+    repeated in the cluster shown once; ``score``, what the page shows beside each."""
+    by_cluster = {}
+    for i in order.tolist():
+        by_cluster.setdefault(int(record.clusters[i]), []).append(i)
     for cluster in clusters:
-        members = np.flatnonzero(record.clusters == cluster.id)
-        if not members.size:
-            continue
-        # a few more candidates than shown: corpora repeat documents (BBC does)
-        picked, score, how = _representatives(X, members, record.strength,
-                                              record.strength_name, 3 * n_documents)
-        representatives_by = representatives_by or how
         seen = set()
-        for i, s in zip(picked, score):
+        for i in by_cluster.get(cluster.id, []):
+            if len(cluster.documents) == n_documents:
+                break
             if texts is not None:
-                key = " ".join(str(texts[i]).split())[:excerpt_chars]
+                key = " ".join(str(texts[i]).split())
                 if key in seen:
                     continue
                 seen.add(key)
-            if len(cluster.documents) == n_documents:
-                break
             cluster.documents.append(Document(
                 id=record.ids[i], label=labels[i] if labels is not None else None,
-                score=float(s),
+                score=float(score[i]) if score is not None else float("nan"),
                 excerpt=_excerpt(texts[i], excerpt_chars) if texts is not None else None))
-    return representatives_by
 
 
-def _representatives(X, members, strength, strength_name, n):
-    """The n most representative members: by strength when known, else by cosine to the
-    members' mean row. Returns (indices, scores, how)."""
-    if strength is not None and np.isfinite(strength[members]).any():
-        score = np.nan_to_num(strength[members], nan=-np.inf)
-        how = strength_name
-    elif X is not None:
-        rows = X[members]
-        mean = np.asarray(rows.mean(axis=0)).ravel()
-        norms = np.sqrt(np.asarray(rows.multiply(rows).sum(axis=1)).ravel()) \
-            if sp.issparse(rows) else np.linalg.norm(rows, axis=1)
-        denom = np.maximum(norms * max(np.linalg.norm(mean), 1e-300), 1e-300)
-        score = np.asarray(rows @ mean).ravel() / denom
-        how = "cosine to the cluster's mean TF-IDF row"
-    else:
-        return np.array([], dtype=int), np.array([]), None
-    order = np.argsort(-score, kind="stable")[:n]
-    return members[order], score[order], how
+def _document_list(record, order, texts, labels, chars):
+    """Every document, in the list's order, for the page's script."""
+    rows = order.tolist()
+    strength = record.strength
+    return DocumentList(
+        order=order, ids=[record.ids[i] for i in rows],
+        clusters=[int(record.clusters[i]) for i in rows],
+        strength=([None if not np.isfinite(strength[i]) else round(float(strength[i]), 3)
+                   for i in rows] if strength is not None else None),
+        labels=[str(labels[i]) for i in rows] if labels is not None else None,
+        excerpts=[_excerpt(texts[i], chars) for i in rows] if texts is not None else None,
+        excerpt_chars=chars)
 
 
-def _document_map(X, clusters, max_points, colors):
-    sample, coords, anchors = _map_coordinates(X, clusters, max_points)
-    if coords is None:
-        return None
-    return DocumentMap(coords=coords, clusters=clusters[sample], anchors=anchors,
-                       colors=colors, n_shown=len(sample), n_documents=len(clusters))
+def _document_map(X, clusters, max_points, colors, layout="tsne", seed=0):
+    """The map of (a sample of at most ``max_points``) documents by the layout ``layout``
+    of :mod:`.map_layout`."""
+    from .map_layout import layout as lay_out
 
-
-def _map_coordinates(X, clusters, max_points, seed=0, sharpness=4.0):
-    """2-D positions of (a sample of) the documents by cluster membership.
-
-    Each cluster gets an anchor on the unit circle, similar clusters side by side (their
-    order is the angle of a classical MDS of the cluster means); each document sits at
-    the average of the anchors weighted by its cosine similarities to the cluster means,
-    raised to ``sharpness`` (a document of one clear cluster near its anchor, a mixed
-    one between its clusters), with a little jitter to show density. Returns (sample
-    indices, n x 2 array, {cluster: anchor}); no positions (None) for fewer than two
-    clusters."""
     n = X.shape[0]
     rng = np.random.default_rng(seed)
-    sample = np.sort(rng.choice(n, size=max_points, replace=False)) if n > max_points \
+    rows = np.sort(rng.choice(n, size=max_points, replace=False)) if n > max_points \
         else np.arange(n)
-    ids = np.unique(clusters[clusters >= 0])
-    if ids.size < 2:
-        return sample, None, None
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    norms[norms == 0] = 1.0
-    Xn = sp.diags(1.0 / norms) @ X
-    index = {c: i for i, c in enumerate(ids)}
-    valid = clusters >= 0
-    indicator = sp.csr_matrix((np.ones(valid.sum()),
-                               ([index[c] for c in clusters[valid]], np.flatnonzero(valid))),
-                              shape=(ids.size, n))
-    means = np.asarray((indicator @ Xn).todense())
-    means /= np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-300)
-    # anchors: clusters around the circle in the angular order of a 2-D classical MDS
-    gram = means @ means.T
-    centred = gram - gram.mean(axis=0) - gram.mean(axis=1, keepdims=True) + gram.mean()
-    values, vectors = np.linalg.eigh(centred)
-    plane = vectors[:, -2:] * np.sqrt(np.maximum(values[-2:], 0))
-    order = np.argsort(np.arctan2(plane[:, 1], plane[:, 0]), kind="stable")
-    angles = np.empty(ids.size)
-    angles[order] = 2 * np.pi * np.arange(ids.size) / ids.size + np.pi / 2
-    anchors = np.column_stack([np.cos(angles), np.sin(angles)])
-    S = np.maximum(np.asarray(Xn[sample] @ means.T), 0.0) ** sharpness
-    total = S.sum(axis=1, keepdims=True)
-    W = np.where(total > 0, S / np.maximum(total, 1e-300), 0.0)
-    coords = W @ anchors
-    coords += rng.normal(scale=0.035, size=coords.shape)
-    return sample, coords, dict(zip(ids.tolist(), anchors))
+    if np.unique(clusters[clusters >= 0]).size < 2:
+        return None
+    coords, anchors = lay_out(X, clusters, rows, layout, seed=seed)
+    return DocumentMap(rows=rows, coords=coords, clusters=clusters[rows], anchors=anchors,
+                       colors=colors, n_shown=len(rows), n_documents=n, layout=layout)
 
 
 def _tree(tree, colors, n_words):

@@ -4,16 +4,20 @@
 ``topics.csv``, ``tree.json`` for a topic tree, ``partitions.csv`` for a cluster
 ensemble) and writes ``report.html`` beside them. The page shows, per cluster, its size,
 its top words as bars, its label make-up and its most representative documents with an
-excerpt; a map of the documents coloured by cluster; the topic tree as nested
-collapsible lists; the ``-k auto`` selection curve when the run has one; with labels, the
-cluster x label table with NMI, ARI and accuracy; NPMI coherence and topic diversity;
-the run's parameters and timings.
+excerpt; a map of the documents coloured by cluster (point at one: its id, excerpt and
+cluster; click a cluster: only its documents); every document in a list that pages,
+searches (id, label, text) and filters by cluster; the topic tree as nested collapsible
+lists; the ``-k auto`` selection curve when the run has one; with labels, the cluster x
+label table with NMI, ARI and accuracy; NPMI coherence and topic diversity; the run's
+parameters and timings.
 
-Everything is inline: CSS in a ``<style>`` element, plots as inline SVG (matplotlib,
-the map's points rasterized), no script, no font, image or style sheet from elsewhere.
-The texts come from the corpus named by run.json's ``source`` (re-read with
-:func:`semnmf.load_dataset` and the run's input options) or from the ``corpus`` given;
-when neither is available the page says so and shows what the files alone allow.
+Everything is inline: CSS in a ``<style>`` element, the curves as inline SVG
+(matplotlib), the documents as one JSON text and a small script written for the page that
+draws the map (SVG) and runs the list; no library, font, image or style sheet from
+elsewhere, nothing fetched. The texts come from the corpus named by run.json's ``source``
+(re-read with :func:`semnmf.load_dataset` and the run's input options) or from the
+``corpus`` given; when neither is available the page says so and shows what the files
+alone allow.
 
 The page is made in three stages: reading the run folder (:func:`read_run`, a
 :class:`~._reading.RunRecord`, and the run's corpus), computing what the page shows (a
@@ -34,7 +38,8 @@ __all__ = ["write_report", "read_run", "RunRecord"]
 
 
 def write_report(run_dir, *, corpus=None, out=None, n_documents=3, n_words=10,
-                 excerpt_chars=320, max_points=5000, load_texts=True, verbose=False):
+                 excerpt_chars=320, max_points=5000, list_chars=160, layout="tsne",
+                 load_texts=True, verbose=False):
     """Write ``report.html`` for a run folder and return its path.
 
     Parameters
@@ -56,6 +61,12 @@ def write_report(run_dir, *, corpus=None, out=None, n_documents=3, n_words=10,
         Length of each document excerpt.
     max_points : int, default=5000
         Documents drawn on the map at most (a fixed random sample beyond).
+    list_chars : int, default=160
+        Length of each document's excerpt in the document list (and what its search
+        reads of the text).
+    layout : {"tsne", "anchors"}, default="tsne"
+        The map's layout (:mod:`.map_layout`; ``benchmarks/results/report_map.md``
+        compares them).
     load_texts : bool, default=True
         Re-read the corpus from the source when ``corpus`` is not given.
     verbose : bool, default=False
@@ -72,7 +83,8 @@ def write_report(run_dir, *, corpus=None, out=None, n_documents=3, n_words=10,
         log(f"report: reading the corpus {record.source!r} ...", verbose)
     corpus, note = find_corpus(record, corpus, load_texts)
     page = build_page(record, corpus, note, n_documents=n_documents, n_words=n_words,
-                      excerpt_chars=excerpt_chars, max_points=max_points)
+                      excerpt_chars=excerpt_chars, max_points=max_points,
+                      list_chars=list_chars, layout=layout)
     html = render_page(page)
     path = os.fspath(out) if out is not None else os.path.join(record.run_dir, "report.html")
     atomic_write(path, lambda f: f.write(html))
