@@ -63,7 +63,7 @@ __all__ = ["SavedModel", "save_model", "load_model", "FORMAT", "FORMAT_VERSION",
            "strengths_from_factors", "memberships_from_factors", "run_agreement"]
 
 FORMAT = "semnmf-model"
-FORMAT_VERSION = "1.0"
+FORMAT_VERSION = "1.1"  # 1.1: an edited model's column map, cluster names and edits
 _MAJOR = 1
 MODEL_FILE, ARRAYS_FILE, VOCABULARY_FILE = "model.json", "arrays.npz", "vocabulary.txt"
 
@@ -166,6 +166,11 @@ class SavedModel:
             n_clusters = self.topics.shape[0]
         self.info = {"method": method, "n_clusters": int(n_clusters), "consensus": consensus,
                      "refine": refine}
+        # an edited model (semnmf.pipelines.edit): the cluster of each column of the
+        # factors (-1: a dropped column, never chosen), None for the identity
+        self.columns = None
+        self.names = None
+        self.edits = None
 
     def _default_topics(self):
         if self.centers is not None:
@@ -259,16 +264,17 @@ class SavedModel:
                 f"({self.vectorizer.n_terms} terms: {terms}, ...), so none can be assigned; "
                 "check the documents (language, text column) and that this is their model.")
         if self.kind == "consensus":
-            S = _cosine_to(X, self.centers)
-            labels = argmax_labels(S, empty)
-            return labels, strengths_from_factors(S, labels, cosine=True)
-        est = self.estimator
-        name = type(est).__name__
-        if name == "HierarchicalNMF":
-            return est.predict_membership(X)
-        factors = np.asarray(est.transform(X))
+            factors, cosine = _cosine_to(X, self.centers), True
+        else:
+            est = self.estimator
+            name = type(est).__name__
+            if name == "HierarchicalNMF":
+                return est.predict_membership(X)
+            factors, cosine = np.asarray(est.transform(X)), name == "SphericalKMeans"
+        if self.columns is not None:
+            return _edited_assignment(factors, self.columns, empty, cosine)
         labels = argmax_labels(factors, empty)
-        return labels, strengths_from_factors(factors, labels, cosine=name == "SphericalKMeans")
+        return labels, strengths_from_factors(factors, labels, cosine=cosine)
 
     # -- files ---------------------------------------------------------------------------
     def save(self, path):
@@ -328,6 +334,8 @@ class SavedModel:
             "n_clusters": self.info["n_clusters"], "assignment": rule,
             "estimator": estimator, "vectorizer": vec_record,
             "consensus": self.info.get("consensus"), "refine": refine,
+            "columns": None if self.columns is None else [int(c) for c in self.columns],
+            "names": self.names, "edits": self.edits,
             "files": {"arrays": ARRAYS_FILE, "vocabulary": VOCABULARY_FILE},
             "arrays": {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)}
                        for k, v in arrays.items()},
@@ -376,6 +384,9 @@ class SavedModel:
                              "its vocabulary.")
         model.info = {**record, "path": path}
         model.info.setdefault("n_clusters", model.topics.shape[0])
+        if record.get("columns") is not None:
+            model.columns = np.asarray(record["columns"], dtype=np.int64)
+        model.names, model.edits = record.get("names"), record.get("edits")
         return model
 
     @property
@@ -386,6 +397,33 @@ class SavedModel:
         what = type(self.estimator).__name__ if self.estimator is not None else "consensus"
         return (f"SavedModel({what}, {self.n_clusters} clusters, "
                 f"{self.vectorizer.n_terms} terms, {self.vectorizer.weighting})")
+
+
+def _edited_assignment(factors, columns, empty, cosine):
+    """``(labels, strengths)`` of an edited model: the argmax over the kept columns (a
+    dropped column, cluster -1, is never chosen), mapped to its cluster; the strength is
+    the cluster's share of the row over the kept columns (merged columns add up), or the
+    best column's cosine."""
+    F = np.asarray(factors, dtype=np.float64)
+    kept = columns >= 0
+    if not kept.any():
+        raise ValueError("the edited model keeps no cluster: every cluster was dropped.")
+    scores = np.where(kept, F, -np.inf)
+    best = np.argmax(scores, axis=1)
+    labels = columns[best].astype(np.int64)
+    labels[empty] = -1
+    n_clusters = int(columns.max()) + 1
+    if cosine:
+        strengths = F[np.arange(F.shape[0]), best]
+    else:
+        per_cluster = np.zeros((F.shape[0], n_clusters))
+        for j in np.flatnonzero(kept):
+            per_cluster[:, columns[j]] += F[:, j]
+        total = per_cluster.sum(axis=1)
+        picked = per_cluster[np.arange(F.shape[0]), np.maximum(labels, 0)]
+        strengths = np.divide(picked, total, out=np.zeros_like(picked), where=total > 0)
+    strengths[empty] = 0.0
+    return labels, strengths
 
 
 def _umask():
