@@ -46,6 +46,7 @@ class VectorizeOptions:
     max_df: float = 1.0
     stem: str | None = None
     weighting: str = "tfidf"
+    stop_words_file: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -142,6 +143,9 @@ def add_input_arguments(parser):
     text.add_argument("--language", choices=LANGUAGE_CHOICES,
                       help="stop words left out of the vocabulary: english (scikit-learn's "
                            "list) or none, for texts in other languages (default english)")
+    text.add_argument("--stop-words", metavar="FILE", dest="stop_words_file",
+                      help="more stop words, one per line, added to the --language list "
+                           "(with --language none, the file's words alone; default: none)")
     text.add_argument("--token-pattern", metavar="REGEX",
                       help="regular expression of a word (default: two or more Unicode "
                            r"letters, (?u)\b[^\W\d_][^\W\d_]+\b, with Chinese, Japanese "
@@ -211,6 +215,9 @@ def check_input_arguments(options):
                              "capturing group; write the others as (?:...).")
     if options.vocab is not None:
         require(os.path.isfile(options.vocab), f"--vocab {options.vocab}: no such file.")
+    if options.stop_words_file is not None:
+        require(os.path.isfile(options.stop_words_file),
+                f"--stop-words {options.stop_words_file}: no such file.")
     check_number(options.top, "--top", low=1, integer=True)
     check_source(options)
 
@@ -296,7 +303,9 @@ def log_warning(message):
     """A warning as the command line shows it: one ``warning: ...`` line."""
     from .._utils.progress import log
 
-    log(f"[yellow]warning:[/] {' '.join(str(message).split())}", True)
+    from .flags import cli_message
+
+    log(f"[yellow]warning:[/] {cli_message(' '.join(str(message).split()))}", True)
 
 
 def one_line_warnings(message, category, filename, lineno, file=None, line=None):
@@ -326,8 +335,11 @@ def corpus_options(options):
         kwargs["max_df"] = options.max_df
     if options.stem is not None:
         kwargs["stem"] = None if options.stem == "none" else options.stem
-    if options.language is not None:
-        kwargs["stop_words"] = options.language
+    from ..workflows.inputs import stop_word_list
+
+    stop_words = stop_word_list(options.language, options.stop_words_file)
+    if stop_words is not None:
+        kwargs["stop_words"] = stop_words
     if options.token_pattern is not None:
         kwargs["token_pattern"] = options.token_pattern
     return kwargs
