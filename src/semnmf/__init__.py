@@ -52,7 +52,7 @@ _NAMES = {
     "topic_quality": ".metrics",
     "write_report": ".report.html",
     "cluster": ".workflows.cluster",
-    "ClusterResult": ".workflows.cluster",
+    "ClusterResult": ".workflows.result",
 }
 
 __all__ = [*_NAMES, "__version__"]

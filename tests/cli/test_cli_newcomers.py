@@ -12,7 +12,6 @@ import re
 import struct
 import zlib
 
-import numpy as np
 import pytest
 import scipy.sparse as sp
 
@@ -287,7 +286,6 @@ def test_a_wide_tree_picture_stays_under_3000_pixels():
     from semnmf import HierarchicalNMF
     from semnmf.report.tree import plot_tree
 
-    rng = np.random.default_rng(0)
     blocks = [sp.random(12, 8, density=0.6, random_state=i, format="csr") for i in range(24)]
     X = sp.block_diag(blocks, format="csr") + sp.random(288, 192, density=0.01,
                                                          random_state=99)
@@ -300,4 +298,3 @@ def test_a_wide_tree_picture_stays_under_3000_pixels():
     assert width <= 3000 and height < 2000
     small = HierarchicalNMF(n_components=3, random_state=0).fit(X)
     assert plot_tree(small, vocabulary).get_size_inches()[0] * 150 < 1500
-    del rng

@@ -5,7 +5,6 @@ import csv
 import json
 import os
 
-import numpy as np
 import pytest
 import scipy.io
 
@@ -118,3 +117,17 @@ def test_settings_are_checked_before_reading():
         semnmf.cluster(["a b"], 2, seed=1)
     with pytest.raises(ValueError, match="n_components"):
         semnmf.cluster(["a b"], 0)
+
+
+def test_the_dask_engine_in_python(tmp_path):
+    pytest.importorskip("distributed", reason="engine='dask' needs the [dask] extra")
+    texts, labels = make_planted(15)
+    source = str(write_csv(tmp_path / "p.csv", zip(texts, labels), ["text", "label"]))
+    result = semnmf.cluster(source, 3, method="nmf", engine="dask", workers=1, max_iter=50)
+    assert result.extra["engine"]["name"] == "dask" and result.scores["nmi"] > 0.9
+    out = tmp_path / "cli"
+    assert main(["cluster", source, "-k", "3", "--method", "nmf", "--engine", "dask",
+                 "--workers", "1", "--max-iter", "50", "-q", "--out", str(out)]) == 0
+    assert result.labels.tolist() == _labels(out)
+    with pytest.raises(ValueError, match="local engine only"):
+        semnmf.cluster(source, 3, method="skmeans", engine="dask")

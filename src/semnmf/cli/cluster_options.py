@@ -15,7 +15,7 @@ import warnings
 from dataclasses import dataclass
 
 from ..experiments.methods import CLI_METHODS, CLI_RENAMED, DEFAULT_CLI_METHOD
-from ..models._defaults import DEFAULT_GRAPH_LAM, DEFAULT_LAM, MAX_LAM
+from ..models._defaults import MAX_LAM
 from ._common import (CONTEXT_NAMES, MAX_SEED, ContextOptions, OutputOptions, ReadOptions,
                       VectorizeOptions,
                       check_context_arguments, check_input_arguments, check_number, check_seed,
@@ -83,7 +83,7 @@ class ClusterOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOption
     def settings(self):
         """The library's :class:`~semnmf.workflows.ClusterSettings` of these options (the
         same run, under the library's names)."""
-        from ..workflows.cluster import ClusterSettings
+        from ..workflows.result import ClusterSettings
 
         given = {name: getattr(self, SETTING_NAMES.get(name, name))
                  for name in ClusterSettings.__dataclass_fields__
@@ -200,7 +200,7 @@ def _method_defaults(options):
     """The defaults that depend on the method (those of the options that apply to it, as
     the run record shows them: :func:`semnmf.workflows.cluster.method_defaults`) and those
     of the word-context options."""
-    from ..workflows.cluster import method_defaults
+    from ..workflows.result import method_defaults
 
     filled = method_defaults(options.settings())
     filled = {SETTING_NAMES.get(name, name): value for name, value in filled.items()

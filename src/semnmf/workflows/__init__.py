@@ -9,6 +9,7 @@ command line writes and :meth:`~ClusterResult.report` its HTML report. The comma
 only parses its options, calls these functions and prints.
 """
 
-from .cluster import ClusterResult, ClusterSettings, cluster
+from .cluster import cluster, run_cluster
+from .result import ClusterResult, ClusterSettings
 
-__all__ = ["cluster", "ClusterResult", "ClusterSettings"]
+__all__ = ["cluster", "run_cluster", "ClusterResult", "ClusterSettings"]
