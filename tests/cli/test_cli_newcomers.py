@@ -183,6 +183,7 @@ def test_identical_documents_are_said_once_and_the_result_is_called_degenerate(t
     assert "the result is degenerate" in captured.out
     run = read_run(out)
     assert run["data"]["n_duplicate_documents"] == 19 and run["degenerate"]
+    assert run["topic_quality"] is None
 
 
 # -- 6. redirected output -----------------------------------------------------------------

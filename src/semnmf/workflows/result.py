@@ -302,7 +302,11 @@ class ClusterResult:
         from ..report.output import check_output_folder
 
         out = os.fspath(out)
-        check_output_folder(out, overwrite=overwrite, option="out")
+        try:
+            check_output_folder(out, overwrite=overwrite, option="out")
+        except ValueError as exc:  # the command line checked its --out before the run
+            raise ValueError(str(exc).replace("pass --overwrite", "pass overwrite=True")
+                             ) from None
         record = self.run_record(cli_arguments)
         n_top = max(self.settings.n_top, 20) if n_top is None else n_top
         files = _write_folder(out, self, record, n_top)
@@ -410,6 +414,8 @@ def describe(settings, corpus, labels, components, extra, *, quality=True):
     # label-free topic quality: NPMI of the top 10 words in the corpus, diversity of 25
     extra["topic_quality"] = topic_quality(components, corpus.counts()) if quality else None
     extra["degenerate"] = _degenerate(labels, settings.k, extra.get("duplicates"))
+    if extra["degenerate"] is not None:  # the coherence of copies of one text means nothing
+        extra["topic_quality"] = None
     if quality and extra["degenerate"] is None:
         hint = _frequent_words_hint(corpus, topics, settings)
         if hint:
