@@ -262,6 +262,12 @@ def test_french_function_words_get_a_hint_and_a_stop_word_file_removes_them(tmp_
             terms = {row["term"] for row in csv.DictReader(f)}
         assert not terms & set(FUNCTION_WORDS)
         assert read_run(out)["cli_arguments"]["stop_words_file"] == str(stop)
+        # the saved model tokenizes new texts with the same stop words
+        assert main(["assign", str(out), str(source), "--out", str(out / "again"), "-q"]) == 0
+        with open(out / "assignments.csv", newline="", encoding="utf-8") as f, \
+                open(out / "again" / "assignments.csv", newline="", encoding="utf-8") as g:
+            assert ([r["cluster"] for r in csv.DictReader(f)]
+                    == [r["cluster"] for r in csv.DictReader(g)])
     assert main(["cluster", str(source), "-k", "3", "--stop-words", str(tmp_path / "nope"),
                  "--out", str(tmp_path / "c"), *FAST]) == 2
     assert "--stop-words" in one_error(capsys)

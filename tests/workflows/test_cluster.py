@@ -81,6 +81,9 @@ def test_result_saves_the_run_folder_and_its_report(tmp_path):
     texts, labels = make_planted(15)
     result = semnmf.cluster(texts, 3, method="nmf", max_iter=30)
     assert result.scores is None and result.strengths.shape == (45,)
+    labelled = semnmf.cluster(texts, 3, method="nmf", max_iter=30, labels=labels)
+    assert labelled.labels.tolist() == result.labels.tolist()
+    assert labelled.scores["nmi"] > 0.9 and "NMI" in repr(labelled)
     out = tmp_path / "run"
     assert result.save(out) is result
     assert sorted(os.listdir(out)) == ["assignments.csv", "model", "run.json", "topics.csv"]

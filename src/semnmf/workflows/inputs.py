@@ -120,12 +120,18 @@ def read_corpus(settings, timings, started):
 
     source, verbose = settings.source, settings.verbose
     kwargs = corpus_options(settings)
+    labels = getattr(settings, "labels", None)
+    if labels is not None and not (is_matrix(source) or isinstance(source, (list, tuple))):
+        raise ValueError("labels= gives the classes of a matrix's rows or of a list of texts; "
+                         "other sources carry their own labels.")
     if isinstance(source, Corpus):
         corpus = source
+    elif isinstance(source, (list, tuple)) and labels is not None:
+        corpus = Corpus(list(source), labels=labels, **kwargs)
     elif is_matrix(source):
         kwargs.pop("stop_words", None), kwargs.pop("token_pattern", None)
         kwargs.pop("stem", None)
-        corpus = Corpus(counts=source, vocabulary=settings.vocabulary, labels=settings.labels,
+        corpus = Corpus(counts=source, vocabulary=settings.vocabulary, labels=labels,
                         name="matrix", **kwargs)
     else:
         if settings.vocabulary is not None:

@@ -201,7 +201,7 @@ class ClusterResult:
         built, run.json's other entries, the model to save (or why not), a consensus' runs
         and their seeds, the :class:`ClusterSettings` used.
     folder : str or None
-        Where :meth:`save` wrote the run.
+        Where :meth:`save` wrote the run; ``files`` the files it wrote.
     """
 
     settings: ClusterSettings
@@ -221,6 +221,12 @@ class ClusterResult:
     partitions: object = None
     partition_seeds: object = None
     folder: str | None = None
+    files: list = field(default_factory=list)
+
+    def __repr__(self):
+        scores = "" if not self.scores else f", NMI {self.scores['nmi']:.3f}"
+        return (f"ClusterResult({self.method}, k={self.k}, {len(self.labels)} documents"
+                f"{scores}{', degenerate' if self.degenerate else ''})")
 
     @property
     def k(self):
