@@ -38,7 +38,7 @@ def console_options(stream):
 
 def _stderr_console():
     global _console
-    if _console is None or _console.is_terminal != _is_terminal(sys.stderr):
+    if _console is None:
         from rich.console import Console
 
         _console = Console(stderr=True, **console_options(sys.stderr))

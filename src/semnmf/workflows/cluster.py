@@ -160,12 +160,9 @@ def run_cluster(settings, started=None):
     started = time.perf_counter() if started is None else started
     timings, extra = {}, {}
     corpus, X = read_corpus(settings, timings, started)
-    duplicates = _duplicates(corpus)
+    duplicates = _duplicates(corpus)  # said once the fit has run (a failure says one line)
     if duplicates:
         extra["duplicates"] = duplicates
-        warnings.warn(f"{duplicates['n_duplicates']} of the {corpus.n_documents} documents "
-                      f"repeat another exactly ({duplicates['n_distinct']} distinct); "
-                      "duplicates always share a cluster", UserWarning, stacklevel=3)
     if settings.k_candidates is not None:
         t = time.perf_counter()
         k, extra["k_selection"] = _choose_k(settings, corpus, X)
@@ -196,6 +193,10 @@ def run_cluster(settings, started=None):
     else:
         components = (model.cluster_centers_ if settings.method == "skmeans"
                       else model.components_)
+    if duplicates:
+        warnings.warn(f"{duplicates['n_duplicates']} of the {corpus.n_documents} documents "
+                      f"repeat another exactly ({duplicates['n_distinct']} distinct); "
+                      "duplicates always share a cluster", UserWarning, stacklevel=3)
     topics, scores = describe(settings, corpus, labels, components, extra)
     timings["total"] = time.perf_counter() - started
     result = ClusterResult(settings, corpus, X, model, labels, strength, components, topics,
