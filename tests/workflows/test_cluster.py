@@ -134,3 +134,22 @@ def test_the_dask_engine_in_python(tmp_path):
     assert result.labels.tolist() == _labels(out)
     with pytest.raises(ValueError, match="local engine only"):
         semnmf.cluster(source, 3, method="skmeans", engine="dask")
+
+
+def test_the_cluster_command_only_parses_calls_and_prints():
+    """The command line's cluster modules read no data, build no matrix and fit nothing:
+    the library's run does (``semnmf.workflows``)."""
+    import ast
+
+    import semnmf.cli
+
+    folder = os.path.dirname(semnmf.cli.__file__)
+    work = {"fit", "fit_transform", "fit_record", "vectorize", "word_context", "load_dataset",
+            "write_results", "SavedModel", "select_n_components"}
+    for name in ("cluster.py", "cluster_options.py", "engine.py"):
+        with open(os.path.join(folder, name), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        called = {node.func.attr if isinstance(node.func, ast.Attribute) else
+                  getattr(node.func, "id", None)
+                  for node in ast.walk(tree) if isinstance(node, ast.Call)}
+        assert not called & work, f"cli/{name} calls {sorted(called & work)}"

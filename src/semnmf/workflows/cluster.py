@@ -153,6 +153,23 @@ def _duplicates(corpus):
     return {"n_duplicates": int(n_duplicates), "n_distinct": int(n_distinct)}
 
 
+def _signature():
+    """:func:`cluster`'s signature with every setting named (``help(semnmf.cluster)``,
+    editors), from :class:`ClusterSettings`' fields."""
+    import inspect
+
+    own = inspect.signature(cluster)
+    params = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    skip = {"source", "k", "k_candidates", "method", "random_state", "verbose",
+            "window_given"}
+    params += [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default)
+               for f in dataclasses.fields(ClusterSettings) if f.name not in skip]
+    return own.replace(parameters=params)
+
+
+cluster.__signature__ = _signature()
+
+
 def run_cluster(settings, started=None):
     """The run of ``settings`` (filled: :func:`method_defaults`) on this process: load,
     (choose k,) build M, fit, (refine), describe: a :class:`ClusterResult`. ``started`` is
