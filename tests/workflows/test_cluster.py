@@ -153,3 +153,20 @@ def test_the_cluster_command_only_parses_calls_and_prints():
                   getattr(node.func, "id", None)
                   for node in ast.walk(tree) if isinstance(node, ast.Call)}
         assert not called & work, f"cli/{name} calls {sorted(called & work)}"
+
+
+def test_three_lines_of_python_write_the_command_lines_run(tmp_path):
+    texts, labels = make_planted(15)
+    source = str(write_csv(tmp_path / "p.csv", zip(texts, labels), ["text", "label"]))
+    cli, py = tmp_path / "cli", tmp_path / "py"
+    assert main(["cluster", source, "-k", "3", "--lam", "0.5", "--seed", "3", "--max-iter",
+                 "20", "--top", "5", "-q", "--out", str(cli), "--report"]) == 0
+    semnmf.cluster(source, 3, lam=0.5, random_state=3, max_iter=20, n_top=5).save(
+        py, report=True)
+    assert sorted(os.listdir(cli)) == sorted(os.listdir(py))
+    a, b = _run(cli), _run(py)
+    for key in ("method", "estimator", "parameters", "context", "data", "cluster_sizes",
+                "scores", "objective", "n_iter", "effective_lambda", "topic_quality"):
+        assert a[key] == b[key], key
+    assert open(cli / "topics.csv").read() == open(py / "topics.csv").read()
+    assert open(cli / "assignments.csv").read() == open(py / "assignments.csv").read()
