@@ -22,6 +22,7 @@ FLOORS = [
     {"ensemble", "refine"},
     {"pipelines"},
     {"experiments", "report"},
+    {"workflows"},
     {"cli"},
     {"__init__", "__main__"},
 ]

@@ -51,6 +51,8 @@ _NAMES = {
     "topic_diversity": ".metrics",
     "topic_quality": ".metrics",
     "write_report": ".report.html",
+    "cluster": ".workflows.cluster",
+    "ClusterResult": ".workflows.result",
 }
 
 __all__ = [*_NAMES, "__version__"]

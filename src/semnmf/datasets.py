@@ -42,6 +42,69 @@ class DatasetError(ValueError):
     """A corpus could not be read; the message says what is wrong and how to fix it."""
 
 
+# The first bytes of binary formats a text file is mistaken for (most specific first).
+MAGIC_NUMBERS = ((b"\x1f\x8b", "gzip"), (b"PK\x03\x04", "zip"), (b"PK\x05\x06", "zip"),
+                 (b"\x89PNG\r\n\x1a\n", "PNG image"), (b"%PDF-", "PDF"),
+                 (b"\xff\xd8\xff", "JPEG image"), (b"GIF87a", "GIF image"),
+                 (b"GIF89a", "GIF image"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"),
+                 (b"7z\xbc\xaf\x27\x1c", "7z"), (b"(\xb5/\xfd", "zstd"),
+                 (b"PAR1", "Parquet"), (b"\x7fELF", "executable"),
+                 (b"SQLite format 3\x00", "SQLite database"))
+
+
+def _head(path, size=4096):
+    try:
+        with open(path, "rb") as f:
+            return f.read(size)
+    except OSError:
+        return b""
+
+
+def _utf16_pattern(raw):
+    """Whether the NUL bytes of ``raw`` fall as UTF-16 text puts them: on one side of
+    the byte pairs only (the high bytes of ASCII and Latin characters); a binary file has
+    them on both."""
+    pairs = len(raw) // 2
+    even, odd = raw[0:2 * pairs:2].count(0), raw[1:2 * pairs:2].count(0)
+    return max(even, odd) >= 2 and min(even, odd) <= 0.05 * max(even, odd)
+
+
+def binary_kind(path, raw=None):
+    """What binary file ``path`` looks like ("gzip", "PNG image", ..., "binary": NUL
+    bytes that are not UTF-16 text), or "" for a text file."""
+    raw = _head(path) if raw is None else raw
+    for magic, kind in MAGIC_NUMBERS:
+        if raw.startswith(magic):
+            return kind
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):  # a UTF-16 / UTF-32 byte-order mark
+        return ""
+    if b"\x00" in raw and not _utf16_pattern(raw):
+        return "binary"
+    return ""
+
+
+def _refuse_binary(path, raw=None):
+    kind = binary_kind(path, raw)
+    if kind:
+        what = "binary data" if kind == "binary" else f"{kind} data"
+        raise DatasetError(
+            f"{path} looks like a binary file ({kind}), not text: no encoding reads {what} "
+            "as documents; "
+            + ("decompress or extract it first, then give the text file."
+               if kind in ("gzip", "zip", "bzip2", "xz", "7z", "zstd") else
+               "give a text file (.txt, .csv, .tsv or .jsonl)."))
+
+
+def _refuse_columns(text_column, label_column, where):
+    """text_column / label_column name a table's columns: refused on a source without
+    any (they would be silently ignored)."""
+    given = [n for n, v in (("text_column", text_column), ("label_column", label_column))
+             if v is not None]
+    if given:
+        raise DatasetError(f"{given[0]} names a column of a CSV/TSV/JSONL table; {where}, "
+                           "with no columns: drop it.")
+
+
 def _utf16_hint(path, raw=None):
     """" It looks like UTF-16 ..." when the bytes of ``path`` start with a UTF-16 (or
     UTF-32) byte-order mark or hold NUL bytes (ASCII text in UTF-16 does), else ""."""
@@ -72,12 +135,16 @@ def _read_text(path, encoding="utf-8", fallback=None):
     # Text mode: universal newlines, so the content only holds "\n" line ends. A leading
     # byte-order mark (Excel's "UTF-8 CSV", Notepad) is dropped: it would otherwise stick
     # to the first column name, the first JSON line or the first label. A UTF-16 file
-    # (byte-order mark, or NUL bytes) read as something else is told so.
+    # (byte-order mark, or NUL bytes) read as something else is told so; a binary file
+    # (gzip, PNG, ...) is told so whatever the encoding, never sent round to another one.
+    if str(encoding).lower().replace("_", "-") not in ("utf-8", "utf8"):
+        _refuse_binary(path)  # another codec may decode anything: look first
     try:
         with open(path, encoding=encoding) as f:
             content = f.read()
     except UnicodeError as exc:  # a byte that does not decode, or e.g. utf-16 without a BOM
         decoding = isinstance(exc, UnicodeDecodeError)
+        _refuse_binary(path)
         wide = _utf16_hint(path) if decoding else ""
         if wide:
             raise DatasetError(
@@ -102,6 +169,7 @@ def _read_text(path, encoding="utf-8", fallback=None):
     except OSError as exc:
         raise DatasetError(f"cannot read {path}: {exc.strerror or exc}.") from None
     if "\x00" in content:
+        _refuse_binary(path)
         wide = _utf16_hint(path) or "utf-16"
         raise DatasetError(
             f"{path} holds NUL bytes, so it is not {encoding} text: it looks like "
@@ -201,6 +269,7 @@ def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8
         raise DatasetError("vocabulary= (CLI: --vocab) names the columns of a counts.mtx; "
                            "a list of texts makes its own vocabulary.")
     if isinstance(source, (list, tuple)):
+        _refuse_columns(text_column, label_column, "a list of texts")
         return Corpus(list(source), **corpus_options)
     source = os.fspath(source)
     if vocabulary is not None and (source.lower() in BUILTIN and not os.path.exists(source)):
@@ -237,11 +306,18 @@ def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8
                           "vocab.txt, its columns' terms) or docs.jsonl, with labels.txt")
             return _load_folder(path, name, use_counts=use_counts, encoding=encoding,
                                 vocabulary=vocabulary, **corpus_options)
+        _refuse_columns(text_column, label_column, f"{path} is a folder of .txt files (its "
+                        "labels are its sub-folders' names)")
         return _load_text_tree(path, name, encoding, **corpus_options)
     suffix = os.path.splitext(path)[1].lower()
+    if suffix == ".txt":  # one document
+        _refuse_columns(text_column, label_column, f"{path} is one .txt document")
+        return Corpus([_read_text(path, encoding)], ids=[os.path.basename(path)], name=name,
+                      **corpus_options)
     if suffix not in TABLE_SUFFIXES:
         raise DatasetError(
-            f"don't know how to read {path!r}: expected a folder or a file ending in "
+            f"don't know how to read {path!r}: expected a folder, a .txt file (one document) "
+            "or a file ending in "
             f"{', '.join(TABLE_SUFFIXES)}.")
     texts, labels, ids = _read_table(path, text_column, label_column, encoding)
     return Corpus(texts, labels, ids, name=name, **corpus_options)

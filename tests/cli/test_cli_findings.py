@@ -406,7 +406,7 @@ def test_summary_never_prints_nan_topic_quality(capsys):
                "diversity_top_n": 25}
     run = SimpleNamespace(corpus=Corpus(texts), labels=np.zeros(12, dtype=int), k=2,
                           topics=[[], []], scores=None, extra={"topic_quality": quality},
-                          options=SimpleNamespace(method="nmf", top=5))
+                          method="nmf", settings=SimpleNamespace(n_top=5), degenerate=None)
     _print_summary(run, "out", ["run.json"])
     printed = capsys.readouterr().out
     assert "nan" not in printed.lower()

@@ -1,6 +1,6 @@
 """The typed command line: parsing gives one frozen options object per command (every
-default filled in one place), running gives one ClusterRun on either engine, writing
-takes the run; one table maps library parameters to flags; cli/ has no import circle,
+default filled in one place), running gives one ClusterResult (the library's) on either
+engine, saving writes it; one table maps library parameters to flags; cli/ has no import circle,
 no mutated Namespace and no long function."""
 
 import ast
@@ -90,22 +90,23 @@ def test_a_library_error_reaches_the_user_with_the_flag(tmp_path, capsys, monkey
 
 
 @pytest.mark.parametrize("engine", ["local", "dask"])
-def test_each_engine_makes_one_cluster_run(tmp_path, monkeypatch, engine):
+def test_each_engine_makes_one_cluster_result(tmp_path, monkeypatch, engine):
     if engine == "dask":
         pytest.importorskip("distributed", reason="--engine dask needs the [dask] extra")
-    from semnmf.cli import cluster
-    from semnmf.cli.cluster_run import ClusterRun, write_run
+    from semnmf.workflows import ClusterResult
 
     made = []
-    monkeypatch.setattr(cluster, "write_run", lambda run, out: made.append(run)
-                        or write_run(run, out))
+    save = ClusterResult.save
+    monkeypatch.setattr(ClusterResult, "save", lambda run, out, **kw: made.append(run)
+                        or save(run, out, **kw))
     texts, labels = make_planted(15)
     path = write_csv(tmp_path / "c.csv", list(zip(texts, labels)), ["text", "label"])
     extra = ["--workers", "1"] if engine == "dask" else []
     assert main(["cluster", str(path), "-k", "3", "--method", "nmf", "--engine", engine,
                  *extra, "-q", "--max-iter", "50", "--out", str(tmp_path / "out")]) == 0
     (run,) = made
-    assert type(run) is ClusterRun and run.options.engine == engine
+    assert type(run) is ClusterResult and run.settings.method == "nmf"
+    assert (run.extra.get("engine", {}).get("name") == "dask") == (engine == "dask")
     assert run.k == 3 and len(run.labels) == len(run.strength) == 45
     assert run.scores["nmi"] > 0.9 and len(run.topics) == 3
 

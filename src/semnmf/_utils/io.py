@@ -75,3 +75,18 @@ def write_json(path, value, indent=2):
     numpy values Python ones, anything else not JSON its ``str``."""
     text = json.dumps(json_safe(value), indent=indent, default=json_default, allow_nan=False)
     atomic_write(path, lambda f: f.write(text))
+
+
+def check_writable(folder, what="the results"):
+    """Refuse (ValueError naming ``folder``) a folder where no file can be made: missing,
+    read-only, full. Made and removed at once, so that a command fails before its work,
+    not after it."""
+    folder = os.fspath(folder)
+    if not os.path.isdir(folder):
+        raise ValueError(f"cannot write {what} to {folder}: no such folder.")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise ValueError(f"cannot write {what} to {folder}: {exc.strerror or exc}; choose "
+                         "another folder.") from None

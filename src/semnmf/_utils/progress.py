@@ -16,14 +16,40 @@ logger = logging.getLogger("semnmf")
 
 _console = None
 
+# The width of a console whose output is not a terminal (a file, a pipe): lines are never
+# cut or wrapped there (rich would otherwise cut them at 80 columns).
+UNBOUNDED_WIDTH = 10_000
+
+
+def _is_terminal(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or stream-less replacement
+        return False
+
+
+def console_options(stream):
+    """Console options for ``stream``: none on a terminal (its own width); elsewhere an
+    unbounded width and no wrapping, so that redirected output keeps whole lines."""
+    if _is_terminal(stream):
+        return {}
+    return {"width": UNBOUNDED_WIDTH, "soft_wrap": True}
+
 
 def _stderr_console():
     global _console
     if _console is None:
         from rich.console import Console
 
-        _console = Console(stderr=True)
+        _console = Console(stderr=True, **console_options(sys.stderr))
     return _console
+
+
+def stdout_console():
+    """A console on stdout (the command line's results), lines whole when redirected."""
+    from rich.console import Console
+
+    return Console(**console_options(sys.stdout))
 
 
 class _RichStderrHandler(logging.Handler):

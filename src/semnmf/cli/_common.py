@@ -5,20 +5,18 @@ the library is imported inside the functions that run a command.
 """
 
 import codecs
-import contextlib
 import math
 import os
 import re
-import time
-import warnings
 from dataclasses import dataclass, fields
 
+from ..workflows.inputs import CONTEXT_DEFAULTS
 from .flags import flag
 
 CONTEXT_CHOICES = ("auto", "document", "sentence", "window")
 # The context options (None: not given, so that an option given where it does not apply
-# can be refused) and their defaults, filled by context_defaults.
-CONTEXT_DEFAULTS = {"context": "auto", "window": 10, "min_count": 1, "max_nnz": 5_000_000}
+# can be refused); their defaults (CONTEXT_DEFAULTS, the library's) are filled by
+# context_defaults.
 CONTEXT_NAMES = ("context", "window", "association", "min_count", "top_k", "max_nnz")
 LANGUAGE_CHOICES = ("english", "none")
 # The largest seed numpy's generators take.
@@ -46,6 +44,7 @@ class VectorizeOptions:
     max_df: float = 1.0
     stem: str | None = None
     weighting: str = "tfidf"
+    stop_words_file: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,18 +90,6 @@ def options_record(options, drop=("window_given",)):
             for key, value in record.items()}
 
 
-@dataclass(frozen=True)
-class WordContext:
-    """The word-context matrix of a run and what was chosen to build it: the context
-    (``auto`` resolved), the association and ``top_k`` used, the pruning record."""
-
-    M: object
-    context: str
-    association: str
-    top_k: int | None
-    pruning: dict
-
-
 def add_context_arguments(group):
     group.add_argument("--context", choices=CONTEXT_CHOICES,
                        help="which words co-occur: same document, same sentence, or within "
@@ -142,6 +129,9 @@ def add_input_arguments(parser):
     text.add_argument("--language", choices=LANGUAGE_CHOICES,
                       help="stop words left out of the vocabulary: english (scikit-learn's "
                            "list) or none, for texts in other languages (default english)")
+    text.add_argument("--stop-words", metavar="FILE", dest="stop_words_file",
+                      help="more stop words, one per line, added to the --language list "
+                           "(with --language none, the file's words alone; default: none)")
     text.add_argument("--token-pattern", metavar="REGEX",
                       help="regular expression of a word (default: two or more Unicode "
                            r"letters, (?u)\b[^\W\d_][^\W\d_]+\b, with Chinese, Japanese "
@@ -211,6 +201,9 @@ def check_input_arguments(options):
                              "capturing group; write the others as (?:...).")
     if options.vocab is not None:
         require(os.path.isfile(options.vocab), f"--vocab {options.vocab}: no such file.")
+    if options.stop_words_file is not None:
+        require(os.path.isfile(options.stop_words_file),
+                f"--stop-words {options.stop_words_file}: no such file.")
     check_number(options.top, "--top", low=1, integer=True)
     check_source(options)
 
@@ -296,7 +289,9 @@ def log_warning(message):
     """A warning as the command line shows it: one ``warning: ...`` line."""
     from .._utils.progress import log
 
-    log(f"[yellow]warning:[/] {' '.join(str(message).split())}", True)
+    from .flags import cli_message
+
+    log(f"[yellow]warning:[/] {cli_message(' '.join(str(message).split()))}", True)
 
 
 def one_line_warnings(message, category, filename, lineno, file=None, line=None):
@@ -305,82 +300,57 @@ def one_line_warnings(message, category, filename, lineno, file=None, line=None)
     log_warning(message)
 
 
-@contextlib.contextmanager
 def logged_warnings():
-    """Record the warnings raised inside (a fit) and print each (:func:`log_warning`)
-    after it, not amid its progress bar."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
-    for w in caught:
-        log_warning(w.message)
+    """Record the warnings raised inside (a fit) and warn each distinct one once after it
+    (printed by :func:`one_line_warnings`), not amid its progress bar
+    (:func:`semnmf.workflows.inputs.collected_warnings`)."""
+    from ..workflows.inputs import collected_warnings
+
+    return collected_warnings()
+
+
+# the library's names of the command line's input options that name them otherwise
+_LIBRARY_NAMES = {"stop_words": "language", "vocabulary": "vocab"}
+
+
+def library_view(options, verbose=None):
+    """The input, context and output options of a command as the library's run settings
+    name them (:mod:`semnmf.workflows.inputs` reads this view)."""
+    from types import SimpleNamespace
+
+    names = ("source", "text_column", "label_column", "encoding", "token_pattern", "min_df",
+             "max_df", "stem", "weighting", "stop_words_file", "context", "window",
+             "window_given", "association", "min_count", "top_k", "max_nnz")
+    view = {name: getattr(options, name, None) for name in names}
+    view.update({name: getattr(options, cli, None) for name, cli in _LIBRARY_NAMES.items()})
+    view["labels"] = None
+    view["verbose"] = options.verbose if verbose is None else verbose
+    return SimpleNamespace(**view)
 
 
 def corpus_options(options):
     """The vectorizing options of the input arguments, as Corpus / load_dataset take them
     (only those given)."""
-    kwargs = {}
-    if options.min_df is not None:
-        kwargs["min_df"] = options.min_df
-    if options.max_df != 1.0:
-        kwargs["max_df"] = options.max_df
-    if options.stem is not None:
-        kwargs["stem"] = None if options.stem == "none" else options.stem
-    if options.language is not None:
-        kwargs["stop_words"] = options.language
-    if options.token_pattern is not None:
-        kwargs["token_pattern"] = options.token_pattern
-    return kwargs
+    from ..workflows.inputs import corpus_options as options_of
+
+    return options_of(library_view(options))
 
 
 def load_corpus(options, verbose, timings, t0):
     """Read SOURCE with the input options and vectorize it: (corpus, X)."""
-    from .._utils.progress import log
-    from ..datasets import load_dataset
+    from ..workflows.inputs import read_corpus
 
-    kwargs = corpus_options(options)
-    if options.vocab is not None:
-        kwargs["vocabulary"] = options.vocab
-    log(f"loading {options.source} ...", verbose)
-    corpus = load_dataset(options.source, text_column=options.text_column,
-                          label_column=options.label_column, encoding=options.encoding, **kwargs)
-    timings["load"] = time.perf_counter() - t0
-    log(f"{corpus}", verbose)
-    if corpus.labels is not None and corpus.n_unlabelled:
-        log(f"{corpus.n_unlabelled} of {corpus.n_documents} documents have no label: they "
-            "are clustered but left out of the scores", verbose)
-    t = time.perf_counter()
-    with logged_warnings():
-        X = corpus.vectorize(options.weighting)
-    timings["vectorize"] = time.perf_counter() - t
-    return corpus, X
+    return read_corpus(library_view(options, verbose), timings, t0)
 
 
 def word_context(options, corpus, verbose, timings, association="ppmi", counts_context=None):
-    """The word-context matrix M of the context options (filled), as a :class:`WordContext`.
-    ``association`` is the default when ``--association`` is not given; ``counts_context``
-    (``{"association": ..., "top_k": ...}``) replaces the defaults of both options when
-    the context is the document (a corpus without raw text)."""
-    from .._utils.progress import log
+    """The word-context matrix M of the context options (filled), as a
+    :class:`~semnmf.workflows.inputs.WordContext`
+    (:func:`semnmf.workflows.inputs.build_word_context`)."""
+    from ..workflows.inputs import build_word_context
 
-    context = corpus.default_context() if options.context == "auto" else options.context
-    if options.window_given and context != "window":
-        log(f"[yellow]warning:[/] --window {options.window} has no effect: {options.source} "
-            "has no raw text (counts only), so --context auto uses document contexts.", True)
-    counts = (counts_context or {}) if context == "document" else {}
-    chosen = options.association or counts.get("association", association)
-    top_k = options.top_k if options.top_k is not None else counts.get("top_k")
-    t = time.perf_counter()
-    log(f"building the word-context matrix ({context} context, {chosen}) ...", verbose)
-    M, info = corpus.word_context(context=context, window=options.window, association=chosen,
-                                  min_count=options.min_count, top_k=top_k,
-                                  max_nnz=options.max_nnz or None, return_info=True)
-    timings["context"] = time.perf_counter() - t
-    log(f"M: {M.shape[0]} x {M.shape[1]}, {M.nnz:,} non-zeros", verbose)
-    if info["budget_applied"]:
-        log(f"M pruned to the --max-nnz budget: {info['nnz_before']:,} -> {info['nnz']:,} "
-            f"non-zeros ({info['rule']})", verbose)
-    return WordContext(M, context, chosen, top_k, info)
+    return build_word_context(library_view(options, verbose), corpus, timings,
+                              association=association, counts_context=counts_context)
 
 
 def as_dtype(A, dtype):
@@ -390,15 +360,14 @@ def as_dtype(A, dtype):
 
 def context_record(options, word_context):
     """The ``context`` entry of run.json for the context options (None without M)."""
-    from ..report.results import context_record as record
+    from ..workflows.inputs import context_record as record
 
-    if word_context is None:
-        return None
-    wc = word_context
-    entry = record(wc.M, wc.context, window=options.window, association=wc.association,
-                   min_count=options.min_count, top_k=wc.top_k)
-    if entry is not None:
-        entry["max_nnz"] = wc.pruning["max_nnz"]
-        entry["pruning"] = {key: wc.pruning[key] for key in (
-            "budget_applied", "nnz_before", "nnz", "estimated_nnz_upper", "top_k", "rule")}
-    return entry
+    return record(library_view(options), word_context)
+
+
+def data_notes(record, corpus):
+    """Add to run.json's ``data`` entry what the loading decided (see
+    :func:`semnmf.workflows.inputs.data_notes`)."""
+    from ..workflows.inputs import data_notes as notes
+
+    return notes(record, corpus)

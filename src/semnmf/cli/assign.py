@@ -104,12 +104,12 @@ def run(args):
 
 
 def _print_summary(model, corpus, labels, record, scores, options, out, files):
-    from rich.console import Console
     from rich.table import Table
 
+    from .._utils.progress import stdout_console
     from ..metrics import top_terms
 
-    console = Console()
+    console = stdout_console()
     size = record["cluster_sizes"]
     topics = top_terms(model.topics, model.vectorizer.vocabulary, options.top)
     table = Table(title=f"{len(corpus)} documents of {corpus.name} assigned to the "

@@ -1,12 +1,12 @@
 """``semnmf cluster``: cluster a corpus, print the clusters, write the result folder.
 
-Parsing gives one frozen :class:`~semnmf.cli.cluster_options.ClusterOptions`; the local
-or the Dask engine (:func:`~semnmf.cli.cluster_run.run_local`,
-:func:`~semnmf.cli.engine.run_dask`) makes one
-:class:`~semnmf.cli.cluster_run.ClusterRun` from it (the estimator from the method
+Parsing gives one frozen :class:`~semnmf.cli.cluster_options.ClusterOptions`; the
+library's run (:func:`semnmf.workflows.cluster.run_cluster`, what ``semnmf.cluster``
+calls; or the Dask engine, :func:`~semnmf.cli.engine.run_dask`) makes one
+:class:`~semnmf.workflows.ClusterResult` from its settings (the estimator from the method
 registry, :mod:`semnmf.experiments.methods`, fitted alone or as a
 :class:`semnmf.ClusterEnsemble`, refined with GTNMF if asked);
-:func:`~semnmf.cli.cluster_run.write_run` writes it; this module prints it.
+:meth:`~semnmf.workflows.ClusterResult.save` writes it; this module prints it.
 """
 
 import argparse
@@ -16,7 +16,6 @@ from ..experiments.methods import CLI_METHODS, CLI_RENAMED, CONSENSUS_METHODS, D
 from ..models._defaults import DEFAULT_GRAPH_LAM, DEFAULT_LAM, MAX_LAM
 from ._common import add_context_arguments, add_input_arguments, add_output_arguments, output_folder
 from .cluster_options import DEFAULT_RUNS, cluster_options, default, names, parse_k
-from .cluster_run import run_local, write_run
 from .engine import add_engine_arguments, run_dask
 
 __all__ = ["add_parser", "run", "parse_k"]
@@ -164,27 +163,35 @@ def _add_fit_arguments(c):
 
 
 def run(args):
-    """``semnmf cluster``: options, the run on its engine, the result folder, the summary."""
+    """``semnmf cluster``: options, the library's run (or the Dask engine's), the result
+    folder, the summary."""
     started = time.perf_counter()
     options = cluster_options(args)
     out = output_folder(options, options.folder_name)
-    run = (run_dask if options.engine == "dask" else run_local)(options, started)
-    files = write_run(run, out)
-    _print_summary(run, out, files)
+    if options.engine == "dask":
+        result = run_dask(options, started)
+    else:
+        from ..workflows.cluster import run_cluster
+
+        result = run_cluster(options.settings(), started)
+    result.save(out, overwrite=options.overwrite, report=options.report,
+                cli_arguments=options.with_choices(result.settings).record())
+    _print_summary(result, out, result.files)
     return 0
 
 
 def _print_summary(run, out, files):
     """The clusters of ``run`` (size, main label, top words), its scores, the files."""
     import numpy as np
-    from rich.console import Console
     from rich.table import Table
 
-    corpus, labels, top = run.corpus, run.labels, run.options.top
-    console = Console()
+    from .._utils.progress import stdout_console
+
+    corpus, labels, top = run.corpus, run.labels, run.settings.n_top
+    console = stdout_console()
     clusters, sizes = np.unique(labels, return_counts=True)
     size = dict(zip(clusters.tolist(), sizes.tolist()))
-    table = Table(title=f"{run.options.method} on {corpus.name}: {len(corpus)} documents, "
+    table = Table(title=f"{run.method} on {corpus.name}: {len(corpus)} documents, "
                         f"k={run.k}")
     table.add_column("cluster", justify="right")
     table.add_column("size", justify="right")
@@ -208,6 +215,10 @@ def _print_summary(run, out, files):
                       "(documents without any term)")
     console.print(table)
     scores, quality = run.scores, run.extra.get("topic_quality")
+    if run.degenerate:
+        console.print(f"the result is degenerate: {run.degenerate} (no topic quality is "
+                      "shown; choose a smaller -k)")
+        quality = None
     if scores:
         console.print(f"NMI {scores['nmi']:.4f}   ARI {scores['ari']:.4f}   "
                       f"accuracy {scores['accuracy']:.4f}")

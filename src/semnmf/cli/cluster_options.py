@@ -15,8 +15,9 @@ import warnings
 from dataclasses import dataclass
 
 from ..experiments.methods import CLI_METHODS, CLI_RENAMED, DEFAULT_CLI_METHOD
-from ..models._defaults import DEFAULT_GRAPH_LAM, DEFAULT_LAM, MAX_LAM
-from ._common import (MAX_SEED, ContextOptions, OutputOptions, ReadOptions, VectorizeOptions,
+from ..models._defaults import MAX_LAM
+from ._common import (CONTEXT_NAMES, MAX_SEED, ContextOptions, OutputOptions, ReadOptions,
+                      VectorizeOptions,
                       check_context_arguments, check_input_arguments, check_number, check_seed,
                       context_defaults, options_record)
 from .engine import check_engine_options
@@ -78,6 +79,27 @@ class ClusterOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOption
     def record(self):
         """run.json's ``cli_arguments``."""
         return options_record(self, drop=("window_given", "k_label"))
+
+    def settings(self):
+        """The library's :class:`~semnmf.workflows.ClusterSettings` of these options (the
+        same run, under the library's names)."""
+        from ..workflows.result import ClusterSettings
+
+        given = {name: getattr(self, SETTING_NAMES.get(name, name))
+                 for name in ClusterSettings.__dataclass_fields__
+                 if name not in ("labels", "verbose")}
+        return ClusterSettings(**given, verbose=int(self.verbose))
+
+    def with_choices(self, settings):
+        """These options with what the run chose (k, the association and top_k of M, the
+        dtype), as run.json's ``cli_arguments`` records them."""
+        return dataclasses.replace(self, k=settings.k, association=settings.association,
+                                   top_k=settings.top_k, dtype=settings.dtype)
+
+
+# ClusterSettings' names of the options whose flag names them otherwise
+SETTING_NAMES = {"random_state": "seed", "n_runs": "runs", "n_keep": "keep", "n_top": "top",
+                 "stop_words": "language", "vocabulary": "vocab"}
 
 
 DEFAULTS = ClusterOptions(source="")
@@ -176,25 +198,13 @@ def cluster_options(args):
 
 def _method_defaults(options):
     """The defaults that depend on the method (those of the options that apply to it, as
-    the run record shows them) and those of the word-context options."""
-    method = options.spec
-    filled = {}
-    if method.variants and options.loss is None:
-        filled["loss"] = "frobenius"
-    if (method.word_context or method.graph) and options.lam_scale is None:
-        filled["lam_scale"] = "relative"
-    if method.takes_init and options.init is None:
-        filled["init"] = "skmeans"
-    if options.semantics != "corpus" and options.embed is None:
-        filled["embed"] = "both"
-    if options.consensus and options.runs is None:
-        filled["runs"] = DEFAULT_RUNS
-    if method.word_context and options.lam is None:
-        filled["lam"] = method.params.get("lam", DEFAULT_LAM)
-    if method.graph and options.graph_lam is None:
-        filled["graph_lam"] = DEFAULT_GRAPH_LAM
-    if options.dtype is None and options.semantics == "corpus":
-        filled["dtype"] = method.dtype
+    the run record shows them: :func:`semnmf.workflows.cluster.method_defaults`) and those
+    of the word-context options."""
+    from ..workflows.result import method_defaults
+
+    filled = method_defaults(options.settings())
+    filled = {SETTING_NAMES.get(name, name): value for name, value in filled.items()
+              if name not in CONTEXT_NAMES + ("window_given",)}
     return {**filled, **context_defaults(options)}
 
 

@@ -8,13 +8,12 @@ dataset folder of shards (``docs-00000.jsonl`` / ``.parquet``, ...) is read on t
 workers shard by shard (:class:`semnmf.text.shards.ShardedCorpus`): the vocabulary and
 document frequencies are reduced from per-shard counts, X stays on the workers in one
 block per shard, and the word-context counts are reduced from per-shard counts. Any other
-SOURCE is loaded as usual and its X cut into row blocks scattered to the workers.
+SOURCE is loaded as usual and its X cut into row blocks scattered to the workers. The run
+itself is the library's (:func:`semnmf.workflows.dask.run_dask`); this module holds the
+engine's options and their checks.
 """
 
-import time
-
-ENGINES = ("local", "dask")
-DASK_METHODS = ("snmf-robust", "nmf", "snmf")
+from ..workflows.dask import DASK_METHODS, ENGINES
 
 
 def add_engine_arguments(parser):
@@ -64,104 +63,10 @@ def check_engine_options(options):
         raise ValueError('--engine dask needs Dask: pip install "semnmf[dask]"') from None
 
 
-def _sharded(source):
-    import os
-
-    from ..text.shards import is_sharded_folder
-
-    return isinstance(source, str) and os.path.isdir(source) and is_sharded_folder(source)
-
-
 def run_dask(options, started):
-    """``semnmf cluster`` on the Dask engine: the :class:`~semnmf.cli.cluster_run.ClusterRun`
-    the local engine makes (without a saved model for a sharded corpus, whose vectorizer
-    lives in shards); ``started`` is when the command started."""
-    from .._utils.blocks import start_client
-    from .._utils.progress import log
-    from ..pipelines.saved import SavedModel
-    from .cluster_run import ClusterRun, describe
+    """``semnmf cluster --engine dask``: the library's Dask run
+    (:func:`semnmf.workflows.dask.run_dask`) of the options' settings."""
+    from ..workflows.dask import run_dask as run
 
-    log(f"starting Dask ({options.scheduler or f'{options.workers or 2} local workers'}) ...",
-        options.verbose)
-    client = start_client(workers=options.workers or 2, scheduler=options.scheduler)
-    timings = {}
-    try:
-        options, fitted = _fit_on_workers(options, client, timings, started)
-    finally:
-        client.close()
-        cluster = getattr(client, "cluster", None)
-        if cluster is not None and options.scheduler is None:
-            cluster.close()
-    corpus, X_local, X_record, model, strength, wc, sharded = fitted
-    labels = model.labels_
-    extra = {"engine": {"name": "dask",
-                        "workers": options.workers or (None if options.scheduler else 2),
-                        "scheduler": options.scheduler, "sharded": sharded}}
-    # NPMI needs the whole count matrix on the client: none for a sharded corpus
-    topics, scores = describe(options, corpus, labels, model.components_, extra,
-                              quality=not sharded)
-    timings["total"] = time.perf_counter() - started
-    run = ClusterRun(options, options.spec, corpus, X_record, model, labels, strength,
-                     model.components_, topics, scores, wc, timings, extra)
-    if sharded:
-        run.not_saved = ("a sharded corpus keeps its texts in shards; saved models hold an "
-                         "in-memory corpus's vectorizer")
-    else:
-        run.saved = SavedModel.from_fit(model, corpus, options.weighting, labels=labels,
-                                        X=X_local, method=options.method,
-                                        topics=model.components_)
-    return run
-
-
-def _fit_on_workers(options, client, timings, started):
-    """Read the corpus (a sharded one on the workers), build M, fit on X's blocks:
-    (options, (corpus, X_local, X_record, model, strength, word_context, sharded))."""
-    import dataclasses
-
-    from .._utils.blocks import BlockedMatrix, trim_workers
-    from .._utils.progress import log
-    from ..models.nmf import fit_record
-    from ..text.shards import ShardedCorpus
-    from ._common import as_dtype, corpus_options, load_corpus, logged_warnings, word_context
-    from .cluster_run import build_model
-
-    method, sharded, X_local = options.spec, _sharded(options.source), None
-    if sharded:
-        log(f"reading the shards of {options.source} on the workers ...", options.verbose)
-        corpus = ShardedCorpus(options.source, text_column=options.text_column,
-                               label_column=options.label_column, encoding=options.encoding,
-                               client=client, **corpus_options(options))
-        timings["load"] = time.perf_counter() - started
-        log(f"{corpus}", options.verbose)
-    else:
-        corpus, X_local = load_corpus(options, options.verbose, timings, started)
-    if options.k > corpus.n_documents:
-        raise ValueError(f"-k {options.k} is larger than the number of documents "
-                         f"({corpus.n_documents}).")
-    wc, M = None, None
-    if method.word_context:
-        # before X's blocks: the workers count the co-occurrences without holding X
-        wc = word_context(options, corpus, options.verbose, timings,
-                          association=method.association, counts_context=method.counts_context)
-        options = dataclasses.replace(options, association=wc.association, top_k=wc.top_k)
-        if sharded:
-            trim_workers(client)  # the counting pass's freed strings and counts
-        M = as_dtype(wc.M, options.dtype)
-    t = time.perf_counter()
-    if sharded:
-        X = corpus.blocks(options.weighting, options.dtype)  # each block cast as it is made
-        trim_workers(client)  # the tokenizing passes' freed strings
-        timings["vectorize"] = time.perf_counter() - t
-    else:
-        n_blocks = 4 * len(client.scheduler_info().get("workers", {}) or [0])
-        X = BlockedMatrix.from_csr(as_dtype(X_local, options.dtype),
-                                   n_blocks=max(n_blocks, 2), client=client)
-    model = build_model(options)
-    t = time.perf_counter()
-    with logged_warnings():
-        # Z stays on the workers: only the labels and strengths come back
-        inputs = {} if M is None else {"M": M}
-        strength = fit_record(model, X, **inputs).strengths
-    timings["fit"] = time.perf_counter() - t
-    X_record = type("Shape", (), {"shape": X.shape, "nnz": X.nnz, "dtype": X.dtype})()
-    return options, (corpus, X_local, X_record, model, strength, wc, sharded)
+    return run(options.settings(), workers=options.workers, scheduler=options.scheduler,
+               started=started)

@@ -23,7 +23,8 @@ FLAGS = {
     # reading and vectorizing (load_dataset, Corpus; not "vocabulary", which is also the
     # terms of a fitted model in the library's messages)
     "text_column": "--text-column", "label_column": "--label-column",
-    "encoding": "--encoding", "stop_words": "--language", "token_pattern": "--token-pattern",
+    "encoding": "--encoding", "stop_words": "--language",
+    "stop_words_file": "--stop-words", "token_pattern": "--token-pattern",
     "min_df": "--min-df", "max_df": "--max-df", "stem": "--stem",
     "weighting": "--weighting",
     # ensembles, refinement, pretrained semantics
@@ -36,6 +37,7 @@ FLAGS = {
 }
 
 _LEADING_NAME = re.compile(r"^`?([a-z][a-z_]*)`?(?= )")
+_LEADING_SETTING = re.compile(r"^([a-z][a-z_]*)=(\S+)(?= )")
 
 
 def flag(name):
@@ -47,6 +49,9 @@ def cli_message(message):
     """A library error as the command line says it: a message that starts with a
     parameter name (``"max_iter must be ..."``) starts with its flag instead
     (``"--max-iter must be ..."``); any other message is returned as it is."""
+    setting = _LEADING_SETTING.match(message)
+    if setting is not None and setting.group(1) in FLAGS:  # "window=5 has ..." of a warning
+        return f"{FLAGS[setting.group(1)]} {setting.group(2)}" + message[setting.end():]
     match = _LEADING_NAME.match(message)
     if match is None or match.group(1) not in FLAGS:
         return message

@@ -55,6 +55,9 @@ def main(argv=None):
         with warnings.catch_warnings():
             # a warning from anywhere in the library (loading, M, plots) as one line
             warnings.showwarning = one_line_warnings
+            # the library's warnings are notices of the run, whatever filter the caller
+            # set (an application's "error" included): shown once each, as one line
+            warnings.filterwarnings("default", module="semnmf")
             return COMMANDS[args.command].run(args)
     except (ValueError, OSError, MemoryError, ImportError) as exc:  # DatasetError is a ValueError
         message = " ".join(str(exc).split()) or type(exc).__name__  # one line, never empty

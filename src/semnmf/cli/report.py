@@ -57,6 +57,7 @@ def add_parser(commands):
 def run(args):
     import os
 
+    from .._utils.io import check_writable
     from ..report.html import write_report
     from ._common import check_out
 
@@ -70,6 +71,9 @@ def run(args):
             raise ValueError(f"{name} must be at least {least}, got {value}.")
     if check_out(options.out) is not None:
         _check_report_path(options.out)
+    # before the corpus is read again: a read-only or full folder is said now, by name
+    check_writable(os.path.dirname(os.path.abspath(options.out)) if options.out
+                   else options.run_dir, "the report")
     path = write_report(options.run_dir, out=options.out, n_documents=options.docs,
                         n_words=options.words, max_points=options.max_points,
                         load_texts=not options.no_texts, verbose=not options.quiet)

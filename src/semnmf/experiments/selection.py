@@ -116,11 +116,23 @@ class SelectionResult:
     n_sample: int = 0
     seconds: float = 0.0
 
+    @property
+    def score_name(self):
+        """What :attr:`scores` are, in words (the curve the choice is made on)."""
+        if self.criterion == "gain":
+            return f"gain (largest k with gain >= {self.param:g})"
+        return f"{self.criterion} rescaled to [0, 1] {self.param:+g}·log k"
+
     def record(self):
-        """The ``k_selection`` entry of run.json."""
+        """The ``k_selection`` entry of run.json: the scores the choice is made on (named
+        by ``name``), and the criterion's raw curves (``curves``)."""
+        finite = lambda values: [None if v is None or not np.isfinite(v) else float(v)  # noqa: E731
+                                 for v in values]
         return {"criterion": self.criterion, "param": self.param,
+                "name": self.score_name,
                 "candidates": list(self.candidates),
-                "scores": [None if not np.isfinite(s) else float(s) for s in self.scores],
+                "scores": finite(self.scores),
+                "curves": {name: finite(values) for name, values in self.curves.items()},
                 "chosen": int(self.best), "n_sample": int(self.n_sample),
                 "seconds": round(float(self.seconds), 3)}
 

@@ -31,6 +31,21 @@ def _layout(model):
     return x, depth
 
 
+# The tree picture's width: 1.7 inches per leaf, at most MAX_WIDTH inches (at 150 dpi,
+# 2,925 px); a wider tree draws every second leaf half a level lower, so that each leaf's
+# box may take two leaves' room, and shrinks its words only below that.
+LEAF_WIDTH, MAX_WIDTH = 1.7, 19.5
+
+
+def _sizes(n_leaves):
+    """(width in inches, stagger, font size) of a tree picture of ``n_leaves`` leaves."""
+    width = min(max(6.0, LEAF_WIDTH * n_leaves), MAX_WIDTH)
+    room = width / n_leaves
+    if room >= LEAF_WIDTH:
+        return width, False, 7.0
+    return width, True, max(4.5, min(7.0, 7.0 * 2 * room / LEAF_WIDTH))
+
+
 # Drawn for a character that no installed font has: the "tofu" box matplotlib would
 # draw, without its warning for every such character at every save.
 MISSING_GLYPH = "\u25a1"
@@ -106,7 +121,9 @@ def plot_tree(model, vocabulary=None, n_terms=6, path=None, title=None):
     Each node is a box with its id (or leaf label), number of documents, outliers set
     apart there, and its top ``n_terms`` terms on two lines; edges join parents to
     children. The figure grows with the number of leaves and the depth, so the terms stay
-    readable (about 1.7 inches per leaf, 1.2 per level).
+    readable (about 1.7 inches per leaf, 1.2 per level), up to 19.5 inches wide (2,925 px
+    at 150 dpi): a wider tree draws every second leaf half a level lower, its words on
+    three lines, and shrinks them only beyond twice that crowding.
 
     Parameters
     ----------
@@ -144,17 +161,21 @@ def plot_tree(model, vocabulary=None, n_terms=6, path=None, title=None):
         boxes = {ord(c): MISSING_GLYPH for c in missing}
         words_of = {i: [w.translate(boxes) for w in words] for i, words in words_of.items()}
         title = title and title.translate(boxes)
-    fig = Figure(figsize=(max(6.0, 1.7 * n_leaves), max(2.5, 1.2 * levels + 0.6)))
+    width, stagger, fontsize = _sizes(n_leaves)
+    drop = 0.5 if stagger else 0.0
+    fig = Figure(figsize=(width, max(2.5, 1.2 * (levels + drop) + 0.6)))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ax.set_axis_off()
+    # a staggered leaf (every second one) is drawn half a level lower
+    y = {node.id: -depth[node.id] - (drop if not node.children and int(x[node.id]) % 2 else 0)
+         for node in model.nodes_}
     for node in model.nodes_:
         for child in node.children:
-            ax.plot([x[node.id], x[child]], [-depth[node.id], -depth[child]],
+            ax.plot([x[node.id], x[child]], [y[node.id], y[child]],
                     color="0.6", linewidth=0.8, zorder=1)
     for node in model.nodes_:
         words = words_of[node.id]
-        half = (len(words) + 1) // 2
         if node.id in label_of:
             head, colour = f"leaf {label_of[node.id]}", "#e8f1fb"
         else:
@@ -162,13 +183,16 @@ def plot_tree(model, vocabulary=None, n_terms=6, path=None, title=None):
         head += f" · {node.documents.size} docs"
         if node.outliers.size:
             head += f" (+{node.outliers.size} outliers)"
-        text = f"{head}\n{' '.join(words[:half])}\n{' '.join(words[half:])}"
-        ax.text(x[node.id], -depth[node.id], text, ha="center", va="center", fontsize=7,
+        n_lines = 3 if stagger else 2
+        per = max(1, -(-len(words) // n_lines))
+        lines = [" ".join(words[i * per:(i + 1) * per]) for i in range(n_lines)]
+        text = "\n".join([head] + lines)
+        ax.text(x[node.id], y[node.id], text, ha="center", va="center", fontsize=fontsize,
                 fontfamily=families, zorder=2,
                 bbox=dict(boxstyle="round,pad=0.3", facecolor=colour, edgecolor="0.5",
                           linewidth=0.6))
     ax.set_xlim(-0.6, n_leaves - 0.4)
-    ax.set_ylim(-(levels - 1) - 0.5, 0.5)
+    ax.set_ylim(-(levels - 1) - 0.5 - drop, 0.5)
     if title:
         ax.set_title(title, fontsize=10, fontfamily=families)
     fig.tight_layout()

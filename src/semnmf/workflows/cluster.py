@@ -1,0 +1,336 @@
+"""``semnmf.cluster``: what ``semnmf cluster SOURCE -k K`` computes, in one call.
+
+:func:`cluster` fills a :class:`~.result.ClusterSettings` (the defaults are the command
+line's),
+and :func:`run_cluster` turns it into a :class:`ClusterResult`: read the source (or take
+a matrix), choose k (``k="auto"``), build the word-context matrix, fit (one model or a
+consensus), refine (GTNMF), describe the clusters. ``result.save(out)`` writes the run
+folder (assignments.csv, topics.csv, run.json, model/), ``result.report()`` its HTML
+report. Nothing here prints: the steps log (``verbose``) and warn.
+
+Standard library only at import (the command line's parser loads this module); the
+library is imported inside the functions.
+"""
+
+import dataclasses
+import time
+import warnings
+
+from ..experiments.methods import CLI_METHODS, CLI_RENAMED, DEFAULT_CLI_METHOD
+from .inputs import as_dtype, build_word_context, collected_warnings, read_corpus
+from .result import (ClusterResult, ClusterSettings, attach_saved_model, build_model,
+                     check_settings, describe, method_defaults)
+
+__all__ = ["cluster", "run_cluster", "ClusterSettings", "ClusterResult", "method_defaults",
+           "build_model", "describe"]
+
+
+def _k_settings(k):
+    """``k`` (an int, "auto", or a sequence of candidates) as the settings hold it."""
+    if isinstance(k, str):
+        if k.strip().lower() != "auto":
+            raise ValueError(f"n_components must be a number of clusters, 'auto' or a list of "
+                             f"candidates, got {k!r}.")
+        return {"k": None, "k_candidates": "auto"}
+    if isinstance(k, (list, tuple, range)):
+        grid = sorted({int(c) for c in k})
+        if not grid or grid[0] < 1:
+            raise ValueError(f"n_components: the candidates must be positive, got {list(k)}.")
+        if len(grid) == 1:
+            return {"k": grid[0]}
+        if grid[0] < 2:
+            raise ValueError("n_components: the candidates must be at least 2 (one cluster "
+                             "needs no choice).")
+        return {"k": None, "k_candidates": tuple(grid)}
+    if k is None or isinstance(k, bool) or int(k) != k or int(k) < 1:
+        raise ValueError(f"n_components must be a positive number of clusters (or 'auto'), "
+                         f"got {k!r}.")
+    return {"k": int(k)}
+
+
+def _method_name(method, semantics):
+    if method in CLI_RENAMED:
+        new = CLI_RENAMED[method]
+        warnings.warn(f"method {method!r} is now called {new!r} (the default); in 0.3 "
+                      f"{method!r} will run the slides' SNMF-KL (lam 10, one start).",
+                      FutureWarning, stacklevel=3)
+        return new
+    if method is None:
+        return "snmf" if semantics not in (None, "corpus") else DEFAULT_CLI_METHOD
+    if method not in CLI_METHODS:
+        raise ValueError(f"method must be one of {', '.join(CLI_METHODS)}, got {method!r}.")
+    return method
+
+
+def cluster(source, k=None, *, method=DEFAULT_CLI_METHOD, random_state=0, verbose=0,
+            engine="local", workers=None, scheduler=None, **settings):
+    """Cluster ``source`` into ``k`` clusters as ``semnmf cluster SOURCE -k K`` does.
+
+    Parameters
+    ----------
+    source : str, path, list of str, Corpus, or matrix
+        A dataset name ("bbc", a name in ``$SEMNMF_DATA``), a dataset folder, a folder of
+        ``.txt`` files, a CSV/TSV/JSONL file, a list of texts, a :class:`~semnmf.Corpus`,
+        or a document-term count matrix (scipy sparse or 2-D array; ``vocabulary=`` names
+        its columns and ``labels=`` gives its documents' classes).
+    k : int, "auto" or sequence of int
+        The number of clusters; "auto" (or candidates) chooses it without labels
+        (``result.choices["k"]`` says how).
+    method : str, default="snmf-robust"
+        The command line's ``--method``: "snmf-robust" (the default: Semantic-NMF, KL
+        loss, lam 1, five screened starts, float32), "snmf" (the papers'), "nmf",
+        "skmeans", "senmf", "gnmf", "sgnmf", "pnmf".
+    random_state : int, default=0
+        The seed (the command line's ``--seed``).
+    verbose : int, default=0
+        Log the steps and draw progress bars on stderr.
+    engine : {"local", "dask"}, default="local"
+        "dask" fits on Dask workers (:func:`semnmf.workflows.dask.run_dask`; methods
+        snmf-robust, nmf, snmf): ``workers`` processes of a local cluster (default 2), or
+        the running ``scheduler`` at that address.
+    **settings
+        Any field of :class:`ClusterSettings`, by its library name: ``lam``, ``loss``,
+        ``orthogonal``, ``lam_scale``, ``graph_lam``, ``init``, ``n_init``, ``max_iter``,
+        ``tol``, ``dtype``; the word-context matrix's ``context``, ``window``,
+        ``association``, ``min_count``, ``top_k``, ``max_nnz``; ``consensus``,
+        ``n_runs``, ``n_keep``, ``refine`` ("gt"); ``semantics``, ``embed``,
+        ``cache_dir``; reading and vectorizing: ``text_column``, ``label_column``,
+        ``encoding``, ``stop_words`` ("english", "none" or a list),
+        ``stop_words_file`` (words added to ``stop_words``), ``token_pattern``,
+        ``vocabulary``, ``labels``, ``min_df``, ``max_df``, ``stem``, ``weighting``;
+        ``n_top`` (top words per cluster in ``result.topics``).
+
+    Returns
+    -------
+    ClusterResult
+
+    Examples
+    --------
+    >>> import semnmf
+    >>> result = semnmf.cluster("bbc", 5)          # doctest: +SKIP
+    >>> result.scores["nmi"], result.topics[0][:3]  # doctest: +SKIP
+    >>> result.save("runs/bbc").report()            # doctest: +SKIP
+    """
+    names = {f.name for f in dataclasses.fields(ClusterSettings)}
+    unknown = sorted(set(settings) - names - {"n_components"})
+    if unknown:
+        raise TypeError(f"cluster() got an unexpected keyword argument {unknown[0]!r}")
+    if "n_components" in settings:
+        k = settings.pop("n_components")
+    if k is None:
+        raise ValueError("n_components (k) is required: a number of clusters or 'auto'.")
+    semantics = settings.get("semantics", "corpus")
+    base = ClusterSettings(source=source, method=_method_name(method, semantics),
+                           random_state=random_state, verbose=int(verbose), **settings,
+                           **_k_settings(k))
+    check_settings(base)
+    filled = dataclasses.replace(base, **method_defaults(base))
+    if engine == "dask":
+        from .dask import run_dask
+
+        return run_dask(filled, workers=workers, scheduler=scheduler)
+    if engine != "local" or workers is not None or scheduler is not None:
+        raise ValueError(f"engine must be 'local' or 'dask' (workers and scheduler apply to "
+                         f"'dask'), got {engine!r}.")
+    return run_cluster(filled)
+
+
+def _duplicates(corpus):
+    """The exact duplicate documents of ``corpus`` (same text; same counts without texts):
+    ``{"n_duplicates", "n_distinct"}``, or None when there are none."""
+    import numpy as np
+
+    if corpus.texts is not None:
+        n_distinct = len(set(corpus.texts))
+    else:
+        counts = corpus.counts()
+        rows = {(tuple(counts.indices[a:b]), tuple(np.round(counts.data[a:b], 12)))
+                for a, b in zip(counts.indptr[:-1], counts.indptr[1:])}
+        n_distinct = len(rows)
+    n_duplicates = corpus.n_documents - n_distinct
+    if not n_duplicates:
+        return None
+    return {"n_duplicates": int(n_duplicates), "n_distinct": int(n_distinct)}
+
+
+def _signature():
+    """:func:`cluster`'s signature with every setting named (``help(semnmf.cluster)``,
+    editors), from :class:`ClusterSettings`' fields."""
+    import inspect
+
+    own = inspect.signature(cluster)
+    params = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    skip = {"source", "k", "k_candidates", "method", "random_state", "verbose",
+            "window_given"}
+    params += [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default)
+               for f in dataclasses.fields(ClusterSettings) if f.name not in skip]
+    return own.replace(parameters=params)
+
+
+cluster.__signature__ = _signature()
+
+
+def run_cluster(settings, started=None):
+    """The run of ``settings`` (filled: :func:`method_defaults`) on this process: load,
+    (choose k,) build M, fit, (refine), describe: a :class:`ClusterResult`. ``started`` is
+    when the run started (``time.perf_counter()``; default now)."""
+    started = time.perf_counter() if started is None else started
+    timings, extra = {}, {}
+    corpus, X = read_corpus(settings, timings, started)
+    duplicates = _duplicates(corpus)  # said once the fit has run (a failure says one line)
+    if duplicates:
+        extra["duplicates"] = duplicates
+    if settings.k_candidates is not None:
+        t = time.perf_counter()
+        k, extra["k_selection"] = _choose_k(settings, corpus, X)
+        settings = dataclasses.replace(settings, k=k)
+        timings["choose_k"] = time.perf_counter() - t
+    if settings.k > X.shape[0]:
+        raise ValueError(f"n_components {settings.k} is larger than the number of documents "
+                         f"({X.shape[0]}).")
+    method, wc = settings.spec, None
+    if method.word_context:
+        wc = build_word_context(settings, corpus, timings, association=method.association,
+                                counts_context=method.counts_context)
+        settings = dataclasses.replace(settings, association=wc.association, top_k=wc.top_k)
+    settings, X, E, model, fit_params = _inputs(settings, corpus, X, wc, timings, extra)
+    labels, strength, memberships, ensemble = _fit(settings, model, X, fit_params, timings,
+                                                   extra)
+    if settings.refine:
+        t = time.perf_counter()
+        with collected_warnings():  # with embedded documents the games are played on them
+            labels, extra["refine"], strength = _refine(X if E is None else E, memberships,
+                                                        labels, corpus, settings.verbose)
+        timings["refine"] = time.perf_counter() - t
+    if ensemble is not None or settings.refine:
+        # consensus and refined clusters have no factor of their own: their mean X row
+        from ..ensemble.runs import cluster_means
+
+        components = cluster_means(X, labels, settings.k)
+    else:
+        components = (model.cluster_centers_ if settings.method == "skmeans"
+                      else model.components_)
+    if duplicates:
+        warnings.warn(f"{duplicates['n_duplicates']} of the {corpus.n_documents} documents "
+                      f"repeat another exactly ({duplicates['n_distinct']} distinct); "
+                      "duplicates always share a cluster", UserWarning, stacklevel=3)
+    topics, scores = describe(settings, corpus, labels, components, extra)
+    timings["total"] = time.perf_counter() - started
+    result = ClusterResult(settings, corpus, X, model, labels, strength, components, topics,
+                           scores, wc, timings, extra)
+    if ensemble is not None:
+        result.partitions, result.partition_seeds = ensemble.partitions_, ensemble.kept_seeds_
+    attach_saved_model(result, ensemble)
+    return result
+
+
+def _choose_k(settings, corpus, X):
+    """The label-free choice of k among ``settings.k_candidates``: (k, its run.json
+    record). The log shows, for every candidate, the criterion's curve and the score the
+    choice is made on (the curve rescaled to [0, 1] plus the log k penalty)."""
+    from .._utils.progress import log
+    from ..experiments.selection import candidate_grid, select_n_components
+
+    candidates = (candidate_grid(X.shape[0]) if settings.k_candidates == "auto"
+                  else list(settings.k_candidates))
+    if candidates[-1] >= X.shape[0]:
+        raise ValueError(f"n_components: the largest candidate {candidates[-1]} needs more "
+                         f"documents than the {X.shape[0]} there are.")
+    log(f"choosing k among {', '.join(map(str, candidates))} (label-free: agreement of "
+        "spherical k-means runs on a sample) ...", settings.verbose)
+    result = select_n_components(X, candidates, counts=corpus.counts(),
+                                 random_state=settings.random_state, verbose=settings.verbose)
+    record = result.record()
+    for line in selection_lines(record):
+        log(line, settings.verbose)
+    return result.best, record
+
+
+def selection_lines(record):
+    """The lines that show a ``k_selection`` record: the score the choice is made on at
+    every candidate (and the criterion's raw curve), the chosen k marked."""
+    name = record["criterion"]
+    curve = (record.get("curves") or {}).get(name)
+    lines = [f"k chosen on the score {record.get('name', name)} "
+             f"({record['seconds']:.1f} s):"]
+    for i, (k, score) in enumerate(zip(record["candidates"], record["scores"])):
+        raw = "" if curve is None or curve[i] is None else f" ({name} {curve[i]:.3f})"
+        shown = "-" if score is None else f"{score:.3f}"
+        mark = "  <- chosen" if k == record["chosen"] else ""
+        lines.append(f"  k={k}: score {shown}{raw}{mark}")
+    return lines
+
+
+def _inputs(settings, corpus, X, wc, timings, extra):
+    """What is fitted: (settings, X, E, model, fit_params); with pretrained semantics X and
+    M come from the pretrained pipeline (in its own dtype, which ``settings`` then
+    records) and E are the embedded documents (else None)."""
+    M = None if wc is None else wc.M
+    if settings.semantics == "corpus":
+        X, M = as_dtype(X, settings.dtype), as_dtype(M, settings.dtype)
+        return settings, X, None, build_model(settings), {} if M is None else {"M": M}
+    from .._utils.progress import log
+    from ..pipelines.pretrained import pretrained_inputs, semantic_model
+
+    log(f"adding pretrained semantics ({settings.semantics}, embedding {settings.embed}) ...",
+        settings.verbose)
+    inputs = pretrained_inputs(corpus, X, M, settings.k, settings.semantics, settings.embed,
+                               random_state=settings.random_state,
+                               cache_dir=settings.cache_dir, verbose=int(settings.verbose))
+    timings.update(inputs.timings)
+    settings = dataclasses.replace(settings, dtype=str(inputs.X.dtype))
+    model = semantic_model(settings.k, inputs, lam=settings.lam, lam_scale=settings.lam_scale,
+                           n_init=settings.n_init or 1, max_iter=settings.max_iter,
+                           tol=settings.tol, random_state=settings.random_state,
+                           verbose=int(settings.verbose))
+    fit_params = {"M": inputs.M} if inputs.A is None else {"M": inputs.M, "A": inputs.A}
+    graph = inputs.word_graph
+    extra["semantics"] = {
+        "source": settings.semantics, "embed": settings.embed,
+        "documents_expanded": graph is not None, "document_graph": inputs.A is not None,
+        "word_graph_nnz": None if graph is None else int(graph.nnz),
+        "document_graph_nnz": None if inputs.A is None else int(inputs.A.nnz)}
+    return settings, inputs.X, inputs.E, model, fit_params
+
+
+def _fit(settings, model, X, fit_params, timings, extra):
+    """Fit one model or a consensus of ``settings.n_runs``: (labels, strength, memberships,
+    ensemble); memberships is None for a consensus, ensemble None for one model."""
+    from ..pipelines.saved import memberships_from_factors, run_agreement
+
+    t = time.perf_counter()
+    with collected_warnings():
+        if settings.consensus:
+            from ..ensemble.runs import ClusterEnsemble
+
+            ensemble = ClusterEnsemble(model, n_runs=settings.n_runs, n_keep=settings.n_keep,
+                                       consensus=settings.consensus,
+                                       random_state=settings.random_state,
+                                       verbose=int(settings.verbose))
+            labels = ensemble.fit(X, **fit_params).labels_
+            extra["consensus"] = ensemble.consensus_
+        else:
+            ensemble, memberships = None, model.fit_transform(X, **fit_params)
+            labels = model.labels_
+    timings["fit"] = time.perf_counter() - t
+    if ensemble is not None:
+        return labels, run_agreement(ensemble.partitions_, labels), None, ensemble
+    strength = memberships_from_factors(memberships, labels,
+                                        cosine=settings.method == "skmeans")
+    return labels, strength, memberships, None
+
+
+def _refine(X, memberships, labels, corpus, verbose):
+    from .._utils.progress import log
+    from ..metrics import clustering_scores
+    from ..pipelines.saved import memberships_from_factors
+    from ..refine import GTNMF
+
+    log("refining with GTNMF (replicator dynamics on a kNN graph) ...", verbose)
+    gt = GTNMF(verbose=int(verbose)).fit(X, memberships=memberships)
+    record = {"method": "gt", "n_changed": int(gt.n_changed_), "n_iter": int(gt.n_iter_),
+              "converged": bool(gt.converged_), "parameters": gt.get_params()}
+    if corpus.labels is not None:
+        record["scores_before"] = clustering_scores(corpus.labels, labels)
+    strength = memberships_from_factors(gt.strategies_, gt.labels_)
+    return gt.labels_, record, strength

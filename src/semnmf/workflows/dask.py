@@ -1,0 +1,149 @@
+"""The Dask engine of a clustering run: the fit distributed over Dask workers.
+
+:func:`run_dask` runs NMF or Semantic-NMF (Frobenius or KL loss, the default method
+included) on a ``distributed`` cluster: ``workers=N`` starts a LocalCluster of N worker
+processes (one thread each), ``scheduler=ADDRESS`` joins a running one. A dataset folder
+of shards (``docs-00000.jsonl`` / ``.parquet``, ...) is read on the workers shard by
+shard (:class:`semnmf.text.shards.ShardedCorpus`): the vocabulary and document
+frequencies are reduced from per-shard counts, X stays on the workers in one block per
+shard, and the word-context counts are reduced from per-shard counts. Any other source is
+loaded as usual and its X cut into row blocks scattered to the workers.
+``semnmf.cluster(..., engine="dask")`` and ``semnmf cluster --engine dask`` call it.
+
+Standard library only at import.
+"""
+
+import time
+
+ENGINES = ("local", "dask")
+DASK_METHODS = ("snmf-robust", "nmf", "snmf")
+
+
+def check_dask(settings, workers=None, scheduler=None):
+    """Refuse (ValueError) what the Dask engine cannot run, before reading any data."""
+    if workers is not None and scheduler is not None:
+        raise ValueError("workers starts a local cluster and scheduler joins a running one: "
+                         "give one of them.")
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}.")
+    if settings.method not in DASK_METHODS:
+        raise ValueError(f"the Dask engine runs method {' or '.join(DASK_METHODS)}; "
+                         f"{settings.method!r} runs on the local engine only.")
+    for name, value in (("orthogonal", settings.orthogonal),
+                        ("consensus", settings.consensus), ("refine", settings.refine),
+                        ("semantics", settings.semantics != "corpus"),
+                        ("k='auto' (or candidates)", settings.k_candidates is not None)):
+        if value:
+            raise ValueError(f"{name} runs on the local engine only.")
+    try:
+        import dask  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError:
+        raise ValueError('the Dask engine needs Dask: pip install "semnmf[dask]"') from None
+
+
+def _sharded(source):
+    import os
+
+    from ..text.shards import is_sharded_folder
+
+    return isinstance(source, str) and os.path.isdir(source) and is_sharded_folder(source)
+
+
+def run_dask(settings, *, workers=None, scheduler=None, started=None):
+    """The run of ``settings`` (filled) on Dask workers: the
+    :class:`~semnmf.workflows.ClusterResult` the local engine makes (without a saved model
+    for a sharded corpus, whose vectorizer lives in shards). ``workers``: the processes
+    of a local cluster (default 2); ``scheduler``: the address of a running one instead;
+    ``started``: when the run started (``time.perf_counter()``; default now)."""
+    from .._utils.blocks import start_client
+    from .._utils.progress import log
+    from ..pipelines.saved import SavedModel
+    from .result import ClusterResult, describe
+
+    started = time.perf_counter() if started is None else started
+    check_dask(settings, workers, scheduler)
+    log(f"starting Dask ({scheduler or f'{workers or 2} local workers'}) ...",
+        settings.verbose)
+    client = start_client(workers=workers or 2, scheduler=scheduler)
+    timings = {}
+    try:
+        settings, fitted = _fit_on_workers(settings, client, timings, started)
+    finally:
+        client.close()
+        cluster = getattr(client, "cluster", None)
+        if cluster is not None and scheduler is None:
+            cluster.close()
+    corpus, X_local, X_record, model, strength, wc, sharded = fitted
+    labels = model.labels_
+    extra = {"engine": {"name": "dask", "workers": workers or (None if scheduler else 2),
+                        "scheduler": scheduler, "sharded": sharded}}
+    # NPMI needs the whole count matrix on the client: none for a sharded corpus
+    topics, scores = describe(settings, corpus, labels, model.components_, extra,
+                              quality=not sharded)
+    timings["total"] = time.perf_counter() - started
+    run = ClusterResult(settings, corpus, X_record, model, labels, strength,
+                        model.components_, topics, scores, wc, timings, extra)
+    if sharded:
+        run.not_saved = ("a sharded corpus keeps its texts in shards; saved models hold an "
+                         "in-memory corpus's vectorizer")
+    else:
+        run.saved = SavedModel.from_fit(model, corpus, settings.weighting, labels=labels,
+                                        X=X_local, method=settings.method,
+                                        topics=model.components_)
+    return run
+
+
+def _fit_on_workers(settings, client, timings, started):
+    """Read the corpus (a sharded one on the workers), build M, fit on X's blocks:
+    (settings, (corpus, X_local, X_record, model, strength, word_context, sharded))."""
+    import dataclasses
+
+    from .._utils.blocks import BlockedMatrix, trim_workers
+    from .._utils.progress import log
+    from ..models.nmf import fit_record
+    from ..text.shards import ShardedCorpus
+    from .result import build_model
+    from .inputs import (as_dtype, build_word_context, collected_warnings, corpus_options,
+                         read_corpus)
+
+    method, sharded, X_local = settings.spec, _sharded(settings.source), None
+    if sharded:
+        log(f"reading the shards of {settings.source} on the workers ...", settings.verbose)
+        corpus = ShardedCorpus(settings.source, text_column=settings.text_column,
+                               label_column=settings.label_column, encoding=settings.encoding,
+                               client=client, **corpus_options(settings))
+        timings["load"] = time.perf_counter() - started
+        log(f"{corpus}", settings.verbose)
+    else:
+        corpus, X_local = read_corpus(settings, timings, started)
+    if settings.k > corpus.n_documents:
+        raise ValueError(f"n_components {settings.k} is larger than the number of documents "
+                         f"({corpus.n_documents}).")
+    wc, M = None, None
+    if method.word_context:
+        # before X's blocks: the workers count the co-occurrences without holding X
+        wc = build_word_context(settings, corpus, timings, association=method.association,
+                                counts_context=method.counts_context)
+        settings = dataclasses.replace(settings, association=wc.association, top_k=wc.top_k)
+        if sharded:
+            trim_workers(client)  # the counting pass's freed strings and counts
+        M = as_dtype(wc.M, settings.dtype)
+    t = time.perf_counter()
+    if sharded:
+        X = corpus.blocks(settings.weighting, settings.dtype)  # each block cast as it is made
+        trim_workers(client)  # the tokenizing passes' freed strings
+        timings["vectorize"] = time.perf_counter() - t
+    else:
+        n_blocks = 4 * len(client.scheduler_info().get("workers", {}) or [0])
+        X = BlockedMatrix.from_csr(as_dtype(X_local, settings.dtype),
+                                   n_blocks=max(n_blocks, 2), client=client)
+    model = build_model(settings)
+    t = time.perf_counter()
+    with collected_warnings():
+        # Z stays on the workers: only the labels and strengths come back
+        inputs = {} if M is None else {"M": M}
+        strength = fit_record(model, X, **inputs).strengths
+    timings["fit"] = time.perf_counter() - t
+    X_record = type("Shape", (), {"shape": X.shape, "nnz": X.nnz, "dtype": X.dtype})()
+    return settings, (corpus, X_local, X_record, model, strength, wc, sharded)

@@ -1,0 +1,214 @@
+"""What a run reads and builds before the fit: the corpus, X, the word-context matrix M,
+and the warnings said on the way.
+
+Standard library only at import; the library is imported inside the functions.
+"""
+
+import contextlib
+import os
+import time
+import warnings
+from dataclasses import dataclass
+
+# The context options' defaults (None in the settings: not given).
+CONTEXT_DEFAULTS = {"context": "auto", "window": 10, "min_count": 1, "max_nnz": 5_000_000}
+
+
+@dataclass(frozen=True)
+class WordContext:
+    """The word-context matrix of a run and what was chosen to build it: the context
+    (``auto`` resolved), the association and ``top_k`` used, the pruning record."""
+
+    M: object
+    context: str
+    association: str
+    top_k: int | None
+    pruning: dict
+
+
+def _say_once(caught):
+    """Warn each distinct message of ``caught`` once (scikit-learn's repeated warnings about
+    a degenerate fit in our words)."""
+    seen = set()
+    for w in caught:
+        message = " ".join(str(w.message).split())
+        if message.startswith("Number of distinct clusters") and "n_components" in message:
+            message = ("the documents have fewer distinct rows than the clusters asked for "
+                       "(duplicate or empty documents): some clusters can only stay empty "
+                       "or repeat another; choose a smaller k")
+        key = (w.category, message)
+        if key in seen:
+            continue
+        seen.add(key)
+        warnings.warn_explicit(message, w.category, "semnmf", 0)
+
+
+@contextlib.contextmanager
+def collected_warnings():
+    """Record the warnings raised inside (a fit) and warn each distinct one once after it:
+    not amid a progress bar, and not four times the same."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    _say_once(caught)
+
+
+def read_stop_words(path):
+    """The words of a stop-word file: one per line, blank lines and ``#`` comments left
+    out, lowercased."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        raise ValueError(f"stop_words_file {path}: no such file.") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"stop_words_file {path} is not UTF-8 text: one word per "
+                         "line.") from None
+    words = [line.strip().lower() for line in lines]
+    words = [w for w in words if w and not w.startswith("#")]
+    if not words:
+        raise ValueError(f"stop_words_file {path} holds no word: one word per line.")
+    return words
+
+
+def stop_word_list(stop_words, stop_words_file):
+    """``stop_words`` ("english", "none" or None for the default, or a list) with the
+    words of ``stop_words_file`` added (None: the list alone)."""
+    if stop_words_file is None:
+        return stop_words
+    extra = read_stop_words(stop_words_file)
+    base = "english" if stop_words is None else stop_words
+    if isinstance(base, str) and base.lower() == "english":
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+        base = sorted(ENGLISH_STOP_WORDS)
+    elif isinstance(base, str):  # "none"
+        base = []
+    return sorted(set(base) | set(extra))
+
+
+def corpus_options(settings):
+    """The vectorizing settings as Corpus / load_dataset take them (only those set)."""
+    kwargs = {}
+    if settings.min_df is not None:
+        kwargs["min_df"] = settings.min_df
+    if settings.max_df != 1.0:
+        kwargs["max_df"] = settings.max_df
+    if settings.stem is not None:
+        kwargs["stem"] = None if settings.stem == "none" else settings.stem
+    stop_words = stop_word_list(settings.stop_words, getattr(settings, "stop_words_file", None))
+    if stop_words is not None:
+        kwargs["stop_words"] = stop_words
+    if settings.token_pattern is not None:
+        kwargs["token_pattern"] = settings.token_pattern
+    return kwargs
+
+
+def is_matrix(source):
+    """Whether ``source`` is a document-term matrix (scipy sparse or a 2-D array)."""
+    if hasattr(source, "tocsr") and hasattr(source, "shape"):
+        return True
+    return hasattr(source, "shape") and hasattr(source, "dtype") and len(source.shape) == 2
+
+
+def read_corpus(settings, timings, started):
+    """The corpus and X of ``settings.source`` (a name, path, list of texts, Corpus or a
+    matrix) read and vectorized with the input settings: (corpus, X)."""
+    from .._utils.progress import log
+    from ..datasets import load_dataset
+    from ..text.corpus import Corpus
+
+    source, verbose = settings.source, settings.verbose
+    kwargs = corpus_options(settings)
+    labels = getattr(settings, "labels", None)
+    if labels is not None and not (is_matrix(source) or isinstance(source, (list, tuple))):
+        raise ValueError("labels= gives the classes of a matrix's rows or of a list of texts; "
+                         "other sources carry their own labels.")
+    if isinstance(source, Corpus):
+        corpus = source
+    elif isinstance(source, (list, tuple)) and labels is not None:
+        corpus = Corpus(list(source), labels=labels, **kwargs)
+    elif is_matrix(source):
+        kwargs.pop("stop_words", None), kwargs.pop("token_pattern", None)
+        kwargs.pop("stem", None)
+        corpus = Corpus(counts=source, vocabulary=settings.vocabulary, labels=labels,
+                        name="matrix", **kwargs)
+    else:
+        if settings.vocabulary is not None:
+            kwargs["vocabulary"] = settings.vocabulary
+        log(f"loading {source if isinstance(source, (str, os.PathLike)) else 'the texts'} ...",
+            verbose)
+        corpus = load_dataset(source, text_column=settings.text_column,
+                              label_column=settings.label_column, encoding=settings.encoding,
+                              **kwargs)
+    timings["load"] = time.perf_counter() - started
+    log(f"{corpus}", verbose)
+    if corpus.labels is not None and corpus.n_unlabelled:
+        log(f"{corpus.n_unlabelled} of {corpus.n_documents} documents have no label: they "
+            "are clustered but left out of the scores", verbose)
+    t = time.perf_counter()
+    with collected_warnings():
+        X = corpus.vectorize(settings.weighting)
+    timings["vectorize"] = time.perf_counter() - t
+    return corpus, X
+
+
+def build_word_context(settings, corpus, timings, association="ppmi", counts_context=None):
+    """The word-context matrix M of the context settings (filled), as a
+    :class:`WordContext`. ``association`` is the default when ``settings.association`` is
+    None; ``counts_context`` (``{"association": ..., "top_k": ...}``) replaces the defaults
+    of both when the context is the document (a corpus without raw text)."""
+    from .._utils.progress import log
+
+    verbose = settings.verbose
+    context = corpus.default_context() if settings.context == "auto" else settings.context
+    if getattr(settings, "window_given", False) and context != "window":
+        warnings.warn(f"window={settings.window} has no effect: the corpus has no raw text "
+                      "(counts only), so context='auto' uses document contexts.",
+                      UserWarning, stacklevel=2)
+    counts = (counts_context or {}) if context == "document" else {}
+    chosen = settings.association or counts.get("association", association)
+    top_k = settings.top_k if settings.top_k is not None else counts.get("top_k")
+    t = time.perf_counter()
+    log(f"building the word-context matrix ({context} context, {chosen}) ...", verbose)
+    M, info = corpus.word_context(context=context, window=settings.window, association=chosen,
+                                  min_count=settings.min_count, top_k=top_k,
+                                  max_nnz=settings.max_nnz or None, return_info=True)
+    timings["context"] = time.perf_counter() - t
+    log(f"M: {M.shape[0]} x {M.shape[1]}, {M.nnz:,} non-zeros", verbose)
+    if info["budget_applied"]:
+        log(f"M pruned to the max_nnz budget: {info['nnz_before']:,} -> {info['nnz']:,} "
+            f"non-zeros ({info['rule']})", verbose)
+    return WordContext(M, context, chosen, top_k, info)
+
+
+def as_dtype(A, dtype):
+    """A (sparse or dense, or None) with its values in ``dtype`` (a copy only when needed)."""
+    return None if A is None else A.astype(dtype, copy=False)
+
+
+def context_record(settings, word_context):
+    """The ``context`` entry of run.json (None without M)."""
+    from ..report.results import context_record as record
+
+    if word_context is None:
+        return None
+    wc = word_context
+    entry = record(wc.M, wc.context, window=settings.window, association=wc.association,
+                   min_count=settings.min_count, top_k=wc.top_k)
+    if entry is not None:
+        entry["max_nnz"] = wc.pruning["max_nnz"]
+        entry["pruning"] = {key: wc.pruning[key] for key in (
+            "budget_applied", "nnz_before", "nnz", "estimated_nnz_upper", "top_k", "rule")}
+    return entry
+
+
+def data_notes(record, corpus):
+    """Add to run.json's ``data`` entry what the loading decided: documents without a label
+    (left out of the scores) and the min_df used (and whether it was chosen automatically)."""
+    if record.get("data") is not None:
+        record["data"].update({"n_unlabelled": corpus.n_unlabelled if corpus.labels is not None
+                               else corpus.n_documents,
+                               "min_df": corpus.min_df,
+                               "min_df_automatic": bool(corpus.min_df_automatic)})
+    return record

@@ -1,0 +1,492 @@
+"""The settings and the result of a clustering run (:func:`semnmf.cluster`).
+
+:class:`ClusterSettings` holds every setting of one run (the library's names;
+:func:`method_defaults` fills those that depend on the method); :class:`ClusterResult` is
+what a run makes, on either engine: labels, strengths, topics, scores, the model, what was
+chosen and why, and :meth:`~ClusterResult.save` / :meth:`~ClusterResult.report`.
+:func:`build_model` and :func:`describe` are the steps both engines share.
+
+Standard library only at import.
+"""
+
+import dataclasses
+import errno
+import os
+import warnings
+from dataclasses import dataclass, field
+
+from ..experiments.methods import CLI_METHODS, DEFAULT_CLI_METHOD
+from .inputs import CONTEXT_DEFAULTS, context_record, data_notes
+
+__all__ = ["ClusterSettings", "ClusterResult", "method_defaults", "check_settings",
+           "build_model", "describe", "attach_saved_model", "DEFAULT_RUNS"]
+
+DEFAULT_RUNS = 10  # n_runs of a consensus
+# a term in more than this share of the documents is "very frequent" (the stop-word hint)
+FREQUENT_DF = 0.5
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterSettings:
+    """Every setting of one clustering run (the library's parameter names); the command
+    line's ``ClusterOptions`` give the same run (``ClusterOptions.settings()``).
+
+    ``k`` is the number of clusters, or None while ``k_candidates`` (``"auto"`` or a tuple
+    of candidates) holds a label-free choice to make. A setting that does not apply to the
+    method stays None. ``source`` is a dataset name or path, a list of texts, a
+    :class:`~semnmf.Corpus` or a document-term count matrix (``vocabulary`` names its
+    columns, ``labels`` its rows' classes).
+    """
+
+    source: object
+    k: int | None = None
+    k_candidates: str | tuple | None = None
+    method: str = DEFAULT_CLI_METHOD
+    loss: str | None = None
+    orthogonal: bool = False
+    lam: float | None = None
+    lam_scale: str | None = None
+    graph_lam: float | None = None
+    init: str | None = None
+    n_init: int | None = None
+    max_iter: int = 200
+    tol: float = 1e-4
+    random_state: int = 0
+    dtype: str | None = None
+    semantics: str = "corpus"
+    embed: str | None = None
+    cache_dir: str | None = None
+    consensus: str | None = None
+    n_runs: int | None = None
+    n_keep: int | None = None
+    refine: str | None = None
+    context: str | None = None
+    window: int | None = None
+    window_given: bool = False
+    association: str | None = None
+    min_count: int | None = None
+    top_k: int | None = None
+    max_nnz: int | None = None
+    text_column: str | None = None
+    label_column: str | None = None
+    encoding: str = "utf-8"
+    stop_words: object = None
+    stop_words_file: str | None = None
+    token_pattern: str | None = None
+    vocabulary: object = None
+    labels: object = None
+    min_df: int | None = None
+    max_df: float = 1.0
+    stem: str | None = None
+    weighting: str = "tfidf"
+    n_top: int = 10
+    verbose: int = 0
+
+    @property
+    def spec(self):
+        """The method's registry entry (:class:`semnmf.experiments.methods.Method`)."""
+        return CLI_METHODS[self.method]
+
+    @property
+    def seed(self):
+        return self.random_state
+
+    def record(self):
+        """The settings as :attr:`ClusterResult.parameters` shows them (a source that is
+        not a name or path by its kind)."""
+        out = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("source", "vocabulary", "labels", "stop_words") and not (
+                    value is None or isinstance(value, (str, int, float, bool))):
+                value = _describe_value(value)
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+        out.pop("window_given")
+        return out
+
+
+def _describe_value(value):
+    if hasattr(value, "shape"):
+        return f"{type(value).__name__} {tuple(int(n) for n in value.shape)}"
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    try:
+        return f"{type(value).__name__} of {len(value)}"
+    except TypeError:
+        return type(value).__name__
+
+
+def method_defaults(settings):
+    """The defaults that depend on the method (those of the settings that apply to it) and
+    those of the word-context settings: a dict for ``dataclasses.replace``."""
+    method = settings.spec
+    filled = {}
+    if method.variants and settings.loss is None:
+        filled["loss"] = "frobenius"
+    if (method.word_context or method.graph) and settings.lam_scale is None:
+        filled["lam_scale"] = "relative"
+    if method.takes_init and settings.init is None:
+        filled["init"] = "skmeans"
+    if settings.semantics != "corpus" and settings.embed is None:
+        filled["embed"] = "both"
+    if settings.consensus and settings.n_runs is None:
+        filled["n_runs"] = DEFAULT_RUNS
+    if method.word_context and settings.lam is None:
+        from ..models._defaults import DEFAULT_LAM
+
+        filled["lam"] = method.params.get("lam", DEFAULT_LAM)
+    if method.graph and settings.graph_lam is None:
+        from ..models._defaults import DEFAULT_GRAPH_LAM
+
+        filled["graph_lam"] = DEFAULT_GRAPH_LAM
+    if settings.dtype is None and settings.semantics == "corpus":
+        filled["dtype"] = method.dtype
+    if method.word_context:
+        filled.update({name: value for name, value in CONTEXT_DEFAULTS.items()
+                       if getattr(settings, name) is None})
+        filled["window_given"] = settings.window_given or settings.window is not None
+    return filled
+
+
+def check_settings(settings):
+    """What cannot work, said before any data is read (the command line checks the same
+    with its flags' names first)."""
+    method, name = settings.spec, settings.method
+    if settings.lam is not None and not method.word_context:
+        raise ValueError(f"lam weighs the word-context term, which method {name!r} does "
+                         "not have.")
+    if settings.graph_lam is not None and not method.graph:
+        raise ValueError(f"graph_lam weighs the document-graph term, which method {name!r} "
+                         "does not have.")
+    if settings.consensus and settings.refine:
+        raise ValueError("refine='gt' needs the soft memberships of one run; a consensus has "
+                         "none: give consensus or refine, not both.")
+    if not settings.consensus and (settings.n_runs is not None or settings.n_keep is not None):
+        raise ValueError("n_runs and n_keep apply to a consensus of many runs; give "
+                         "consensus= (e.g. 'mmm') or drop them.")
+    if settings.refine not in (None, "gt"):
+        raise ValueError(f"refine must be None or 'gt', got {settings.refine!r}.")
+
+
+@dataclass
+class ClusterResult:
+    """One clustering run (:func:`cluster`, ``semnmf cluster``).
+
+    Attributes
+    ----------
+    labels : array of shape (n_documents,)
+        Each document's cluster (-1: a document without any term).
+    strengths : array of shape (n_documents,)
+        The strength of each document's membership (assignments.csv's ``strength``).
+    topics : list of list of (term, weight)
+        The ``n_top`` heaviest terms of each cluster.
+    scores : dict or None
+        NMI, ARI, accuracy against the corpus' labels (None without labels).
+    model
+        The fitted estimator (the prototype of a consensus).
+    k : int
+        The number of clusters (chosen, with ``k="auto"``).
+    method : str
+    parameters : dict
+        Every setting as used (defaults filled, choices made).
+    choices : dict
+        What the run decided and why: ``k`` (given, or chosen and on which curve),
+        ``context``, ``association``, ``top_k`` (of the word-context matrix), ``dtype``,
+        ``min_df``, ``duplicates``, ``degenerate``, ``hints``.
+    timings : dict
+        Seconds per stage.
+    corpus, X, components, word_context, extra, saved, not_saved, partitions,
+    partition_seeds, settings
+        The corpus and the matrix fitted, the clusters' term weights, M and how it was
+        built, run.json's other entries, the model to save (or why not), a consensus' runs
+        and their seeds, the :class:`ClusterSettings` used.
+    folder : str or None
+        Where :meth:`save` wrote the run; ``files`` the files it wrote.
+    """
+
+    settings: ClusterSettings
+    corpus: object
+    X: object
+    model: object
+    labels: object
+    strengths: object
+    components: object
+    topics: list
+    scores: dict | None
+    word_context: object
+    timings: dict
+    extra: dict = field(default_factory=dict)
+    saved: object = None
+    not_saved: str | None = None
+    partitions: object = None
+    partition_seeds: object = None
+    folder: str | None = None
+    files: list = field(default_factory=list)
+
+    def __repr__(self):
+        scores = "" if not self.scores else f", NMI {self.scores['nmi']:.3f}"
+        return (f"ClusterResult({self.method}, k={self.k}, {len(self.labels)} documents"
+                f"{scores}{', degenerate' if self.degenerate else ''})")
+
+    @property
+    def k(self):
+        return self.settings.k
+
+    @property
+    def method(self):
+        return self.settings.method
+
+    @property
+    def spec(self):
+        return self.settings.spec
+
+    @property
+    def parameters(self):
+        return self.settings.record()
+
+    @property
+    def strength(self):
+        """Another name of :attr:`strengths`."""
+        return self.strengths
+
+    @property
+    def degenerate(self):
+        """Why the result is degenerate (one cluster holds every document, or there are
+        fewer distinct documents than clusters), or None."""
+        return self.extra.get("degenerate")
+
+    @property
+    def choices(self):
+        s, wc = self.settings, self.word_context
+        selection = self.extra.get("k_selection")
+        choices = {"k": ({"value": s.k, "how": "given"} if selection is None else
+                         {"value": s.k, "how": "chosen without labels, on the score "
+                          f"{selection.get('name', selection['criterion'])}",
+                          "candidates": selection["candidates"],
+                          "scores": selection["scores"]}),
+                   "dtype": str(getattr(self.X, "dtype", s.dtype)),
+                   "min_df": getattr(self.corpus, "min_df", None),
+                   "min_df_automatic": bool(getattr(self.corpus, "min_df_automatic", False))}
+        if wc is not None:
+            choices.update({"context": wc.context, "association": wc.association,
+                            "top_k": wc.top_k, "pruned": bool(wc.pruning["budget_applied"])})
+        for key in ("duplicates", "degenerate", "hints"):
+            if self.extra.get(key):
+                choices[key] = self.extra[key]
+        return choices
+
+    def run_record(self, cli_arguments=None):
+        """The run.json record of this run (``cli_arguments``: the command line's options
+        as given to it; default: the settings under the library's names)."""
+        from ..report.results import run_record
+
+        record = run_record(self.model, self.labels, method=self.method, corpus=self.corpus,
+                            X=self.X, source=_source_name(self.settings.source),
+                            weighting=self.settings.weighting,
+                            word_context=self.spec.word_context,
+                            cli_arguments=(cli_arguments if cli_arguments is not None
+                                           else _arguments_record(self.settings)),
+                            context=context_record(self.settings, self.word_context),
+                            scores=self.scores, extra=self.extra, timings=self.timings,
+                            n_clusters=self.k)
+        data_notes(record, self.corpus)
+        if record.get("data") is not None and "duplicates" in self.extra:
+            record["data"]["n_duplicate_documents"] = self.extra["duplicates"]["n_duplicates"]
+        if self.saved is None:
+            record["model"] = None
+            record["model_not_saved"] = self.not_saved
+        return record
+
+    def save(self, out, *, overwrite=False, report=False, n_top=None, cli_arguments=None):
+        """Write the run folder ``out`` (what ``semnmf cluster --out`` writes):
+        ``assignments.csv``, ``topics.csv``, ``run.json``, ``model/`` (and
+        ``partitions.csv`` for a consensus; ``report.html`` with ``report``). The files
+        are written into a temporary folder beside ``out`` and moved into place at the
+        end, so a failure (a full disk) leaves no partial run. A folder holding an
+        earlier run's results is refused unless ``overwrite``. Returns ``self``
+        (``self.files`` lists the files written)."""
+        from ..report.output import check_output_folder
+
+        out = os.fspath(out)
+        try:
+            check_output_folder(out, overwrite=overwrite, option="out")
+        except ValueError as exc:  # the command line checked its --out before the run
+            raise ValueError(str(exc).replace("pass --overwrite", "pass overwrite=True")
+                             ) from None
+        record = self.run_record(cli_arguments)
+        n_top = max(self.settings.n_top, 20) if n_top is None else n_top
+        files = _write_folder(out, self, record, n_top)
+        self.folder = out
+        if report:
+            self.report()
+            files.append("report.html")
+        self.files = files
+        return self
+
+    def report(self, out=None, **options):
+        """Write the HTML report of the saved run (:func:`semnmf.report.html.write_report`
+        with this run's corpus) and return its path; ``options`` as write_report takes
+        them (``n_documents``, ``n_words``, ``max_points``, ...)."""
+        from .._utils.io import check_writable
+        from ..report.html import write_report
+
+        if self.folder is None:
+            raise ValueError("save the result first (result.save(folder)): the report is "
+                             "made from the run folder.")
+        check_writable(os.path.dirname(os.path.abspath(out)) if out else self.folder,
+                       "the report")
+        return write_report(self.folder, corpus=self.corpus, out=out, **options)
+
+
+def _source_name(source):
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    return None
+
+
+def _arguments_record(settings):
+    """run.json's ``cli_arguments`` of a run made in Python: the settings under the
+    command line's names (what ``semnmf report`` reads to re-read the corpus)."""
+    record = settings.record()
+    renamed = {"random_state": "seed", "n_runs": "runs", "n_keep": "keep", "n_top": "top",
+               "stop_words": "language", "vocabulary": "vocab"}
+    out = {renamed.get(key, key): value for key, value in record.items()
+           if key not in ("labels", "verbose")}
+    out["source"] = _source_name(settings.source)
+    return out
+
+
+def _write_folder(out, result, record, n_top):
+    """Write the run's files into a temporary sibling of ``out``, then move them into
+    ``out`` (its earlier results removed first): the file names."""
+    import shutil
+    import tempfile
+
+    from ..report.output import clear_output_folder
+    from ..report.results import write_results
+
+    parent = os.path.dirname(os.path.abspath(out))
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(os.path.abspath(out))}.tmp-")
+    try:
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; a run folder is ordinary
+        files = write_results(tmp, result.corpus, result.labels, result.components, record,
+                              n_top=n_top, partitions=result.partitions,
+                              partition_seeds=result.partition_seeds,
+                              strengths=result.strengths, model=result.saved)
+        if os.path.isdir(out):
+            clear_output_folder(out)  # an earlier run's files (overwrite): none may stay
+            for name in os.listdir(tmp):
+                os.replace(os.path.join(tmp, name), os.path.join(out, name))
+            os.rmdir(tmp)
+        else:
+            os.replace(tmp, out)
+    except BaseException as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not isinstance(exc, OSError):
+            raise
+        reason = exc.strerror or str(exc)
+        raise OSError(exc.errno or errno.EIO,
+                      f"cannot write the results to {out}: {reason}; nothing was left "
+                      "there (free some space or choose another folder)") from None
+    return files
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def build_model(settings, k=None):
+    """The estimator of ``settings.method`` with the run's settings (from the registry)."""
+    method = settings.spec
+    params = method.options(init=settings.init, n_init=settings.n_init,
+                            max_iter=settings.max_iter, tol=settings.tol,
+                            verbose=int(settings.verbose), lam=settings.lam,
+                            lam_scale=settings.lam_scale, graph_lam=settings.graph_lam,
+                            loss=settings.loss, orthogonal=settings.orthogonal)
+    return method.build(settings.k if k is None else k, settings.random_state, **params)
+
+
+def describe(settings, corpus, labels, components, extra, *, quality=True):
+    """The top words, the scores against the labels and (``quality``) the label-free topic
+    quality of a clustering: (topics, scores); ``extra``'s ``topic_quality``,
+    ``degenerate`` and ``hints`` set."""
+    from ..metrics import clustering_scores, top_terms, topic_quality
+
+    topics = top_terms(components, corpus.vocabulary, settings.n_top)
+    scores = clustering_scores(corpus.labels, labels) if corpus.labels is not None else None
+    # label-free topic quality: NPMI of the top 10 words in the corpus, diversity of 25
+    extra["topic_quality"] = topic_quality(components, corpus.counts()) if quality else None
+    extra["degenerate"] = _degenerate(labels, settings.k, extra.get("duplicates"))
+    if extra["degenerate"] is not None:  # the coherence of copies of one text means nothing
+        extra["topic_quality"] = None
+    if quality and extra["degenerate"] is None:
+        hint = _frequent_words_hint(corpus, topics, settings)
+        if hint:
+            warnings.warn(hint, UserWarning, stacklevel=2)
+            extra["hints"] = [hint]
+    return topics, scores
+
+
+def _degenerate(labels, k, duplicates):
+    """Why a clustering into ``k`` clusters is degenerate, or None."""
+    import numpy as np
+
+    labels = np.asarray(labels)
+    used = np.unique(labels[labels >= 0]).size
+    if k is None or k < 2:
+        return None
+    if duplicates and duplicates["n_distinct"] < k:
+        return (f"the {len(labels)} documents hold only {duplicates['n_distinct']} distinct "
+                f"text(s) for {k} clusters")
+    if used < 2:
+        return f"only {used} of the {k} clusters holds documents"
+    return None
+
+
+def _frequent_words_hint(corpus, topics, settings):
+    """A one-line hint when the top words of most clusters are very frequent terms (in more
+    than half the documents): a stop list that does not fit the language."""
+    import numpy as np
+
+    counts = corpus.counts()
+    n = counts.shape[0]
+    if n < 10:
+        return None
+    df = np.bincount(counts.indices, minlength=counts.shape[1]) / n
+    index = {term: j for j, term in enumerate(corpus.vocabulary)}
+    dominated, frequent = 0, set()
+    for terms in topics:
+        words = [term for term, weight in terms[:10] if weight > 0]
+        common = [w for w in words if df[index[w]] > FREQUENT_DF]
+        if words and len(common) * 2 >= len(words):
+            dominated += 1
+            frequent.update(common)
+    if dominated * 2 <= len(topics):
+        return None
+    shown = " ".join(sorted(frequent, key=lambda w: -df[index[w]])[:7])
+    return (f"the top words of {dominated} of {len(topics)} clusters are mostly words found "
+            f"in more than half of the documents ({shown}): try max_df=0.3 (CLI: --max-df "
+            "0.3), stop_words='none' with a stop-word file of the texts' language "
+            "(CLI: --language none --stop-words FILE)")
+
+
+def attach_saved_model(result, ensemble):
+    """The model ``save`` writes (``result.saved``), or why there is none."""
+    from ..pipelines.saved import SavedModel
+
+    settings = result.settings
+    if settings.semantics != "corpus":  # pretrained semantics change X: not saved (yet)
+        result.not_saved = ("runs with --semantics build X with pretrained vectors, which "
+                            "saved models do not hold")
+        return
+    result.saved = SavedModel.from_fit(
+        result.model, result.corpus, settings.weighting, labels=result.labels, X=result.X,
+        method=settings.method, topics=result.components,
+        refine=result.extra.get("refine") and {"method": "gt"},
+        consensus=None if ensemble is None else {"method": settings.consensus,
+                                                 "n_clusters": settings.k})
+
+

