@@ -160,6 +160,10 @@ def _add_fit_arguments(c):
     combine.add_argument("--refine", choices=("gt",),
                          help="gt: game-theoretic refinement (GTNMF) of the memberships "
                               "(default: none)")
+    c.add_argument("--seed-words", metavar="FILE",
+                   help="guided topics: one topic per line, a few words each (spaces or "
+                        "commas); those topics start from and are held near their words, "
+                        "the others are found freely")
 
 
 def run(args):

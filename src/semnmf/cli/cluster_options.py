@@ -63,6 +63,7 @@ class ClusterOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOption
     workers: int | None = None
     scheduler: str | None = None
     report: bool = False
+    seed_words: str | None = None
 
     @property
     def spec(self):

@@ -9,12 +9,12 @@ import sys
 import warnings
 
 from .._utils.version import __version__
-from . import assign, bench, cluster, datasets, report, tree
+from . import assign, bench, cluster, datasets, edit, report, tree
 from ._common import one_line_warnings
 from .flags import cli_message
 
-COMMANDS = {"cluster": cluster, "tree": tree, "assign": assign, "report": report,
-            "bench": bench, "datasets": datasets}
+COMMANDS = {"cluster": cluster, "tree": tree, "assign": assign, "edit": edit,
+            "report": report, "bench": bench, "datasets": datasets}
 
 EPILOG = """\
 examples:
@@ -22,6 +22,7 @@ examples:
   semnmf cluster docs.csv -k 10 --out results/  cluster the "text" column of a CSV
   semnmf tree bbc --leaves 8                    a topic tree of 8 leaves (rank-2 NMF splits)
   semnmf assign RUN_DIR new.csv                 new documents to the clusters of a saved run
+  semnmf edit RUN_DIR --merge 3,7 --out NEW     merge two clusters (also split, drop, rename)
   semnmf bench cstr classic4 --runs 50         the papers' Table 2 on two shared corpora
   semnmf datasets                               corpora that can be opened by name
   semnmf report semnmf_results/bbc_snmf-robust_k5  an HTML report of a run folder

@@ -62,6 +62,7 @@ class GuidedFit:
 
     seeded: np.ndarray
     drift: np.ndarray
+    Z: np.ndarray = None
 
 
 def fit_guided(estimator, X, seeds, *, strength=DEFAULT_STRENGTH, random_state=None, **inputs):
@@ -86,10 +87,11 @@ def fit_guided(estimator, X, seeds, *, strength=DEFAULT_STRENGTH, random_state=N
     init = estimator.init
     estimator.set_params(init=(np.vstack([Z0, Z_pseudo]), W0))
     try:
-        estimator.fit(sp.vstack([X, pseudo], format="csr"), **inputs)
+        Z = estimator.fit_transform(sp.vstack([X, pseudo], format="csr"), **inputs)
     finally:  # the parameter as the user set it; the start is recorded in the result
         estimator.set_params(init=init)
     estimator.labels_ = estimator.labels_[: X.shape[0]]
     seeded = np.zeros(k, dtype=bool)
     seeded[: len(seeds)] = True
-    return GuidedFit(seeded=seeded, drift=topic_drift(W0, estimator.components_.T))
+    return GuidedFit(seeded=seeded, drift=topic_drift(W0, estimator.components_.T),
+                     Z=Z[: X.shape[0]])

@@ -106,6 +106,25 @@ def _check(edits, n_clusters):
                          "command; run semnmf edit twice.")
 
 
+def _term_columns(model, words):
+    """The model's term columns of ``words``: a term itself, or what the model's analyzer
+    makes of the word (its stem, for a stemmed vocabulary)."""
+    index = {t: i for i, t in enumerate(model.vectorizer.vocabulary)}
+    columns = set()
+    for word in words:
+        if word in index:
+            columns.add(index[word])
+        else:
+            try:  # a model of counts only has no analyzer: the term itself or nothing
+                columns |= set(model.vectorizer.transform_texts([word]).indices.tolist())
+            except ValueError:
+                pass
+    if not columns:
+        raise ValueError(f"none of the stop words is a term of the model "
+                         f"({', '.join(list(words)[:3])}, ...).")
+    return sorted(columns)
+
+
 def top_words(topics, vocabulary, n=N_MATCH_WORDS):
     """The ``n`` heaviest terms of each row of ``topics``."""
     order = np.argsort(-np.asarray(topics), axis=1)[:, :n]
@@ -127,11 +146,7 @@ def edit_model(model, edits, X=None, labels=None, random_state=0):
     before = top_words(model.topics, vocabulary)
     columns = old_columns.copy()
     if edits.stop_words:
-        index = {t: i for i, t in enumerate(vocabulary)}
-        unknown = [w for w in edits.stop_words if w not in index]
-        if len(unknown) == len(edits.stop_words):
-            raise ValueError(f"none of the stop words is a term of the model ({unknown[:3]}...).")
-        W[:, [index[w] for w in edits.stop_words if w in index]] = 0.0
+        W[:, _term_columns(model, edits.stop_words)] = 0.0
     if edits.split:
         if X is None or labels is None:
             raise ValueError("a split needs the run's documents (X) and labels.")

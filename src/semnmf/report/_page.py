@@ -48,6 +48,8 @@ class Cluster:
     main_labels: str | None = None  # the two most frequent labels with their shares
     label_mix: str | None = None  # the three most frequent
     documents: list = field(default_factory=list)
+    name: str | None = None  # given by semnmf edit --rename
+    seeded: str | None = None  # guided topics: its seed words and how far it moved
 
     @property
     def words(self):
@@ -319,6 +321,15 @@ def _cluster(c, color, record, labels, topics, npmi, n_words):
     if labels is not None and members.size:
         cluster.main_labels = _label_mix(labels, members, 2)
         cluster.label_mix = _label_mix(labels, members, 3)
+    names = record.run.get("cluster_names") or []
+    if c < len(names) and names[c]:
+        cluster.name = str(names[c])
+    seeded = (record.run.get("seed_words") or {}).get("topics") or []
+    if 0 <= c < len(seeded):
+        topic = seeded[c]
+        cluster.seeded = (f"seeded: {' '.join(topic.get('words', []))} (moved "
+                          f"{float(topic.get('drift', 0.0)):.2f}"
+                          f"{'' if topic.get('in_top_words') else '; seeds left its top words'})")
     return cluster
 
 

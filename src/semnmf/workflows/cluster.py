@@ -16,6 +16,8 @@ import dataclasses
 import time
 import warnings
 
+import numpy as np
+
 from ..experiments.methods import CLI_METHODS, CLI_RENAMED, DEFAULT_CLI_METHOD
 from .inputs import as_dtype, build_word_context, collected_warnings, read_corpus
 from .result import (ClusterResult, ClusterSettings, attach_saved_model, build_model,
@@ -194,8 +196,13 @@ def run_cluster(settings, started=None):
                                 counts_context=method.counts_context)
         settings = dataclasses.replace(settings, association=wc.association, top_k=wc.top_k)
     settings, X, E, model, fit_params = _inputs(settings, corpus, X, wc, timings, extra)
-    labels, strength, memberships, ensemble = _fit(settings, model, X, fit_params, timings,
-                                                   extra)
+    if settings.seed_words is not None:
+        labels, strength, memberships = _fit_guided(settings, corpus, model, X, fit_params,
+                                                    timings, extra)
+        ensemble = None
+    else:
+        labels, strength, memberships, ensemble = _fit(settings, model, X, fit_params,
+                                                       timings, extra)
     if settings.refine:
         t = time.perf_counter()
         with collected_warnings():  # with embedded documents the games are played on them
@@ -318,6 +325,30 @@ def _fit(settings, model, X, fit_params, timings, extra):
     strength = memberships_from_factors(memberships, labels,
                                         cosine=settings.method == "skmeans")
     return labels, strength, memberships, None
+
+
+def _fit_guided(settings, corpus, model, X, fit_params, timings, extra):
+    """One run with guided topics (:func:`semnmf.models.guided.fit_guided`): (labels,
+    strength, memberships); run.json's ``seed_words`` says which topics were seeded, by
+    which terms, how far each moved and whether its seed terms stayed in its top words."""
+    from ..models.guided import DEFAULT_STRENGTH, fit_guided
+    from ..pipelines.saved import memberships_from_factors
+    from .inputs import seed_terms
+
+    seeds, record = seed_terms(settings.seed_words, corpus, settings.k)
+    t = time.perf_counter()
+    with collected_warnings():
+        found = fit_guided(model, X, seeds, random_state=settings.random_state, **fit_params)
+    timings["fit"] = time.perf_counter() - t
+    top = np.argsort(-model.components_, axis=1)[:, :max(settings.n_top, 10)]
+    for j, topic in enumerate(record):
+        topic["drift"] = round(float(found.drift[j]), 4)
+        topic["in_top_words"] = bool(set(seeds[j]) <= set(top[j].tolist()))
+    extra["seed_words"] = {"topics": record, "strength": DEFAULT_STRENGTH,
+                           "drift_unseeded": [round(float(d), 4)
+                                              for d in found.drift[len(seeds):]]}
+    labels = model.labels_
+    return labels, memberships_from_factors(found.Z, labels), found.Z
 
 
 def _refine(X, memberships, labels, corpus, verbose):

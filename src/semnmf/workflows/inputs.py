@@ -212,3 +212,57 @@ def data_notes(record, corpus):
                                "min_df": corpus.min_df,
                                "min_df_automatic": bool(corpus.min_df_automatic)})
     return record
+
+
+def read_seed_words(path):
+    """The seed lists of a seed-word file: one topic per line, its words separated by
+    spaces or commas; blank lines and ``#`` comments left out."""
+    import re
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        raise ValueError(f"seed_words {path}: no such file.") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"seed_words {path} is not UTF-8 text: one topic per line.") from None
+    topics = [[w for w in re.split(r"[\s,]+", line.strip()) if w]
+              for line in lines if line.strip() and not line.strip().startswith("#")]
+    if not topics:
+        raise ValueError(f"seed_words {path} holds no topic: one topic per line, a few words "
+                         "each.")
+    return topics
+
+
+def seed_terms(seed_words, corpus, k):
+    """``(seeds, record)``: the term indices of each seed list (a word is a term of the
+    corpus, or what the corpus's analyzer makes of it: its stem), and run.json's record
+    of the words and terms. A list none of whose words is a term is refused."""
+    if isinstance(seed_words, (str, os.PathLike)):
+        seed_words = read_seed_words(seed_words)
+    seed_words = [[str(w) for w in topic] for topic in seed_words]
+    if len(seed_words) > k:
+        raise ValueError(f"seed_words gives {len(seed_words)} topics, more than the "
+                         f"{k} clusters: give at most k seed lists.")
+    index = {t: i for i, t in enumerate(corpus.vocabulary)}
+    seeds, record = [], []
+    for j, words in enumerate(seed_words):
+        terms, unknown = [], []
+        for word in words:
+            found = [index[word]] if word in index else _analyzed(corpus, word)
+            (terms.extend(found) if found else unknown.append(word))
+        if not terms:
+            raise ValueError(f"seed list {j + 1} ({' '.join(words)}) has no word in the "
+                             "corpus's vocabulary (after lowercasing, stop words and "
+                             "stemming); give words of the texts.")
+        seeds.append(sorted(set(terms)))
+        record.append({"words": words, "terms": [str(corpus.vocabulary[t]) for t in
+                                                 sorted(set(terms))], "unknown": unknown})
+    return seeds, record
+
+
+def _analyzed(corpus, word):
+    try:
+        return corpus.transform([word], weighting="counts").indices.tolist()
+    except (ValueError, TypeError, AttributeError):  # a corpus of counts only
+        return []

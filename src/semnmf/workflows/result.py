@@ -80,6 +80,7 @@ class ClusterSettings:
     stem: str | None = None
     weighting: str = "tfidf"
     n_top: int = 10
+    seed_words: object = None
     verbose: int = 0
 
     @property
@@ -97,7 +98,7 @@ class ClusterSettings:
         out = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if f.name in ("source", "vocabulary", "labels", "stop_words") and not (
+            if f.name in ("source", "vocabulary", "labels", "stop_words", "seed_words") and not (
                     value is None or isinstance(value, (str, int, float, bool))):
                 value = _describe_value(value)
             out[f.name] = list(value) if isinstance(value, tuple) else value
@@ -166,6 +167,11 @@ def check_settings(settings):
                          "consensus= (e.g. 'mmm') or drop them.")
     if settings.refine not in (None, "gt"):
         raise ValueError(f"refine must be None or 'gt', got {settings.refine!r}.")
+    if settings.seed_words is not None:
+        if not method.takes_init or settings.consensus or settings.semantics != "corpus":
+            raise ValueError("seed_words start and hold the word factors of one NMF-family "
+                             "run: use an NMF method (not skmeans), without consensus or "
+                             "pretrained semantics.")
 
 
 @dataclass
@@ -357,23 +363,30 @@ def _arguments_record(settings):
 
 
 def _write_folder(out, result, record, n_top):
-    """Write the run's files into a temporary sibling of ``out``, then move them into
-    ``out`` (its earlier results removed first): the file names."""
+    """Write the run's files through :func:`staged_folder`: the file names."""
+    from ..report.results import write_results
+
+    return staged_folder(out, lambda folder: write_results(
+        folder, result.corpus, result.labels, result.components, record, n_top=n_top,
+        partitions=result.partitions, partition_seeds=result.partition_seeds,
+        strengths=result.strengths, model=result.saved))
+
+
+def staged_folder(out, write):
+    """Run ``write(folder)`` on a temporary sibling of ``out``, then move its files into
+    ``out`` (its earlier results removed first): a failure (a full disk) leaves nothing
+    there. Returns what ``write`` returned (the file names)."""
     import shutil
     import tempfile
 
     from ..report.output import clear_output_folder
-    from ..report.results import write_results
 
     parent = os.path.dirname(os.path.abspath(out))
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(os.path.abspath(out))}.tmp-")
     try:
         os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; a run folder is ordinary
-        files = write_results(tmp, result.corpus, result.labels, result.components, record,
-                              n_top=n_top, partitions=result.partitions,
-                              partition_seeds=result.partition_seeds,
-                              strengths=result.strengths, model=result.saved)
+        files = write(tmp)
         if os.path.isdir(out):
             clear_output_folder(out)  # an earlier run's files (overwrite): none may stay
             for name in os.listdir(tmp):

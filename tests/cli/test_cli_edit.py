@@ -1,0 +1,63 @@
+"""``semnmf edit``: the edited run's assign reproduces its labels; edits are recorded and
+replayed; bad edits are one line."""
+
+import csv
+import json
+import os
+
+import numpy as np
+
+from semnmf.cli import main
+
+FAST = ["--max-iter", "50", "-q"]
+
+
+def clusters(folder):
+    with open(os.path.join(folder, "assignments.csv"), newline="", encoding="utf-8") as f:
+        return np.array([int(r["cluster"]) for r in csv.DictReader(f)])
+
+
+def test_a_merge_is_assigned_again_exactly(planted45_csv, tmp_path, capsys):
+    run, edited, assigned = tmp_path / "run", tmp_path / "edited", tmp_path / "assigned"
+    assert main(["cluster", planted45_csv, "-k", "3", "--method", "nmf", "--out", str(run),
+                 *FAST]) == 0
+    assert main(["edit", str(run), "--merge", "0,2", "--rename", "1=second", "--out",
+                 str(edited)]) == 0
+    out = capsys.readouterr().out
+    assert "cluster 1 (second)" in out and out.strip().endswith(str(edited))
+    assert sorted(os.listdir(edited)) == ["assignments.csv", "model", "run.json", "topics.csv"]
+    before, after = clusters(run), clusters(edited)
+    assert set(after) == {0, 1}
+    assert np.mean(after == np.where(before == 2, 0, before)) >= 0.97
+    assert main(["assign", str(edited), planted45_csv, "--out", str(assigned), "-q"]) == 0
+    np.testing.assert_array_equal(clusters(assigned), after)   # the edits are the model's
+    with open(edited / "run.json", encoding="utf-8") as f:
+        record = json.load(f)
+    assert record["edits"][0]["merge"] == [[0, 2]] and record["cluster_names"][1] == "second"
+    assert record["edited_from"] == str(run) and record["n_clusters"] == 2
+
+
+def test_edits_replay_on_another_run(planted45_csv, tmp_path):
+    run, other = tmp_path / "run", tmp_path / "other"
+    assert main(["cluster", planted45_csv, "-k", "3", "--method", "nmf", "--out", str(run),
+                 *FAST]) == 0
+    assert main(["cluster", planted45_csv, "-k", "3", "--method", "nmf", "--seed", "5",
+                 "--out", str(other), *FAST]) == 0
+    assert main(["edit", str(run), "--drop", "1", "--out", str(tmp_path / "e1"), "-q"]) == 0
+    assert main(["edit", str(other), "--replay", str(tmp_path / "e1"), "--out",
+                 str(tmp_path / "e2"), "-q"]) == 0
+    from semnmf import ari
+    assert ari(clusters(tmp_path / "e1"), clusters(tmp_path / "e2")) > 0.9
+
+
+def test_bad_edits_are_one_line(planted45_csv, tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main(["cluster", planted45_csv, "-k", "3", "--method", "nmf", "--out", str(run),
+                 *FAST]) == 0
+    capsys.readouterr()
+    assert main(["edit", str(run), "--drop", "7", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "semnmf: error: cluster 7 does not exist: the run has clusters 0..2."
+    assert not os.path.exists(tmp_path / "x")
+    assert main(["edit", str(run), "--out", str(tmp_path / "y")]) == 2
+    assert "nothing to edit" in capsys.readouterr().err
