@@ -586,6 +586,31 @@ def _read_table(path, text_column, label_column, encoding):
     return texts, labels, ids
 
 
+def read_column(source, column, encoding="utf-8"):
+    """The values of one column (CSV / TSV) or field (JSONL) of a table source, one per
+    document in the order :func:`load_dataset` reads them (None where a record lacks it).
+    Refused, in one line, for a source that is not such a table or has no such column."""
+    path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
+    if path is None or not os.path.isfile(path) or not path.lower().endswith(
+            (".csv", ".tsv", ".jsonl", ".ndjson", ".json")):
+        raise DatasetError(f"a column ({column!r}) is read from a CSV, TSV or JSONL file; "
+                           f"{source!r} is not one.")
+    if path.lower().endswith((".jsonl", ".ndjson", ".json")):
+        content = _read_text(path, encoding)
+        if path.lower().endswith(".json") and content.lstrip().startswith("["):
+            records = json.loads(content)
+        else:
+            records = [json.loads(line) for line in _split_lines(content) if line.strip()]
+        if all(column not in r for r in records):
+            raise DatasetError(f"{path}: no field {column!r} in any record.")
+        return [r.get(column) for r in records]
+    delimiter = "\t" if path.lower().endswith(".tsv") else ","
+    columns, rows = _csv_rows(_read_text(path, encoding), delimiter, path)
+    if column not in columns:
+        raise DatasetError(f"{path} has no column {column!r}; its columns are {columns}.")
+    return [r[column] or None for r in rows]
+
+
 def _csv_rows(content, delimiter, path):
     """The header and the rows of a CSV / TSV text. A quoted field left open at the end of
     the file is refused (the lenient reader would make the rest of the file one text);

@@ -160,6 +160,13 @@ def _add_fit_arguments(c):
     combine.add_argument("--refine", choices=("gt",),
                          help="gt: game-theoretic refinement (GTNMF) of the memberships "
                               "(default: none)")
+    c.add_argument("--time-column", metavar="NAME",
+                   help="a date column (CSV) or field (JSONL): each topic's share per period "
+                        "is written to topics_over_time.csv (by class too when labelled) "
+                        "and drawn in the report")
+    c.add_argument("--time-period", choices=("auto", "year", "month", "day"),
+                   help="the periods of --time-column (default auto: the finest with at "
+                        "most 60 periods)")
     c.add_argument("--seed-words", metavar="FILE",
                    help="guided topics: one topic per line, a few words each (spaces or "
                         "commas); those topics start from and are held near their words, "

@@ -64,6 +64,8 @@ class ClusterOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOption
     scheduler: str | None = None
     report: bool = False
     seed_words: str | None = None
+    time_column: str | None = None
+    time_period: str = "auto"
 
     @property
     def spec(self):

@@ -33,6 +33,30 @@ def _figure(width, height):
     return fig
 
 
+def timeline_svg(timeline):
+    """Each cluster's share of the documents by period (:class:`._page.Timeline`), one
+    line per cluster in its colour."""
+    periods = timeline.periods
+    fig = _figure(7.2, 3.2)
+    ax = fig.add_subplot()
+    x = list(range(len(periods)))
+    for c, shares in timeline.shares.items():
+        ax.plot(x, shares, "-o", color=timeline.colors[c], markersize=3, linewidth=1.5,
+                label=str(c))
+    step = max(1, len(periods) // 12)
+    ax.set_xticks(x[::step], [str(p) for p in periods[::step]], rotation=45, ha="right")
+    ax.set_ylabel("share of the period's documents", fontsize=9)
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(title="cluster", fontsize=8, title_fontsize=8, loc="upper left",
+              bbox_to_anchor=(1.0, 1.0), frameon=False)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.tick_params(labelsize=8)
+    fig.tight_layout()
+    return _svg(fig, "timeline")
+
+
 def curve_svg(curve):
     """A selection curve (:class:`._page.Curve`), the chosen value circled."""
     x, y, xlabel, chosen = curve.x, curve.y, curve.xlabel, curve.chosen

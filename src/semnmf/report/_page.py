@@ -104,6 +104,17 @@ class Curve:
 
 
 @dataclass
+class Timeline:
+    """Topics over time (``topics_over_time.csv``): each cluster's share per period."""
+    periods: list
+    shares: dict  # cluster -> [share per period]
+    colors: dict  # cluster -> colour
+    period: str | None = None
+    n_undated: int = 0
+    by_class: bool = False  # topics_over_time_by_class.csv was written too
+
+
+@dataclass
 class TreeNode:
     """A node of the topic tree, with its children."""
     id: int
@@ -190,6 +201,7 @@ class Page:
     labels: LabelTable | None = None
     runs: list | None = None  # [(name, NMI with the final partition, clusters), ...]
     documents: DocumentList | None = None
+    timeline: Timeline | None = None
     representatives_then: str | None = None  # what breaks ties of representatives_by
     versions: str = ""
     written: str = ""
@@ -203,6 +215,7 @@ class Page:
                  ("details", "Details", True),
                  ("tree", "Tree", self.tree is not None),
                  ("selection", "Selection", bool(self.curves)),
+                 ("time", "Over time", self.timeline is not None),
                  ("labels", "Labels", self.labels is not None),
                  ("quality", "Topic quality", True), ("runs", "Runs", self.runs is not None),
                  ("run", "Run", True)]
@@ -249,7 +262,8 @@ def build_page(record, corpus=None, note=None, *, n_documents=3, n_words=10,
         representatives_then=representatives_then,
         documents=_document_list(record, order, texts, labels, list_chars),
         has_labels=labels is not None, quality=quality, details=_run_details(run),
-        curves=_curves(run, len(cluster_ids)), runs=_ensemble_runs(record.partitions, clusters),
+        curves=_curves(run, len(cluster_ids)),
+        timeline=_timeline(record, colors, run.get("time") or {}), runs=_ensemble_runs(record.partitions, clusters),
         versions=" · ".join(f"{k} {v}" for k, v in (run.get("versions") or {}).items()),
         written=time.strftime("%Y-%m-%d %H:%M"))
     if X is not None and len(cluster_ids) >= 2:
@@ -538,6 +552,24 @@ def _curves(run, n_clusters):
             y=[float("nan") if v is None else float(v) for v in by_leaves.values()],
             xlabel="leaves", ylabel="NMI", salt="leaves"))
     return curves
+
+
+def _timeline(record, colors, time):
+    """The topics-over-time view of the run's ``topics_over_time.csv``, or None."""
+    rows = record.timeline
+    if not rows:
+        return None
+    periods = sorted({row["period"] for row in rows})
+    position = {p: i for i, p in enumerate(periods)}
+    shares = {}
+    for row in rows:
+        c = int(row["cluster"])
+        shares.setdefault(c, [0.0] * len(periods))[position[row["period"]]] = float(row["share"])
+    return Timeline(periods=periods, shares=dict(sorted(shares.items())),
+                    colors={c: colors.get(c, "#777777") for c in shares},
+                    period=time.get("period"), n_undated=int(time.get("n_undated") or 0),
+                    by_class=os.path.isfile(os.path.join(record.run_dir,
+                                                         "topics_over_time_by_class.csv")))
 
 
 def _label_table(clusters, labels, colors, scores, n_outliers, outlier_name):

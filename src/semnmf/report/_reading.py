@@ -59,6 +59,7 @@ class RunRecord:
     topics: dict | None = None
     tree: dict | None = None
     partitions: tuple | None = None
+    timeline: list | None = None  # rows of topics_over_time.csv
 
     @property
     def is_tree(self):
@@ -111,7 +112,9 @@ def read_run(run_dir):
     topics_path = os.path.join(run_dir, "topics.csv")
     if not topics and os.path.isfile(topics_path):
         topics = _read_topics(topics_path)
+    timeline_path = os.path.join(run_dir, "topics_over_time.csv")
     return RunRecord(run_dir=run_dir, run=run, topics=topics, tree=tree,
+                     timeline=_read_timeline(timeline_path),
                      partitions=_read_partitions(os.path.join(run_dir, "partitions.csv")),
                      **assignments)
 
@@ -166,6 +169,14 @@ def _read_topics(path):
         rank = int(r[col["rank"]]) if "rank" in col else len(ranked.get(c, []))
         ranked.setdefault(c, []).append((rank, r[col["term"]], _float(r[col["weight"]])))
     return {c: [(t, w) for _, t, w in sorted(v)] for c, v in ranked.items()}
+
+
+def _read_timeline(path):
+    """The rows of topics_over_time.csv as dicts, or None."""
+    if not os.path.isfile(path):
+        return None
+    rows = _read_csv(path)
+    return [dict(zip(rows[0], r)) for r in rows[1:]] if rows else None
 
 
 def _read_partitions(path):

@@ -29,7 +29,7 @@ def _environment():
     from jinja2 import Environment, PackageLoader, StrictUndefined
     from markupsafe import Markup
 
-    from ._figures import curve_svg
+    from ._figures import curve_svg, timeline_svg
 
     env = Environment(loader=PackageLoader("semnmf.report", "templates"), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
@@ -40,6 +40,7 @@ def _environment():
         "percent": lambda x: f"{x:.1%}",
         # matplotlib's SVG: its texts are escaped by matplotlib, the element is markup
         "curve_svg": lambda curve: Markup(curve_svg(curve)),
+        "timeline_svg": lambda timeline: Markup(timeline_svg(timeline)),
         "page_data": lambda page: Markup(_script_json(page_data(page))),
     })
     return env

@@ -179,6 +179,7 @@ def run_cluster(settings, started=None):
     started = time.perf_counter() if started is None else started
     timings, extra = {}, {}
     corpus, X = read_corpus(settings, timings, started)
+    times = _times(settings, corpus)  # the column is read (and checked) before the fit
     duplicates = _duplicates(corpus)  # said once the fit has run (a failure says one line)
     if duplicates:
         extra["duplicates"] = duplicates
@@ -228,7 +229,42 @@ def run_cluster(settings, started=None):
     if ensemble is not None:
         result.partitions, result.partition_seeds = ensemble.partitions_, ensemble.kept_seeds_
     attach_saved_model(result, ensemble)
+    if times is not None:
+        _add_timeline(result, settings, corpus, labels, times)
     return result
+
+
+def _times(settings, corpus):
+    """The values of the source's ``time_column``, one per document (None without one)."""
+    if settings.time_column is None:
+        return None
+    from ..datasets import read_column
+    from .timeline import parse_dates
+
+    values = read_column(settings.source, settings.time_column, settings.encoding)
+    if len(values) != corpus.n_documents:
+        raise ValueError(f"time_column {settings.time_column!r} has {len(values)} values for "
+                         f"{corpus.n_documents} documents.")
+    if all(d is None for d in parse_dates(values)):
+        raise ValueError(f"time_column {settings.time_column!r}: no value is a date (give ISO "
+                         "dates such as 2024-03-05, 2024-03 or 2024).")
+    return values
+
+
+def _add_timeline(result, settings, corpus, labels, values):
+    """Topics over time (:mod:`.timeline`) from the source's ``time_column``; run.json's
+    ``time`` says which period was chosen and how many documents had no date."""
+    from .timeline import timeline
+
+    result.timeline = timeline(values, labels, corpus.labels, settings.time_period)
+    result.extra["time"] = {"column": settings.time_column,
+                            "period": result.timeline["period"],
+                            "n_undated": result.timeline["n_undated"],
+                            "n_periods": len({row[0] for row in result.timeline["rows"]})}
+    if result.timeline["n_undated"]:
+        warnings.warn(f"{result.timeline['n_undated']} document(s) have no date in "
+                      f"{settings.time_column!r}; they are left out of the topics over time",
+                      UserWarning, stacklevel=3)
 
 
 def _choose_k(settings, corpus, X):

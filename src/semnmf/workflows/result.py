@@ -81,6 +81,8 @@ class ClusterSettings:
     weighting: str = "tfidf"
     n_top: int = 10
     seed_words: object = None
+    time_column: str | None = None
+    time_period: str = "auto"
     verbose: int = 0
 
     @property
@@ -167,6 +169,16 @@ def check_settings(settings):
                          "consensus= (e.g. 'mmm') or drop them.")
     if settings.refine not in (None, "gt"):
         raise ValueError(f"refine must be None or 'gt', got {settings.refine!r}.")
+    if settings.time_column is not None:
+        from .timeline import PERIODS
+
+        if not (isinstance(settings.source, (str, os.PathLike)) and str(settings.source).lower()
+                .endswith((".csv", ".tsv", ".jsonl", ".ndjson", ".json"))):
+            raise ValueError("time_column names a column of a CSV, TSV or JSONL source; this "
+                             "source is not one.")
+        if settings.time_period not in PERIODS:
+            raise ValueError(f"time_period must be one of {', '.join(PERIODS)}, got "
+                             f"{settings.time_period!r}.")
     if settings.seed_words is not None:
         if not method.takes_init or settings.consensus or settings.semantics != "corpus":
             raise ValueError("seed_words start and hold the word factors of one NMF-family "
@@ -226,6 +238,7 @@ class ClusterResult:
     not_saved: str | None = None
     partitions: object = None
     partition_seeds: object = None
+    timeline: dict | None = None  # topics over time (workflows.timeline), with time_column
     folder: str | None = None
     files: list = field(default_factory=list)
 
@@ -366,10 +379,17 @@ def _write_folder(out, result, record, n_top):
     """Write the run's files through :func:`staged_folder`: the file names."""
     from ..report.results import write_results
 
-    return staged_folder(out, lambda folder: write_results(
-        folder, result.corpus, result.labels, result.components, record, n_top=n_top,
-        partitions=result.partitions, partition_seeds=result.partition_seeds,
-        strengths=result.strengths, model=result.saved))
+    def write(folder):
+        files = write_results(
+            folder, result.corpus, result.labels, result.components, record, n_top=n_top,
+            partitions=result.partitions, partition_seeds=result.partition_seeds,
+            strengths=result.strengths, model=result.saved)
+        if result.timeline is not None:
+            from .timeline import write_timeline
+            files += write_timeline(folder, result.timeline)
+        return files
+
+    return staged_folder(out, write)
 
 
 def staged_folder(out, write):

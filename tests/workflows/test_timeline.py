@@ -1,0 +1,83 @@
+"""Topics over time (semnmf.workflows.timeline) and ``semnmf cluster --time-column``."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+import semnmf
+from semnmf.cli import main
+from semnmf.workflows.timeline import choose_period, parse_dates, timeline
+
+TOPICS = {"sport": "football match goal team player league cup coach season stadium",
+          "money": "bank economy growth market interest rate inflation shares profit price"}
+
+
+def test_iso_dates_and_what_is_not_one():
+    assert parse_dates(["2024-03-05", "2024-03", "2024", "2024-03-05T10:00", "x", None,
+                        "2024-13-01"]) == [(2024, 3, 5), (2024, 3, None), (2024, None, None),
+                                           (2024, 3, 5), None, None, None]
+
+
+def test_the_period_is_the_finest_that_stays_readable():
+    days = [(2024, 1, 1 + i % 28) for i in range(600)]
+    assert choose_period(days) == "day"                      # 28 days, 21 documents each
+    assert choose_period(days[:100]) == "month"              # too few documents per day
+    years = [(2000 + i % 30, 1 + i % 12, 1) for i in range(500)]
+    assert choose_period(years) == "year"                    # too many months
+    assert choose_period([(2024, None, None)] * 50) == "year"
+    with pytest.raises(ValueError, match="time_period must be one of auto, year, month, day"):
+        choose_period(days, "week")
+
+
+def test_shares_add_up_per_period_and_per_class():
+    values = ["2020", "2020", "2021", "2021", "2021", "bad"]
+    clusters = np.array([0, 1, 0, 0, 1, 1])
+    labels = ["a", "b", "a", "b", "b", "a"]
+    out = timeline(values, clusters, labels)
+    assert out["period"] == "year" and out["n_undated"] == 1
+    assert out["rows"] == [("2020", 0, 1, 0.5), ("2020", 1, 1, 0.5),
+                           ("2021", 0, 2, round(2 / 3, 6)), ("2021", 1, 1, round(1 / 3, 6))]
+    assert ("2021", "b", 0, 1, 0.5) in out["by_class"]
+    with pytest.raises(ValueError, match="no value is a date"):
+        timeline(["x", "y"], np.array([0, 1]))
+
+
+def _dated_csv(path, n_per_year=15):
+    rng = np.random.default_rng(0)
+    rows = []
+    for year in (2019, 2020, 2021):
+        for i in range(n_per_year):
+            topic = "sport" if (i + year) % 3 else "money"
+            rows.append((" ".join(rng.choice(TOPICS[topic].split(), size=10)), topic,
+                         f"{year}-{1 + i % 12:02d}-10"))
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["text", "label", "date"])
+        writer.writerows(rows)
+    return path
+
+
+def test_the_command_line_writes_the_tables_and_the_panel(tmp_path):
+    source, out = _dated_csv(tmp_path / "docs.csv"), tmp_path / "run"
+    assert main(["cluster", str(source), "-k", "2", "--time-column", "date", "--time-period",
+                 "year", "--out", str(out), "--max-iter", "50", "-q", "--report"]) == 0
+    record = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert record["time"] == {"column": "date", "period": "year", "n_undated": 0,
+                              "n_periods": 3}
+    with open(out / "topics_over_time.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for year in ("2019", "2020", "2021"):
+        assert sum(float(r["share"]) for r in rows if r["period"] == year) == pytest.approx(1)
+    assert (out / "topics_over_time_by_class.csv").exists()
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert '<section id="time"><h2>Topics over time</h2>' in page
+
+
+def test_a_time_column_is_checked_before_the_work(tmp_path):
+    with pytest.raises(ValueError, match="time_column names a column of a CSV, TSV or JSONL"):
+        semnmf.cluster(["a b", "c d", "e f"], 2, time_column="date")
+    source = _dated_csv(tmp_path / "docs.csv")
+    with pytest.raises(ValueError, match=r"has no column 'when'; its columns are"):
+        semnmf.cluster(str(source), 2, time_column="when", max_iter=5)
