@@ -143,3 +143,27 @@ def test_a_consensus_and_a_kmeans_model_are_edited_too(fitted):
     after, strength = edit_model(model, Edits(merge=[[0, 1]])).assign_matrix(X)
     np.testing.assert_array_equal(after == 0, np.isin(before, [0, 1]))
     assert np.all(strength <= 1 + 1e-12)
+
+
+def test_a_model_of_expanded_documents_expands_new_ones(fitted, tmp_path):
+    """Runs with pretrained semantics (--embed words) fit on documents expanded by a word
+    graph; their saved model keeps the graph and expands new documents the same way."""
+    import scipy.sparse as sp
+
+    from semnmf.text.pretrained import expand_documents
+
+    corpus, X, saved = fitted
+    d = X.shape[1]
+    S = sp.random(d, d, density=0.05, random_state=1, format="csr")
+    S = S + S.T
+    expanded = expand_documents(X, S, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = NMF(4, random_state=0).fit(expanded)
+    expansion = {"word_graph": S, "strength": 1.0, "semantics": "glove"}
+    saved = SavedModel.from_fit(model, corpus, expansion=expansion)
+    direct = np.argmax(model.transform(expanded), axis=1)
+    np.testing.assert_array_equal(saved.assign_matrix(X)[0], direct)
+    loaded = load_model(saved.save(tmp_path / "model"))
+    assert loaded.info["expansion"]["semantics"] == "glove"
+    np.testing.assert_array_equal(loaded.assign_matrix(X)[0], direct)

@@ -145,7 +145,7 @@ class SavedModel:
     """
 
     def __init__(self, vectorizer, *, estimator=None, centers=None, topics=None,
-                 method=None, n_clusters=None, consensus=None, refine=None):
+                 method=None, n_clusters=None, consensus=None, refine=None, expansion=None):
         if estimator is None and centers is None:
             raise ValueError("a saved model needs an estimator or consensus cluster means.")
         if estimator is not None:
@@ -171,6 +171,11 @@ class SavedModel:
         self.columns = None
         self.names = None
         self.edits = None
+        # pretrained semantics (--semantics ... --embed words): the word graph S that
+        # expanded the training documents, x <- x + a x D^-1 S (text.pretrained.
+        # expand_documents); new documents are expanded the same way. The pretrained
+        # vectors themselves are not needed to assign.
+        self.expansion = expansion
 
     def _default_topics(self):
         if self.centers is not None:
@@ -180,7 +185,7 @@ class SavedModel:
 
     @classmethod
     def from_fit(cls, estimator, corpus, weighting="tfidf", *, labels=None, X=None,
-                 consensus=None, method=None, topics=None, refine=None):
+                 consensus=None, method=None, topics=None, refine=None, expansion=None):
         """The saved model of one fit on ``corpus.vectorize(weighting)``.
 
         ``consensus`` (a dict describing the consensus) makes a consensus model: the
@@ -203,7 +208,7 @@ class SavedModel:
                                                         "params": params}
             return model
         return cls(vectorizer, estimator=estimator, topics=topics, method=method,
-                   refine=refine)
+                   refine=refine, expansion=expansion)
 
     # -- new documents -------------------------------------------------------------------
     def read_source(self, source, *, text_column=None, label_column=None, encoding="utf-8"):
@@ -268,6 +273,10 @@ class SavedModel:
         else:
             est = self.estimator
             name = type(est).__name__
+            if self.expansion is not None:
+                from ..text.pretrained import expand_documents
+                X = expand_documents(X, self.expansion["word_graph"],
+                                     self.expansion["strength"])
             if name == "HierarchicalNMF":
                 return est.predict_membership(X)
             factors, cosine = np.asarray(est.transform(X)), name == "SphericalKMeans"
@@ -323,6 +332,15 @@ class SavedModel:
         else:
             arrays["consensus.centers"] = self.centers
             rule = RULES["consensus"]
+        expansion = None
+        if self.expansion is not None:
+            S = sp.csr_matrix(self.expansion["word_graph"])
+            arrays.update({"expansion.data": S.data, "expansion.indices": S.indices,
+                           "expansion.indptr": S.indptr})
+            expansion = {"strength": float(self.expansion["strength"]),
+                         "semantics": self.expansion.get("semantics"),
+                         "rule": "new documents are expanded by the saved word graph "
+                                 "before they are assigned"}
         refine = self.info.get("refine")
         if refine:
             refine = {**refine, "assigned_with": "the underlying model (before refinement): "
@@ -335,7 +353,7 @@ class SavedModel:
             "estimator": estimator, "vectorizer": vec_record,
             "consensus": self.info.get("consensus"), "refine": refine,
             "columns": None if self.columns is None else [int(c) for c in self.columns],
-            "names": self.names, "edits": self.edits,
+            "names": self.names, "edits": self.edits, "expansion": expansion,
             "files": {"arrays": ARRAYS_FILE, "vocabulary": VOCABULARY_FILE},
             "arrays": {k: {"shape": list(np.shape(v)), "dtype": str(np.asarray(v).dtype)}
                        for k, v in arrays.items()},
@@ -387,6 +405,13 @@ class SavedModel:
         if record.get("columns") is not None:
             model.columns = np.asarray(record["columns"], dtype=np.int64)
         model.names, model.edits = record.get("names"), record.get("edits")
+        if record.get("expansion") and "expansion.data" in arrays:
+            n = len(vocabulary)
+            model.expansion = {
+                **record["expansion"],
+                "word_graph": sp.csr_matrix((arrays["expansion.data"],
+                                             arrays["expansion.indices"],
+                                             arrays["expansion.indptr"]), shape=(n, n))}
         return model
 
     @property

@@ -224,8 +224,10 @@ def run_cluster(settings, started=None):
                       "duplicates always share a cluster", UserWarning, stacklevel=3)
     topics, scores = describe(settings, corpus, labels, components, extra)
     timings["total"] = time.perf_counter() - started
+    expansion = extra.pop("_expansion", None)
     result = ClusterResult(settings, corpus, X, model, labels, strength, components, topics,
                            scores, wc, timings, extra)
+    result.expansion = expansion
     if ensemble is not None:
         result.partitions, result.partition_seeds = ensemble.partitions_, ensemble.kept_seeds_
     attach_saved_model(result, ensemble)
@@ -328,6 +330,10 @@ def _inputs(settings, corpus, X, wc, timings, extra):
                            verbose=int(settings.verbose))
     fit_params = {"M": inputs.M} if inputs.A is None else {"M": inputs.M, "A": inputs.A}
     graph = inputs.word_graph
+    if graph is not None and inputs.X is not X:  # the documents were expanded by the graph
+        # (kept for the saved model, which expands new documents the same way)
+        extra["_expansion"] = {"word_graph": graph, "strength": 1.0,
+                               "semantics": settings.semantics}
     extra["semantics"] = {
         "source": settings.semantics, "embed": settings.embed,
         "documents_expanded": graph is not None, "document_graph": inputs.A is not None,

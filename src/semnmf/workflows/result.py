@@ -239,6 +239,7 @@ class ClusterResult:
     partitions: object = None
     partition_seeds: object = None
     timeline: dict | None = None  # topics over time (workflows.timeline), with time_column
+    expansion: dict | None = None  # the word graph that expanded the documents (semantics)
     folder: str | None = None
     files: list = field(default_factory=list)
 
@@ -511,15 +512,15 @@ def attach_saved_model(result, ensemble):
     from ..pipelines.saved import SavedModel
 
     settings = result.settings
-    if settings.semantics != "corpus":  # pretrained semantics change X: not saved (yet)
-        result.not_saved = ("runs with --semantics build X with pretrained vectors, which "
-                            "saved models do not hold")
+    if settings.semantics != "corpus" and ensemble is not None:
+        result.not_saved = ("a consensus of runs with --semantics has no one model to save")
         return
     result.saved = SavedModel.from_fit(
         result.model, result.corpus, settings.weighting, labels=result.labels, X=result.X,
         method=settings.method, topics=result.components,
         refine=result.extra.get("refine") and {"method": "gt"},
         consensus=None if ensemble is None else {"method": settings.consensus,
-                                                 "n_clusters": settings.k})
+                                                 "n_clusters": settings.k},
+        expansion=result.expansion)
 
 
