@@ -282,9 +282,15 @@ def transposed(torch, crow, col, values, shape):
     """Aᵀ in CSR arrays, on the device (CSR -> CSC, whose arrays are those of Aᵀ's CSR)."""
     from semnmf.models._solvers.torch_problems import csr_tensor
 
-    csc = csr_tensor(torch, crow, col, values, shape).to_sparse_csc()
-    return (csc.ccol_indices().to(crow.dtype), csc.row_indices().to(col.dtype),
-            csc.values())
+    A = csr_tensor(torch, crow, col, values, shape)
+    try:
+        csc = A.to_sparse_csc()
+        return (csc.ccol_indices().to(crow.dtype), csc.row_indices().to(col.dtype),
+                csc.values())
+    except (RuntimeError, NotImplementedError):  # through COO: sorted by (column, row)
+        coo = A.to_sparse_coo().t().coalesce()
+        T = coo.to_sparse_csr()
+        return (T.crow_indices().to(crow.dtype), T.col_indices().to(col.dtype), T.values())
 
 
 def synthetic(torch, device, size, k, steps, bandwidth):

@@ -115,7 +115,7 @@ def operators(problem, torch, device, dtype, *, index_dtype=None, ratios="auto",
     Xt = transpose_csr(X) if (problem.update_W or not kl) else None
     Mt = transpose_csr(M) if M is not None else None  # Q's start reads it too
     return DeviceOperators(X, Xt, M, Mt, torch, device, dtype, index_dtype=index_dtype,
-                           ratios=ratios, chunk=chunk)
+                           ratios=ratios if kl else None, chunk=chunk)
 
 
 def _check_problem(problem):

@@ -10,9 +10,11 @@ Sparse matrices (:class:`DeviceCSR`). X, Xᵀ, M and Mᵀ are torch sparse CSR t
 device, each built once per fit from the canonical scipy CSR (Xᵀ is a CSR of its own, as
 the local engine keeps it: every product reads its matrix by rows, no transposed product;
 a symmetric M serves as its own transpose). The indices are int32 when every count fits
-(measured on PyTorch 2.13's CPU build, BBC's TF-IDF, k = 5: X W in 12 ms against 26 ms
-with int64 indices, Xᵀ Z 33 against 47 ms; the sampled product is the same with both),
-int64 otherwise or where the device refuses int32 (a probe on a 2 x 2 matrix).
+(PyTorch 2.13's CPU build, one thread, BBC's TF-IDF in float32, k = 5, medians of 10:
+X W 0.21-0.23 ms against 0.27 with int64 indices, Xᵀ Z 0.38-0.40 against 0.42-0.48, the
+sampled ratios 14.5-14.7 against 16.5-16.8; half the index memory), int64 otherwise or
+where the device refuses int32 (a probe on a 2 x 2 matrix). How they fare on a GPU is
+for ``benchmarks/gpu_check.py`` to say.
 
 Frobenius (:class:`TorchFrobenius`): one sweep is (7a)-(7c) in the order of Algorithm 1,
 the reference path of :class:`.frobenius.FrobeniusProblem` (four sparse x dense(k)
@@ -96,14 +98,20 @@ def probe(torch, device, dtype, index_dtype):
     return _PROBES[key]
 
 
-def index_dtype_for(torch, device, dtype, shape, nnz, index_dtype=None):
-    """The index dtype of the device's CSR tensors: ``index_dtype`` when given, else int32
-    when every count fits and the device multiplies with it, else int64."""
+def index_dtype_for(torch, device, dtype, shape, nnz, index_dtype=None, ratios=None):
+    """The index dtype of the device's CSR tensors: ``index_dtype`` when given; else int32
+    when every count fits and the device multiplies with it, and, for the KL ratios
+    (``ratios="auto"``), runs ``sampled_addmm`` with it too where int64 would (the fused
+    sampled product beats a gather by more than int32 beats int64: on NG20 an H200 took
+    0.72 against 6.2 ms a KL sweep, issue 36); else int64."""
     if index_dtype is not None:
         return index_dtype
-    if max(nnz, *shape) < _INT32_LIMIT and probe(torch, device, dtype, torch.int32)[0]:
-        return torch.int32
-    return torch.int64
+    if max(nnz, *shape) >= _INT32_LIMIT or not probe(torch, device, dtype, torch.int32)[0]:
+        return torch.int64
+    if (ratios == "auto" and not probe(torch, device, dtype, torch.int32)[1]
+            and probe(torch, device, dtype, torch.int64)[1]):
+        return torch.int64
+    return torch.int32
 
 
 class DeviceCSR:
@@ -117,9 +125,10 @@ class DeviceCSR:
     floor : float or None
         The floor on (L Rᵀ)_ij of the ratio products (None: A's own, ε₃₂ · mean of its
         non-zeros, :func:`.kl_kernels.scale_free_floor`).
-    ratios : {"auto", "sampled", "gather"}
+    ratios : {"auto", "sampled", "gather"} or None
         How the ratios are formed: ``sampled_addmm`` or the chunked gather ("auto": the
-        first where the device supports it).
+        first where the device supports it); None: no ratios (the Frobenius products
+        only; :meth:`ratios` then takes the gathered path).
     chunk : int or None
         Non-zeros per chunk of the gathered path (None: :data:`GATHER_ELEMENTS` / k).
     """
@@ -131,7 +140,7 @@ class DeviceCSR:
         self.total = float(np.sum(A.data, dtype=np.float64))
         self.squared_norm = squared_norm(A)
         self.index_dtype = index_dtype_for(torch, device, dtype, A.shape, self.nnz,
-                                           index_dtype)
+                                           index_dtype, ratios)
         self.crow = torch.as_tensor(A.indptr).to(device=device, dtype=self.index_dtype)
         self.col = torch.as_tensor(A.indices).to(device=device, dtype=self.index_dtype)
         self.values = torch.as_tensor(A.data).to(device=device, dtype=dtype)
@@ -155,9 +164,11 @@ class DeviceCSR:
         torch = self.torch
         self.floor = float(scale_free_floor(self.total, self.nnz) if floor is None else floor)
         self.tensor = csr_tensor(torch, self.crow, self.col, self.values, self.shape)
-        if ratios not in RATIO_PATHS:
+        if ratios is not None and ratios not in RATIO_PATHS:
             raise ValueError(f"ratios must be one of {RATIO_PATHS}, got {ratios!r}.")
-        if ratios == "auto":
+        if ratios is None:
+            ratios = "gather"
+        elif ratios == "auto":
             ratios = "sampled" if probe(torch, device, dtype, self.index_dtype)[1] else "gather"
         self.ratio_path = ratios
         self.chunk = chunk
