@@ -222,6 +222,25 @@ def test_device_checks_are_one_line_errors(monkeypatch):
     assert _quiet(NMF(3, device="auto", random_state=0).fit, X).engine_ == "local"
 
 
+def test_auto_says_which_engine_it_chose(monkeypatch, caplog):
+    import logging
+
+    X, _ = _planted()
+    with caplog.at_level(logging.INFO, logger="semnmf"):
+        model = _quiet(NMF(3, device="auto", random_state=0).fit, X)
+    chose = [r.getMessage() for r in caplog.records if "device='auto' chose" in r.getMessage()]
+    expected = "torch" if torch.cuda.is_available() else "the CPU (local engine)"
+    assert len(chose) == 1 and expected in chose[0]
+    assert model.engine_.startswith("torch:cuda" if torch.cuda.is_available() else "local")
+    # a usable GPU (patched: torch's CPU device) is chosen, orthogonal NMF stays on the CPU
+    monkeypatch.setattr(torch_engine, "gpu_usable", lambda device="cuda": True)
+    monkeypatch.setattr(torch_engine, "check_device", lambda device: None)
+    monkeypatch.setattr(torch_engine, "_device_name", lambda torch, device: torch.device("cpu"))
+    assert _quiet(NMF(3, device="auto", random_state=0).fit, X).engine_ == "torch:cpu"
+    assert _quiet(NMF(3, device="auto", orthogonal=True, random_state=0).fit,
+                  X).engine_ == "local"
+
+
 def test_importing_semnmf_and_the_engine_loads_no_torch():
     code = ("import sys, semnmf, semnmf.models.torch_engine, semnmf.models.nmf; "
             "from semnmf import NMF; NMF(2, device='cuda'); "
