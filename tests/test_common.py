@@ -331,7 +331,8 @@ BAD_PARAMETERS = [
                          ("init", "svd")]
     if param in REGISTRY[name][0].get_params()
 ] + [
-    ("NMF", "loss", "itakura"), ("NMF", "orthogonal", "yes"),
+    ("NMF", "loss", "itakura"), ("NMF", "orthogonal", "yes"), ("NMF", "device", "gpu"),
+    ("NMF", "device", "cuda:x"), ("SemanticNMF", "device", "tpu"),
     ("SemanticNMF", "lam", -1.0), ("SemanticNMF", "lam_scale", "raw"),
     ("SeNMF", "lam", -1.0), ("SeNMF", "shift", 0), ("SeNMF", "shift", -2.0),
     ("GNMF", "graph_lam", -1.0), ("GNMF", "n_neighbors", 0), ("GNMF", "weight", "gaussian"),

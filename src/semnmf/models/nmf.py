@@ -25,6 +25,21 @@ from .pipeline import FitOptions, FitProblem, labels_from_memberships, normalize
 
 LOSSES = ("frobenius", "kl")
 
+
+class _DeviceOptions(StrOptions):
+    """The ``device`` constraint: "cpu", "cuda", "cuda:N" or "auto"."""
+
+    def __init__(self):
+        super().__init__({"cpu", "cuda", "auto"})
+
+    def is_satisfied_by(self, val):
+        from .torch_engine import is_device_name  # no torch: the name's form only
+
+        return is_device_name(val)
+
+    def __str__(self):
+        return "a str among {'cpu', 'cuda', 'cuda:N', 'auto'}"
+
 # The start of the multiplicative-update estimators: a strategy name or the factors
 # themselves, (Z, W) (see semnmf.models.init.resolve_start).
 _INIT_CONSTRAINT = [StrOptions({"skmeans", "random", "nndsvda"}), Hidden(StrOptions({"custom"})),
@@ -103,6 +118,9 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
     def _screen_iter(self):
         return None
 
+    def _device(self):
+        return "cpu"
+
     # subclasses: build the context part of the problem ----------------------------------
     def _finish_fit(self, result):
         """Set subclass attributes from the kept run (``result.problem``; Z was just
@@ -124,6 +142,13 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         if self._orthogonal() and self._loss() != "frobenius":
             raise ValueError("orthogonal=True is derived for the Frobenius loss only; use "
                              "loss='frobenius' or orthogonal=False.")
+        if self._device() != "cpu":
+            from .torch_engine import check_device
+
+            if self._orthogonal() and self._device() != "auto":
+                raise ValueError(f"device={self._device()!r} runs the plain updates "
+                                 "(Frobenius or KL); orthogonal=True runs on device='cpu'.")
+            check_device(self._device())  # a GPU asked for and missing: before any work
 
     def _make_problem(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None):
         """The update problem for this estimator's loss and variant (one per run)."""
@@ -158,6 +183,9 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
                 raise ValueError("the blocked (Dask) engine runs the plain updates (Frobenius "
                                  "or KL); orthogonal=True runs on the local engine only: pass "
                                  "X as one matrix.")
+            if self._device() not in ("cpu", "auto"):
+                raise ValueError(f"device={self._device()!r} takes X as one matrix; row "
+                                 "blocks (Dask arrays) run on the CPU: device='cpu'.")
             self.n_features_in_ = X.shape[1]
         else:
             self._validate_params()
@@ -181,17 +209,39 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
                           update_W=update_W, data_sizes=sizes)
 
     def _run(self, problem):
-        """The engine for the problem's X: blocked (threads or Dask) or local."""
+        """The engine for the problem's X and ``device``: blocked (threads or Dask), the
+        torch engine (a GPU) or local."""
+        from .._utils.progress import log
+
         if is_blocked(problem.X):
-            from .._utils.progress import log
             from .blocked import fit_blocked
             X = problem.X
             log(f"{type(self).__name__}: {X.shape[0]} documents in {len(X)} blocks, "
                 f"{X.executor.name} engine", self.verbose > 0)
             return fit_blocked(problem, self._options())
+        device = self._torch_device()
+        if device is not None:
+            from .torch_engine import fit_torch
+            log(f"{type(self).__name__}: the torch engine on {device}", self.verbose > 0)
+            return fit_torch(problem, self._options(), device=device)
         from .local import fit_local  # here: the Dask engine's client builds estimators and
         # never runs the compiled kernels (numba, about 50 MB)
         return fit_local(problem, self._options())
+
+    def _torch_device(self):
+        """The torch device of ``device``, or None for the local engine; "auto" logs its
+        choice (a GPU only for the plain updates: orthogonal NMF stays on the CPU)."""
+        device = self._device()
+        if device == "cpu":
+            return None
+        from .torch_engine import select_device
+
+        chosen = None if device == "auto" and self._orthogonal() else select_device(device)
+        if device == "auto":
+            from .._utils.progress import log
+            log(f"{type(self).__name__}: device='auto' chose "
+                + (f"the torch engine on {chosen}" if chosen else "the CPU (local engine)"))
+        return chosen
 
     def _set_fitted(self, result):
         """The fitted attributes, from an engine's :class:`~semnmf.models.pipeline.FitResult`."""
@@ -368,6 +418,9 @@ class _Variants:
     def _screen_iter(self):
         return self.screen_iter
 
+    def _device(self):
+        return self.device
+
 
 def fit_record(estimator, X, y=None, **inputs):
     """Fit ``estimator`` (an NMF-family estimator) and return its engine's
@@ -376,6 +429,14 @@ def fit_record(estimator, X, y=None, **inputs):
     gathers them) and ``record.strengths`` holds each document's share of its cluster,
     computed there (the command line's Dask engine)."""
     return estimator._fit(X, y, **inputs)
+
+
+def prepare_fit(estimator, X, y=None, **inputs):
+    """The estimator's side of the fit pipeline without an engine: validate X and the
+    parameters and prepare the problem once; returns ``(FitProblem, FitOptions)``, which
+    any engine runs (``fit_local(problem, options)``, ``fit_torch(problem, options,
+    device)``): the comparisons of engines from one preparation (``benchmarks/gpu_check.py``)."""
+    return estimator._prepare(estimator._validate(X, y), **inputs), estimator._options()
 
 
 def _twin(model, X, init_W=None, update_W=True, name=None, **inputs):
@@ -486,6 +547,15 @@ class NMF(_Variants, _BaseNMF):
     random_state : int, RandomState instance or None
     verbose : int, default=0
         Show a progress bar per run.
+    device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
+        Where the fit runs. "cpu": the local engine (compiled kernels). "cuda" / "cuda:N":
+        the torch engine (:mod:`semnmf.models.torch_engine`) on that GPU, float32, the
+        same updates, objective, stopping rule, start and restarts (needs
+        ``pip install "semnmf[gpu]"`` and a CUDA build of torch; a one-line error says
+        when torch or the GPU is missing). "auto": a GPU when torch sees one, else the
+        CPU, and one log line says which. The start (spherical k-means) is computed on the
+        CPU; ``transform`` and ``predict`` run on the CPU whatever ``device`` is;
+        ``orthogonal=True`` and row blocks run on the CPU only.
     Z_init, W_init : ndarray, optional
         Starting factors for the former ``init="custom"``.
 
@@ -498,6 +568,9 @@ class NMF(_Variants, _BaseNMF):
     labels_ : ndarray of shape (n_documents,)
     components_ : ndarray of shape (n_components, n_terms)
         Wᵀ: the term weights of each cluster.
+    engine_ : str
+        The engine that ran the fit: "local", "torch:cuda:0" (``device``), or the
+        executor of row blocks ("serial", "dask").
     objective_history_ : ndarray
         Objective at the start and after each iteration of the kept run.
     objective_, n_iter_
@@ -518,18 +591,20 @@ class NMF(_Variants, _BaseNMF):
         "loss": [StrOptions(set(LOSSES))],
         "orthogonal": ["boolean"],
         "screen_iter": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "device": [_DeviceOptions()],
     }
     _supports_blocks = True
 
     def __init__(self, n_components=8, *, loss="frobenius", orthogonal=False, init="skmeans",
                  n_init=1, screen_iter=None, max_iter=200, tol=1e-4, random_state=None,
-                 verbose=0, Z_init=None, W_init=None):
+                 verbose=0, device="cpu", Z_init=None, W_init=None):
         super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
                          random_state=random_state, verbose=verbose, Z_init=Z_init,
                          W_init=W_init)
         self.loss = loss
         self.orthogonal = orthogonal
         self.screen_iter = screen_iter
+        self.device = device
 
     def fit(self, X, y=None):
         """Fit the model to the document-term matrix X and set ``labels_``.

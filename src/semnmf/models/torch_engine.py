@@ -1,0 +1,193 @@
+"""The torch engine: a :class:`~semnmf.models.pipeline.FitProblem` on one PyTorch device
+(a GPU, or PyTorch's CPU build for the tests), behind the same
+:class:`~semnmf.models.pipeline.Engine` interface as :func:`~semnmf.models.local.fit_local`.
+
+It runs NMF and Semantic-NMF (M given, or the default PPMI the estimator prepared), with
+the Frobenius loss (updates 7a-7c) or the KL loss (the corrected Algorithm 2), through the
+problems of :mod:`semnmf.models._solvers.torch_problems`, which keep the local engine's
+objective, guards and order of updates. What stays the local engine's, on the host:
+
+- the start: the FitProblem's own (``init=(Z, W)``), or :func:`~semnmf.models.init.initialize`
+  (spherical k-means, random, NNDSVDa) with the same random generator and the same
+  k-means restarts per start as :func:`~semnmf.models.local.fit_local`, then copied to
+  the device; Q's start is :func:`~semnmf.models.init.initialize_context_factor` of Mᵀ W
+  (the product on the device);
+- the loop and the restarts: :func:`semnmf.models._solvers.mu.best_of_runs` itself drives
+  the device problems (MIN_ITER, relative change under ``tol``, screened restarts);
+- the end: the kept run's factors come back to the host in X's dtype, and Z's columns are
+  normalized and the labels taken there by the pipeline's rules.
+
+So from the same start on float64 the engine follows the local engine's iterates up to
+the order of floating-point summation. On the device the factors are float32 by default
+(``dtype``), whatever X's dtype; ``dtype=None`` keeps X's. Variants the engine does not
+run (orthogonal NMF, SeNMF's M ≈ W S Wᵀ, row blocks) are refused.
+
+PyTorch is imported on first use only (``import semnmf`` never loads it).
+"""
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from .._utils.blocks import is_blocked
+from .._utils.validation import empty_rows
+from ._solvers import mu
+from ._solvers.sparse import transpose_csr
+from ._solvers.torch_problems import DeviceOperators, TorchFrobenius, TorchKL, require_torch
+from .init import initialize, initialize_context_factor, start_restarts
+from .pipeline import FitResult, final_errors, labels_from_memberships, normalize_columns
+
+DEVICES = ("cpu", "cuda", "auto")
+
+
+def is_device_name(value):
+    """Whether ``value`` names a device of the estimators' ``device``: "cpu", "auto",
+    "cuda" or "cuda:N"."""
+    if not isinstance(value, str):
+        return False
+    if value in DEVICES:
+        return True
+    head, _, index = value.partition(":")
+    return head == "cuda" and index.isdigit()
+
+
+def gpu_usable(device="cuda"):
+    """Whether PyTorch imports and ``device`` ("cuda" or "cuda:N") is a usable GPU."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    if not torch.cuda.is_available():
+        return False
+    _, _, index = device.partition(":")
+    return not index or int(index) < torch.cuda.device_count()
+
+
+def check_device(device):
+    """Refuse, in one line, a GPU that cannot be used: ImportError without PyTorch,
+    RuntimeError without a CUDA device (or without device N). "cpu" and "auto" pass."""
+    if device in ("cpu", "auto"):
+        return
+    torch = require_torch()
+    if not torch.cuda.is_available():
+        raise RuntimeError(f'device="{device}" needs a CUDA GPU, and PyTorch sees none '
+                           f'(torch {torch.__version__}; a CPU build of torch, or no driver): '
+                           'use device="cpu" or "auto", or install a CUDA build of torch '
+                           '(pip install "semnmf[gpu]").')
+    _, _, index = device.partition(":")
+    if index and int(index) >= torch.cuda.device_count():
+        raise RuntimeError(f'device="{device}": PyTorch sees {torch.cuda.device_count()} '
+                           f'CUDA device(s), numbered from 0.')
+
+
+def select_device(device):
+    """The torch device of an estimator's ``device``, or None for the local engine: "cpu"
+    gives None, "auto" a GPU when one is usable (else None), "cuda"/"cuda:N" itself
+    (checked by :func:`check_device`)."""
+    if device == "cpu":
+        return None
+    if device == "auto":
+        return "cuda" if gpu_usable() else None
+    check_device(device)
+    return device
+
+
+def _resolve_dtype(torch, dtype, X):
+    if dtype is None:
+        return torch.float64 if X.dtype == np.float64 else torch.float32
+    if isinstance(dtype, str):
+        return {"float32": torch.float32, "float64": torch.float64}[dtype]
+    return dtype
+
+
+def _device_name(torch, device):
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
+def operators(problem, torch, device, dtype, *, index_dtype=None, ratios="auto", chunk=None):
+    """The :class:`~semnmf.models._solvers.torch_problems.DeviceOperators` of a
+    FitProblem: X, Xᵀ (not for KL with W held: only Z is updated), M and Mᵀ on the
+    device."""
+    X, M = problem.X, problem.M
+    kl = problem.loss == "kl"
+    Xt = transpose_csr(X) if (problem.update_W or not kl) else None
+    Mt = transpose_csr(M) if M is not None else None  # Q's start reads it too
+    return DeviceOperators(X, Xt, M, Mt, torch, device, dtype, index_dtype=index_dtype,
+                           ratios=ratios if kl else None, chunk=chunk)
+
+
+def _check_problem(problem):
+    if is_blocked(problem.X):
+        raise TypeError("the torch engine takes X as one matrix (row blocks: the blocked "
+                        "engine).")
+    if problem.loss not in ("frobenius", "kl"):
+        raise ValueError(f"the torch engine runs the Frobenius and KL losses, not "
+                         f"{problem.loss!r}.")
+    if problem.M is not None and not problem.context_factor:
+        raise ValueError("the torch engine factorizes M as W Qᵀ (NMF, SemanticNMF); "
+                         "SeNMF's M ≈ W S Wᵀ runs on the local engine.")
+
+
+def fit_torch(problem, options, device="cuda", dtype="float32", *, index_dtype=None,
+              ratios="auto", chunk=None):
+    """Run ``problem`` (:class:`~semnmf.models.pipeline.FitProblem`) with ``options``
+    (:class:`~semnmf.models.pipeline.FitOptions`) on the torch ``device``; returns a
+    :class:`~semnmf.models.pipeline.FitResult` with numpy factors on the host (in X's
+    dtype) and ``engine="torch:<device>"``.
+
+    ``dtype``: the factors' dtype on the device ("float32", "float64", a torch dtype, or
+    None for X's). ``index_dtype``: the CSR tensors' index dtype (None: int32 where it fits
+    and the device takes it). ``ratios``: how the KL ratios are formed, "sampled"
+    (``torch.sparse.sampled_addmm``), "gather" (chunks of ``chunk`` non-zeros) or "auto".
+    """
+    torch = require_torch()
+    _check_problem(problem)
+    device = _device_name(torch, device)
+    X, M = problem.X, problem.M
+    dtype = _resolve_dtype(torch, dtype, X)
+    with torch.no_grad():
+        ops = operators(problem, torch, device, dtype, index_dtype=index_dtype,
+                        ratios=ratios, chunk=chunk)
+        new_run = _runs(problem, options, ops)
+        run, n_iter, history = mu.best_of_runs(
+            new_run, n_init=options.n_init, max_iter=options.max_iter, tol=options.tol,
+            verbose=options.verbose, name=options.name, screen_iter=options.screen_iter)
+        errors = final_errors(run)
+        host = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+
+        def to_host(tensor):
+            return np.array(tensor.cpu().numpy(), dtype=host, order="C", copy=True)
+
+        Z, W = to_host(run.Z), to_host(run.W)
+        Q = to_host(run.Q) if M is not None and run.Q is not None else None
+    norms = normalize_columns(Z, W, Q)
+    return FitResult(W=W, Z=Z, Q=Q, labels=labels_from_memberships(Z, empty_rows(X)),
+                     n_iter=n_iter, history=history, errors=errors, norms=norms,
+                     lam=problem.lam, engine=f"torch:{device}", problem=run)
+
+
+def _runs(problem, options, ops):
+    """``new_run(index)`` for :func:`~semnmf.models._solvers.mu.best_of_runs`: one device
+    problem from the start of run ``index``, drawn as the local engine draws it."""
+    rng = check_random_state(options.random_state)
+    strategy, Z0, W0 = problem.start
+    restarts = start_restarts(options.n_init, options.screen_iter)
+    make = TorchKL if problem.loss == "kl" else TorchFrobenius
+
+    def new_run(index):
+        if Z0 is not None:
+            Z, W = Z0, W0
+        else:
+            Z, W = initialize(problem.X, problem.n_components, strategy, rng,
+                              n_restarts=restarts)
+        Z, W = ops.to_device(Z), ops.to_device(W)
+        Q = None
+        if ops.M is not None:
+            # Q = s·MᵀW (initialize_context_factor), the product on the device
+            W_host = W.cpu().numpy()
+            Q = ops.to_device(initialize_context_factor((ops.Mt @ W).cpu().numpy(), W_host))
+        return make(ops, Z, W, Q=Q, lam=problem.lam, update_W=problem.update_W)
+
+    return new_run
