@@ -210,7 +210,7 @@ def test_device_checks_are_one_line_errors(monkeypatch):
     with pytest.raises(ValueError, match="orthogonal"):
         NMF(3, orthogonal=True, device="cuda:0").fit(X)
     if not torch.cuda.is_available():
-        with pytest.raises(RuntimeError, match="CUDA") as error:
+        with pytest.raises(ValueError, match="CUDA") as error:
             SemanticNMF(3, device="cuda").fit(X)
         assert "\n" not in str(error.value)
         model = _quiet(NMF(3, device="auto", random_state=0).fit, X)

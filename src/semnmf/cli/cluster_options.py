@@ -66,6 +66,7 @@ class ClusterOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOption
     seed_words: str | None = None
     time_column: str | None = None
     time_period: str = "auto"
+    device: str = "cpu"
 
     @property
     def spec(self):

@@ -16,7 +16,7 @@ FLAGS = {
     "n_components": "-k", "lam": "--lam", "lam_scale": "--lam-scale",
     "graph_lam": "--graph-lam", "loss": "--loss", "orthogonal": "--orthogonal",
     "init": "--init", "n_init": "--n-init", "max_iter": "--max-iter", "tol": "--tol",
-    "random_state": "--seed", "dtype": "--dtype",
+    "random_state": "--seed", "dtype": "--dtype", "device": "--device",
     # the word-context matrix (Corpus.word_context)
     "context": "--context", "window": "--window", "association": "--association",
     "min_count": "--min-count", "top_k": "--top-k", "max_nnz": "--max-nnz",

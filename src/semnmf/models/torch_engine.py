@@ -64,18 +64,18 @@ def gpu_usable(device="cuda"):
 
 def check_device(device):
     """Refuse, in one line, a GPU that cannot be used: ImportError without PyTorch,
-    RuntimeError without a CUDA device (or without device N). "cpu" and "auto" pass."""
+    ValueError without a CUDA device (or without device N). "cpu" and "auto" pass."""
     if device in ("cpu", "auto"):
         return
     torch = require_torch()
     if not torch.cuda.is_available():
-        raise RuntimeError(f'device="{device}" needs a CUDA GPU, and PyTorch sees none '
+        raise ValueError(f'device="{device}" needs a CUDA GPU, and PyTorch sees none '
                            f'(torch {torch.__version__}; a CPU build of torch, or no driver): '
                            'use device="cpu" or "auto", or install a CUDA build of torch '
                            '(pip install "semnmf[gpu]").')
     _, _, index = device.partition(":")
     if index and int(index) >= torch.cuda.device_count():
-        raise RuntimeError(f'device="{device}": PyTorch sees {torch.cuda.device_count()} '
+        raise ValueError(f'device="{device}": PyTorch sees {torch.cuda.device_count()} '
                            f'CUDA device(s), numbered from 0.')
 
 

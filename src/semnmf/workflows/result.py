@@ -83,6 +83,7 @@ class ClusterSettings:
     seed_words: object = None
     time_column: str | None = None
     time_period: str = "auto"
+    device: str = "cpu"
     verbose: int = 0
 
     @property
@@ -169,6 +170,9 @@ def check_settings(settings):
                          "consensus= (e.g. 'mmm') or drop them.")
     if settings.refine not in (None, "gt"):
         raise ValueError(f"refine must be None or 'gt', got {settings.refine!r}.")
+    if settings.device not in ("cpu", "auto"):  # a GPU asked for and missing: said first
+        from ..models.torch_engine import check_device
+        check_device(settings.device)
     if settings.time_column is not None:
         from .timeline import PERIODS
 
@@ -440,6 +444,15 @@ def build_model(settings, k=None):
                             verbose=int(settings.verbose), lam=settings.lam,
                             lam_scale=settings.lam_scale, graph_lam=settings.graph_lam,
                             loss=settings.loss, orthogonal=settings.orthogonal)
+    takes_device = "device" in method.estimator_class()().get_params()
+    if settings.device == "auto" and not takes_device:
+        pass  # auto: the CPU for the methods the GPU engine does not run
+    elif settings.device != "cpu":  # the torch engine (NMF and Semantic-NMF)
+        if not takes_device:
+            raise ValueError(f"device={settings.device!r} runs NMF and Semantic-NMF methods "
+                             f"on the GPU engine; method {settings.method!r} runs on the CPU "
+                             "only.")
+        params["device"] = settings.device
     return method.build(settings.k if k is None else k, settings.random_state, **params)
 
 
