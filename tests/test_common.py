@@ -278,7 +278,8 @@ def test_document_factors(name, data):
     estimator = fresh(name)
     Z = quiet(estimator.fit_transform, X)
     n = X.shape[0]
-    assert Z.shape == (n, K)
+    # DCN's document factors are its autoencoder's latent codes (latent_dim columns)
+    assert Z.shape == (n, getattr(estimator, "latent_dim", K))
     if REGISTRY[name][1] == "mu":
         assert np.all(Z >= 0)
         assert estimator.components_.shape == (K, X.shape[1])   # k x n_features

@@ -167,14 +167,14 @@ def _add_fit_arguments(c):
     c.add_argument("--time-column", metavar="NAME",
                    help="a date column (CSV) or field (JSONL): each topic's share per period "
                         "is written to topics_over_time.csv (by class too when labelled) "
-                        "and drawn in the report")
+                        "and drawn in the report (default: none)")
     c.add_argument("--time-period", choices=("auto", "year", "month", "day"),
                    help="the periods of --time-column (default auto: the finest with at "
                         "most 60 periods)")
     c.add_argument("--seed-words", metavar="FILE",
                    help="guided topics: one topic per line, a few words each (spaces or "
                         "commas); those topics start from and are held near their words, "
-                        "the others are found freely")
+                        "the others are found freely (default: none, every topic free)")
 
 
 def run(args):

@@ -15,3 +15,18 @@ DEFAULT_GRAPH_LAM = 3.0
 # The largest weight (``lam``, ``graph_lam``) accepted: at 10⁶ the other term of the
 # objective is already negligible, and larger values overflow the updates (NaN factors).
 MAX_LAM = 1e6
+
+# The estimators' ``device`` (NMF, SemanticNMF): "cpu" (the compiled CPU engine), "cuda",
+# "cuda:N" (the torch engine on that GPU) or "auto".
+DEVICES = ("cpu", "cuda", "auto")
+
+
+def is_device_name(value):
+    """Whether ``value`` names a device of the estimators' ``device``: "cpu", "auto",
+    "cuda" or "cuda:N"."""
+    if not isinstance(value, str):
+        return False
+    if value in DEVICES:
+        return True
+    head, _, index = value.partition(":")
+    return head == "cuda" and index.isdigit()

@@ -33,7 +33,7 @@ class _DeviceOptions(StrOptions):
         super().__init__({"cpu", "cuda", "auto"})
 
     def is_satisfied_by(self, val):
-        from .torch_engine import is_device_name  # no torch: the name's form only
+        from ._defaults import is_device_name  # the name's form only: nothing heavy
 
         return is_device_name(val)
 

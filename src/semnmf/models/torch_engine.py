@@ -36,18 +36,8 @@ from ._solvers.torch_problems import DeviceOperators, TorchFrobenius, TorchKL, r
 from .init import initialize, initialize_context_factor, start_restarts
 from .pipeline import FitResult, final_errors, labels_from_memberships, normalize_columns
 
-DEVICES = ("cpu", "cuda", "auto")
-
-
-def is_device_name(value):
-    """Whether ``value`` names a device of the estimators' ``device``: "cpu", "auto",
-    "cuda" or "cuda:N"."""
-    if not isinstance(value, str):
-        return False
-    if value in DEVICES:
-        return True
-    head, _, index = value.partition(":")
-    return head == "cuda" and index.isdigit()
+# the device names (light: the estimators validate their parameter without this module)
+from ._defaults import DEVICES, is_device_name  # noqa: E402,F401 (re-exported)
 
 
 def gpu_usable(device="cuda"):

@@ -16,8 +16,6 @@ import dataclasses
 import time
 import warnings
 
-import numpy as np
-
 from ..experiments.methods import CLI_METHODS, CLI_RENAMED, DEFAULT_CLI_METHOD
 from .inputs import as_dtype, build_word_context, collected_warnings, read_corpus
 from .result import (ClusterResult, ClusterSettings, attach_saved_model, build_model,
@@ -373,6 +371,8 @@ def _fit_guided(settings, corpus, model, X, fit_params, timings, extra):
     """One run with guided topics (:func:`semnmf.models.guided.fit_guided`): (labels,
     strength, memberships); run.json's ``seed_words`` says which topics were seeded, by
     which terms, how far each moved and whether its seed terms stayed in its top words."""
+    import numpy as np
+
     from ..models.guided import DEFAULT_STRENGTH, fit_guided
     from ..pipelines.saved import memberships_from_factors
     from .inputs import seed_terms
