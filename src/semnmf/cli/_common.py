@@ -274,17 +274,6 @@ def source_name(source):
     return name(source)
 
 
-def data_notes(record, corpus):
-    """Add to run.json's ``data`` entry what the loading decided: documents without a label
-    (left out of the scores) and the min_df used (and whether it was chosen automatically)."""
-    if record.get("data") is not None:
-        record["data"].update({"n_unlabelled": corpus.n_unlabelled if corpus.labels is not None
-                               else corpus.n_documents,
-                               "min_df": corpus.min_df,
-                               "min_df_automatic": bool(corpus.min_df_automatic)})
-    return record
-
-
 def log_warning(message):
     """A warning as the command line shows it: one ``warning: ...`` line."""
     from .._utils.progress import log
