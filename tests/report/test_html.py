@@ -544,16 +544,20 @@ def test_the_page_model_of_a_run_without_texts(flat_run):
 
 
 def test_templates_ship_with_the_package():
-    """Every template is package data in pyproject.toml (a non-editable install has it)."""
+    """Every template is package data in pyproject.toml, and the installed package (an
+    editable or a plain install) has every template of the source tree."""
     import fnmatch
     import tomllib
     from pathlib import Path
 
     import semnmf.report
 
-    folder = Path(semnmf.report.__file__).parent
-    with open(folder.parents[2] / "pyproject.toml", "rb") as f:
+    repo = Path(__file__).resolve().parents[2]
+    with open(repo / "pyproject.toml", "rb") as f:
         patterns = tomllib.load(f)["tool"]["setuptools"]["package-data"]["semnmf.report"]
-    files = sorted(p.relative_to(folder).as_posix() for p in (folder / "templates").iterdir())
+    source = repo / "src" / "semnmf" / "report"
+    files = sorted(p.relative_to(source).as_posix() for p in (source / "templates").iterdir())
     assert "templates/page.html" in files
     assert [f for f in files if not any(fnmatch.fnmatch(f, p) for p in patterns)] == []
+    installed = Path(semnmf.report.__file__).parent
+    assert [f for f in files if not (installed / f).is_file()] == []
