@@ -65,3 +65,15 @@ def test_the_command_line_reads_a_seed_word_file(tmp_path, capsys):
     assert all(t["in_top_words"] for t in topics)
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "seeded: bank inflation (moved" in page and "seeded: chip network (moved" in page
+
+
+def test_five_seed_lists_on_bbc_give_five_topics_with_their_seeds():
+    """Issue 35's check: the command line's default with five seed lists on BBC."""
+    seeds = [["football", "match", "club"], ["film", "award", "star"],
+             ["election", "labour", "party"], ["mobile", "phone", "software"],
+             ["bank", "economy", "growth"]]
+    result = semnmf.cluster("bbc", 5, seed_words=seeds)
+    for j, words in enumerate(seeds):
+        assert set(words) <= {w for w, _ in result.topics[j]}, (j, result.topics[j])
+    assert all(t["in_top_words"] for t in result.extra["seed_words"]["topics"])
+    assert result.scores["nmi"] > 0.85
