@@ -335,6 +335,25 @@ def _find_source(source):
     return None
 
 
+def has_raw_text(source):
+    """Whether ``load_dataset(source)`` will have raw texts, told without reading them: a
+    dataset folder with ``docs.jsonl`` (or shards), any text file or folder of texts, a
+    list of strings, the built-in BBC; not a folder of counts only, nor a matrix."""
+    if source is None or isinstance(source, (list, tuple)):
+        return True
+    if not isinstance(source, (str, os.PathLike)):
+        texts = getattr(source, "texts", None)  # a Corpus: its own; a matrix: none
+        return texts is not None and not getattr(source, "from_counts", False)
+    if source == "bbc":
+        return True
+    path = _find_source(os.fspath(source))
+    if path is None or not os.path.isdir(path):
+        return True  # a file (CSV, JSONL, .txt) is text; an unknown name fails later
+    if os.path.isfile(os.path.join(path, "counts.mtx")):
+        return os.path.isfile(os.path.join(path, "docs.jsonl"))
+    return True
+
+
 def check_source_options(source, *, text_column=None, label_column=None, encoding=None,
                          vocabulary=None):
     """Refuse the input options (CLI names) that would do nothing on ``source``.

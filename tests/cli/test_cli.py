@@ -193,8 +193,8 @@ def test_folder_source_and_options(corpus_files, tmp_path):
 
 def test_counts_only_folder_uses_document_context(corpus_files, tmp_path):
     out = tmp_path / "counts"
-    assert main(["cluster", corpus_files["counts_only"], "-k", "3", "--out", str(out),
-                 *FAST]) == 0
+    assert main(["cluster", corpus_files["counts_only"], "-k", "3", "--method", "snmf-robust",
+                 "--out", str(out), *FAST]) == 0
     run = read_run(out)
     assert run["context"]["context"] == "document"
     # the default method's rule without raw text: shifted PPMI, 50 contexts per word
@@ -247,12 +247,12 @@ def test_default_method_on_each_engine_and_with_semantics():
     name in 0.1, still runs it this release, with a FutureWarning."""
     from semnmf.cli.cluster_options import method_name
 
-    assert method_name(None, "corpus") == "snmf-robust"
-    assert method_name(None, "minilm") == "snmf"
-    assert method_name("nmf", "corpus") == "nmf"
+    assert method_name(None, "corpus") == ("snmf-robust", None)
+    assert method_name(None, "minilm") == ("snmf", None)
+    assert method_name("nmf", "corpus") == ("nmf", None)
     with pytest.warns(FutureWarning, match="now called snmf-robust.*in 0.3 --method snmf-kl "
                                            "will run the slides' SNMF-KL"):
-        assert method_name("snmf-kl", "corpus") == "snmf-robust"
+        assert method_name("snmf-kl", "corpus")[0] == "snmf-robust"
 
 
 def test_old_default_name_runs_the_default_with_one_warning(corpus_files, tmp_path, capsys):
@@ -426,3 +426,24 @@ def test_model_family_methods(corpus_files, tmp_path, method, extra, estimator, 
 def test_variant_options_checked_before_loading(tmp_path, capsys, extra, message):
     assert main(["cluster", str(tmp_path / "missing.csv"), "-k", "3", *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_counts_only_corpus_gets_the_kl_consensus_and_says_why(corpus_files, tmp_path):
+    """Without --method, a corpus of counts only runs kl-consensus (chosen by
+    leave-one-corpus-out on the shared counts-only corpora), printed and recorded; asking
+    for a word-context setting keeps snmf-robust."""
+    from semnmf.cli.cluster_options import method_name
+
+    out = tmp_path / "counts"
+    assert main(["cluster", corpus_files["counts_only"], "-k", "3", "--out", str(out),
+                 *FAST]) == 0
+    run = read_run(out)
+    assert run["method"] == "kl-consensus" and "no raw text" in run["method_choice"]["why"]
+    assert run["consensus"]["members"] == ["nmf-kl-screened", "nmf-kl", "skmeans"]
+    assert run["scores"]["nmi"] > 0.5 and (out / "partitions.csv").exists()
+    assert method_name(None, "corpus", corpus_files["counts_only"])[0] == "kl-consensus"
+    assert method_name(None, "corpus", corpus_files["counts_only"],
+                       given=["top_k"])[0] == "snmf-robust"
+    assert method_name(None, "corpus", corpus_files["csv"])[0] == "snmf-robust"
+    assert method_name(None, "corpus", corpus_files["counts_only"], engine="dask")[0] == \
+        "snmf-robust"

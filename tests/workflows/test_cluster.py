@@ -68,8 +68,8 @@ def test_python_cluster_of_a_matrix_is_the_command_line_on_its_counts_folder(tmp
                  "--out", str(out)]) == 0
     result = semnmf.cluster(X, 3, vocabulary=vocabulary, labels=labels, max_iter=20)
     assert result.labels.tolist() == _labels(out)
-    assert result.choices["context"] == "document" == _run(out)["context"]["context"]
-    assert result.choices["association"] == "sppmi" and result.choices["top_k"] == 50
+    # counts only: both run the default for such corpora, the KL consensus
+    assert result.method == "kl-consensus" == _run(out)["method"]
     assert result.scores["nmi"] == pytest.approx(_run(out)["scores"]["nmi"])
     # a dense array is a matrix too; without a vocabulary its terms are t0, t1, ...
     dense = semnmf.cluster(X.toarray(), 3, max_iter=20)

@@ -67,6 +67,7 @@ class ClusterOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOption
     time_column: str | None = None
     time_period: str = "auto"
     device: str = "cpu"
+    method_reason: str | None = None
 
     @property
     def spec(self):
@@ -105,6 +106,10 @@ class ClusterOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOption
 SETTING_NAMES = {"random_state": "seed", "n_runs": "runs", "n_keep": "keep", "n_top": "top",
                  "stop_words": "language", "vocabulary": "vocab"}
 
+
+# the library's names of the options (the inverse of SETTING_NAMES, and the CLI's names of
+# the consensus runs and the seed)
+SETTING_NAMES_OF = {**{flag: name for name, flag in SETTING_NAMES.items()}, "runs": "n_runs"}
 
 DEFAULTS = ClusterOptions(source="")
 
@@ -151,20 +156,22 @@ def parse_k(text):
     return ("grid", grid)
 
 
-def method_name(method, semantics):
-    """The method to run: ``--method`` (a name of 0.1 warns), else the default (chosen by
-    leave-one-corpus-out, benchmarks/results/defaults.md) on either engine, or
-    Semantic-NMF with the papers' settings where only the Frobenius updates run
-    (``--semantics``)."""
+def method_name(method, semantics, source=None, engine="local", given=()):
+    """``(method, reason)``: ``--method`` (a name of 0.1 warns), else the default for the
+    source, chosen before reading it (:func:`semnmf.workflows.cluster.default_method`:
+    snmf-robust with raw text, kl-consensus for counts only, the papers' snmf with
+    ``--semantics``), with why."""
     if method in CLI_RENAMED:
         new = CLI_RENAMED[method]
         warnings.warn(f"--method {method} is now called {new} (the default); in 0.3 "
                       f"--method {method} will run the slides' SNMF-KL (lam 10, one start).",
                       FutureWarning, stacklevel=2)
-        return new
+        return new, None
     if method is None:
-        return "snmf" if semantics not in (None, "corpus") else DEFAULT_CLI_METHOD
-    return method
+        from ..workflows.cluster import default_method
+
+        return default_method(source, semantics, engine, given)
+    return method, None
 
 
 def _k_fields(value):
@@ -188,7 +195,9 @@ def cluster_options(args):
     ``argparse.Namespace`` holding the options given only), checked and filled."""
     given = dict(vars(args))
     k = given.pop("k")
-    given["method"] = method_name(given.get("method"), given.get("semantics", "corpus"))
+    given["method"], given["method_reason"] = method_name(
+        given.get("method"), given.get("semantics", "corpus"), given.get("source"),
+        given.get("engine", "local"), [SETTING_NAMES_OF.get(n, n) for n in given])
     options = ClusterOptions(**given, **_k_fields(parse_k(k) if isinstance(k, str) else k))
     _check_values(options)
     _check_method(options)

@@ -16,7 +16,8 @@ import dataclasses
 import time
 import warnings
 
-from ..experiments.methods import CLI_METHODS, CLI_RENAMED, DEFAULT_CLI_METHOD
+from ..experiments.methods import (CLI_METHODS, CLI_RENAMED, DEFAULT_CLI_METHOD,
+                                   DEFAULT_COUNTS_METHOD)
 from .inputs import as_dtype, build_word_context, collected_warnings, read_corpus
 from .result import (ClusterResult, ClusterSettings, attach_saved_model, build_model,
                      check_settings, describe, method_defaults)
@@ -48,21 +49,52 @@ def _k_settings(k):
     return {"k": int(k)}
 
 
-def _method_name(method, semantics):
+COUNTS_REASON = ("the corpus has no raw text (counts only): the KL consensus, chosen by "
+                 "leave-one-corpus-out on the 14 shared counts-only corpora (worst margin "
+                 "over the best baseline -0.022 against -0.082 for snmf-robust; "
+                 "benchmarks/results/default_kinds25.md)")
+
+
+# settings that ask for Semantic-NMF's word-context term or its starts: given without a
+# method, they keep snmf-robust on a corpus of counts only
+SNMF_SETTINGS = ("context", "window", "association", "min_count", "top_k", "max_nnz", "lam",
+                 "lam_scale", "loss", "orthogonal", "init", "n_init", "consensus", "refine",
+                 "seed_words", "device")
+
+
+def default_method(source, semantics="corpus", engine="local", given=()):
+    """The default method for ``source``, chosen before reading it, and why: ``(name,
+    reason)``. Raw text: snmf-robust (Semantic-NMF, KL); a corpus of counts only (a dataset
+    folder without docs.jsonl, a matrix): kl-consensus (:mod:`semnmf.ensemble.portfolio`);
+    pretrained semantics: the papers' snmf, whose Frobenius updates they use; the Dask
+    engine (one model on row blocks), or settings ``given`` that ask for a word-context
+    term or a start (:data:`SNMF_SETTINGS`): snmf-robust."""
+    from ..datasets import has_raw_text
+
+    if semantics not in (None, "corpus"):
+        return "snmf", None
+    if engine == "local" and not set(given) & set(SNMF_SETTINGS) and not has_raw_text(source):
+        return DEFAULT_COUNTS_METHOD, COUNTS_REASON
+    return DEFAULT_CLI_METHOD, None
+
+
+def _method_name(method, semantics, source=None, engine="local", given=()):
+    """``(method, reason)``: the method asked for (a name of 0.1 warns), else the default
+    for the source (:func:`default_method`), with why."""
     if method in CLI_RENAMED:
         new = CLI_RENAMED[method]
         warnings.warn(f"method {method!r} is now called {new!r} (the default); in 0.3 "
                       f"{method!r} will run the slides' SNMF-KL (lam 10, one start).",
                       FutureWarning, stacklevel=3)
-        return new
+        return new, None
     if method is None:
-        return "snmf" if semantics not in (None, "corpus") else DEFAULT_CLI_METHOD
+        return default_method(source, semantics, engine, given)
     if method not in CLI_METHODS:
         raise ValueError(f"method must be one of {', '.join(CLI_METHODS)}, got {method!r}.")
-    return method
+    return method, None
 
 
-def cluster(source, k=None, *, method=DEFAULT_CLI_METHOD, random_state=0, verbose=0,
+def cluster(source, k=None, *, method=None, random_state=0, verbose=0,
             engine="local", workers=None, scheduler=None, **settings):
     """Cluster ``source`` into ``k`` clusters as ``semnmf cluster SOURCE -k K`` does.
 
@@ -76,10 +108,13 @@ def cluster(source, k=None, *, method=DEFAULT_CLI_METHOD, random_state=0, verbos
     k : int, "auto" or sequence of int
         The number of clusters; "auto" (or candidates) chooses it without labels
         (``result.choices["k"]`` says how).
-    method : str, default="snmf-robust"
-        The command line's ``--method``: "snmf-robust" (the default: Semantic-NMF, KL
-        loss, lam 1, five screened starts, float32), "snmf" (the papers'), "nmf",
-        "skmeans", "senmf", "gnmf", "sgnmf", "pnmf".
+    method : str or None, default=None
+        The command line's ``--method``: "snmf-robust" (Semantic-NMF, KL loss, lam 1, five
+        screened starts, float32), "kl-consensus" (the MMM consensus of NMF-KL and
+        spherical k-means runs), "snmf" (the papers'), "nmf", "skmeans", "senmf", "gnmf",
+        "sgnmf", "pnmf". None: the default for the source (:func:`default_method`):
+        snmf-robust with raw text, kl-consensus for counts only; ``result.choices``
+        records the choice and why.
     random_state : int, default=0
         The seed (the command line's ``--seed``).
     verbose : int, default=0
@@ -120,7 +155,9 @@ def cluster(source, k=None, *, method=DEFAULT_CLI_METHOD, random_state=0, verbos
     if k is None:
         raise ValueError("n_components (k) is required: a number of clusters or 'auto'.")
     semantics = settings.get("semantics", "corpus")
-    base = ClusterSettings(source=source, method=_method_name(method, semantics),
+    method, reason = _method_name(method, semantics, source, engine,
+                                  [name for name, value in settings.items() if value is not None])
+    base = ClusterSettings(source=source, method=method, method_reason=reason,
                            random_state=random_state, verbose=int(verbose), **settings,
                            **_k_settings(k))
     check_settings(base)
@@ -195,10 +232,18 @@ def run_cluster(settings, started=None):
                                 counts_context=method.counts_context)
         settings = dataclasses.replace(settings, association=wc.association, top_k=wc.top_k)
     settings, X, E, model, fit_params = _inputs(settings, corpus, X, wc, timings, extra)
+    if settings.method_reason:
+        from .._utils.progress import log
+
+        log(f"method {settings.method}: {settings.method_reason}", settings.verbose)
+        extra["method_choice"] = {"method": settings.method, "why": settings.method_reason}
     if settings.seed_words is not None:
         labels, strength, memberships = _fit_guided(settings, corpus, model, X, fit_params,
                                                     timings, extra)
         ensemble = None
+    elif settings.method == "kl-consensus":
+        labels, strength, memberships, ensemble = _fit_kl_consensus(settings, X, timings,
+                                                                    extra)
     else:
         labels, strength, memberships, ensemble = _fit(settings, model, X, fit_params,
                                                        timings, extra)
@@ -391,6 +436,24 @@ def _fit_guided(settings, corpus, model, X, fit_params, timings, extra):
                                               for d in found.drift[len(seeds):]]}
     labels = model.labels_
     return labels, memberships_from_factors(found.Z, labels), found.Z
+
+
+def _fit_kl_consensus(settings, X, timings, extra):
+    """The KL consensus (:func:`semnmf.ensemble.portfolio.kl_consensus`): (labels,
+    strength, None, the fitted consensus); the strength is the share of the three members
+    that agree with the document's consensus cluster."""
+    from ..ensemble.portfolio import kl_consensus
+    from ..pipelines.saved import run_agreement
+
+    t = time.perf_counter()
+    with collected_warnings():
+        fitted = kl_consensus(X, settings.k, random_state=settings.random_state,
+                              max_iter=settings.max_iter, tol=settings.tol,
+                              verbose=int(settings.verbose))
+    timings["fit"] = time.perf_counter() - t
+    extra["consensus"] = fitted.consensus_
+    labels = fitted.labels_
+    return labels, run_agreement(fitted.partitions_, labels), None, fitted
 
 
 def _refine(X, memberships, labels, corpus, verbose):

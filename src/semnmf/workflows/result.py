@@ -84,6 +84,7 @@ class ClusterSettings:
     time_column: str | None = None
     time_period: str = "auto"
     device: str = "cpu"
+    method_reason: str | None = None  # why the method was chosen, when it was the default
     verbose: int = 0
 
     @property
@@ -183,6 +184,12 @@ def check_settings(settings):
         if settings.time_period not in PERIODS:
             raise ValueError(f"time_period must be one of {', '.join(PERIODS)}, got "
                              f"{settings.time_period!r}.")
+    if name == "kl-consensus" and any(v is not None for v in (
+            settings.n_init, settings.init, settings.consensus, settings.refine,
+            settings.seed_words)):
+        raise ValueError("kl-consensus runs its three members with their own starts and "
+                         "combines them itself: it takes no n_init, init, consensus, refine "
+                         "or seed_words.")
     if settings.seed_words is not None:
         if not method.takes_init or settings.consensus or settings.semantics != "corpus":
             raise ValueError("seed_words start and hold the word factors of one NMF-family "
@@ -532,8 +539,9 @@ def attach_saved_model(result, ensemble):
         result.model, result.corpus, settings.weighting, labels=result.labels, X=result.X,
         method=settings.method, topics=result.components,
         refine=result.extra.get("refine") and {"method": "gt"},
-        consensus=None if ensemble is None else {"method": settings.consensus,
-                                                 "n_clusters": settings.k},
+        consensus=None if ensemble is None else {
+            "method": settings.consensus or ensemble.consensus_["method"],
+            "n_clusters": settings.k},
         expansion=result.expansion)
 
 
