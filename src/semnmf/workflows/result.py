@@ -297,7 +297,9 @@ class ClusterResult:
                           "scores": selection["scores"]}),
                    "dtype": str(getattr(self.X, "dtype", s.dtype)),
                    "min_df": getattr(self.corpus, "min_df", None),
-                   "min_df_automatic": bool(getattr(self.corpus, "min_df_automatic", False))}
+                   "min_df_automatic": bool(getattr(self.corpus, "min_df_automatic", False)),
+                   "method": ({"value": s.method, "how": s.method_reason} if s.method_reason
+                              else {"value": s.method, "how": "given"})}
         if wc is not None:
             choices.update({"context": wc.context, "association": wc.association,
                             "top_k": wc.top_k, "pruned": bool(wc.pruning["budget_applied"])})
