@@ -247,7 +247,7 @@ def test_default_method_on_each_engine_and_with_semantics():
     name in 0.1, still runs it this release, with a FutureWarning."""
     from semnmf.cli.cluster_options import method_name
 
-    assert method_name(None, "corpus") == ("snmf-robust", None)
+    assert method_name(None, "corpus")[0] == "snmf-robust"
     assert method_name(None, "minilm") == ("snmf", None)
     assert method_name("nmf", "corpus") == ("nmf", None)
     with pytest.warns(FutureWarning, match="now called snmf-robust.*in 0.3 --method snmf-kl "

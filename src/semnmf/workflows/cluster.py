@@ -62,6 +62,11 @@ SNMF_SETTINGS = ("context", "window", "association", "min_count", "top_k", "max_
                  "seed_words", "device")
 
 
+TEXT_REASON = ("the default (Semantic-NMF, KL loss), chosen by leave-one-corpus-out on the "
+               "shared corpora (benchmarks/results/defaults.md); without raw text, or with a "
+               "word-context setting given, it builds M from document contexts")
+
+
 def default_method(source, semantics="corpus", engine="local", given=()):
     """The default method for ``source``, chosen before reading it, and why: ``(name,
     reason)``. Raw text: snmf-robust (Semantic-NMF, KL); a corpus of counts only (a dataset
@@ -75,7 +80,7 @@ def default_method(source, semantics="corpus", engine="local", given=()):
         return "snmf", None
     if engine == "local" and not set(given) & set(SNMF_SETTINGS) and not has_raw_text(source):
         return DEFAULT_COUNTS_METHOD, COUNTS_REASON
-    return DEFAULT_CLI_METHOD, None
+    return DEFAULT_CLI_METHOD, TEXT_REASON
 
 
 def _method_name(method, semantics, source=None, engine="local", given=()):
