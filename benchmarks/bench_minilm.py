@@ -2,7 +2,7 @@
 (issue 37, item 3 and its second target).
 
     python benchmarks/bench_minilm.py [--datasets a,b,...] [--seeds 3]
-                                      [--graph-lams 0.5,2] [--report-only]
+                                      [--graph-lams 0.5,2,4,8,16,32,64] [--report-only]
 
 For each shared corpus with raw text (a ``docs.jsonl``), smallest text first, k = number
 of classes:
@@ -65,16 +65,24 @@ and ng20 0.655 against 0.629 (2 seeds); they were not rerun here.
 - **Why it loses**: the pipeline starts from exactly the baseline's partition (k-means of
   the same unit document vectors, 10 restarts, same seed; `document_start`), so every loss
   is the Semantic-GNMF fit drifting away from it. A heavier document graph holds it closer:
-  banking77 −0.173 / −0.144 / −0.113 / −0.076 and nyt_frontpage −0.114 / −0.098 / −0.076 /
-  −0.054 at graph_lam 0.5 / 1 / 2 / 4, still falling at 4.
-- **Graph weight, leave-one-corpus-out** (worst fold first, then the mean; 0.5, 1, 2, 4):
-  **4 is chosen on every fold**; held-out worst −0.076 (default 1: −0.144), mean +0.022
-  (default: +0.012). It costs the corpora where the corpus words carry the result:
-  thucnews_titles +0.160 → +0.107, bbc +0.016 → −0.014. It does not meet the target either.
-  The other weights were run on seed 0 only (all 3 seeds on banking77 and nyt_frontpage);
-  the library default (`DOCUMENT_GRAPH_LAM = 1`) is left unchanged by this benchmark.
-  Next to try, not measured: weights above 4 (the two losses have not flattened), and a
-  weight that grows with k (the two losses are the corpora with k = 27 and 77).
+  on seed 0, banking77 −0.170 / −0.142 / −0.073 / −0.026 / −0.007 and nyt_frontpage
+  −0.105 / −0.087 / −0.043 / −0.018 / −0.003 at graph_lam 0.5 / 1 / 4 / 16 / 64, but the
+  gains shrink with it (thucnews_titles +0.167 → +0.013, searchsnippets +0.107 → +0.099)
+  and BBC turns into a loss above 1 (+0.016 at 1, −0.021 at 64: the heavy graph does not
+  give back the k-means partition there).
+- **Graph weight, leave-one-corpus-out** over 0.5, 1, 2, 4, 8, 16, 32, 64 (worst fold
+  first, then the mean; table below): 16 is chosen with banking77 held out, 64 with BBC
+  held out, 32 on every other fold and on all nine. Held out: **worst −0.026 (banking77),
+  then BBC −0.021 and nyt_frontpage −0.007; mean +0.021**, against worst −0.142 and mean
+  +0.014 for the default weight 1 on the same seed. A large weight turns the worst loss
+  from −0.14 into −0.03, and still does not meet the target (three corpora stay below
+  MiniLM + k-means). Caveats: the weights were compared on seed 0 only (the default on 3
+  seeds in the main table; banking77 and nyt_frontpage ran 0.5-4 on 3 seeds too); the
+  library default (`DOCUMENT_GRAPH_LAM = 1`) is left unchanged by this benchmark; a
+  worst-first rule pushes toward returning the k-means partition, and
+  the gains of the pipeline go with it. Not measured: a weight that grows with k (the two
+  large losses are the corpora with k = 27 and 77), the start (only the document k-means
+  start was run), the chunk length.
 - **MiniLM is an English model**: gnad10k (German) and thucnews_titles (Chinese) are out of
   its domain. On Chinese titles MiniLM + k-means reaches only 0.171 and the pipeline's
   corpus words carry it (0.324, the default alone 0.320); on German news the first 256 word
@@ -367,7 +375,7 @@ def main():
     parser.add_argument("--datasets", default=None, help="default: every raw-text corpus, "
                         "smallest first")
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--graph-lams", default="0.5,2,4")
+    parser.add_argument("--graph-lams", default="0.5,2,4,8,16,32,64")
     parser.add_argument("--sweep-seeds", type=int, default=1,
                         help="seeds (the first ones) the other graph weights are run on")
     parser.add_argument("--report-only", action="store_true")
