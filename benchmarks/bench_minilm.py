@@ -97,8 +97,8 @@ default from +0.004 on thucnews_titles to +0.206 on searchsnippets, mean +0.088;
 default's NMI from `portfolio.json`, 5 seeds). On cost, not on a CPU as it stands: the first
 run encodes every document, 69-380 s here for 1,028-12,340 documents (2 shared cores, load
 3-7; 12 chunks a second for the full 256-piece chunks of gnad10k, 20-45 for shorter ones), plus 3-44 s for the vocabulary, against 0.6-2.5 s for
-the whole default run (`portfolio.json`, measured earlier under another load): 70-600x. A second run reads the cache and takes 3-47 s (the
-pipeline alone), still 3-30x the default. NG20 took 36 minutes to encode in the earlier
+the whole default run (`portfolio.json`, measured earlier under another load): 65-600x. A second run reads the cache and takes 3-35 s (the
+pipeline alone), still 2-22x the default. NG20 took 36 minutes to encode in the earlier
 measurement. A size cap (semantics by default when the estimated encoding is a few minutes,
 the estimate printed, `--semantics corpus` to opt out) or a GPU would change this; neither
 was measured here. And with the losses above, a user with short, many-class texts would get
