@@ -20,7 +20,7 @@ of classes:
   command line's own option parsing (:func:`semnmf.cli.cluster_options.cluster_options`),
   loading (:func:`semnmf.cli._common.load_corpus`), word-context matrix
   (:func:`~semnmf.cli._common.word_context`), pretrained inputs and model
-  (:func:`semnmf.cli.cluster_run._inputs`) and fit (:func:`~semnmf.cli.cluster_run._fit`),
+  (:func:`semnmf.pipelines.pretrained.pretrained_inputs`) and fit (the pipeline's model),
   i.e. ``run_local`` without writing; on BBC the labels are checked against the command
   line's ``assignments.csv`` for seed 0;
 - ``ours-g{v}``: the same model with the document-graph weight ``graph_lam = v`` (the
@@ -164,39 +164,44 @@ def kmeans_cell(corpus, k, seed, pooling):
 
 
 class CliPath:
-    """``run_local`` of ``semnmf cluster --semantics minilm`` split so that the corpus and
-    its word-context matrix are built once and each seed reuses them."""
+    """``semnmf cluster --semantics minilm`` (:func:`semnmf.cluster`'s run) split so that
+    the corpus and its word-context matrix are built once and each seed reuses them."""
 
     def __init__(self, path, k):
-        from semnmf.cli._common import load_corpus, word_context
+        from semnmf.workflows.inputs import build_word_context, read_corpus
 
         self.timings = {}
-        self.options = cli_options(path, k, 0)
+        options = cli_options(path, k, 0).settings()
         t = time.perf_counter()
-        self.corpus, self.X = load_corpus(self.options, False, self.timings, t)
-        self.wc = word_context(self.options, self.corpus, False, self.timings,
-                               association=self.options.spec.association,
-                               counts_context=self.options.spec.counts_context)
-        self.options = dataclasses.replace(self.options, association=self.wc.association,
-                                           top_k=self.wc.top_k)
+        self.corpus, self.X = read_corpus(options, self.timings, t)
+        self.wc = build_word_context(options, self.corpus, self.timings,
+                                     association=options.spec.association,
+                                     counts_context=options.spec.counts_context)
+        self.settings = dataclasses.replace(options, association=self.wc.association,
+                                            top_k=self.wc.top_k)
 
     def run(self, seed, graph_lams=()):
         """{graph_lam: (labels, fit seconds)} for the CLI's model (graph_lam None) and the
         same inputs with other document-graph weights; plus the input seconds."""
         from sklearn.base import clone
-        from semnmf.cli.cluster_run import _fit, _inputs
+        from semnmf.pipelines.pretrained import pretrained_inputs, semantic_model
 
-        options = dataclasses.replace(self.options, seed=seed)
+        s = dataclasses.replace(self.settings, random_state=seed)
         t = time.perf_counter()
-        timings, extra = {}, {}
-        options, X, _, model, fit_params = _inputs(options, self.corpus, self.X, self.wc,
-                                                   timings, extra)
+        inputs = pretrained_inputs(self.corpus, self.X, self.wc.M, s.k, s.semantics, s.embed,
+                                   random_state=seed, cache_dir=s.cache_dir)
+        model = semantic_model(s.k, inputs, lam=s.lam, lam_scale=s.lam_scale,
+                               n_init=s.n_init or 1, max_iter=s.max_iter, tol=s.tol,
+                               random_state=seed)
+        fit_params = ({"M": inputs.M} if inputs.A is None else {"M": inputs.M, "A": inputs.A})
         inputs_s = time.perf_counter() - t
         out = {}
         for lam in (None, *graph_lams):
             m = model if lam is None else clone(model).set_params(graph_lam=lam)
             t = time.perf_counter()
-            labels = _fit(options, m, X, fit_params, {}, {})[0]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                labels = m.fit(inputs.X, **fit_params).labels_
             out[lam] = (np.asarray(labels), time.perf_counter() - t)
         return out, inputs_s, model.get_params().get("graph_lam")
 
