@@ -11,10 +11,9 @@ Standard library only (the parser loads this module).
 """
 
 import dataclasses
-import warnings
 from dataclasses import dataclass
 
-from ..experiments.methods import CLI_METHODS, CLI_RENAMED, DEFAULT_CLI_METHOD
+from ..experiments.methods import CLI_METHODS, DEFAULT_CLI_METHOD
 from ..models._defaults import MAX_LAM
 from ._common import (CONTEXT_NAMES, MAX_SEED, ContextOptions, OutputOptions, ReadOptions,
                       VectorizeOptions,
@@ -161,17 +160,10 @@ def method_name(method, semantics, source=None, engine="local", given=()):
     source, chosen before reading it (:func:`semnmf.workflows.cluster.default_method`:
     snmf-robust with raw text, kl-consensus for counts only, the papers' snmf with
     ``--semantics``), with why."""
-    if method in CLI_RENAMED:
-        new = CLI_RENAMED[method]
-        warnings.warn(f"--method {method} is now called {new} (the default); in 0.3 "
-                      f"--method {method} will run the slides' SNMF-KL (lam 10, one start).",
-                      FutureWarning, stacklevel=2)
-        return new, None
-    if method is None:
-        from ..workflows.cluster import default_method
+    from ..workflows.cluster import resolve_method
 
-        return default_method(source, semantics, engine, given)
-    return method, None
+    return resolve_method(method, semantics, source, engine, given, option="--method",
+                          quote=False)
 
 
 def _k_fields(value):

@@ -83,13 +83,16 @@ def default_method(source, semantics="corpus", engine="local", given=()):
     return DEFAULT_CLI_METHOD, TEXT_REASON
 
 
-def _method_name(method, semantics, source=None, engine="local", given=()):
-    """``(method, reason)``: the method asked for (a name of 0.1 warns), else the default
-    for the source (:func:`default_method`), with why."""
+def resolve_method(method, semantics, source=None, engine="local", given=(), *,
+                   option="method", quote=True):
+    """``(method, reason)``: the method asked for (a name of 0.1 warns, naming the
+    ``option``: ``--method`` on the command line, names unquoted), else the default for
+    the source (:func:`default_method`), with why."""
     if method in CLI_RENAMED:
         new = CLI_RENAMED[method]
-        warnings.warn(f"method {method!r} is now called {new!r} (the default); in 0.3 "
-                      f"{method!r} will run the slides' SNMF-KL (lam 10, one start).",
+        old, new_text = (repr(method), repr(new)) if quote else (method, new)
+        warnings.warn(f"{option} {old} is now called {new_text} (the default); in 0.3 "
+                      f"{option} {old} will run the slides' SNMF-KL (lam 10, one start).",
                       FutureWarning, stacklevel=3)
         return new, None
     if method is None:
@@ -160,7 +163,7 @@ def cluster(source, k=None, *, method=None, random_state=0, verbose=0,
     if k is None:
         raise ValueError("n_components (k) is required: a number of clusters or 'auto'.")
     semantics = settings.get("semantics", "corpus")
-    method, reason = _method_name(method, semantics, source, engine,
+    method, reason = resolve_method(method, semantics, source, engine,
                                   [name for name, value in settings.items() if value is not None])
     base = ClusterSettings(source=source, method=method, method_reason=reason,
                            random_state=random_state, verbose=int(verbose), **settings,
