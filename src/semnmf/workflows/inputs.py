@@ -53,19 +53,24 @@ def collected_warnings():
     _say_once(caught)
 
 
-def read_stop_words(path):
-    """The words of a stop-word file: one per line, blank lines and ``#`` comments left
-    out, lowercased."""
+def _listed_lines(path, name, layout):
+    """The stripped lines of a UTF-8 word list, blank lines and ``#`` comments left out;
+    a missing or non-UTF-8 file is refused naming the setting ``name`` and the
+    ``layout`` expected ("one word per line")."""
     try:
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
     except FileNotFoundError:
-        raise ValueError(f"stop_words_file {path}: no such file.") from None
+        raise ValueError(f"{name} {path}: no such file.") from None
     except UnicodeDecodeError:
-        raise ValueError(f"stop_words_file {path} is not UTF-8 text: one word per "
-                         "line.") from None
-    words = [line.strip().lower() for line in lines]
-    words = [w for w in words if w and not w.startswith("#")]
+        raise ValueError(f"{name} {path} is not UTF-8 text: {layout}.") from None
+    return [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+
+
+def read_stop_words(path):
+    """The words of a stop-word file: one per line, blank lines and ``#`` comments left
+    out, lowercased."""
+    words = [w.lower() for w in _listed_lines(path, "stop_words_file", "one word per line")]
     if not words:
         raise ValueError(f"stop_words_file {path} holds no word: one word per line.")
     return words
@@ -219,15 +224,8 @@ def read_seed_words(path):
     spaces or commas; blank lines and ``#`` comments left out."""
     import re
 
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except FileNotFoundError:
-        raise ValueError(f"seed_words {path}: no such file.") from None
-    except UnicodeDecodeError:
-        raise ValueError(f"seed_words {path} is not UTF-8 text: one topic per line.") from None
-    topics = [[w for w in re.split(r"[\s,]+", line.strip()) if w]
-              for line in lines if line.strip() and not line.strip().startswith("#")]
+    topics = [[w for w in re.split(r"[\s,]+", line) if w]
+              for line in _listed_lines(path, "seed_words", "one topic per line")]
     if not topics:
         raise ValueError(f"seed_words {path} holds no topic: one topic per line, a few words "
                          "each.")
