@@ -443,22 +443,21 @@ def _twin(model, X, init_W=None, update_W=True, name=None, **inputs):
     """The function twins' pipeline: ``model``'s problem on X, run by the local engine.
     ``update_W=False`` holds the word factors (``init=(Z, W)``'s W, or ``init_W`` with a
     flat Z start) fixed, as scikit-learn's ``update_H=False``."""
-    if init_W is not None:
-        from .init import check_start
-
-        if update_W:
-            raise ValueError("W is the fixed word factors of update_W=False; to start from "
-                             "given factors, pass init=(Z, W).")
-        X0 = validate_estimator_input(model, X, reset=True)
-        k = model.n_components
-        W = check_start(init_W, (X0.shape[1], k), "W", dtype=X0.dtype)
-        model.init = (np.full((X0.shape[0], k), 1.0 / k, dtype=X0.dtype), W)
-    elif not update_W and not isinstance(model.init, (tuple, list)):
+    if init_W is not None and update_W:
+        raise ValueError("W is the fixed word factors of update_W=False; to start from "
+                         "given factors, pass init=(Z, W).")
+    if init_W is None and not update_W and not isinstance(model.init, (tuple, list)):
         raise ValueError("update_W=False holds W fixed: pass it as W=..., or the start as "
                          "init=(Z, W).")
-    X = model._validate(X, None)
     if is_blocked(X):
         raise TypeError(f"{name} takes X as one matrix; fit NMF or SemanticNMF on row blocks.")
+    X = model._validate(X, None)
+    if init_W is not None:  # Z from a flat start, as transform solves it
+        from .init import check_start
+
+        k = model.n_components
+        W = check_start(init_W, (X.shape[1], k), "W", dtype=X.dtype)
+        model.init = (np.full((X.shape[0], k), 1.0 / k, dtype=X.dtype), W)
     from .local import fit_local
 
     return fit_local(model._prepare(X, update_W=update_W, **inputs), model._options(name))
