@@ -170,7 +170,7 @@ def edit_model(model, edits, X=None, labels=None, random_state=0):
         raise ValueError("the edits drop every cluster.")
     renumber = {c: i for i, c in enumerate(kept)}
     columns = np.array([renumber.get(c, -1) for c in columns], dtype=np.int64)
-    names = list(model.names) if model.names else [None] * len(old_columns)
+    names = list(model.names or [])  # of the input run's clusters (a split's new one has none)
     new_names = [None] * len(kept)
     for c, i in renumber.items():
         if c < len(names):
@@ -214,11 +214,12 @@ def match_clusters(source_words, target_words):
     return {int(r): int(c) for r, c in zip(rows, cols) if overlap[r, c] > 0}
 
 
-def replay_edits(model, records, X=None, labels=None, random_state=0):
+def replay_edits(model, records, X=None, random_state=0):
     """Apply recorded edits (an edited model's ``edits``, e.g. read from its run.json) to
     another ``model`` of the same corpus: each cluster an edit names is found in
     ``model`` by its top words (:func:`match_clusters`). Raises a one-line error when a
-    named cluster has no match."""
+    named cluster has no match. ``X`` (the documents, weighted over the model's
+    vocabulary) is needed to replay splits."""
     for record in records:
         words = record.get("words") or {}
         source = sorted(words, key=int)
@@ -234,7 +235,6 @@ def replay_edits(model, records, X=None, labels=None, random_state=0):
                       drop=[lookup[int(c)] for c in record.get("drop", [])],
                       rename={lookup[int(c)]: n for c, n in record.get("rename", {}).items()},
                       stop_words=list(record.get("stop_words", [])))
-        if edits.split and labels is not None:
-            labels = model.assign_matrix(X)[0]
+        labels = model.assign_matrix(X)[0] if edits.split and X is not None else None
         model = edit_model(model, edits, X=X, labels=labels, random_state=random_state)
     return model

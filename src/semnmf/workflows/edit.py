@@ -29,35 +29,28 @@ class EditResult:
     files: list = field(default_factory=list)
 
 
-def _read_record(run):
-    path = os.path.join(run, "run.json")
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise ValueError(f"{run} is not a run folder: it has no run.json.") from None
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path} is not readable JSON: {' '.join(str(exc).split())}") from None
-
-
 def _recorded_edits(replay):
     """The edits recorded in a run folder's run.json (or a JSON file of them)."""
     path = os.path.join(replay, "run.json") if os.path.isdir(replay) else replay
-    record = _read_record(os.path.dirname(path)) if path.endswith("run.json") else None
-    if record is None:
+    try:
         with open(path, encoding="utf-8") as f:
             record = json.load(f)
+    except FileNotFoundError:
+        raise ValueError(f"replay {replay}: no run folder (run.json) or JSON file of edits "
+                         "there.") from None
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path} is not readable JSON: {' '.join(str(exc).split())}") from None
     edits = record.get("edits") if isinstance(record, dict) else record
     if not edits:
         raise ValueError(f"{replay} records no edits to replay.")
     return edits
 
 
-def _run_documents(run, record, saved):
+def _run_documents(run, run_record, saved):
     """The run's corpus (re-read from its source) and its X over the saved vocabulary."""
-    from ..report._reading import find_corpus, read_run
+    from ..report._reading import find_corpus
 
-    corpus, note = find_corpus(read_run(run))
+    corpus, note = find_corpus(run_record)
     if corpus is None:
         raise ValueError(f"cannot edit {run}: its corpus cannot be read again ({note}).")
     return corpus, saved.vectorize(corpus)
@@ -75,6 +68,7 @@ def edit_run(run, out, *, merge=(), split=(), drop=(), rename=None, stop_words=(
     from ..metrics import clustering_scores
     from ..pipelines.edit import Edits, edit_model, replay_edits
     from ..pipelines.saved import load_model
+    from ..report._reading import read_run
     from ..report.output import check_output_folder
     from .inputs import read_stop_words
 
@@ -82,7 +76,7 @@ def edit_run(run, out, *, merge=(), split=(), drop=(), rename=None, stop_words=(
     check_output_folder(out, overwrite=overwrite, option="out")
     if os.path.abspath(out) == os.path.abspath(run):
         raise ValueError("the edited run is written to a new folder: give another --out.")
-    record = _read_record(run)
+    run_record = read_run(run)
     saved = load_model(run)
     words = list(stop_words) + (read_stop_words(stop_words_file) if stop_words_file else [])
     edits = Edits(merge=[list(map(int, g)) for g in merge], split=list(map(int, split)),
@@ -92,17 +86,16 @@ def edit_run(run, out, *, merge=(), split=(), drop=(), rename=None, stop_words=(
     if replay is None and not (edits.clusters() or edits.stop_words):
         raise ValueError("nothing to edit: give --merge, --split, --drop, --rename, "
                          "--stop-words or --replay.")
-    corpus, X = _run_documents(run, record, saved)
-    labels, _ = saved.assign_matrix(X)
+    corpus, X = _run_documents(run, run_record, saved)
     if replay is not None:
-        edited = replay_edits(saved, _recorded_edits(replay), X=X, labels=labels,
-                              random_state=random_state)
-    else:
+        edited = replay_edits(saved, _recorded_edits(replay), X=X, random_state=random_state)
+    else:  # a split needs the run's clusters of the documents (the model's assignment)
+        labels = saved.assign_matrix(X)[0] if edits.split else None
         edited = edit_model(saved, edits, X=X, labels=labels, random_state=random_state)
     new_labels, strengths = edited.assign_matrix(X)
     scores = (clustering_scores(corpus.labels, new_labels)
               if corpus.labels is not None else None)
-    new_record = {**record, "edited_from": os.path.abspath(run), "edits": edited.edits,
+    new_record = {**run_record.run, "edited_from": os.path.abspath(run), "edits": edited.edits,
                   "cluster_names": edited.names, "n_clusters": edited.n_clusters,
                   "scores": scores, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     result = EditResult(labels=new_labels, strengths=strengths, model=edited,
