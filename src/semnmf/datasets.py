@@ -344,8 +344,8 @@ def has_raw_text(source):
     if not isinstance(source, (str, os.PathLike)):
         texts = getattr(source, "texts", None)  # a Corpus: its own; a matrix: none
         return texts is not None and not getattr(source, "from_counts", False)
-    if source == "bbc":
-        return True
+    if os.fspath(source).lower() in BUILTIN and not os.path.exists(source):
+        return True  # as load_dataset: a built-in name before $SEMNMF_DATA's folders
     path = _find_source(os.fspath(source))
     if path is None or not os.path.isdir(path):
         return True  # a file (CSV, JSONL, .txt) is text; an unknown name fails later

@@ -106,9 +106,8 @@ SETTING_NAMES = {"random_state": "seed", "n_runs": "runs", "n_keep": "keep", "n_
                  "stop_words": "language", "vocabulary": "vocab"}
 
 
-# the library's names of the options (the inverse of SETTING_NAMES, and the CLI's names of
-# the consensus runs and the seed)
-SETTING_NAMES_OF = {**{flag: name for name, flag in SETTING_NAMES.items()}, "runs": "n_runs"}
+# the library's names of the options (the inverse of SETTING_NAMES)
+SETTING_NAMES_OF = {flag: name for name, flag in SETTING_NAMES.items()}
 
 DEFAULTS = ClusterOptions(source="")
 

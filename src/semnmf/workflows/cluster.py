@@ -292,15 +292,13 @@ def _times(settings, corpus):
     if settings.time_column is None:
         return None
     from ..datasets import read_column
-    from .timeline import parse_dates
+    from .timeline import check_dates
 
     values = read_column(settings.source, settings.time_column, settings.encoding)
     if len(values) != corpus.n_documents:
         raise ValueError(f"time_column {settings.time_column!r} has {len(values)} values for "
                          f"{corpus.n_documents} documents.")
-    if all(d is None for d in parse_dates(values)):
-        raise ValueError(f"time_column {settings.time_column!r}: no value is a date (give ISO "
-                         "dates such as 2024-03-05, 2024-03 or 2024).")
+    check_dates(values, settings.time_column)  # said before the fit
     return values
 
 

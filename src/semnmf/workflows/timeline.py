@@ -44,6 +44,16 @@ def parse_dates(values):
     return out
 
 
+def check_dates(values, column=None):
+    """The parsed dates of ``values`` (:func:`parse_dates`), refused when none is a date."""
+    dates = parse_dates(values)
+    if all(d is None for d in dates):
+        where = "time_column" if column is None else f"time_column {column!r}"
+        raise ValueError(f"{where}: no value is a date (give ISO dates such as 2024-03-05, "
+                         "2024-03 or 2024).")
+    return dates
+
+
 def _key(date, period):
     year, month, day = date
     if period == "year" or month is None:
@@ -73,11 +83,8 @@ def timeline(values, clusters, labels=None, period="auto"):
     """The tables of topics over time: a dict with ``period`` (the chosen one), ``rows``
     (period, cluster, documents, share), ``by_class`` rows (period, class, cluster,
     documents, share) or None, and ``n_undated`` (documents without a date)."""
-    dates = parse_dates(values)
+    dates = check_dates(values)
     n_undated = sum(d is None for d in dates)
-    if n_undated == len(dates):
-        raise ValueError("time_column: no value is a date (give ISO dates such as 2024-03-05, "
-                         "2024-03 or 2024).")
     period = choose_period(dates, period)
     clusters = np.asarray(clusters)
     keys = [None if d is None else _key(d, period) for d in dates]
