@@ -221,3 +221,25 @@ def random_symmetric_graph(n=60, density=0.15, seed=0):
 def transcribed_q(n):
     """GT eq. 8, as printed: q = ⌊log₂(n)⌋ + 1."""
     return math.floor(math.log2(n)) + 1
+
+
+# Four topics of ten everyday words each: for the tests that name words (seed words, stop
+# words, merged or renamed clusters).
+WORD_TOPICS = {
+    "sport": "football match goal team player league cup coach season stadium",
+    "film": "film actor award oscar director movie cinema star festival screen",
+    "money": "bank economy growth market interest rate inflation shares profit price",
+    "tech": "phone mobile software computer internet digital users network chip device",
+}
+
+
+def word_topic_texts(n_per, words_per_text, seed=0):
+    """``(texts, labels)``: ``n_per`` documents of each topic of :data:`WORD_TOPICS`, each
+    ``words_per_text`` words drawn from its topic's ten."""
+    rng = np.random.default_rng(seed)
+    texts, labels = [], []
+    for name, words in WORD_TOPICS.items():
+        for _ in range(n_per):
+            texts.append(" ".join(rng.choice(words.split(), size=words_per_text)))
+            labels.append(name)
+    return texts, labels

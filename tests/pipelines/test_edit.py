@@ -7,26 +7,14 @@ import warnings
 import numpy as np
 import pytest
 
+from conftest import word_topic_texts
 from semnmf import NMF, Corpus, SphericalKMeans
 from semnmf.pipelines.edit import Edits, edit_model, match_clusters, replay_edits, top_words
 from semnmf.pipelines.saved import SavedModel, load_model
 
-TOPICS = {
-    "sport": "football match goal team player league cup coach season stadium",
-    "film": "film actor award oscar director movie cinema star festival screen",
-    "money": "bank economy growth market interest rate inflation shares profit price",
-    "tech": "phone mobile software computer internet digital users network chip device",
-}
-
 
 def _corpus(n_per=25, seed=0):
-    rng = np.random.default_rng(seed)
-    texts, labels = [], []
-    for name, words in TOPICS.items():
-        words = words.split()
-        for _ in range(n_per):
-            texts.append(" ".join(rng.choice(words, size=12)))
-            labels.append(name)
+    texts, labels = word_topic_texts(n_per, 12, seed)
     return Corpus(texts, labels=labels)
 
 

@@ -2,28 +2,15 @@
 
 import json
 
-import numpy as np
 import pytest
 
 import semnmf
+from conftest import word_topic_texts
 from semnmf.cli import main
-
-TOPICS = {
-    "sport": "football match goal team player league cup coach season stadium",
-    "film": "film actor award oscar director movie cinema star festival screen",
-    "money": "bank economy growth market interest rate inflation shares profit price",
-    "tech": "phone mobile software computer internet digital users network chip device",
-}
 
 
 def _texts(n_per=20, seed=0):
-    rng = np.random.default_rng(seed)
-    texts, labels = [], []
-    for name, words in TOPICS.items():
-        for _ in range(n_per):
-            texts.append(" ".join(rng.choice(words.split(), size=10)))
-            labels.append(name)
-    return texts, labels
+    return word_topic_texts(n_per, 10, seed)
 
 
 def test_seeded_topics_keep_their_words_and_are_recorded():
