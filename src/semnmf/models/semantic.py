@@ -10,7 +10,7 @@ import numbers
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._defaults import DEFAULT_LAM, MAX_LAM  # noqa: F401 (re-exported)
+from ._defaults import DEFAULT_LAM
 # the word-context term's rules, written once (re-exported here for the callers of 0.1)
 from .context_term import (check_effective, check_lam, document_context,  # noqa: F401
                            effective_lambda, prepare_context)

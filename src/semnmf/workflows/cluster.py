@@ -394,7 +394,8 @@ def _inputs(settings, corpus, X, wc, timings, extra):
 def _fit(settings, model, X, fit_params, timings, extra):
     """Fit one model or a consensus of ``settings.n_runs``: (labels, strength, memberships,
     ensemble); memberships is None for a consensus, ensemble None for one model."""
-    from ..pipelines.saved import memberships_from_factors, run_agreement
+    from .._utils.labels import strengths_from_factors
+    from ..pipelines.saved import run_agreement
 
     t = time.perf_counter()
     with collected_warnings():
@@ -413,7 +414,7 @@ def _fit(settings, model, X, fit_params, timings, extra):
     timings["fit"] = time.perf_counter() - t
     if ensemble is not None:
         return labels, run_agreement(ensemble.partitions_, labels), None, ensemble
-    strength = memberships_from_factors(memberships, labels,
+    strength = strengths_from_factors(memberships, labels,
                                         cosine=settings.method == "skmeans")
     return labels, strength, memberships, None
 
@@ -425,7 +426,7 @@ def _fit_guided(settings, corpus, model, X, fit_params, timings, extra):
     import numpy as np
 
     from ..models.guided import DEFAULT_STRENGTH, fit_guided
-    from ..pipelines.saved import memberships_from_factors
+    from .._utils.labels import strengths_from_factors
     from .inputs import seed_terms
 
     seeds, record = seed_terms(settings.seed_words, corpus, settings.k)
@@ -441,7 +442,7 @@ def _fit_guided(settings, corpus, model, X, fit_params, timings, extra):
                            "drift_unseeded": [round(float(d), 4)
                                               for d in found.drift[len(seeds):]]}
     labels = model.labels_
-    return labels, memberships_from_factors(found.Z, labels), found.Z
+    return labels, strengths_from_factors(found.Z, labels), found.Z
 
 
 def _fit_kl_consensus(settings, X, timings, extra):
@@ -465,7 +466,7 @@ def _fit_kl_consensus(settings, X, timings, extra):
 def _refine(X, memberships, labels, corpus, verbose):
     from .._utils.progress import log
     from ..metrics import clustering_scores
-    from ..pipelines.saved import memberships_from_factors
+    from .._utils.labels import strengths_from_factors
     from ..refine import GTNMF
 
     log("refining with GTNMF (replicator dynamics on a kNN graph) ...", verbose)
@@ -474,5 +475,5 @@ def _refine(X, memberships, labels, corpus, verbose):
               "converged": bool(gt.converged_), "parameters": gt.get_params()}
     if corpus.labels is not None:
         record["scores_before"] = clustering_scores(corpus.labels, labels)
-    strength = memberships_from_factors(gt.strategies_, gt.labels_)
+    strength = strengths_from_factors(gt.strategies_, gt.labels_)
     return gt.labels_, record, strength
