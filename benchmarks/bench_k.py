@@ -105,7 +105,7 @@ def combos():
 def found_k(curves, criterion, param):
     from semnmf.experiments.selection import criterion_scores
 
-    _, scores = criterion_scores(curves, criterion, param)
+    _, scores = criterion_scores(curves, criterion, param, center=1.0)
     scores = np.where(np.isfinite(scores), scores, -np.inf)
     return int(curves["candidates"][int(np.argmax(scores))])
 

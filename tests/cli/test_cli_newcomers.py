@@ -208,7 +208,7 @@ def test_k_auto_prints_and_records_the_scores_it_chooses_on(tmp_path, capsys):
                  "--out", str(out)]) == 0
     err = capsys.readouterr().err
     selection = read_run(out)["k_selection"]
-    assert "rescaled" in selection["name"] and "log k" in selection["name"]
+    assert "rescaled" in selection["name"] and "|log(k/8)|" in selection["name"]
     assert selection["name"] in err
     printed = {int(k): float(v) for k, v in re.findall(r"k=(\d+): score (-?[\d.]+)", err)}
     assert printed == {k: pytest.approx(s, abs=6e-4)

@@ -31,13 +31,24 @@ def test_candidate_grid():
     assert candidate_grid(20) == [2]
 
 
-def test_planted_clusters_are_found():
+@pytest.mark.parametrize("k", [3, 4, 5, 12])
+def test_planted_clusters_are_found(k):
+    """The default's pull towards 8 clusters does not override a clear structure on either
+    side of it (benchmarks/bench_k_auto.py checks 3, 4, 5, 12 and 20 topics)."""
+    for seed in (1, 2):
+        X, _ = planted_corpus(n_per=40, k=k, d_per=12, seed=seed)
+        assert select_n_components(X, "auto", random_state=0).best == k
+
+
+def test_the_default_record():
     X, y = planted_corpus(n_per=40, k=4, d_per=12, seed=1)
     result = select_n_components(X, [2, 3, 4, 5, 6, 8], random_state=0)
     assert result.best == 4
     assert result.candidates == [2, 3, 4, 5, 6, 8] and len(result.scores) == 6
     record = result.record()
     assert record["criterion"] == DEFAULT_CRITERION and record["chosen"] == 4
+    assert record["center"] == 8
+    assert record["name"] == "stability rescaled to [0, 1] -0.7·|log(k/8)|"
     assert record["candidates"] == [2, 3, 4, 5, 6, 8] and len(record["scores"]) == 6
 
 
@@ -46,8 +57,8 @@ def test_the_largest_candidate_is_chosen_with_a_warning():
     import warnings
 
     X, y = planted_corpus(n_per=40, k=4, d_per=12, seed=1)
-    with pytest.warns(UserWarning, match=r"the chosen k=3 is the largest candidate: .* -k 2:6"):
-        assert select_n_components(X, [2, 3], random_state=0).best == 3
+    with pytest.warns(UserWarning, match=r"the chosen k=4 is the largest candidate: .* -k 2:8"):
+        assert select_n_components(X, [2, 3, 4], random_state=0).best == 4
     with warnings.catch_warnings():
         warnings.simplefilter("error")           # found inside the range: no warning
         assert select_n_components(X, [2, 3, 4, 5, 6, 8], random_state=0).best == 4
@@ -79,10 +90,13 @@ def test_only_the_criterions_curves_are_measured_and_they_are_the_same():
         part = measure_candidates(X, [2, 3, 4, 6], curves=names, random_state=4)
         assert set(part) == {*names, "candidates", "n_sample"}
         for name in names:
-            np.testing.assert_array_equal(part[name], reference[name])
+            if name == "cluster_jaccard":                # one list per k, k·runs long
+                assert part[name] == reference[name]
+            else:
+                np.testing.assert_array_equal(part[name], reference[name])
         param = 0.05 if criterion == "gain" else 0
         result = select_n_components(X, [2, 3, 4, 6], criterion=criterion, param=param,
-                                     random_state=4)
+                                     n_init=1, random_state=4)
         assert set(result.curves) == set(names)
         np.testing.assert_array_equal(result.scores,
                                       criterion_scores(reference, criterion, param)[1])
@@ -154,3 +168,47 @@ def test_cli_k_refused_values(tmp_path):
     assert main(["cluster", str(source), "-k", "1:3", "--quiet"]) != 0
     assert main(["cluster", str(source), "-k", "2:40", "--quiet",
                  "--out", str(tmp_path / "x")]) != 0  # 15 documents
+
+
+def test_the_penalty_pulls_towards_its_center():
+    """``curve01 + a |log(k / c)|``: c = 1 is the ``a log k`` rule; the penalty is 0 at c and
+    the same at c·r and c/r."""
+    from semnmf.experiments.selection import penalized_scores
+
+    ks = np.array([2, 4, 8, 16, 32])
+    raw = np.array([0.0, 1.0, 0.5, 0.25, 0.0])
+    np.testing.assert_allclose(penalized_scores(raw, ks, -0.3, center=1),
+                               raw / raw.max() - 0.3 * np.log(ks))
+    flat = penalized_scores(np.zeros(5), ks, -0.3, center=8)
+    assert flat[2] == 0 and flat[1] == pytest.approx(flat[3]) and flat[0] == pytest.approx(flat[4])
+    assert np.argmax(flat) == 2
+
+
+def test_cluster_jaccards_and_the_stable_clusters_criterion():
+    from semnmf.experiments.selection import _cluster_jaccards, stable_count
+
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 4, 200)
+    relabelled = np.array([2, 0, 3, 1])[labels]          # the same partition, other names
+    assert _cluster_jaccards([labels, relabelled, labels], 4) == [1.0] * 12
+    split = labels.copy()
+    split[(labels == 0) & (rng.random(200) < 0.5)] = 3    # cluster 0 half merged into 3
+    values = np.array(_cluster_jaccards([labels, split], 4)).reshape(2, 4)
+    # reference: cluster 1 and 2 of the first run are matched exactly; 0 and 3 are not
+    assert values[0, 1] == values[0, 2] == 1.0
+    assert values[0, 0] < 0.75 and values[0, 3] < 1.0
+    assert stable_count(values.ravel(), 4, 0.99) == pytest.approx(2.0)
+    curves = {"candidates": [2, 4], "cluster_jaccard": [[1.0] * 4, values.ravel().tolist()]}
+    raw, scores = criterion_scores(curves, "stable_clusters", 0.99)
+    assert raw.tolist() == [2.0, 2.0] and np.argmax(scores) == 0   # ties: the smaller k
+
+
+def test_on_partitions_sees_every_candidates_runs():
+    X, _ = planted_corpus(n_per=20, k=3, d_per=10, seed=2)
+    seen = []
+    measure_candidates(X, [2, 3], curves=["stability"], n_runs=3, random_state=0,
+                       on_partitions=lambda k, rows, parts: seen.append((k, rows, parts)))
+    assert [k for k, _, _ in seen] == [2, 3]
+    for k, rows, parts in seen:
+        assert len(parts) == 3 and all(p.shape == rows.shape and p.max() < k for p in parts)
+        assert rows.size == X.shape[0] and np.all(np.diff(rows) > 0)

@@ -45,10 +45,11 @@ you expect (the number of classes of a labelled corpus), then try a few values a
 too large a K splits a topic into near-duplicate clusters. -k auto chooses K without labels
 among 2 .. min(50, documents/10) (a geometric grid; -k 2:40 or -k 5,10,20 give the
 candidates): the K whose spherical k-means partitions of a sample of the documents agree
-best across runs (NMI stability, slightly penalized in log K); run.json "k_selection" holds
-the curve. It found the number of classes within 30 % on about half of the benchmark
-corpora and tends to choose too few clusters when there are many (20 Newsgroups: 2;
-benchmarks/results/k_selection.md): read the top words.
+best across runs (ARI stability), pulled towards 8 (a penalty in |log(K/8)|): a clear
+structure far from 8 still wins, a weak one gets about 8. run.json "k_selection" holds the
+curve. Held out on 25 benchmark corpora it found the number of classes within 30 % on about
+9 and was off by more than 3x on about 2 (banking77's 77 intents always, a 27-topic and two
+17-20-class corpora on some seeds; benchmarks/results/k_auto_init3.md): read the top words.
 """
 
 
