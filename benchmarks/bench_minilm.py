@@ -24,9 +24,11 @@ of classes:
   i.e. ``run_local`` without writing; on BBC the labels are checked against the command
   line's ``assignments.csv`` for seed 0;
 - ``ours-g{v}``: the same model with the document-graph weight ``graph_lam = v`` (the
-  default is 1, :data:`semnmf.pipelines.pretrained.DOCUMENT_GRAPH_LAM`), chosen afterwards
-  by leave-one-corpus-out with :func:`_common.worst_then_mean` on the margin over
-  ``kmeans`` (on the first ``--sweep-seeds`` seeds only, default 1: the fits cost).
+  default, :func:`semnmf.pipelines.pretrained.document_graph_lam`, is a weight per corpus:
+  128 below 150 documents per cluster, else 1), chosen afterwards by leave-one-corpus-out
+  with :func:`_common.worst_then_mean` on the margin over ``kmeans``: one weight for all,
+  then the rule "a weight below T documents per cluster, another above" (on the first
+  ``--sweep-seeds`` seeds only, default 1).
 
 Also shown: the default ``semnmf cluster`` NMI of ``results/portfolio.json`` (member
 ``default``, 5 seeds). Cells are cached in ``benchmarks/cache/minilm.json``; writes
@@ -230,7 +232,7 @@ def measure(name, root, entry, seeds, graph_lams, sweep_seeds, save):
     path = os.path.join(root, name)
     t0 = time.perf_counter()
     cli = CliPath(path, _n_classes(path))
-    corpus, k = cli.corpus, cli.options.k
+    corpus, k = cli.corpus, cli.settings.k
     if corpus.n_classes != k:
         raise ValueError(f"{name}: labels.txt has {k} values, the corpus {corpus.n_classes}")
     entry.setdefault("k", k)
@@ -316,7 +318,7 @@ def report(cache, order):
     rows.sort(key=lambda r: r[0])
     header = ["corpus", "k", "docs", "MiniLM + k-means", "(first chunk only)",
               "`--semantics minilm`", "margin", "worst seed margin", "default `semnmf cluster`",
-              "ours − default", "encode documents (s)", "chunks", "encode terms (s)",
+              "ours − default", "encode documents (s; about 0 when read from the cache)", "chunks", "encode terms (s)",
               "pipeline (s, cached vectors)", "default (s)", "seeds"]
     sections = [(None, f"Machine: {machine_line()} (CPU only, 2 cores shared with other "
                        "jobs: the seconds are inflated by their load). Produced by "
@@ -337,7 +339,7 @@ def report(cache, order):
 
 def loco_text(cache, done):
     lams = sorted({float(key.split("/")[0][len("ours-g"):]) for n in done for key in cache[n]
-                   if key.startswith("ours-g")} | {DEFAULT_LAM})
+                   if key.startswith("ours-g")})
     folds = [n for n in done if all(mean(cache[n], _method(g)) is not None for g in lams)]
     if len(lams) < 2 or len(folds) < 2:
         return "Not measured."
@@ -362,17 +364,56 @@ def loco_text(cache, done):
                 + ["", f"{np.mean([margin(chosen[f], f) for f in folds]):+.3f}"])
     overall = max(candidates, key=lambda c: worst_then_mean(margin)(c, folds))
     text = ("Margin over MiniLM + k-means (mean over the seeds every weight was run on) of the pipeline with the document-"
-            "graph weight `graph_lam` (1 is the default); for each held-out corpus the weight "
+            "graph weight `graph_lam` (1: the earlier default, still the default above 150 documents "
+            "per cluster); for each held-out corpus the weight "
             "chosen on the others by its worst fold, then its mean "
             "(`_common.worst_then_mean`), and the held-out margin it gets.\n\n")
     text += table(["held out"] + [f"graph_lam {v:g}" for v in lams] + ["chosen", "held-out margin"],
                   rows)
     text += f"\n\nChosen on all {len(folds)} corpora: graph_lam = {overall:g}."
-    return text
+    return text + "\n\n" + rule_text(cache, folds, lams, margin)
+
+
+THRESHOLDS = (150, 200, 300, 400)
+
+
+def rule_weight(rule, entry):
+    """The weight a per-corpus rule (T, few, many) gives a corpus: ``few`` when it has
+    fewer than T documents per cluster (n / k), else ``many``; T = 0 is ``many`` always."""
+    threshold, few, many = rule
+    return few if entry["n"] / entry["k"] < threshold else many
+
+
+def rule_text(cache, folds, lams, margin):
+    """Leave-one-corpus-out over the rules "weight ``few`` below T documents per cluster,
+    ``many`` above" (the fixed weights are T = 0), worst fold first."""
+    rules = [(0, g, g) for g in [DEFAULT_LAM] + [g for g in lams if g != DEFAULT_LAM]]
+    rules += [(t, few, many) for t in THRESHOLDS for many in lams for few in lams if few > many]
+
+    def value(rule, fold):
+        return margin(rule_weight(rule, cache[fold]), fold)
+
+    chosen = leave_one_out(folds, rules, worst_then_mean(value))
+    name = lambda r: (f"{r[2]:g}" if r[0] == 0  # noqa: E731
+                      else f"{r[1]:g} below {r[0]} documents per cluster, else {r[2]:g}")
+    rows = [[f, f"{cache[f]['n'] / cache[f]['k']:.0f}", name(chosen[f]),
+             f"{rule_weight(chosen[f], cache[f]):g}", f"**{value(chosen[f], f):+.3f}**"]
+            for f in sorted(folds, key=lambda f: value(chosen[f], f))]
+    held = [value(chosen[f], f) for f in folds]
+    overall = max(rules, key=lambda r: worst_then_mean(value)(r, folds))
+    return ("**A weight per corpus, by its documents per cluster** (n / k: the documents "
+            "each word topic is estimated from). For each held-out corpus, the rule (T, the "
+            f"weight below T, the weight above; T in {list(THRESHOLDS)}, or one weight for "
+            "all) best on the others by its worst fold, then its mean; ties go to one weight "
+            "for all, then to the smaller T. Held out: worst "
+            f"**{min(held):+.3f}**, mean **{np.mean(held):+.3f}**. Chosen on all "
+            f"{len(folds)}: {name(overall)}.\n\n"
+            + table(["held out", "documents per cluster", "rule chosen on the others",
+                     "its weight here", "held-out margin"], rows))
 
 
 def _method(g):
-    return "ours" if g == DEFAULT_LAM else f"ours-g{g:g}"
+    return f"ours-g{g:g}"
 
 
 def main():

@@ -640,7 +640,31 @@ def test_cli_semantics_switch(fake_loader, tmp_path, capsys):
     assert record["estimator"] == "SemanticGNMF"
     assert record["scores"]["nmi"] > 0.9
     assert {"words", "documents"} <= set(record["timings_seconds"])
+    # the synonym corpus has few documents per cluster: the document graph leads
+    n_per_cluster = len(texts) / 3
+    assert n_per_cluster < semantics.FEW_DOCUMENTS_PER_CLUSTER
+    assert record["semantics"]["graph_lam"] == semantics.DOCUMENT_GRAPH_LAM_FEW
+    assert f"{n_per_cluster:.0f} documents per cluster" in record["semantics"]["graph_lam_reason"]
     capsys.readouterr()
+
+
+def test_document_graph_weight_follows_documents_per_cluster(fake_loader, tmp_path):
+    rule = semantics.document_graph_lam
+    few, many = semantics.DOCUMENT_GRAPH_LAM_FEW, semantics.DOCUMENT_GRAPH_LAM
+    threshold = semantics.FEW_DOCUMENTS_PER_CLUSTER
+    assert few > many
+    assert rule(threshold * 10 - 1, 10)[0] == few and rule(threshold * 10, 10)[0] == many
+    assert "below" in rule(100, 10)[1] and "at least" in rule(10_000, 10)[1]
+    # "auto" (the default) is the rule, on the estimator and on semantic_model; a number wins
+    texts, labels = synonym_corpus()
+    corpus = Corpus(texts, labels=labels, stem=None, min_df=1)
+    auto = PretrainedSemanticNMF(3, semantics="fake-model", embed="documents", random_state=0,
+                                 cache_dir=tmp_path).fit(corpus)
+    assert auto.model_.graph_lam == rule(len(texts), 3)[0] == few
+    fixed = PretrainedSemanticNMF(3, semantics="fake-model", embed="documents", graph_lam=2.0,
+                                  random_state=0, cache_dir=tmp_path).fit(corpus)
+    assert fixed.model_.graph_lam == 2.0
+    assert semantics.semantic_model(3, auto.inputs_).graph_lam == few
 
 
 @pytest.mark.parametrize("options, message", [

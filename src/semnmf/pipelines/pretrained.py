@@ -57,7 +57,8 @@ from ..text.pretrained import (EMBED, SEMANTICS, _check_source, check_available,
                                     word_vectors)
 
 __all__ = ["PretrainedSemanticNMF", "SemanticInputs", "SEMANTICS", "EMBED", "WORD_MODES",
-           "pretrained_inputs", "semantic_model", "fit_semantic_model", "document_start"]
+           "pretrained_inputs", "semantic_model", "fit_semantic_model", "document_start",
+           "document_graph_lam"]
 
 
 def document_start(E, n_clusters, random_state=None):
@@ -112,10 +113,33 @@ class SemanticInputs:
 
 WORD_MODES = ("expand", "context")
 
-#: Relative weight of the document graph in the pipeline (Semantic-GNMF's ``graph_lam``).
+#: Relative weight of the document graph in the pipeline (Semantic-GNMF's ``graph_lam``)
+#: when each cluster has many documents (at least :data:`FEW_DOCUMENTS_PER_CLUSTER`).
 #: Chosen on BBC and CLASSIC4 (NMI, 3 seeds, document start): 0.5 → 0.896 / 0.825,
 #: 1 → 0.896 / 0.838, 2 → 0.873 / 0.849, 3 → 0.863 / 0.851; NG5 and NG20 were held out.
 DOCUMENT_GRAPH_LAM = 1.0
+#: The weight when the clusters have few documents each (n / k below
+#: :data:`FEW_DOCUMENTS_PER_CLUSTER`): each word topic is then estimated from few documents
+#: and the document vectors' graph should lead. The rule (threshold and both weights) was
+#: chosen by leave-one-corpus-out on the shared raw-text corpora against MiniLM + k-means
+#: (``benchmarks/results/minilm.md``): banking77 (40 documents per cluster) -0.144 → -0.011,
+#: nyt_frontpage (115) -0.098 → -0.013, BBC (445) keeps +0.013.
+DOCUMENT_GRAPH_LAM_FEW = 128.0
+FEW_DOCUMENTS_PER_CLUSTER = 150
+
+
+def document_graph_lam(n_documents, n_components):
+    """The pipeline's document-graph weight for ``n_documents`` in ``n_components``
+    clusters, and why: :data:`DOCUMENT_GRAPH_LAM_FEW` below
+    :data:`FEW_DOCUMENTS_PER_CLUSTER` documents per cluster, else
+    :data:`DOCUMENT_GRAPH_LAM`."""
+    per_cluster = n_documents / max(int(n_components), 1)
+    if per_cluster < FEW_DOCUMENTS_PER_CLUSTER:
+        return DOCUMENT_GRAPH_LAM_FEW, (
+            f"{per_cluster:.0f} documents per cluster (below {FEW_DOCUMENTS_PER_CLUSTER}): the "
+            "document vectors' graph leads")
+    return DOCUMENT_GRAPH_LAM, (
+        f"{per_cluster:.0f} documents per cluster (at least {FEW_DOCUMENTS_PER_CLUSTER})")
 
 
 def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both", *,
@@ -208,9 +232,10 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
     embed : {"words", "documents", "both"}, default="both"
     lam : float, default=10.0
         Relative weight of the word-context term (as :class:`~semnmf.SemanticNMF`).
-    graph_lam : float, default=1.0
-        Relative weight of the document-graph term (as :class:`~semnmf.SemanticGNMF`;
-        :data:`DOCUMENT_GRAPH_LAM`).
+    graph_lam : float or "auto", default="auto"
+        Relative weight of the document-graph term (as :class:`~semnmf.SemanticGNMF`).
+        "auto": :func:`document_graph_lam` (1, or 128 when the clusters have fewer than 150
+        documents each).
     word_mode : {"expand", "context"}, default="expand"
     expand : float, default=1.0
         Strength of the document expansion by the word graph.
@@ -241,6 +266,7 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
     objective_ : float
         The fitted model's ``objective_`` (lower is better).
     model_ : SemanticNMF or SemanticGNMF
+        The fitted model (``model_.graph_lam``: the document-graph weight used).
     inputs_ : SemanticInputs
         The matrices fitted, the document vectors and the word graph.
     timings_ : dict
@@ -252,7 +278,7 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         "semantics": [str],
         "embed": [StrOptions({"words", "documents", "both"})],
         "lam": [Interval(numbers.Real, 0, None, closed="left")],
-        "graph_lam": [Interval(numbers.Real, 0, None, closed="left")],
+        "graph_lam": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"auto"})],
         "word_mode": [StrOptions({"expand", "context"})],
         "expand": [Interval(numbers.Real, 0, None, closed="left")],
         "word_weight": [Interval(numbers.Real, 0, None, closed="left")],
@@ -270,7 +296,7 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
     }
 
     def __init__(self, n_components=8, *, semantics="minilm", embed="both", lam=10.0,
-                 graph_lam=DOCUMENT_GRAPH_LAM, word_mode="expand", expand=1.0, word_weight=0.3,
+                 graph_lam="auto", word_mode="expand", expand=1.0, word_weight=0.3,
                  word_neighbors=10, n_neighbors=10, refine=False, context="window",
                  window=10, n_init=1, max_iter=200, tol=1e-4, random_state=None,
                  cache_dir=None, verbose=0):
@@ -345,11 +371,13 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
 def semantic_model(n_components, inputs, **params):
     """The estimator for ``inputs``: SemanticGNMF with a document graph (started from the
     document partition), SemanticNMF otherwise. ``params`` as theirs (``graph_lam`` is
-    dropped without a graph)."""
+    dropped without a graph; "auto" or absent: :func:`document_graph_lam`)."""
     from ..models import SemanticGNMF, SemanticNMF
     from ..models.init import factors_from_labels
 
-    graph_lam = params.pop("graph_lam", DOCUMENT_GRAPH_LAM)
+    graph_lam = params.pop("graph_lam", "auto")
+    if graph_lam == "auto":
+        graph_lam = document_graph_lam(inputs.X.shape[0], n_components)[0]
     if inputs.A is None:
         return SemanticNMF(n_components, **params)
     Z0, W0 = factors_from_labels(inputs.X, inputs.start, n_components, dtype=inputs.X.dtype)

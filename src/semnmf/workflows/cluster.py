@@ -388,6 +388,12 @@ def _inputs(settings, corpus, X, wc, timings, extra):
         "documents_expanded": graph is not None, "document_graph": inputs.A is not None,
         "word_graph_nnz": None if graph is None else int(graph.nnz),
         "document_graph_nnz": None if inputs.A is None else int(inputs.A.nnz)}
+    if inputs.A is not None:
+        from ..pipelines.pretrained import document_graph_lam
+
+        weight, why = document_graph_lam(inputs.X.shape[0], settings.k)
+        extra["semantics"].update(graph_lam=float(model.graph_lam), graph_lam_reason=why)
+        log(f"document-graph weight {weight:g}: {why}", settings.verbose)
     return settings, inputs.X, inputs.E, model, fit_params
 
 
