@@ -66,6 +66,19 @@ TEXT_REASON = ("the default (Semantic-NMF, KL loss), chosen by leave-one-corpus-
                "shared corpora (benchmarks/results/defaults.md); without raw text, or with a "
                "word-context setting given, it builds M from document contexts")
 
+SEMANTICS_NOTE = ("the [embeddings] extra is installed, and pretrained semantics stay opt-in "
+                  "(--semantics minilm): above this default on every shared raw-text corpus "
+                  "measured, but its first run embeds every document, minutes on a CPU "
+                  "(benchmarks/results/minilm.md)")
+
+
+def embeddings_installed():
+    """Whether the ``[embeddings]`` extra (sentence-transformers) is installed; nothing is
+    imported."""
+    import importlib.util
+
+    return importlib.util.find_spec("sentence_transformers") is not None
+
 
 def default_method(source, semantics="corpus", engine="local", given=()):
     """The default method for ``source``, chosen before reading it, and why: ``(name,
@@ -245,6 +258,9 @@ def run_cluster(settings, started=None):
 
         log(f"method {settings.method}: {settings.method_reason}", settings.verbose)
         extra["method_choice"] = {"method": settings.method, "why": settings.method_reason}
+        if settings.method_reason == TEXT_REASON and embeddings_installed():
+            log(SEMANTICS_NOTE, settings.verbose)
+            extra["method_choice"]["semantics"] = SEMANTICS_NOTE
     if settings.seed_words is not None:
         labels, strength, memberships = _fit_guided(settings, corpus, model, X, fit_params,
                                                     timings, extra)
