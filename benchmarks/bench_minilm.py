@@ -2,7 +2,7 @@
 (issue 37, item 3 and its second target).
 
     python benchmarks/bench_minilm.py [--datasets a,b,...] [--seeds 3]
-                                      [--graph-lams 0.5,2,4,8,16,32,64] [--report-only]
+                                      [--graph-lams 0.5,1,2,4,...,512] [--report-only]
 
 For each shared corpus with raw text (a ``docs.jsonl``), smallest text first, k = number
 of classes:
@@ -457,7 +457,7 @@ def main():
     parser.add_argument("--datasets", default=None, help="default: every raw-text corpus, "
                         "smallest first")
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--graph-lams", default="0.5,2,4,8,16,32,64")
+    parser.add_argument("--graph-lams", default="0.5,1,2,4,8,16,32,64,128,256,512")
     parser.add_argument("--sweep-seeds", type=int, default=1,
                         help="seeds (the first ones) the other graph weights are run on")
     parser.add_argument("--word-start", action="store_true",

@@ -227,7 +227,9 @@ def sections(seeds, caches, names, classes, found, loco, n_init, planted_check):
         f"benchmarks/bench_k_auto.py report{opt} --seeds " + " ".join(map(str, seeds)) + "`.")),
         ("Summary", "\n".join([
             head,
-            line(f"the old default, {old} (chosen on 10 corpora)", s_old),
+            line(f"the old default, {old} (chosen on 10 corpora"
+                 + ("" if n_init == 1 else f"; replayed here on {n_init}-start curves, it ran "
+                    "on 1: `k_auto.md`") + ")", s_old),
             line(f"**the new default, {new}** (chosen on these {n}: in sample)", s_new),
             *[line(f"leave-one-corpus-out, {label}", chosen[label]) for label in loco]])
          + "\n\nLeave-one-corpus-out: for each corpus, the rule best on the other "

@@ -465,3 +465,10 @@ def test_raw_text_says_semantics_stay_opt_in_when_the_extra_is_installed(
     assert runs[True]["semantics"] == workflow.SEMANTICS_NOTE
     assert "--semantics minilm" in runs[True]["semantics"]
     assert "semantics" not in runs[False] and runs[False]["why"] == runs[True]["why"]
+    # counts only with a word-context setting: snmf-robust, but no text to embed
+    monkeypatch.setattr(workflow, "embeddings_installed", lambda: True)
+    out = tmp_path / "counts"
+    assert main(["cluster", corpus_files["counts_only"], "-k", "3", "--lam", "5", "--out",
+                 str(out), *FAST]) == 0
+    choice = read_run(out)["method_choice"]
+    assert choice["why"] == runs[True]["why"] and "semantics" not in choice

@@ -1,11 +1,14 @@
 """Label-free choice of k: parsing -k, the candidate grid, the curves and the choice, and
 ``semnmf cluster -k auto`` writing its curve into run.json."""
 
+import json
+
 import numpy as np
 import pytest
 
 from conftest import make_planted, planted_corpus, read_json, write_csv
-from semnmf.experiments.selection import (CRITERIA, CRITERION_CURVES, CURVES, DEFAULT_CRITERION,
+from semnmf.experiments.selection import (CRITERIA, CRITERION_CURVES, CURVES, DEFAULT_CENTER,
+                                          DEFAULT_CRITERION, DEFAULT_N_INIT, DEFAULT_PARAM,
                                           candidate_grid, criterion_scores, measure_candidates,
                                           select_n_components)
 from semnmf.cli.cluster import parse_k
@@ -31,13 +34,13 @@ def test_candidate_grid():
     assert candidate_grid(20) == [2]
 
 
-@pytest.mark.parametrize("k", [3, 4, 5, 12])
+@pytest.mark.parametrize("k", [3, 4, 5, 12, 20])
 def test_planted_clusters_are_found(k):
     """The default's pull towards 8 clusters does not override a clear structure on either
-    side of it (benchmarks/bench_k_auto.py checks 3, 4, 5, 12 and 20 topics)."""
-    for seed in (1, 2):
+    side of it (20 topics: 19, the grid's nearest candidate)."""
+    for seed in (1, 2) if k < 20 else (1,):
         X, _ = planted_corpus(n_per=40, k=k, d_per=12, seed=seed)
-        assert select_n_components(X, "auto", random_state=0).best == k
+        assert select_n_components(X, "auto", random_state=0).best == (k if k < 20 else 19)
 
 
 def test_the_default_record():
@@ -94,12 +97,22 @@ def test_only_the_criterions_curves_are_measured_and_they_are_the_same():
                 assert part[name] == reference[name]
             else:
                 np.testing.assert_array_equal(part[name], reference[name])
-        param = 0.05 if criterion == "gain" else 0
+        param = {"gain": 0.05, "stable_clusters": 0.75}.get(criterion, 0)
         result = select_n_components(X, [2, 3, 4, 6], criterion=criterion, param=param,
                                      n_init=1, random_state=4)
         assert set(result.curves) == set(names)
         np.testing.assert_array_equal(result.scores,
                                       criterion_scores(reference, criterion, param)[1])
+        json.dumps(result.record(), allow_nan=False)   # every criterion's record is JSON
+    # the default: its penalty, center and starts reach the curves and the scores
+    default = select_n_components(X, [2, 3, 4, 6], random_state=4)
+    curves = measure_candidates(X, [2, 3, 4, 6], curves=[DEFAULT_CRITERION],
+                                n_init=DEFAULT_N_INIT, random_state=4)
+    assert default.curves[DEFAULT_CRITERION] == curves[DEFAULT_CRITERION]
+    np.testing.assert_array_equal(default.scores, criterion_scores(
+        curves, DEFAULT_CRITERION, DEFAULT_PARAM, DEFAULT_CENTER)[1])
+    assert curves[DEFAULT_CRITERION] != measure_candidates(
+        X, [2, 3, 4, 6], curves=[DEFAULT_CRITERION], random_state=4)[DEFAULT_CRITERION]
     with pytest.raises(ValueError, match="Unknown curve 'nope'"):
         measure_candidates(X, [2, 3], curves=["stability", "nope"])
 
@@ -134,6 +147,14 @@ def test_bad_candidates_refused():
         select_n_components(X, [2, 50])
     with pytest.raises(ValueError, match="Unknown criterion"):
         select_n_components(X, [2, 3], criterion="nope")
+    with pytest.raises(ValueError, match="at least 2"):
+        select_n_components(X, [1, 2, 3])
+    with pytest.raises(ValueError, match="n_runs=1"):
+        select_n_components(X, [2, 3], n_runs=1)
+    with pytest.raises(ValueError, match="center=0"):
+        select_n_components(X, [2, 3], center=0)
+    with pytest.raises(ValueError, match="Jaccard threshold"):
+        select_n_components(X, [2, 3], criterion="stable_clusters", param=-0.7)
 
 
 def test_cli_k_auto_records_the_curve(tmp_path):

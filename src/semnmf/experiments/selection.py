@@ -35,8 +35,8 @@ best of 3 k-means++ starts) was chosen by leave-one-corpus-out on the 25 shared 
 among the rules that find planted clusters of 3 to 20 topics (``benchmarks/bench_k_auto.py``,
 ``benchmarks/results/k_auto_init3.md``): held out, it lands within ±30 % of the number of
 classes on about 9 of the 25 corpora and outside [classes/3, 3·classes] on about 2 (the
-earlier rule, ``stability_nmi`` with ``-0.3 log k`` and one start, chosen on 10 corpora: 6
-and 10). The pull towards 8 is most of that: the curves alone collapse to k = 2 on the
+earlier rule, ``stability_nmi`` with ``-0.3 log k`` and one start, chosen on 10 corpora: 7
+and 7, ``benchmarks/results/k_auto.md``). The pull towards 8 is most of that: the curves alone collapse to k = 2 on the
 corpora of many classes (20 Newsgroups, whose most stable split is 2-way); a corpus of
 clear structure far from 8 still wins (planted 3 and 20 topics are found), a corpus of weak
 structure gets about 8.
@@ -131,7 +131,7 @@ class SelectionResult:
     curves: dict = field(default_factory=dict)
     n_sample: int = 0
     seconds: float = 0.0
-    center: float = 1.0
+    center: float = DEFAULT_CENTER
 
     @property
     def score_name(self):
@@ -145,6 +145,17 @@ class SelectionResult:
         return (f"{self.criterion} rescaled to [0, 1] {self.param:+g}·|log(k/"
                 f"{self.center:g})|")
 
+    def _curves(self):
+        """The curves as one number per candidate (clusterwise stabilities: the count of
+        stable clusters at ``param``)."""
+        out = dict(self.curves)
+        if "cluster_jaccard" in out:
+            jaccards = out.pop("cluster_jaccard")
+            threshold = self.param if self.criterion == "stable_clusters" else 0.75
+            out["stable_clusters"] = [stable_count(v, k, threshold)
+                                      for v, k in zip(jaccards, self.candidates)]
+        return out
+
     def record(self):
         """The ``k_selection`` entry of run.json: the scores the choice is made on (named
         by ``name``), and the criterion's raw curves (``curves``)."""
@@ -154,7 +165,7 @@ class SelectionResult:
                 "name": self.score_name,
                 "candidates": list(self.candidates),
                 "scores": finite(self.scores),
-                "curves": {name: finite(values) for name, values in self.curves.items()},
+                "curves": {name: finite(values) for name, values in self._curves().items()},
                 "center": self.center,
                 "chosen": int(self.best), "n_sample": int(self.n_sample),
                 "seconds": round(float(self.seconds), 3)}
@@ -402,7 +413,7 @@ def measure_candidates(X, candidates, *, curves=None, n_runs=5, sample_size="aut
                   **_centroid_curves(Xs, partitions, k, wanted, reference)}
         if null is not None:
             centers = _skmeans(null, min(k, null.shape[0]), int(rng.integers(2**31 - 1)),
-                               max_iter)
+                               max_iter, n_init)
             values["null_cosine"] = (_cosine_sum(null, _assign(null, centers), k)[0]
                                      / null.shape[0])
         for name in result:
@@ -430,7 +441,7 @@ def stable_count(jaccards, k, threshold):
     return float(np.sum(values >= threshold) / runs)
 
 
-def penalized_scores(raw, ks, param, center=1.0):
+def penalized_scores(raw, ks, param, center=DEFAULT_CENTER):
     """``curve01(k) + param · |log(k / center)|``: the curve rescaled to [0, 1] over the
     candidates (its finite values; a flat curve is 0), so that one penalty scale serves
     every criterion. ``center`` = 1 gives ``param · log k``."""
@@ -522,8 +533,17 @@ def select_n_components(X, candidates="auto", *, criterion=DEFAULT_CRITERION,
             raise ValueError(f"candidates must be 'auto' or a list of ints, got {candidates!r}.")
         candidates = candidate_grid(n)
     candidates = sorted({int(k) for k in candidates})
-    if not candidates or candidates[0] < 1:
-        raise ValueError(f"candidates must be positive integers, got {candidates!r}.")
+    if not candidates or candidates[0] < 1 or (len(candidates) > 1 and candidates[0] < 2):
+        raise ValueError(f"candidates must be integers of at least 2 (one cluster needs no "
+                         f"choice), got {candidates!r}.")
+    if n_runs < 2:
+        raise ValueError(f"n_runs={n_runs}: the agreement between runs needs at least 2.")
+    if not (np.isfinite(center) and center > 0):
+        raise ValueError(f"center={center!r}: the k the penalty pulls towards must be a "
+                         "positive number.")
+    if criterion == "stable_clusters" and not 0 < param <= 1:
+        raise ValueError(f"criterion 'stable_clusters' takes a Jaccard threshold in (0, 1] "
+                         f"as param (e.g. 0.75), got {param!r}.")
     n_sample = _sample_size(sp.csr_matrix(X), sample_size)
     if candidates[-1] > n_sample - 1:
         raise ValueError(f"the largest candidate k={candidates[-1]} needs more documents "

@@ -258,7 +258,8 @@ def run_cluster(settings, started=None):
 
         log(f"method {settings.method}: {settings.method_reason}", settings.verbose)
         extra["method_choice"] = {"method": settings.method, "why": settings.method_reason}
-        if settings.method_reason == TEXT_REASON and embeddings_installed():
+        if (settings.method_reason == TEXT_REASON and corpus.texts is not None
+                and embeddings_installed()):
             log(SEMANTICS_NOTE, settings.verbose)
             extra["method_choice"]["semantics"] = SEMANTICS_NOTE
     if settings.seed_words is not None:
@@ -337,7 +338,7 @@ def _add_timeline(result, settings, corpus, labels, values):
 def _choose_k(settings, corpus, X):
     """The label-free choice of k among ``settings.k_candidates``: (k, its run.json
     record). The log shows, for every candidate, the criterion's curve and the score the
-    choice is made on (the curve rescaled to [0, 1] plus the log k penalty)."""
+    choice is made on (the curve rescaled to [0, 1] plus the penalty in |log(k / center)|)."""
     from .._utils.progress import log
     from ..experiments.selection import candidate_grid, select_n_components
 
