@@ -45,7 +45,8 @@ K_TOP = 100
 
 def jsonable(curves):
     """The curves as JSON values (the lists of lists stay as they are)."""
-    out = {key: (np.asarray(v, dtype=float).tolist() if isinstance(v, list) else v)
+    out = {key: (np.asarray(v, dtype=float).tolist() if isinstance(v, list)
+                 and key != "cluster_share" else v)
            for key, v in curves.items() if key != "cluster_jaccard"}
     if "cluster_jaccard" in curves:
         out["cluster_jaccard"] = [np.round(v, 4).tolist() for v in curves["cluster_jaccard"]]
