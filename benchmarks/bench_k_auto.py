@@ -27,7 +27,6 @@ worst log error over the other corpora is smallest (mean second) is applied to i
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -35,48 +34,57 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (RESULTS, all_corpora, atomic_write, leave_one_out, load_cache,  # noqa: E402
-                     machine_line, pending, write_markdown)
+from _common import all_corpora, atomic_write, load_cache, pending  # noqa: E402
 from k_auto_report import cache_file  # noqa: E402
 
-TOLERANCE = 0.3
 K_TOP = 100
 
 
 def jsonable(curves):
     """The curves as JSON values (the lists of lists stay as they are)."""
-    out = {key: (np.asarray(v, dtype=float).tolist() if isinstance(v, list)
-                 and key != "cluster_share" else v)
+    out = {key: (np.asarray(v, dtype=float).tolist() if isinstance(v, list) else v)
            for key, v in curves.items() if key != "cluster_jaccard"}
     if "cluster_jaccard" in curves:
         out["cluster_jaccard"] = [np.round(v, 4).tolist() for v in curves["cluster_jaccard"]]
     return out
 
 
-def measure(names, seed, n_init=1):
-    from semnmf.experiments.selection import CURVES, candidate_grid, measure_candidates
+def curves_of(X, grid, seed, n_init, counts=None, labels=None):
+    """Every curve over ``grid`` as JSON values, with each run's cluster shares
+    (``cluster_share``) and, given ``(labels, labelled)``, the runs' mean NMI at each k
+    (``nmi``; to score only)."""
+    from semnmf.experiments.selection import CURVES, measure_candidates
     from semnmf.metrics import nmi
+
+    scores, shares = [], []
+
+    def seen(k, rows, partitions):
+        shares.append(np.concatenate([np.bincount(p, minlength=k) / p.size
+                                      for p in partitions]).round(5).tolist())
+        if labels is not None:
+            truth, known = labels[0][rows], labels[1][rows]
+            scores.append(float(np.mean([nmi(truth[known], p[known]) for p in partitions])))
+
+    curves = jsonable(measure_candidates(X, grid, curves=CURVES, counts=counts, n_init=n_init,
+                                         random_state=seed, on_partitions=seen))
+    curves["cluster_share"] = shares
+    if labels is not None:
+        curves["nmi"] = scores
+    return curves
+
+
+def measure(names, seed, n_init=1):
+    from semnmf.experiments.selection import candidate_grid
 
     path = cache_file(seed, n_init)
     cache = load_cache(path)
     for name, corpus, X, _ in pending(names, lambda n: [] if n in cache else [seed]):
-        labels, labelled = np.asarray(corpus.labels), np.asarray(corpus.labelled, bool)
-        scores, shares = [], []
-
-        def score(k, rows, partitions):
-            truth = labels[rows]
-            known = labelled[rows]
-            scores.append(float(np.mean([nmi(truth[known], p[known]) for p in partitions])))
-            shares.append(np.concatenate([np.bincount(p, minlength=k) / p.size
-                                          for p in partitions]).round(5).tolist())
-
+        labels = (np.asarray(corpus.labels), np.asarray(corpus.labelled, bool))
         t = time.perf_counter()
         grid = candidate_grid(X.shape[0], k_max=max(2, min(K_TOP, X.shape[0] // 10)))
-        curves = measure_candidates(X, grid, curves=CURVES, counts=corpus.counts(),
-                                    n_init=n_init, random_state=seed, on_partitions=score)
-        curves = jsonable(curves)
-        curves.update(nmi=scores, cluster_share=shares, seconds=time.perf_counter() - t,
-                      n_classes=int(corpus.n_classes), n_documents=int(X.shape[0]))
+        curves = curves_of(X, grid, seed, n_init, corpus.counts(), labels)
+        curves.update(seconds=time.perf_counter() - t, n_classes=int(corpus.n_classes),
+                      n_documents=int(X.shape[0]))
         cache[name] = curves
         atomic_write(path, lambda f: json.dump(cache, f))
         print(f"  {name} seed {seed}: {curves['seconds']:.1f} s", flush=True)
@@ -104,7 +112,7 @@ def planted_corpus(k, seed, n_per=40, d_per=12, noise=0.02):
 
 def measure_planted(seed, n_init=1):
     """The curves of the planted corpora (``planted_kK`` in the seed's cache)."""
-    from semnmf.experiments.selection import CURVES, candidate_grid, measure_candidates
+    from semnmf.experiments.selection import candidate_grid
 
     path = cache_file(seed, n_init)
     cache = load_cache(path)
@@ -112,13 +120,9 @@ def measure_planted(seed, n_init=1):
         if f"planted_k{k}" in cache:
             continue
         X = planted_corpus(k, seed)
-        shares = []
-        curves = measure_candidates(
-            X, candidate_grid(X.shape[0]), curves=CURVES, n_init=n_init, random_state=seed,
-            on_partitions=lambda kk, rows, parts: shares.append(np.concatenate(
-                [np.bincount(p, minlength=kk) / p.size for p in parts]).round(5).tolist()))
-        curves.update(n_classes=k, n_documents=X.shape[0], cluster_share=shares)
-        cache[f"planted_k{k}"] = jsonable(curves)
+        curves = curves_of(X, candidate_grid(X.shape[0]), seed, n_init)
+        curves.update(n_classes=k, n_documents=X.shape[0])
+        cache[f"planted_k{k}"] = curves
         atomic_write(path, lambda f: json.dump(cache, f))
 
 

@@ -298,17 +298,16 @@ def _cluster_jaccards(partitions, k):
     the other runs of its best Jaccard similarity with one of their clusters: R·k values,
     run by run, cluster by cluster (an empty cluster scores 0)."""
     R = len(partitions)
+    sizes = [np.bincount(p, minlength=k).astype(float) for p in partitions]
     values = []
     for a in range(R):
-        sizes_a = np.bincount(partitions[a], minlength=k).astype(float)
         best = np.zeros(k)
         for b in range(R):
             if b == a:
                 continue
-            sizes_b = np.bincount(partitions[b], minlength=k).astype(float)
             table = np.bincount(partitions[a] * k + partitions[b],
                                 minlength=k * k).reshape(k, k).astype(float)
-            union = sizes_a[:, None] + sizes_b[None, :] - table
+            union = sizes[a][:, None] + sizes[b][None, :] - table
             best += np.max(np.where(union > 0, table / np.maximum(union, 1), 0.0), axis=1)
         values.append(best / max(R - 1, 1))
     return [float(v) for v in np.concatenate(values)]

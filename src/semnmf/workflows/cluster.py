@@ -408,9 +408,9 @@ def _inputs(settings, corpus, X, wc, timings, extra):
     if inputs.A is not None:
         from ..pipelines.pretrained import document_graph_lam
 
-        weight, why = document_graph_lam(inputs.X.shape[0], settings.k)
+        why = document_graph_lam(inputs.X.shape[0], settings.k)[1]
         extra["semantics"].update(graph_lam=float(model.graph_lam), graph_lam_reason=why)
-        log(f"document-graph weight {weight:g}: {why}", settings.verbose)
+        log(f"document-graph weight {model.graph_lam:g}: {why}", settings.verbose)
     return settings, inputs.X, inputs.E, model, fit_params
 
 
