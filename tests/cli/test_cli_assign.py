@@ -157,6 +157,29 @@ def test_refined_topics_are_cluster_means(planted45_csv, tmp_path):
     assert all(0 <= float(r["strength"]) <= 1 for r in rows)
 
 
+def test_the_default_run_is_refined_by_centroids_unless_told_not_to(planted45_csv, tmp_path):
+    """The default run's last step is the centroid step (run.json says so and why, its
+    model assigns by those centroids); ``--refine none`` skips it, ``--refine centroid``
+    asks for it with a method named."""
+    default, plain, named = tmp_path / "default", tmp_path / "plain", tmp_path / "named"
+    assert main(["cluster", planted45_csv, "-k", "3", "--out", str(default), *FAST]) == 0
+    assert main(["cluster", planted45_csv, "-k", "3", "--refine", "none",
+                 "--out", str(plain), *FAST]) == 0
+    assert main(["cluster", planted45_csv, "-k", "3", "--method", "snmf-robust",
+                 "--refine", "centroid", "--out", str(named), *FAST]) == 0
+    record = read_json(default / "run.json")
+    assert record["refine"]["method"] == "centroid" and "why" in record["refine"]
+    assert "refine" not in read_json(plain / "run.json")
+    assert "why" not in read_json(named / "run.json")["refine"]
+    np.testing.assert_array_equal(clusters(named), clusters(default))
+    assert record["refine"]["scores_before"]["nmi"] == pytest.approx(
+        read_json(plain / "run.json")["scores"]["nmi"])
+    model = read_json(default / "model" / "model.json")
+    assert model["kind"] == "consensus" and model["refine"]["method"] == "centroid"
+    _, rows = read_rows(default / "assignments.csv")
+    assert all(0 < float(r["strength"]) <= 1 for r in rows)
+
+
 def _one_run(planted45_csv, tmp_path):
     run = tmp_path / "run"
     assert main(["cluster", planted45_csv, "-k", "3", "--method", "nmf", "--out", str(run),

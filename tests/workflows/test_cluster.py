@@ -170,3 +170,52 @@ def test_three_lines_of_python_write_the_command_lines_run(tmp_path):
         assert a[key] == b[key], key
     assert open(cli / "topics.csv").read() == open(py / "topics.csv").read()
     assert open(cli / "assignments.csv").read() == open(py / "assignments.csv").read()
+
+
+def test_the_default_run_ends_with_the_centroid_step(tmp_path):
+    """The default method's run moves each document to its most cosine-similar cluster
+    centroid and says so; ``refine="none"`` gives the fit's own labels (the record's
+    scores before the step), a method named by the user is not refined unless asked, and
+    the saved model assigns the run's documents to the clusters the run gave them."""
+    import numpy as np
+
+    from semnmf.refine import centroid_refine
+
+    texts, labels = make_planted(12)
+    texts = texts + ["alpha beta gamma delta omega"] * 2  # a few documents between topics
+    labels = labels + [labels[0]] * 2
+    default = semnmf.cluster(texts, 3, labels=labels, max_iter=20)
+    plain = semnmf.cluster(texts, 3, labels=labels, max_iter=20, refine="none")
+    record = default.choices["refine"]
+    assert record["method"] == "centroid" and "leave-one-corpus-out" in record["why"]
+    assert "refine" not in plain.choices
+    expected = centroid_refine(plain.X, plain.labels, 3)[0]
+    assert default.labels.tolist() == expected.tolist()
+    assert record["n_changed"] == int(np.sum(expected != plain.labels))
+    assert record["scores_before"]["nmi"] == pytest.approx(plain.scores["nmi"])
+    # the strength of a refined document is its cosine to its centroid
+    assert np.all((default.strengths > 0) & (default.strengths <= 1 + 1e-12))
+    # asked for by name: no step, unless refine="centroid"
+    named = semnmf.cluster(texts, 3, method="snmf-robust", max_iter=20)
+    assert named.labels.tolist() == plain.labels.tolist() and "refine" not in named.choices
+    asked = semnmf.cluster(texts, 3, method="snmf-robust", max_iter=20, refine="centroid")
+    assert asked.labels.tolist() == default.labels.tolist()
+    assert "why" not in asked.choices["refine"]
+    # the saved model assigns by the same centroids
+    default.save(tmp_path / "run")
+    again, _ = default.saved.assign(texts)
+    assert again.tolist() == default.labels.tolist()
+    model = json.loads((tmp_path / "run" / "model" / "model.json").read_text())
+    assert model["refine"]["method"] == "centroid"
+    assert "centroid" in model["assignment"] and "centroids" in model["refine"]["assigned_with"]
+
+
+def test_a_counts_only_default_keeps_its_method_with_refine_given():
+    """refine='none' / 'centroid' do not ask for Semantic-NMF: a matrix still gets the KL
+    consensus (refine='gt', which needs one run's memberships, does)."""
+    texts, labels = make_planted(10)
+    X = semnmf.Corpus(texts).counts()
+    for refine in ("none", "centroid"):
+        assert semnmf.cluster(X, 3, max_iter=10, refine=refine).method == "kl-consensus"
+    with pytest.raises(ValueError, match="refine must be None, 'gt', 'centroid' or 'none'"):
+        semnmf.cluster(X, 3, refine="cosine")

@@ -6,6 +6,7 @@ of the row (or the similarity itself): what ``assignments.csv`` records per docu
 """
 
 import numpy as np
+import scipy.sparse as sp
 
 
 def argmax_labels(factors, empty):
@@ -33,3 +34,15 @@ def strengths_from_factors(factors, labels, *, cosine=False):
         total = F[ok].sum(axis=1)
         out[ok] = np.divide(picked, total, out=np.zeros_like(picked), where=total > 0)
     return out
+
+
+def cluster_means(X, labels, n_clusters):
+    """Mean row of X in each cluster (n_clusters x n_features): the topic of a cluster
+    that has no factor (a consensus cluster). Documents labelled -1 count nowhere."""
+    labels = np.asarray(labels)
+    valid = labels >= 0
+    indicator = sp.csr_matrix((np.ones(valid.sum()), (labels[valid], np.flatnonzero(valid))),
+                              shape=(n_clusters, X.shape[0]))
+    sizes = np.maximum(np.asarray(indicator.sum(axis=1)).ravel(), 1)
+    means = indicator @ X
+    return np.asarray(means.toarray() if sp.issparse(means) else means) / sizes[:, None]

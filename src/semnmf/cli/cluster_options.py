@@ -186,9 +186,12 @@ def cluster_options(args):
     ``argparse.Namespace`` holding the options given only), checked and filled."""
     given = dict(vars(args))
     k = given.pop("k")
+    from ..workflows.cluster import asked_for
+
     given["method"], given["method_reason"] = method_name(
         given.get("method"), given.get("semantics", "corpus"), given.get("source"),
-        given.get("engine", "local"), [SETTING_NAMES_OF.get(n, n) for n in given])
+        given.get("engine", "local"),
+        asked_for({SETTING_NAMES_OF.get(n, n): v for n, v in given.items()}))
     options = ClusterOptions(**given, **_k_fields(parse_k(k) if isinstance(k, str) else k))
     _check_values(options)
     _check_method(options)
@@ -292,13 +295,13 @@ def _check_semantics(options):
 
 def _check_combinations(options):
     """Refinement and consensus: what they need, and --runs / --keep."""
-    if options.consensus and options.refine:
+    if options.consensus and options.refine == "gt":
         raise ValueError("--refine gt needs the soft memberships of one run; a consensus "
                          "partition has none. Use --consensus or --refine, not both.")
-    if options.refine and options.k == 1:
+    if options.refine == "gt" and options.k == 1:
         raise ValueError("--refine gt needs at least 2 clusters: with -k 1 there is nothing "
                          "to refine.")
-    if options.refine and options.method == "skmeans":
+    if options.refine == "gt" and options.method == "skmeans":
         raise ValueError("--refine gt needs soft memberships (NMF or Semantic-NMF); "
                          "spherical k-means gives hard labels. Use --method nmf or snmf.")
     if not options.consensus:

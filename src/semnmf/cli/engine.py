@@ -47,7 +47,7 @@ def check_engine_options(options):
         raise ValueError(f"--engine dask runs --method {' or '.join(DASK_METHODS)}; "
                          f"--method {options.method} runs on the local engine only.")
     for option, value in (("--orthogonal", options.orthogonal),
-                          ("--consensus", options.consensus), ("--refine", options.refine),
+                          ("--consensus", options.consensus), ("--refine", options.refine not in (None, "none")),
                           ("--report", options.report),
                           ("--semantics", options.semantics != "corpus")):
         if value:

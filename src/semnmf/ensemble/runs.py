@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin, clone
 from sklearn.utils import check_random_state
 
+from .._utils.labels import cluster_means  # noqa: F401 (a name of this module since 0.2)
 from .._utils.progress import log
 from .consensus import _METHODS, consensus as _consensus, pairwise_agreement
 from .mixture import mixture_consensus
@@ -68,18 +69,6 @@ def combine(partitions, n_clusters, method="anmi", random_state=None):
     result = _consensus(L[placed], n_clusters, method=method, random_state=random_state)
     labels[placed] = result.labels
     return labels, result.method, float(result.anmi)
-
-
-def cluster_means(X, labels, n_clusters):
-    """Mean row of X in each cluster (n_clusters x n_features): the topic of a cluster
-    that has no factor (a consensus cluster). Documents labelled -1 count nowhere."""
-    labels = np.asarray(labels)
-    valid = labels >= 0
-    indicator = sp.csr_matrix((np.ones(valid.sum()), (labels[valid], np.flatnonzero(valid))),
-                              shape=(n_clusters, X.shape[0]))
-    sizes = np.maximum(np.asarray(indicator.sum(axis=1)).ravel(), 1)
-    means = indicator @ X
-    return np.asarray(means.toarray() if sp.issparse(means) else means) / sizes[:, None]
 
 
 class ClusterEnsemble(ClusterMixin, BaseEstimator):

@@ -31,7 +31,10 @@ Kinds and how a new document is assigned (``SavedModel.assign``):
   underlying (unrefined) model: the refinement plays games between training documents,
   which a new document is not part of (``refine.assigned_with`` says so).
 * ``"consensus"``: a consensus partition has no factors: a new document goes to the
-  cluster mean (of the training rows of X) it is most cosine-similar to.
+  cluster mean (of the training rows of X) it is most cosine-similar to. A run refined by
+  centroids (``--refine centroid``, the default run's last step) is saved the same way,
+  with the centroids its documents were moved to (:func:`semnmf.refine.centroid_refine`),
+  so that its documents are assigned again to the clusters the run gave them.
 
 Memberships (the strength of a document's cluster, ``strength`` in assignments.csv):
 for NMF-likes the document's row of the factors normalized to sum 1, at its cluster; for
@@ -54,7 +57,7 @@ import scipy.sparse as sp
 
 from .._utils.io import atomic_write, write_json
 from .._utils.version import __version__
-from .._utils.labels import argmax_labels, strengths_from_factors
+from .._utils.labels import argmax_labels, cluster_means, strengths_from_factors
 from ..models._solvers.mu import memberships_from_factors  # noqa: F401 (the name of 0.1)
 from ..models._state import SAVABLE, check_savable, get_state, json_params, set_state
 from ..text.state import VectorizerState
@@ -75,6 +78,7 @@ RULES = {
         "tree": "descend the tree: at each split the child whose term vector gets the "
                 "larger rank-2 NNLS coefficient"},
     "consensus": "the most cosine-similar cluster mean (mean training row of X)",
+    "centroid": "the most cosine-similar cluster centroid (the centroid refinement's)",
 }
 _NMF_RULE = ("argmax of the document factors solved with the term factors W fixed "
              "(transform); graph terms do not apply to new documents")
@@ -185,24 +189,29 @@ class SavedModel:
 
     @classmethod
     def from_fit(cls, estimator, corpus, weighting="tfidf", *, labels=None, X=None,
-                 consensus=None, method=None, topics=None, refine=None, expansion=None):
+                 consensus=None, method=None, topics=None, refine=None, expansion=None,
+                 centers=None):
         """The saved model of one fit on ``corpus.vectorize(weighting)``.
 
         ``consensus`` (a dict describing the consensus) makes a consensus model: the
         cluster means of ``X`` over ``labels`` are kept; ``estimator`` is then only
-        recorded (its class and parameters)."""
+        recorded (its class and parameters). ``centers`` (a centroid refinement's
+        centroids) makes the same kind of model with these centroids."""
         vectorizer = VectorizerState.from_corpus(corpus, weighting)
-        if consensus is not None:
-            from ..ensemble.runs import cluster_means
-
-            if labels is None or X is None:
+        if consensus is not None or centers is not None:
+            if centers is not None:
+                k = centers.shape[0]
+                means = centers
+            elif labels is None or X is None:
                 raise ValueError("a consensus model needs the labels and X.")
-            k = int(consensus.get("n_clusters") or (np.max(labels) + 1))
-            means = cluster_means(X, labels, k)
+            else:
+                k = int(consensus.get("n_clusters") or (np.max(labels) + 1))
+                means = cluster_means(X, labels, k)
             model = cls(vectorizer, centers=means, topics=topics if topics is not None
-                        else means, method=method, n_clusters=k, consensus=dict(consensus),
+                        else means, method=method, n_clusters=k,
+                        consensus=None if consensus is None else dict(consensus),
                         refine=refine)
-            if estimator is not None:
+            if estimator is not None and consensus is not None:
                 params, _ = json_params(estimator)
                 model.info["consensus"]["estimator"] = {"class": type(estimator).__name__,
                                                         "params": params}
@@ -331,7 +340,7 @@ class SavedModel:
                 rule = rule[estimator["params"]["assign_labels"]]
         else:
             arrays["consensus.centers"] = self.centers
-            rule = RULES["consensus"]
+            rule = RULES["centroid" if self._centroid_refined() else "consensus"]
         expansion = None
         if self.expansion is not None:
             S = sp.csr_matrix(self.expansion["word_graph"])
@@ -342,7 +351,10 @@ class SavedModel:
                          "rule": "new documents are expanded by the saved word graph "
                                  "before they are assigned"}
         refine = self.info.get("refine")
-        if refine:
+        if self._centroid_refined():
+            refine = {**refine, "assigned_with": "the centroids the refinement moved the "
+                      "training documents to"}
+        elif refine:
             refine = {**refine, "assigned_with": "the underlying model (before refinement): "
                       "new documents are not players of the refinement's games"}
         record = {
@@ -413,6 +425,9 @@ class SavedModel:
                                              arrays["expansion.indices"],
                                              arrays["expansion.indptr"]), shape=(n, n))}
         return model
+
+    def _centroid_refined(self):
+        return (self.info.get("refine") or {}).get("method") == "centroid"
 
     @property
     def n_clusters(self):

@@ -30,7 +30,7 @@ def check_dask(settings, workers=None, scheduler=None):
         raise ValueError(f"the Dask engine runs method {' or '.join(DASK_METHODS)}; "
                          f"{settings.method!r} runs on the local engine only.")
     for name, value in (("orthogonal", settings.orthogonal),
-                        ("consensus", settings.consensus), ("refine", settings.refine),
+                        ("consensus", settings.consensus), ("refine", settings.refine not in (None, "none")),
                         ("semantics", settings.semantics != "corpus"),
                         ("k='auto' (or candidates)", settings.k_candidates is not None)):
         if value:

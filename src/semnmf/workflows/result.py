@@ -22,6 +22,9 @@ __all__ = ["ClusterSettings", "ClusterResult", "method_defaults", "check_setting
            "build_model", "describe", "attach_saved_model", "DEFAULT_RUNS"]
 
 DEFAULT_RUNS = 10  # n_runs of a consensus
+# refine: None (the method's own: the centroid step for the default method), GTNMF, the
+# centroid step, or nothing
+REFINEMENTS = (None, "gt", "centroid", "none")
 # a term in more than this share of the documents is "very frequent" (the stop-word hint)
 FREQUENT_DF = 0.5
 
@@ -163,14 +166,15 @@ def check_settings(settings):
     if settings.graph_lam is not None and not method.graph:
         raise ValueError(f"graph_lam weighs the document-graph term, which method {name!r} "
                          "does not have.")
-    if settings.consensus and settings.refine:
+    if settings.consensus and settings.refine == "gt":
         raise ValueError("refine='gt' needs the soft memberships of one run; a consensus has "
                          "none: give consensus or refine, not both.")
     if not settings.consensus and (settings.n_runs is not None or settings.n_keep is not None):
         raise ValueError("n_runs and n_keep apply to a consensus of many runs; give "
                          "consensus= (e.g. 'mmm') or drop them.")
-    if settings.refine not in (None, "gt"):
-        raise ValueError(f"refine must be None or 'gt', got {settings.refine!r}.")
+    if settings.refine not in REFINEMENTS:
+        raise ValueError(f"refine must be None, 'gt', 'centroid' or 'none', got "
+                         f"{settings.refine!r}.")
     if settings.device not in ("cpu", "auto"):  # a GPU asked for and missing: said first
         from ..models.torch_engine import check_device
         check_device(settings.device)
@@ -185,11 +189,11 @@ def check_settings(settings):
             raise ValueError(f"time_period must be one of {', '.join(PERIODS)}, got "
                              f"{settings.time_period!r}.")
     if name == "kl-consensus" and any(v is not None for v in (
-            settings.n_init, settings.init, settings.consensus, settings.refine,
-            settings.seed_words)):
+            settings.n_init, settings.init, settings.consensus,
+            settings.refine if settings.refine == "gt" else None, settings.seed_words)):
         raise ValueError("kl-consensus runs its three members with their own starts and "
-                         "combines them itself: it takes no n_init, init, consensus, refine "
-                         "or seed_words.")
+                         "combines them itself: it takes no n_init, init, consensus, "
+                         "refine='gt' or seed_words.")
     if settings.seed_words is not None:
         if not method.takes_init or settings.consensus or settings.semantics != "corpus":
             raise ValueError("seed_words start and hold the word factors of one NMF-family "
@@ -303,7 +307,7 @@ class ClusterResult:
         if wc is not None:
             choices.update({"context": wc.context, "association": wc.association,
                             "top_k": wc.top_k, "pruned": bool(wc.pruning["budget_applied"])})
-        for key in ("duplicates", "degenerate", "hints"):
+        for key in ("duplicates", "degenerate", "hints", "refine"):
             if self.extra.get(key):
                 choices[key] = self.extra[key]
         return choices
@@ -529,8 +533,9 @@ def _frequent_words_hint(corpus, topics, settings):
             "(CLI: --language none --stop-words FILE)")
 
 
-def attach_saved_model(result, ensemble):
-    """The model ``save`` writes (``result.saved``), or why there is none."""
+def attach_saved_model(result, ensemble, centers=None):
+    """The model ``save`` writes (``result.saved``), or why there is none. ``centers``: the
+    centroids of a centroid refinement, which assign new documents as the run's were."""
     from ..pipelines.saved import SavedModel
 
     settings = result.settings
@@ -540,7 +545,8 @@ def attach_saved_model(result, ensemble):
     result.saved = SavedModel.from_fit(
         result.model, result.corpus, settings.weighting, labels=result.labels, X=result.X,
         method=settings.method, topics=result.components,
-        refine=result.extra.get("refine") and {"method": "gt"},
+        refine=result.extra.get("refine") and {"method": result.extra["refine"]["method"]},
+        centers=centers,
         consensus=None if ensemble is None else {
             "method": settings.consensus or ensemble.consensus_["method"],
             "n_clusters": settings.k},

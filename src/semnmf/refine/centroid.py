@@ -1,0 +1,76 @@
+"""Centroid refinement: every document moves to its most cosine-similar cluster centroid.
+
+One assignment step of spherical k-means (Dhillon & Modha 2001) started from a fitted
+partition instead of from seeds: with the rows of X scaled to unit length, the centroid of
+cluster j is the unit vector along the sum of its rows, c_j = Σ_{i∈j} x̂_i / ‖Σ_{i∈j} x̂_i‖,
+and document i goes to argmax_j x̂_iᵀ c_j. Each document's own cluster is among the
+candidates, so the spherical k-means objective Σ_i x̂_iᵀ c_{label(i)} (Dhillon & Modha's
+coherence, with the centroids held fixed) cannot decrease. It is not iterated: further
+steps walk towards spherical k-means' own local optimum and give back what the
+factorization found (benchmarks/results/refine_centroid.md: worst margin -0.039 after 3
+steps, -0.046 after 100, against -0.020 after one).
+
+Why: the NMF-KL family labels a document by the largest entry of its factor row, which
+counts how many of its words each topic explains. Where documents are short and clusters
+many (77 banking intents, 40 queries each) that rule and the cosine geometry of TF-IDF
+disagree on a quarter of the documents, and the cosine one is right more often (NMI
++0.071); on the 25 shared corpora the step lifts the default's worst margin over the best
+of spherical k-means, NMF and NMF-KL from -0.065 to -0.020 (-0.030 held out), and costs
+classic4 0.032 and ng20_cai 0.024.
+
+Costs one sparse product with the k centroids, O(nnz(X)·k); X is not densified.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.preprocessing import normalize
+
+from .._utils.labels import argmax_labels, cluster_means
+
+__all__ = ["centroid_refine"]
+
+
+def centroid_refine(X, labels, n_clusters=None):
+    """Move every document to its most cosine-similar cluster centroid (one assignment
+    step of spherical k-means from ``labels``).
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_documents, n_features)
+        The matrix the documents were clustered on (TF-IDF, document embeddings);
+        rows are scaled to unit length here, X itself is not changed or densified.
+    labels : array-like of shape (n_documents,)
+        The fitted partition; -1 marks a document left out (it stays -1, as does a
+        document without any term).
+    n_clusters : int or None
+        The number of clusters (default: the largest label + 1).
+
+    Returns
+    -------
+    labels : ndarray of shape (n_documents,)
+        The refined partition.
+    centers : ndarray of shape (n_clusters, n_features)
+        The unit centroids of the clusters of the given ``labels`` (a zero row for an
+        empty cluster): a new document is assigned as the training documents were, to
+        the most cosine-similar of them.
+    similarity : ndarray of shape (n_documents,)
+        The cosine between each document and its chosen centroid (0 for -1).
+    """
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
+        raise ValueError(f"labels must hold one cluster per row of X ({X.shape[0]}); "
+                         f"got shape {labels.shape}.")
+    if n_clusters is None:
+        n_clusters = int(labels.max()) + 1 if labels.size else 0
+    if labels.size and labels.max() >= n_clusters:
+        raise ValueError(f"labels go up to {int(labels.max())} but n_clusters is "
+                         f"{n_clusters}.")
+    Xn = normalize(sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X)
+                   else np.asarray(X, dtype=np.float64))
+    centers = normalize(cluster_means(Xn, labels, n_clusters))
+    sims = Xn @ centers.T
+    sims = np.asarray(sims.toarray() if sp.issparse(sims) else sims)
+    empty = (labels < 0) | ~sims.any(axis=1)
+    new = argmax_labels(sims, empty)
+    similarity = np.where(empty, 0.0, sims[np.arange(len(new)), np.maximum(new, 0)])
+    return new, centers, similarity
