@@ -193,6 +193,9 @@ def test_the_default_run_ends_with_the_centroid_step(tmp_path):
     assert default.labels.tolist() == expected.tolist()
     assert record["n_changed"] == int(np.sum(expected != plain.labels))
     assert record["scores_before"]["nmi"] == pytest.approx(plain.scores["nmi"])
+    # the topics stay the factorization's W
+    assert [[t for t, _ in topic] for topic in default.topics] == [
+        [t for t, _ in topic] for topic in plain.topics]
     # the strength of a refined document is its cosine to its centroid
     assert np.all((default.strengths > 0) & (default.strengths <= 1 + 1e-12))
     # asked for by name: no step, unless refine="centroid"

@@ -290,8 +290,10 @@ def run_cluster(settings, started=None):
         labels, strength, centers, extra["refine"] = _centroid_refine(
             settings, X if E is None else E, labels, corpus)
         timings["refine"] = time.perf_counter() - t
-    if ensemble is not None or refine:
-        # consensus and refined clusters have no factor of their own: their mean X row
+    if ensemble is not None or refine == "gt":
+        # consensus and GTNMF clusters have no factor of their own: their mean X row (the
+        # centroid step moves few documents: the topics stay the factorization's W, whose
+        # words are more coherent and more diverse than the mean rows')
         from ..ensemble.runs import cluster_means
 
         components = cluster_means(X, labels, settings.k)
