@@ -75,6 +75,27 @@ def test_the_spherical_objective_with_fixed_centroids_does_not_decrease(seed):
     assert np.any(new != labels)  # random labels: the step moves documents
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_minimum_gain_moves_only_the_documents_that_gain_that_much(seed):
+    X, labels = noisy_problem(seed)
+    ref_labels, ref_centers, _ = reference_step(X, labels, 4)
+    unit = X.toarray() / np.linalg.norm(X.toarray(), axis=1, keepdims=True)
+    sims = unit @ ref_centers.T
+    own = sims[np.arange(len(labels)), labels]
+    moved_before = None
+    for gain in (0.0, 0.05, 0.2, 1.0, 1e9):
+        new, _, similarity = centroid_refine(X, labels, 4, min_gain=gain)
+        expected = np.where(sims.max(axis=1) > (1 + gain) * own, ref_labels, labels)
+        np.testing.assert_array_equal(new, expected)
+        np.testing.assert_allclose(similarity, sims[np.arange(len(new)), new], atol=1e-12)
+        moved = set(np.flatnonzero(new != labels))
+        assert moved_before is None or moved <= moved_before  # fewer as the gain grows
+        moved_before = moved
+    assert not moved_before  # nobody gains a billion-fold
+    with pytest.raises(ValueError, match="min_gain must be a finite number >= 0"):
+        centroid_refine(X, labels, 4, min_gain=-0.1)
+
+
 def test_a_spherical_kmeans_optimum_is_a_fixed_point():
     X, y = planted_corpus(n_per=25, k=3, noise=0.3, seed=1)
     km = SphericalKMeans(3, random_state=0, tol=0).fit(X)

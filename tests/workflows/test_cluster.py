@@ -189,7 +189,9 @@ def test_the_default_run_ends_with_the_centroid_step(tmp_path):
     record = default.choices["refine"]
     assert record["method"] == "centroid" and "leave-one-corpus-out" in record["why"]
     assert "refine" not in plain.choices
-    expected = centroid_refine(plain.X, plain.labels, 3)[0]
+    from semnmf.workflows.cluster import CENTROID_MIN_GAIN
+
+    expected = centroid_refine(plain.X, plain.labels, 3, min_gain=CENTROID_MIN_GAIN)[0]
     assert default.labels.tolist() == expected.tolist()
     assert record["n_changed"] == int(np.sum(expected != plain.labels))
     assert record["scores_before"]["nmi"] == pytest.approx(plain.scores["nmi"])

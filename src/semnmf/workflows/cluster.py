@@ -500,10 +500,15 @@ def _fit_kl_consensus(settings, X, timings, extra):
     return labels, run_agreement(fitted.partitions_, labels), None, fitted
 
 
-CENTROID_REASON = ("the default's last step: each document moves to its most cosine-similar "
-                   "cluster centroid (one spherical k-means assignment), chosen by "
-                   "leave-one-corpus-out on the 25 shared corpora (worst margin over the best "
-                   "baseline -0.030 held out, -0.020 in sample, against -0.065 without it; "
+# a document moves to another cluster's centroid when it is 5 % more cosine-similar to it
+# than to its own (semnmf.refine.centroid_refine's min_gain; benchmarks/results/
+# refine_centroid.md)
+CENTROID_MIN_GAIN = 0.05
+CENTROID_REASON = ("the default's last step: each document moves to the cluster centroid it "
+                   "is most cosine-similar to, when 5 % more than to its own (one spherical "
+                   "k-means assignment), chosen by leave-one-corpus-out on the 25 shared "
+                   "corpora (worst margin over the best baseline -0.020 held out, -0.013 in "
+                   "sample, against -0.065 without it; "
                    "benchmarks/results/refine_centroid.md); refine='none' to skip it")
 
 
@@ -528,12 +533,15 @@ def _centroid_refine(settings, X, labels, corpus):
     from ..metrics import clustering_scores
     from ..refine import centroid_refine
 
-    new, centers, similarity = centroid_refine(X, labels, settings.k)
-    record = {"method": "centroid", "n_changed": int(np.sum(new != labels))}
+    new, centers, similarity = centroid_refine(X, labels, settings.k,
+                                               min_gain=CENTROID_MIN_GAIN)
+    record = {"method": "centroid", "min_gain": CENTROID_MIN_GAIN,
+              "n_changed": int(np.sum(new != labels))}
     if settings.refine is None:
         record["why"] = CENTROID_REASON
-    log(f"refined: {record['n_changed']} of {len(new)} documents moved to their most "
-        "cosine-similar cluster centroid", settings.verbose)
+    log(f"refined: {record['n_changed']} of {len(new)} documents moved to the cluster "
+        f"centroid they are most cosine-similar to (by more than {CENTROID_MIN_GAIN:.0%})",
+        settings.verbose)
     if corpus.labels is not None:
         record["scores_before"] = clustering_scores(corpus.labels, labels)
     return new, similarity, centers, record
