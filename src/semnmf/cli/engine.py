@@ -13,7 +13,7 @@ itself is the library's (:func:`semnmf.workflows.dask.run_dask`); this module ho
 engine's options and their checks.
 """
 
-from ..workflows.dask import DASK_METHODS, ENGINES
+from ..workflows.dask import DASK_METHODS, ENGINES, check_dask
 
 
 def add_engine_arguments(parser):
@@ -31,36 +31,26 @@ def add_engine_arguments(parser):
                             "a local cluster of --workers)")
 
 
+# how the command line's messages name what the Dask engine refuses
+CLI_WORDS = {"workers": "--workers", "scheduler": "--scheduler", "method": "--method",
+             "dask": "--engine dask", "local": "--engine local", "k": "-k auto (or a range)",
+             "orthogonal": "--orthogonal", "consensus": "--consensus", "refine": "--refine",
+             "semantics": "--semantics"}
+
+
 def check_engine_options(options):
-    """Refuse the engine options that cannot work, before reading any data."""
+    """Refuse the engine options that cannot work, before reading any data (the library's
+    :func:`~semnmf.workflows.dask.check_dask`, in the command line's words, and
+    ``--report``, which only the command line has)."""
     if options.engine == "local":
         if options.workers is not None or options.scheduler is not None:
             raise ValueError(f"{'--workers' if options.workers is not None else '--scheduler'} "
                              "applies to --engine dask; add --engine dask or drop it.")
         return
-    if options.workers is not None and options.scheduler is not None:
-        raise ValueError("--workers starts a local cluster and --scheduler joins a running "
-                         "one: give one of them.")
-    if options.workers is not None and options.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {options.workers}.")
-    if options.method not in DASK_METHODS:
-        raise ValueError(f"--engine dask runs --method {' or '.join(DASK_METHODS)}; "
-                         f"--method {options.method} runs on the local engine only.")
-    for option, value in (("--orthogonal", options.orthogonal),
-                          ("--consensus", options.consensus), ("--refine", options.refine not in (None, "none")),
-                          ("--report", options.report),
-                          ("--semantics", options.semantics != "corpus")):
-        if value:
-            raise ValueError(f"{option} runs on the local engine only; drop it or use "
-                             "--engine local.")
-    if options.k_candidates is not None:
-        raise ValueError("-k auto (or a range) chooses k on the local engine only; give one "
-                         "number with --engine dask, or use --engine local.")
-    try:
-        import dask  # noqa: F401
-        import distributed  # noqa: F401
-    except ImportError:
-        raise ValueError('--engine dask needs Dask: pip install "semnmf[dask]"') from None
+    if options.report:
+        raise ValueError("--report runs on the local engine only; drop it or use "
+                         "--engine local.")
+    check_dask(options, options.workers, options.scheduler, words=CLI_WORDS)
 
 
 def run_dask(options, started):
