@@ -76,6 +76,11 @@ DEFAULT_PARAM = -0.7
 DEFAULT_CENTER = 8.0
 DEFAULT_N_INIT = 3
 
+# the clusterwise stability at which a cluster counts as reproduced, where no criterion
+# parameter says otherwise (the log, run.json's curves); Hennig (2007) calls 0.75 stable
+STABLE_JACCARD = 0.75
+
+
 # the sample the clusterings are fitted on ("auto"): about SAMPLE_NNZ stored entries
 SAMPLE_NNZ, SAMPLE_MIN, SAMPLE_MAX = 250_000, 2000, 8000
 
@@ -151,7 +156,8 @@ class SelectionResult:
         out = dict(self.curves)
         if "cluster_jaccard" in out:
             jaccards = out.pop("cluster_jaccard")
-            threshold = self.param if self.criterion == "stable_clusters" else 0.75
+            threshold = (self.param if self.criterion == "stable_clusters"
+                         else STABLE_JACCARD)
             out["stable_clusters"] = [stable_count(v, k, threshold)
                                       for v, k in zip(jaccards, self.candidates)]
         return out
@@ -428,7 +434,7 @@ def measure_candidates(X, candidates, *, curves=None, n_runs=5, sample_size="aut
 
 def _shown(name, value, k):
     if name == "cluster_jaccard":
-        return f"stable clusters {stable_count(value, k, 0.5):.1f}"
+        return f"stable clusters {stable_count(value, k, STABLE_JACCARD):.1f}"
     return f"{name} {value:.3f}"
 
 
