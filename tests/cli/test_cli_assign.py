@@ -175,7 +175,7 @@ def test_the_default_run_is_refined_by_centroids_unless_told_not_to(planted45_cs
     assert record["refine"]["scores_before"]["nmi"] == pytest.approx(
         read_json(plain / "run.json")["scores"]["nmi"])
     model = read_json(default / "model" / "model.json")
-    assert model["kind"] == "consensus" and model["refine"]["method"] == "centroid"
+    assert model["kind"] == "estimator" and model["refine"]["method"] == "centroid"
     _, rows = read_rows(default / "assignments.csv")
     assert all(0 < float(r["strength"]) <= 1 for r in rows)
 

@@ -18,6 +18,8 @@ from semnmf.cli import main
     (["--engine", "dask", "--consensus", "mmm"], "--consensus runs on the local engine"),
     (["--engine", "dask", "--workers", "0"], "at least 1"),
     (["--engine", "dask", "--workers", "2", "--scheduler", "tcp://x:1"], "one of them"),
+    (["--engine", "dask", "--refine", "centroid"], "--refine runs on the local engine"),
+    (["--semantics", "glove", "--refine", "centroid"], "drop --refine centroid or --semantics"),
 ])
 def test_refused_engine_options(tmp_path, capsys, argv, message):
     out = tmp_path / "out"

@@ -206,13 +206,16 @@ def test_the_default_run_ends_with_the_centroid_step(tmp_path):
     asked = semnmf.cluster(texts, 3, method="snmf-robust", max_iter=20, refine="centroid")
     assert asked.labels.tolist() == default.labels.tolist()
     assert "why" not in asked.choices["refine"]
-    # the saved model assigns by the same centroids
+    # the saved model: the estimator's rule, then the same step (also once reloaded)
     default.save(tmp_path / "run")
-    again, _ = default.saved.assign(texts)
-    assert again.tolist() == default.labels.tolist()
+    assert default.saved.assign(texts)[0].tolist() == default.labels.tolist()
+    assert semnmf.load_model(tmp_path / "run").assign(texts)[0].tolist() == \
+        default.labels.tolist()
     model = json.loads((tmp_path / "run" / "model" / "model.json").read_text())
+    assert model["kind"] == "estimator" and model["estimator"]["class"] == "SemanticNMF"
     assert model["refine"]["method"] == "centroid"
-    assert "centroid" in model["assignment"] and "centroids" in model["refine"]["assigned_with"]
+    assert model["refine"]["min_gain"] == CENTROID_MIN_GAIN
+    assert "centroid step" in model["assignment"] and "refine.centers" in model["arrays"]
 
 
 def test_a_counts_only_default_keeps_its_method_with_refine_given():
@@ -224,3 +227,23 @@ def test_a_counts_only_default_keeps_its_method_with_refine_given():
         assert semnmf.cluster(X, 3, max_iter=10, refine=refine).method == "kl-consensus"
     with pytest.raises(ValueError, match="refine must be None, 'gt', 'centroid' or 'none'"):
         semnmf.cluster(X, 3, refine="cosine")
+
+
+def test_the_centroid_step_is_not_made_where_it_was_not_measured(tmp_path):
+    """No step after a user's consensus of runs (with the default method); refused with
+    pretrained semantics; an edit of a stepped run keeps its topics and drops the step."""
+    from semnmf.pipelines.edit import Edits, edit_model
+
+    texts, labels = make_planted(12)
+    consensus = semnmf.cluster(texts, 3, consensus="mmm", n_runs=3, max_iter=10)
+    assert "refine" not in consensus.choices
+    with pytest.raises(ValueError, match="refine='centroid' moves documents by the cosine"):
+        semnmf.cluster(texts, 3, semantics="glove", refine="centroid")
+    run = semnmf.cluster(texts, 3, max_iter=20)
+    edited = edit_model(run.saved, Edits(rename={0: "first"}))
+    assert edited.step is None and edited.kind == "estimator"
+    import numpy as np
+    np.testing.assert_allclose(edited.topics, run.saved.topics)
+    edited.save(tmp_path / "edited")
+    record = json.loads((tmp_path / "edited" / "model.json").read_text())
+    assert "drops the centroid step" in record["refine"]["assigned_with"]

@@ -162,7 +162,8 @@ def _add_fit_arguments(c):
                          help="gt: game-theoretic refinement (GTNMF) of the memberships; "
                               "centroid: each document to the cluster centroid it is most "
                               "cosine-similar to, by a 5%% margin; none (default: centroid "
-                              "for the default method, none for a method named)")
+                              "for the default method, except with --semantics, "
+                              "--consensus, --seed-words or -k 1; none for a method named)")
     c.add_argument("--device", metavar="DEVICE",
                    help="cpu (default: the compiled CPU engine), cuda / cuda:N (the PyTorch "
                         "engine on a GPU: pip install \"semnmf[gpu]\"), or auto (a GPU when "

@@ -276,6 +276,10 @@ def _check_semantics(options):
             or options.orthogonal):
         raise ValueError("--semantics adds pretrained knowledge to Semantic-NMF: use it "
                          "with the default --method snmf (Frobenius loss, not orthogonal).")
+    if options.refine == "centroid":
+        raise ValueError("--refine centroid moves documents by the cosine of their TF-IDF "
+                         "rows, measured without pretrained semantics; drop --refine "
+                         "centroid or --semantics.")
     if options.init not in (None, "skmeans"):
         raise ValueError("--semantics chooses its own start (spherical k-means, or k-means "
                          "of the document vectors); drop --init.")

@@ -9,7 +9,6 @@ estimator that has ``random_state``, ``labels_`` and a lower-is-better ``objecti
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClusterMixin, clone
 from sklearn.utils import check_random_state
 

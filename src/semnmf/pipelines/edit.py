@@ -192,8 +192,7 @@ def _edited(model, est, W, columns, names, edits, before):
     else:
         new = SavedModel(model.vectorizer, centers=W, topics=topics,
                          method=model.info.get("method"), n_clusters=n_clusters,
-                         consensus=model.info.get("consensus"),
-                         refine=model.info.get("refine"))
+                         consensus=model.info.get("consensus"))
     new.columns = columns
     new.names = names if any(names) else None
     record = {"merge": [list(map(int, g)) for g in edits.merge],

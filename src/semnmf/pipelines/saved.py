@@ -31,10 +31,14 @@ Kinds and how a new document is assigned (``SavedModel.assign``):
   underlying (unrefined) model: the refinement plays games between training documents,
   which a new document is not part of (``refine.assigned_with`` says so).
 * ``"consensus"``: a consensus partition has no factors: a new document goes to the
-  cluster mean (of the training rows of X) it is most cosine-similar to. A run refined by
-  centroids (``--refine centroid``, the default run's last step) is saved the same way,
-  with the centroids its documents were moved to (:func:`semnmf.refine.centroid_refine`),
-  so that its documents are assigned again to the clusters the run gave them.
+  cluster mean (of the training rows of X) it is most cosine-similar to.
+
+A run refined by the centroid step (``--refine centroid``, the default run's last step,
+:func:`semnmf.refine.centroid_refine`) keeps its model of either kind and adds the step:
+the model's rule gives a document's cluster, then the document moves to the step's
+centroid it is most cosine-similar to when that is ``min_gain`` more than to its
+cluster's, as the run's documents did (``refine.centers`` in arrays.npz, format 1.2; a 1.1
+reader ignores it and assigns with the model's rule alone).
 
 Memberships (the strength of a document's cluster, ``strength`` in assignments.csv):
 for NMF-likes the document's row of the factors normalized to sum 1, at its cluster; for
@@ -66,7 +70,8 @@ __all__ = ["SavedModel", "save_model", "load_model", "FORMAT", "FORMAT_VERSION",
            "strengths_from_factors", "memberships_from_factors", "run_agreement"]
 
 FORMAT = "semnmf-model"
-FORMAT_VERSION = "1.1"  # 1.1: an edited model's column map, cluster names and edits
+FORMAT_VERSION = "1.2"  # 1.1: an edited model's column map, cluster names and edits;
+                        # 1.2: the centroid step's centroids (refine.centers)
 _MAJOR = 1
 MODEL_FILE, ARRAYS_FILE, VOCABULARY_FILE = "model.json", "arrays.npz", "vocabulary.txt"
 
@@ -78,7 +83,6 @@ RULES = {
         "tree": "descend the tree: at each split the child whose term vector gets the "
                 "larger rank-2 NNLS coefficient"},
     "consensus": "the most cosine-similar cluster mean (mean training row of X)",
-    "centroid": "the most cosine-similar cluster centroid (the centroid refinement's)",
 }
 _NMF_RULE = ("argmax of the document factors solved with the term factors W fixed "
              "(transform); graph terms do not apply to new documents")
@@ -180,6 +184,9 @@ class SavedModel:
         # expand_documents); new documents are expanded the same way. The pretrained
         # vectors themselves are not needed to assign.
         self.expansion = expansion
+        # the centroid step of the run (semnmf.refine.centroid_refine): {"centers": unit
+        # rows (n_clusters x n_terms), "min_gain"}, or None
+        self.step = None
 
     def _default_topics(self):
         if self.centers is not None:
@@ -190,28 +197,35 @@ class SavedModel:
     @classmethod
     def from_fit(cls, estimator, corpus, weighting="tfidf", *, labels=None, X=None,
                  consensus=None, method=None, topics=None, refine=None, expansion=None,
-                 centers=None):
+                 step=None):
         """The saved model of one fit on ``corpus.vectorize(weighting)``.
 
         ``consensus`` (a dict describing the consensus) makes a consensus model: the
         cluster means of ``X`` over ``labels`` are kept; ``estimator`` is then only
-        recorded (its class and parameters). ``centers`` (a centroid refinement's
-        centroids) makes the same kind of model with these centroids."""
+        recorded (its class and parameters). ``step`` (``{"centers", "min_gain"}``: a
+        centroid step's centroids and margin) adds the run's centroid step; ``labels``
+        are then those before the step."""
+        model = cls._from_fit(estimator, corpus, weighting, labels=labels, X=X,
+                              consensus=consensus, method=method, topics=topics,
+                              refine=refine, expansion=expansion)
+        if step is not None:
+            model.step = {"centers": _unit_rows(step["centers"]),
+                          "min_gain": float(step["min_gain"])}
+        return model
+
+    @classmethod
+    def _from_fit(cls, estimator, corpus, weighting, *, labels, X, consensus, method,
+                  topics, refine, expansion):
         vectorizer = VectorizerState.from_corpus(corpus, weighting)
-        if consensus is not None or centers is not None:
-            if centers is not None:
-                k = centers.shape[0]
-                means = centers
-            elif labels is None or X is None:
+        if consensus is not None:
+            if labels is None or X is None:
                 raise ValueError("a consensus model needs the labels and X.")
-            else:
-                k = int(consensus.get("n_clusters") or (np.max(labels) + 1))
-                means = cluster_means(X, labels, k)
+            k = int(consensus.get("n_clusters") or (np.max(labels) + 1))
+            means = cluster_means(X, labels, k)
             model = cls(vectorizer, centers=means, topics=topics if topics is not None
-                        else means, method=method, n_clusters=k,
-                        consensus=None if consensus is None else dict(consensus),
+                        else means, method=method, n_clusters=k, consensus=dict(consensus),
                         refine=refine)
-            if estimator is not None and consensus is not None:
+            if estimator is not None:
                 params, _ = json_params(estimator)
                 model.info["consensus"]["estimator"] = {"class": type(estimator).__name__,
                                                         "params": params}
@@ -292,7 +306,19 @@ class SavedModel:
         if self.columns is not None:
             return _edited_assignment(factors, self.columns, empty, cosine)
         labels = argmax_labels(factors, empty)
+        if self.step is not None:
+            return self._step(X, labels)
         return labels, strengths_from_factors(factors, labels, cosine=cosine)
+
+    def _step(self, X, labels):
+        """The run's centroid step after the model's rule: (labels, cosine strengths)."""
+        sims = _cosine_to(X, self.step["centers"])
+        rows = np.arange(len(labels))
+        best = np.argmax(sims, axis=1)
+        own = sims[rows, np.maximum(labels, 0)]
+        moved = np.where(sims[rows, best] > (1.0 + self.step["min_gain"]) * own, best, labels)
+        moved[labels < 0] = -1
+        return moved, np.where(moved < 0, 0.0, sims[rows, np.maximum(moved, 0)])
 
     # -- files ---------------------------------------------------------------------------
     def save(self, path):
@@ -332,6 +358,8 @@ class SavedModel:
         vec_record, vec_arrays = self.vectorizer.to_record()
         arrays.update({f"vectorizer.{k}": v for k, v in vec_arrays.items()})
         estimator = None
+        if self.step is not None:
+            arrays["refine.centers"] = self.step["centers"]
         if self.kind == "estimator":
             estimator, est_arrays = get_state(self.estimator)
             arrays.update({f"estimator.{k}": v for k, v in est_arrays.items()})
@@ -340,7 +368,7 @@ class SavedModel:
                 rule = rule[estimator["params"]["assign_labels"]]
         else:
             arrays["consensus.centers"] = self.centers
-            rule = RULES["centroid" if self._centroid_refined() else "consensus"]
+            rule = RULES["consensus"]
         expansion = None
         if self.expansion is not None:
             S = sp.csr_matrix(self.expansion["word_graph"])
@@ -351,9 +379,15 @@ class SavedModel:
                          "rule": "new documents are expanded by the saved word graph "
                                  "before they are assigned"}
         refine = self.info.get("refine")
-        if self._centroid_refined():
-            refine = {**refine, "assigned_with": "the centroids the refinement moved the "
-                      "training documents to"}
+        if refine and self.step is not None:
+            rule += ("; then the centroid step: to the refined centroid the document is "
+                     f"more than {self.step['min_gain']:.0%} more cosine-similar to than "
+                     "its cluster's")
+            refine = {**refine, "min_gain": self.step["min_gain"],
+                      "assigned_with": "the model's rule, then the run's centroid step"}
+        elif refine and refine.get("method") == "centroid":
+            refine = {**refine, "assigned_with": "the model's rule alone (an edit of the "
+                      "clusters drops the centroid step)"}
         elif refine:
             refine = {**refine, "assigned_with": "the underlying model (before refinement): "
                       "new documents are not players of the refinement's games"}
@@ -417,6 +451,9 @@ class SavedModel:
         if record.get("columns") is not None:
             model.columns = np.asarray(record["columns"], dtype=np.int64)
         model.names, model.edits = record.get("names"), record.get("edits")
+        if "refine.centers" in arrays and (record.get("refine") or {}).get("min_gain") is not None:
+            model.step = {"centers": np.asarray(arrays["refine.centers"], dtype=np.float64),
+                          "min_gain": float(record["refine"]["min_gain"])}
         if record.get("expansion") and "expansion.data" in arrays:
             n = len(vocabulary)
             model.expansion = {
@@ -425,9 +462,6 @@ class SavedModel:
                                              arrays["expansion.indices"],
                                              arrays["expansion.indptr"]), shape=(n, n))}
         return model
-
-    def _centroid_refined(self):
-        return (self.info.get("refine") or {}).get("method") == "centroid"
 
     @property
     def n_clusters(self):

@@ -4,7 +4,7 @@
 line's),
 and :func:`run_cluster` turns it into a :class:`ClusterResult`: read the source (or take
 a matrix), choose k (``k="auto"``), build the word-context matrix, fit (one model or a
-consensus), refine (GTNMF), describe the clusters. ``result.save(out)`` writes the run
+consensus), refine (GTNMF, or the default's centroid step), describe the clusters. ``result.save(out)`` writes the run
 folder (assignments.csv, topics.csv, run.json, model/), ``result.report()`` its HTML
 report. Nothing here prints: the steps log (``verbose``) and warn.
 
@@ -156,7 +156,8 @@ def cluster(source, k=None, *, method=None, random_state=0, verbose=0,
         ``orthogonal``, ``lam_scale``, ``graph_lam``, ``init``, ``n_init``, ``max_iter``,
         ``tol``, ``dtype``; the word-context matrix's ``context``, ``window``,
         ``association``, ``min_count``, ``top_k``, ``max_nnz``; ``consensus``,
-        ``n_runs``, ``n_keep``, ``refine`` ("gt"); ``semantics``, ``embed``,
+        ``n_runs``, ``n_keep``, ``refine`` ("gt", "centroid", "none"; None: the
+        centroid step for the default method); ``semantics``, ``embed``,
         ``cache_dir``; reading and vectorizing: ``text_column``, ``label_column``,
         ``encoding``, ``stop_words`` ("english", "none" or a list),
         ``stop_words_file`` (words added to ``stop_words``), ``token_pattern``,
@@ -278,7 +279,7 @@ def run_cluster(settings, started=None):
     else:
         labels, strength, memberships, ensemble = _fit(settings, model, X, fit_params,
                                                        timings, extra)
-    refine, centers = refinement(settings), None
+    refine, step = refinement(settings), None
     if refine == "gt":
         t = time.perf_counter()
         with collected_warnings():  # with embedded documents the games are played on them
@@ -287,8 +288,9 @@ def run_cluster(settings, started=None):
         timings["refine"] = time.perf_counter() - t
     elif refine == "centroid":
         t = time.perf_counter()
-        labels, strength, centers, extra["refine"] = _centroid_refine(
-            settings, X if E is None else E, labels, corpus)
+        step = {"labels": labels, "min_gain": CENTROID_MIN_GAIN}
+        labels, strength, step["centers"], extra["refine"] = _centroid_refine(
+            settings, X, labels, corpus)
         timings["refine"] = time.perf_counter() - t
     if ensemble is not None or refine == "gt":
         # consensus and GTNMF clusters have no factor of their own: their mean X row (the
@@ -312,7 +314,7 @@ def run_cluster(settings, started=None):
     result.expansion = expansion
     if ensemble is not None:
         result.partitions, result.partition_seeds = ensemble.partitions_, ensemble.kept_seeds_
-    attach_saved_model(result, ensemble, centers)
+    attach_saved_model(result, ensemble, step)
     if times is not None:
         _add_timeline(result, settings, corpus, labels, times)
     return result
@@ -509,18 +511,21 @@ CENTROID_REASON = ("the default's last step: each document moves to the cluster 
                    "k-means assignment), chosen by leave-one-corpus-out on the 25 shared "
                    "corpora (worst margin over the best baseline -0.020 held out, -0.013 in "
                    "sample, against -0.065 without it; "
-                   "benchmarks/results/refine_centroid.md); refine='none' to skip it")
+                   "benchmarks/results/refine_centroid.md); refine='none' (--refine none) "
+                   "skips it")
 
 
 def refinement(settings):
     """The refinement the run makes after its fit: "gt", "centroid" or None. ``refine``
     None means the method's own: the centroid step (:data:`CENTROID_REASON`) when the
     method is the default one (``method_reason``), with the corpus's own semantics,
-    more than one cluster and no seed words; nothing for a method asked for by name."""
+    more than one cluster, no consensus of runs and no seed words (what was measured);
+    nothing for a method asked for by name."""
     if settings.refine is not None:
         return None if settings.refine == "none" else settings.refine
     if (settings.method_reason is not None and settings.semantics == "corpus"
-            and settings.seed_words is None and (settings.k or 0) > 1):
+            and settings.seed_words is None and settings.consensus is None
+            and (settings.k or 0) > 1):
         return "centroid"
     return None
 

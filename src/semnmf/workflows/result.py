@@ -175,6 +175,10 @@ def check_settings(settings):
     if settings.refine not in REFINEMENTS:
         raise ValueError(f"refine must be None, 'gt', 'centroid' or 'none', got "
                          f"{settings.refine!r}.")
+    if settings.refine == "centroid" and settings.semantics != "corpus":
+        raise ValueError("refine='centroid' moves documents by the cosine of their TF-IDF "
+                         "rows, measured without pretrained semantics; drop it or use "
+                         "semantics='corpus'.")
     if settings.device not in ("cpu", "auto"):  # a GPU asked for and missing: said first
         from ..models.torch_engine import check_device
         check_device(settings.device)
@@ -533,9 +537,10 @@ def _frequent_words_hint(corpus, topics, settings):
             "(CLI: --language none --stop-words FILE)")
 
 
-def attach_saved_model(result, ensemble, centers=None):
-    """The model ``save`` writes (``result.saved``), or why there is none. ``centers``: the
-    centroids of a centroid refinement, which assign new documents as the run's were."""
+def attach_saved_model(result, ensemble, step=None):
+    """The model ``save`` writes (``result.saved``), or why there is none. ``step``: the
+    run's centroid step (``labels`` before it, ``centers``, ``min_gain``), which the model
+    makes after its own rule, as the run did."""
     from ..pipelines.saved import SavedModel
 
     settings = result.settings
@@ -543,10 +548,11 @@ def attach_saved_model(result, ensemble, centers=None):
         result.not_saved = ("a consensus of runs with --semantics has no one model to save")
         return
     result.saved = SavedModel.from_fit(
-        result.model, result.corpus, settings.weighting, labels=result.labels, X=result.X,
+        result.model, result.corpus, settings.weighting,
+        labels=result.labels if step is None else step["labels"], X=result.X,
         method=settings.method, topics=result.components,
         refine=result.extra.get("refine") and {"method": result.extra["refine"]["method"]},
-        centers=centers,
+        step=step,
         consensus=None if ensemble is None else {
             "method": settings.consensus or ensemble.consensus_["method"],
             "n_clusters": settings.k},
