@@ -95,19 +95,12 @@ PLANTED = (3, 4, 5, 12, 20)
 
 
 def planted_corpus(k, seed, n_per=40, d_per=12, noise=0.02):
-    """Unit-length rows drawn from k disjoint topics of d_per words (Poisson counts) and a
-    little noise: a structure every rule must find (tests/conftest.py draws the same)."""
-    import scipy.sparse as sp
+    """k planted topics (:func:`semnmf.datasets.make_planted`): a structure every rule must
+    find."""
+    from semnmf.datasets import make_planted
 
-    rng = np.random.default_rng(seed)
-    blocks = []
-    for c in range(k):
-        block = np.zeros((n_per, k * d_per))
-        block[:, c * d_per:(c + 1) * d_per] = rng.poisson(2.0, (n_per, d_per))
-        block += rng.random((n_per, k * d_per)) < noise
-        blocks.append(block)
-    X = np.vstack(blocks)
-    return sp.csr_matrix(X / np.linalg.norm(X, axis=1, keepdims=True))
+    return make_planted(k, n_per_topic=n_per, n_words_per_topic=d_per, noise=noise,
+                        random_state=seed)[0]
 
 
 def measure_planted(seed, n_init=1):

@@ -63,23 +63,11 @@ def planted_labels(planted):
 
 
 def planted_corpus(n_per=30, k=3, d_per=15, noise=0.02, seed=0):
-    """(X, y): unit-length CSR rows drawn from k disjoint topics of d_per words (Poisson
-    counts) plus a little noise, and the topic of each row. The NMF family's planted
-    clusters."""
-    import numpy as np
-    import scipy.sparse as sp
+    """(X, y): the NMF family's planted clusters (:func:`semnmf.datasets.make_planted`)."""
+    from semnmf.datasets import make_planted
 
-    rng = np.random.default_rng(seed)
-    d = k * d_per
-    rows = []
-    for c in range(k):
-        block = np.zeros((n_per, d))
-        block[:, c * d_per:(c + 1) * d_per] = rng.poisson(2.0, (n_per, d_per))
-        block += rng.random((n_per, d)) < noise
-        rows.append(block)
-    X = np.vstack(rows)
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    return sp.csr_matrix(X), np.repeat(np.arange(k), n_per)
+    return make_planted(k, n_per_topic=n_per, n_words_per_topic=d_per, noise=noise,
+                        random_state=seed)
 
 
 def at_offset(array, offset):

@@ -20,6 +20,7 @@ _NAMES = {
     "word_context": ".text.context",
     "load_dataset": ".datasets",
     "list_datasets": ".datasets",
+    "make_planted": ".datasets",
     "NMF": ".models.nmf",
     "SemanticNMF": ".models.semantic",
     "semantic_nmf": ".models.semantic",
