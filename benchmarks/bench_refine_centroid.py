@@ -186,7 +186,7 @@ def report(cache):
     top = max(gains, key=gains.get)
     rest = np.mean([g for c, g in gains.items() if c != top])
 
-    def against_centroid(x):
+    def against_chosen(x):
         below = [f"{c} ({margin(x, c) - margin(on_all, c):+.3f})" for c in corpora
                  if margin(x, c) < margin(on_all, c) - 0.01]
         return (f"- `{x}`: worst {min(margin(x, c) for c in corpora):+.3f}, mean "
@@ -215,7 +215,7 @@ def report(cache):
         f"- Issue 37's targets (≥ −0.02 on every corpus, ≥ +0.02 on average): worst "
         f"{'met' if min(held.values()) >= -0.02 else 'not met'}, mean "
         f"{'met' if np.mean(list(held.values())) >= 0.02 else 'not met'}.\n"
-        + "".join(against_centroid(x) for x in CANDIDATES if x not in ("none", on_all)) +
+        + "".join(against_chosen(x) for x in CANDIDATES if x not in ("none", on_all)) +
         f"- Cost: the step takes {np.median(ratios):.3f}x the fit's seconds (median over "
         f"the corpora; largest {max(ratios):.3f}x).\n"
         "- The library's default run (seed 0) gives the labels of "

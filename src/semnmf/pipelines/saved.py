@@ -312,13 +312,10 @@ class SavedModel:
 
     def _step(self, X, labels):
         """The run's centroid step after the model's rule: (labels, cosine strengths)."""
-        sims = _cosine_to(X, self.step["centers"])
-        rows = np.arange(len(labels))
-        best = np.argmax(sims, axis=1)
-        own = sims[rows, np.maximum(labels, 0)]
-        moved = np.where(sims[rows, best] > (1.0 + self.step["min_gain"]) * own, best, labels)
-        moved[labels < 0] = -1
-        return moved, np.where(moved < 0, 0.0, sims[rows, np.maximum(moved, 0)])
+        from ..refine.centroid import centroid_step
+
+        return centroid_step(_cosine_to(X, self.step["centers"]), labels,
+                             self.step["min_gain"])
 
     # -- files ---------------------------------------------------------------------------
     def save(self, path):

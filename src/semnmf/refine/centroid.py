@@ -27,9 +27,9 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
-from .._utils.labels import argmax_labels, cluster_means
+from .._utils.labels import cluster_means
 
-__all__ = ["centroid_refine"]
+__all__ = ["centroid_refine", "centroid_step"]
 
 
 def centroid_refine(X, labels, n_clusters=None, *, min_gain=0.0):
@@ -78,11 +78,20 @@ def centroid_refine(X, labels, n_clusters=None, *, min_gain=0.0):
     centers = normalize(cluster_means(Xn, labels, n_clusters))
     sims = Xn @ centers.T
     sims = np.asarray(sims.toarray() if sp.issparse(sims) else sims)
-    empty = (labels < 0) | ~sims.any(axis=1)
-    best = argmax_labels(sims, empty)
-    rows = np.arange(len(best))
-    own = sims[rows, np.maximum(labels, 0)]
-    new = np.where(sims[rows, np.maximum(best, 0)] > (1.0 + min_gain) * own, best, labels)
-    new[empty] = -1
-    similarity = np.where(empty, 0.0, sims[rows, np.maximum(new, 0)])
+    new, similarity = centroid_step(sims, np.where(sims.any(axis=1), labels, -1), min_gain)
     return new, centers, similarity
+
+
+def centroid_step(sims, labels, min_gain=0.0):
+    """The move of the centroid step, given each document's cosine to every centroid:
+    ``(labels, similarity)``. A document moves to its most similar centroid when that
+    cosine exceeds ``(1 + min_gain)`` times the one to its own cluster's; -1 stays -1
+    (similarity 0). :func:`centroid_refine` makes it on the fitted partition, and a saved
+    model (:class:`semnmf.pipelines.saved.SavedModel`) after its own rule."""
+    rows = np.arange(len(labels))
+    out = labels < 0
+    best = np.argmax(sims, axis=1)
+    own = sims[rows, np.maximum(labels, 0)]
+    new = np.where(sims[rows, best] > (1.0 + min_gain) * own, best, labels)
+    new[out] = -1
+    return new, np.where(out, 0.0, sims[rows, np.maximum(new, 0)])

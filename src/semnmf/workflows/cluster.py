@@ -296,7 +296,7 @@ def run_cluster(settings, started=None):
         # consensus and GTNMF clusters have no factor of their own: their mean X row (the
         # centroid step moves few documents: the topics stay the factorization's W, whose
         # words are more coherent and more diverse than the mean rows')
-        from ..ensemble.runs import cluster_means
+        from .._utils.labels import cluster_means
 
         components = cluster_means(X, labels, settings.k)
     else:
