@@ -88,15 +88,17 @@ def leave_one_out(folds, candidates, score):
             for held in folds}
 
 
-def worst_then_mean(value):
+def worst_then_mean(value, tolerance=0.0):
     """The score of a candidate on its training folds: its worst fold first, its mean over
     the folds second (a mean hides a collapse on one fold; issue 37).
 
     ``value(candidate, fold)``: the candidate's result on one fold, larger is better (a
-    margin over the best baseline, an NMI)."""
+    margin over the best baseline, an NMI). ``tolerance``: a worst fold within this of 0
+    counts as 0 (a loss the seeds cannot tell from none), so that the mean decides."""
     def score(candidate, folds):
         values = [value(candidate, fold) for fold in folds]
-        return min(values), float(np.mean(values))
+        worst = min(values)
+        return (0.0 if -tolerance <= worst < 0 else worst), float(np.mean(values))
 
     return score
 

@@ -525,10 +525,11 @@ def test_pretrained_semantics_recover_what_the_corpus_cannot(fake_loader, tmp_pa
     texts, labels = synonym_corpus()
     corpus = Corpus(texts, labels=labels, stem=None, min_df=1)
     plain = PretrainedSemanticNMF(3, semantics="corpus", random_state=0).fit(corpus)
-    model = PretrainedSemanticNMF(3, semantics="fake-model", embed=embed, random_state=0,
-                                  cache_dir=tmp_path).fit(corpus)
+    model = PretrainedSemanticNMF(3, semantics="fake-model", embed=embed, partition="fit",
+                                  random_state=0, cache_dir=tmp_path).fit(corpus)
     assert nmi(labels, model.labels_) > 0.9
     assert nmi(labels, model.labels_) > nmi(labels, plain.labels_) + 0.3
+    assert model.partition_ == "fit"
     assert (model.inputs_.E is None) == (embed == "words")
     assert (model.inputs_.A is None) == (embed == "words")
     assert (model.inputs_.word_graph is None) == (embed == "documents")
@@ -631,12 +632,14 @@ def test_cli_semantics_switch(fake_loader, tmp_path, capsys):
     out = tmp_path / "out"
     status = main(["cluster", str(source), "-k", "3", "--semantics", "fake-model", "--stem",
                    "none", "--min-df", "1", "--cache-dir", str(tmp_path / "cache"),
-                   "--out", str(out), "-q"])
+                   "--partition", "fit", "--out", str(out), "-q"])
     assert status == 0
     import json
 
     record = json.loads((out / "run.json").read_text())
     assert record["semantics"]["document_graph"] and record["semantics"]["documents_expanded"]
+    assert record["semantics"]["partition"] == "fit"
+    assert record["semantics"]["partition_reason"] == "asked for"
     assert record["estimator"] == "SemanticGNMF"
     assert record["scores"]["nmi"] > 0.9
     assert {"words", "documents"} <= set(record["timings_seconds"])
@@ -658,13 +661,116 @@ def test_document_graph_weight_follows_documents_per_cluster(fake_loader, tmp_pa
     # "auto" (the default) is the rule, on the estimator and on semantic_model; a number wins
     texts, labels = synonym_corpus()
     corpus = Corpus(texts, labels=labels, stem=None, min_df=1)
-    auto = PretrainedSemanticNMF(3, semantics="fake-model", embed="documents", random_state=0,
-                                 cache_dir=tmp_path).fit(corpus)
+    auto = PretrainedSemanticNMF(3, semantics="fake-model", embed="documents", partition="fit",
+                                 random_state=0, cache_dir=tmp_path).fit(corpus)
     assert auto.model_.graph_lam == rule(len(texts), 3)[0] == few
     fixed = PretrainedSemanticNMF(3, semantics="fake-model", embed="documents", graph_lam=2.0,
-                                  random_state=0, cache_dir=tmp_path).fit(corpus)
+                                  partition="fit", random_state=0,
+                                  cache_dir=tmp_path).fit(corpus)
     assert fixed.model_.graph_lam == 2.0
     assert semantics.semantic_model(3, auto.inputs_).graph_lam == few
+
+
+def test_document_partition_rule():
+    rule, T = semantics.document_partition, semantics.FEW_TOKENS_PER_CLUSTER
+    assert rule(T * 10 - 1, 10)[0] == "documents" and rule(T * 10, 10)[0] == "fit"
+    assert f"{T - 1:.0f} corpus tokens per cluster (below {T})" in rule(10 * T - 10, 10)[1]
+    assert rule(1, 10, "fit") == ("fit", "asked for")
+    assert rule(10**9, 10, "documents") == ("documents", "asked for")
+    with pytest.raises(ValueError, match="partition must be one of auto, fit, documents"):
+        rule(100, 10, "words")
+
+
+def test_cli_help_names_the_partition_threshold(capsys):
+    with pytest.raises(SystemExit):
+        main(["cluster", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"below {semantics.FEW_TOKENS_PER_CLUSTER} corpus tokens per cluster" in help_text
+
+
+def _unit(E):
+    n = np.linalg.norm(E, axis=1, keepdims=True)
+    return np.divide(E, n, out=np.zeros_like(E), where=n > 0)
+
+
+def test_few_tokens_per_cluster_keep_the_document_partition(fake_loader, tmp_path):
+    texts, labels = synonym_corpus()
+    corpus = Corpus(texts, labels=labels, stem=None, min_df=1)
+    assert corpus.counts().sum() / 3 < semantics.FEW_TOKENS_PER_CLUSTER
+    model = PretrainedSemanticNMF(3, semantics="fake-model", random_state=0,
+                                  cache_dir=tmp_path).fit(corpus)
+    assert model.partition_ == "documents" and "tokens per cluster" in model.partition_reason_
+    E = model.inputs_.E
+    np.testing.assert_array_equal(model.labels_, document_start(E, 3, random_state=0))
+    assert nmi(labels, model.labels_) > 0.9
+    # no fit, no word vectors, no document graph; the topics are the clusters' mean rows
+    assert model.model_ is None and model.objective_ is None and "fit" not in model.timings_
+    assert model.inputs_.word_graph is None and model.inputs_.A is None
+    X = corpus.tfidf().toarray()
+    for c in range(3):
+        np.testing.assert_allclose(model.components_[c], X[model.labels_ == c].mean(axis=0))
+    # the strengths: each vector's cosine to its cluster's mean direction (slow reference)
+    unit = _unit(E)
+    strengths = semantics.partition_strengths(E, model.labels_, 3)
+    for i in range(len(texts)):
+        center = unit[model.labels_ == model.labels_[i]].sum(axis=0)
+        assert strengths[i] == pytest.approx(unit[i] @ center / np.linalg.norm(center))
+    # refine=True needs the fit's memberships: auto fits; asking for both is refused first
+    refined = PretrainedSemanticNMF(3, semantics="fake-model", refine=True, random_state=0,
+                                    cache_dir=tmp_path).fit(corpus)
+    assert refined.partition_ == "fit" and "refine" in refined.partition_reason_
+    with pytest.raises(ValueError, match="makes no fit"):
+        PretrainedSemanticNMF(3, semantics="fake-model", refine=True, partition="documents",
+                              cache_dir=tmp_path).fit(corpus)
+    with pytest.raises(ValueError, match="embed the documents"):
+        PretrainedSemanticNMF(3, semantics="fake-model", embed="words", partition="documents",
+                              cache_dir=tmp_path).fit(corpus)
+    words_only = PretrainedSemanticNMF(3, semantics="fake-model", embed="words",
+                                       cache_dir=tmp_path).fit(corpus)
+    assert words_only.partition_ == "fit" and words_only.partition_reason_ is None
+
+
+def test_cli_document_partition_run(fake_loader, tmp_path, capsys):
+    import json
+
+    from semnmf import load_model
+
+    texts, labels = synonym_corpus()
+    source = tmp_path / "synonyms.csv"
+    source.write_text("text,label\n" + "".join(f"{t},{l}\n" for t, l in zip(texts, labels)))
+    out = tmp_path / "out"
+    assert main(["cluster", str(source), "-k", "3", "--semantics", "fake-model", "--stem",
+                 "none", "--min-df", "1", "--cache-dir", str(tmp_path / "cache"),
+                 "--out", str(out)]) == 0
+    assert "partition documents: " in capsys.readouterr().err
+    record = json.loads((out / "run.json").read_text())
+    assert record["semantics"]["partition"] == "documents"
+    assert "corpus tokens per cluster (below" in record["semantics"]["partition_reason"]
+    assert not record["semantics"]["document_graph"] and "graph_lam" not in record["semantics"]
+    assert record["scores"]["nmi"] > 0.9
+    E = encoders.embed_documents(texts, "fake-model", cache_dir=tmp_path / "cache")
+    rows = (out / "assignments.csv").read_text().splitlines()[1:]
+    got = np.array([int(r.split(",")[1]) for r in rows])
+    np.testing.assert_array_equal(got, document_start(E, 3, random_state=0))
+    # the saved model: the clusters' mean TF-IDF rows, which assign the run's documents
+    model = load_model(out / "model")
+    assert model.kind == "consensus"
+    assert model.info["consensus"]["method"] == "document vectors' k-means"
+    assert nmi(got, model.assign(texts)[0]) > 0.9
+    # --partition is for embedded documents only: one line, before any work
+    for options in (["--partition", "documents"],
+                    ["--semantics", "fake-model", "--embed", "words", "--partition", "fit"],
+                    ["--semantics", "fake-model", "--partition", "documents", "--refine",
+                     "gt"]):
+        assert main(["cluster", str(source), "-k", "3", *options, "-q"]) == 2
+        err = capsys.readouterr().err
+        assert "--partition" in err and len(err.strip().splitlines()) == 1
+    import semnmf
+
+    with pytest.raises(ValueError, match="use it with a sentence model"):
+        semnmf.cluster(texts, 3, partition="documents")
+    with pytest.raises(ValueError, match="partition must be one of"):
+        semnmf.cluster(texts, 3, semantics="fake-model", partition="words")
 
 
 @pytest.mark.parametrize("options, message", [

@@ -53,6 +53,7 @@ class ClusterOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOption
     dtype: str | None = None
     semantics: str = "corpus"
     embed: str | None = None
+    partition: str | None = None
     cache_dir: str | None = None
     consensus: str | None = None
     runs: int | None = None
@@ -251,6 +252,15 @@ def _check_method(options):
         raise ValueError(f"{'--embed' if options.embed is not None else '--cache-dir'} "
                          "applies to pretrained semantics: use it with --semantics "
                          "glove, minilm or a model name.")
+    if options.partition not in (None, "auto") and (
+            options.semantics.strip().lower() in ("corpus", "glove")
+            or options.embed == "words"):
+        raise ValueError("--partition chooses between the fit and the k-means partition of "
+                         "embedded documents: use it with --semantics minilm (or a model "
+                         "name) and --embed documents or both.")
+    if options.partition == "documents" and options.refine == "gt":
+        raise ValueError("--refine gt plays the games from the fit's memberships; "
+                         "--partition documents makes no fit: drop one of them.")
 
 
 def _check_variants(options):

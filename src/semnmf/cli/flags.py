@@ -30,6 +30,7 @@ FLAGS = {
     # ensembles, refinement, pretrained semantics
     "consensus": "--consensus", "n_runs": "--runs", "n_keep": "--keep",
     "semantics": "--semantics", "embed": "--embed", "cache_dir": "--cache-dir",
+    "partition": "--partition",
     # HierarchicalNMF (semnmf tree)
     "n_leaves": "--leaves", "splitter": "--splitter", "beta": "--beta",
     "n_trials": "--trials", "score_threshold": "--score-threshold", "stop": "--stop",

@@ -36,7 +36,11 @@ the GTNMF refinement (:class:`~semnmf.refine.GTNMF`). The start matters: on CLAS
 document k-means start (k-means of the vectors alone: 0.82). The graph weight too: it is
 needed on CLASSIC4 (0.79 without it) and costs BBC above 1 (:data:`DOCUMENT_GRAPH_LAM`),
 while corpora with few documents per cluster need a heavy graph
-(:func:`document_graph_lam` chooses per corpus).
+(:func:`document_graph_lam` chooses per corpus). Where the corpus has little text per
+cluster (below :data:`FEW_TOKENS_PER_CLUSTER` corpus tokens per cluster: intents, headlines)
+no graph weight kept the fit from drifting below its start, so the run keeps the start
+itself, the document vectors' k-means partition, and describes its clusters by their mean
+TF-IDF rows (:func:`document_partition`; ``partition=``).
 
 :class:`PretrainedSemanticNMF` puts it together behind one switch, ``semantics=``, as
 ``semnmf cluster --semantics`` does. The sentence models need the ``[embeddings]`` extra; the
@@ -60,7 +64,7 @@ from ..text.pretrained import (EMBED, SEMANTICS, _check_source, check_available,
 
 __all__ = ["PretrainedSemanticNMF", "SemanticInputs", "SEMANTICS", "EMBED", "WORD_MODES",
            "pretrained_inputs", "semantic_model", "fit_semantic_model", "document_start",
-           "document_graph_lam"]
+           "document_graph_lam", "document_partition", "partition_strengths", "PARTITIONS"]
 
 
 def document_start(E, n_clusters, random_state=None):
@@ -145,9 +149,58 @@ def document_graph_lam(n_documents, n_components):
         f"{per_cluster:.0f} documents per cluster (at least {FEW_DOCUMENTS_PER_CLUSTER})")
 
 
+#: Below this many corpus tokens per cluster (the in-vocabulary word occurrences of the
+#: corpus over k) the run keeps the document vectors' k-means partition (its start) instead
+#: of the Semantic-GNMF fit's: each word topic would be estimated from a few hundred tokens,
+#: too few to move documents well. Measured on the shared raw-text corpora, 5 seeds
+#: (``benchmarks/results/minilm.md``): every document-graph weight from 0.5 to 512 left the
+#: fit below the start on banking77 (164 tokens per cluster: -0.009 at the library's weight)
+#: and nyt_frontpage (506: -0.013); the next corpus, thucnews_titles (5,980), gains +0.145
+#: from the fit. The threshold is the geometric midpoint of that gap; leave-one-corpus-out
+#: keeps both low corpora on the start and every other on the fit.
+FEW_TOKENS_PER_CLUSTER = 1750
+#: What the run's partition is: "fit" (Semantic-GNMF's), "documents" (k-means of the
+#: document vectors, its start), or "auto" (:func:`document_partition`).
+PARTITIONS = ("auto", "fit", "documents")
+
+
+def document_partition(n_tokens, n_clusters, partition="auto"):
+    """Which partition a run with embedded documents returns, and why: ``("documents",
+    why)`` when ``partition`` says so or, for "auto", below :data:`FEW_TOKENS_PER_CLUSTER`
+    corpus tokens per cluster (``n_tokens / n_clusters``); else ``("fit", why)``."""
+    if partition not in PARTITIONS:
+        raise ValueError(f"partition must be one of {', '.join(PARTITIONS)}, got "
+                         f"{partition!r}.")
+    if partition != "auto":
+        return partition, "asked for"
+    per_cluster = n_tokens / max(int(n_clusters), 1)
+    if per_cluster < FEW_TOKENS_PER_CLUSTER:
+        return "documents", (
+            f"{per_cluster:.0f} corpus tokens per cluster (below {FEW_TOKENS_PER_CLUSTER}): "
+            "too few for word topics to move documents, so the clusters are the document "
+            "vectors' k-means partition and the topics their mean TF-IDF rows")
+    return "fit", (f"{per_cluster:.0f} corpus tokens per cluster (at least "
+                   f"{FEW_TOKENS_PER_CLUSTER})")
+
+
+def partition_strengths(E, labels, n_clusters):
+    """Cosine of each document vector to its cluster's mean direction (the strength of a
+    document-partition run, as spherical k-means' strengths are); 0 for label -1."""
+    from .._utils.labels import cluster_means, strengths_from_factors
+
+    E = np.asarray(E, dtype=np.float64)
+    norms = np.linalg.norm(E, axis=1, keepdims=True)
+    unit = np.divide(E, norms, out=np.zeros_like(E), where=norms > 0)
+    centers = cluster_means(unit, labels, n_clusters)
+    lengths = np.linalg.norm(centers, axis=1, keepdims=True)
+    centers = np.divide(centers, lengths, out=np.zeros_like(centers), where=lengths > 0)
+    return strengths_from_factors(unit @ centers.T, labels, cosine=True)
+
+
 def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both", *,
                       word_mode="expand", expand=1.0, word_weight=0.3, word_neighbors=10,
-                      n_neighbors=10, random_state=None, cache_dir=None, verbose=0):
+                      n_neighbors=10, document_graph=True, random_state=None, cache_dir=None,
+                      verbose=0):
     """Add pretrained word and document semantics to the inputs of Semantic-NMF.
 
     Parameters
@@ -168,6 +221,9 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
         Strength of the expansion; weight of the word graph in M.
     word_neighbors, n_neighbors : int
         Neighbours per term in the word graph; per document in the document graph.
+    document_graph : bool, default=True
+        Build the document graph A (not needed when the run keeps the start:
+        :func:`document_partition`).
 
     Returns
     -------
@@ -207,7 +263,7 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
         else:
             E = document_vectors(corpus, source, cache_dir=cache_dir, verbose=verbose)
         inputs.E = E
-        inputs.A = semantic_document_graph(E, n_neighbors)
+        inputs.A = semantic_document_graph(E, n_neighbors) if document_graph else None
         inputs.start = document_start(E, n_clusters, random_state)
         inputs.timings["documents"] = time.perf_counter() - t
     return inputs
@@ -249,6 +305,13 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         gives hub terms more). The expansion multiplies the non-zeros of X by about this (NG5: 0.76 NMI with 5, 0.847 with 10 and 0.848 with 20 at
         twice the time; CLASSIC4 0.766 / 0.771 with 10 / 20; BBC 0.876 / 0.869).
     n_neighbors : int, default=10
+    partition : {"auto", "fit", "documents"}, default="auto"
+        The partition returned when documents are embedded: the Semantic-GNMF fit's
+        ("fit"), or the document vectors' k-means partition, its start ("documents": no
+        fit is made, the topics are the clusters' mean TF-IDF rows and no word vector is
+        computed). "auto": :func:`document_partition` (documents below
+        :data:`FEW_TOKENS_PER_CLUSTER` corpus tokens per cluster, with a sentence model);
+        "fit" with ``refine=True``, whose games start from the fit's memberships.
     refine : bool, default=False
         Refine the memberships by GTNMF's replicator dynamics on the document vectors.
     context, window
@@ -266,10 +329,15 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
     labels_ : ndarray of shape (n_documents,)
     components_ : ndarray of shape (n_components, n_terms)
         Word topics W.
-    objective_ : float
-        The fitted model's ``objective_`` (lower is better).
-    model_ : SemanticNMF or SemanticGNMF
-        The fitted model (``model_.graph_lam``: the document-graph weight used).
+    objective_ : float or None
+        The fitted model's ``objective_`` (lower is better); None without a fit.
+    model_ : SemanticNMF, SemanticGNMF or None
+        The fitted model (``model_.graph_lam``: the document-graph weight used); None when
+        the partition is the document vectors'.
+    partition_ : str
+        "fit" or "documents": where ``labels_`` come from.
+    partition_reason_ : str or None
+        Why (None without embedded documents).
     inputs_ : SemanticInputs
         The matrices fitted, the document vectors and the word graph.
     timings_ : dict
@@ -287,6 +355,7 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         "word_weight": [Interval(numbers.Real, 0, None, closed="left")],
         "word_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "partition": [StrOptions(set(PARTITIONS))],
         "refine": ["boolean"],
         "context": [str],
         "window": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -300,7 +369,8 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
 
     def __init__(self, n_components=8, *, semantics="minilm", embed="both", lam=10.0,
                  graph_lam="auto", word_mode="expand", expand=1.0, word_weight=0.3,
-                 word_neighbors=10, n_neighbors=10, refine=False, context="window",
+                 word_neighbors=10, n_neighbors=10, partition="auto", refine=False,
+                 context="window",
                  window=10, n_init=1, max_iter=200, tol=1e-4, random_state=None,
                  cache_dir=None, verbose=0):
         self.n_components = n_components
@@ -313,6 +383,7 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         self.word_weight = word_weight
         self.word_neighbors = word_neighbors
         self.n_neighbors = n_neighbors
+        self.partition = partition
         self.refine = refine
         self.context = context
         self.window = window
@@ -336,39 +407,71 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         if self.refine and (self.embed == "words" or _check_source(self.semantics) == "corpus"):
             raise ValueError("refine=True plays the games on the document vectors; use "
                              "embed='documents' or 'both' with a pretrained source.")
+        partition, why = self._partition(corpus)  # its errors before any expensive work
         t = time.perf_counter()
         X = corpus.tfidf()
         context = self.context if corpus.texts is not None else "document"
         M = corpus.word_context(context=context, window=self.window)
         timings = {"corpus": time.perf_counter() - t}
         inputs = pretrained_inputs(
-            corpus, X, M, self.n_components, self.semantics, self.embed,
+            corpus, X, M, self.n_components, self.semantics,
+            "documents" if partition == "documents" else self.embed,
             word_mode=self.word_mode, expand=self.expand, word_weight=self.word_weight,
             word_neighbors=self.word_neighbors, n_neighbors=self.n_neighbors,
+            document_graph=partition != "documents",
             random_state=self.random_state, cache_dir=self.cache_dir, verbose=self.verbose)
         timings.update(inputs.timings)
-        t = time.perf_counter()
-        model = semantic_model(self.n_components, inputs, lam=self.lam,
-                               graph_lam=self.graph_lam, n_init=self.n_init,
-                               max_iter=self.max_iter, tol=self.tol,
-                               random_state=self.random_state, verbose=self.verbose)
-        Z = fit_semantic_model(model, inputs)
-        labels = model.labels_
-        timings["fit"] = time.perf_counter() - t
-        if self.refine:
-            from ..refine import GTNMF
+        self.partition_, self.partition_reason_ = partition, why
+        if partition == "documents":
+            from .._utils.labels import cluster_means
 
+            self.model_, self.objective_ = None, None
+            self.labels_ = np.asarray(inputs.start)
+            self.components_ = cluster_means(X, self.labels_, self.n_components)
+        else:
             t = time.perf_counter()
-            labels = GTNMF(verbose=self.verbose).fit(inputs.E, memberships=Z).labels_
-            timings["refine"] = time.perf_counter() - t
-        self.model_ = model
+            model = semantic_model(self.n_components, inputs, lam=self.lam,
+                                   graph_lam=self.graph_lam, n_init=self.n_init,
+                                   max_iter=self.max_iter, tol=self.tol,
+                                   random_state=self.random_state, verbose=self.verbose)
+            Z = fit_semantic_model(model, inputs)
+            labels = model.labels_
+            timings["fit"] = time.perf_counter() - t
+            if self.refine:
+                from ..refine import GTNMF
+
+                t = time.perf_counter()
+                labels = GTNMF(verbose=self.verbose).fit(inputs.E, memberships=Z).labels_
+                timings["refine"] = time.perf_counter() - t
+            self.model_ = model
+            self.labels_ = labels
+            self.components_ = model.components_
+            self.objective_ = model.objective_
         self.inputs_ = inputs
-        self.labels_ = labels
-        self.components_ = model.components_
-        self.objective_ = model.objective_
         self.n_features_in_ = X.shape[1]
         self.timings_ = timings
         return self
+
+    def _partition(self, corpus):
+        """(partition, why) of :attr:`partition` for ``corpus`` (module docstring)."""
+        source = _check_source(self.semantics)
+        embedded = self.embed != "words" and source != "corpus"
+        if not embedded:
+            if self.partition == "documents":
+                raise ValueError("partition='documents' is the k-means partition of the "
+                                 "document vectors; embed the documents (embed='documents' "
+                                 "or 'both') with a pretrained source.")
+            return "fit", None
+        if self.refine:
+            if self.partition == "documents":
+                raise ValueError("refine=True plays the games from the fit's memberships; "
+                                 "partition='documents' makes no fit: drop one of them.")
+            return "fit", "refine=True plays the games from the fit's memberships"
+        if self.partition == "auto" and source == "glove":
+            return "fit", ("GloVe document vectors (means of word vectors): the rule was "
+                           "measured with a sentence model")
+        return document_partition(float(corpus.counts().sum()), self.n_components,
+                                  self.partition)
 
 
 def semantic_model(n_components, inputs, **params):

@@ -276,6 +276,9 @@ def run_cluster(settings, started=None):
     elif settings.method == "kl-consensus":
         labels, strength, memberships, ensemble = _fit_kl_consensus(settings, X, timings,
                                                                     extra)
+    elif "_document_partition" in extra:
+        labels, strength, memberships, ensemble = _fit_document_partition(
+            settings, extra.pop("_document_partition"), E, timings)
     else:
         labels, strength, memberships, ensemble = _fit(settings, model, X, fit_params,
                                                        timings, extra)
@@ -292,10 +295,12 @@ def run_cluster(settings, started=None):
         labels, strength, step["centers"], extra["refine"] = _centroid_refine(
             settings, X, labels, corpus)
         timings["refine"] = time.perf_counter() - t
-    if ensemble is not None or refine == "gt":
-        # consensus and GTNMF clusters have no factor of their own: their mean X row (the
-        # centroid step moves few documents: the topics stay the factorization's W, whose
-        # words are more coherent and more diverse than the mean rows')
+    documents = (extra.get("semantics") or {}).get("partition") == "documents"
+    if ensemble is not None or refine == "gt" or documents:
+        # consensus, GTNMF and document-vector clusters have no factor of their own: their
+        # mean X row (the centroid step moves few documents: the topics stay the
+        # factorization's W, whose words are more coherent and more diverse than the mean
+        # rows')
         from .._utils.labels import cluster_means
 
         components = cluster_means(X, labels, settings.k)
@@ -399,9 +404,12 @@ def _inputs(settings, corpus, X, wc, timings, extra):
     from .._utils.progress import log
     from ..pipelines.pretrained import pretrained_inputs, semantic_model
 
-    log(f"adding pretrained semantics ({settings.semantics}, embedding {settings.embed}) ...",
+    partition, partition_why = run_partition(settings, corpus)
+    embed = "documents" if partition == "documents" else settings.embed  # no word vectors
+    log(f"adding pretrained semantics ({settings.semantics}, embedding {embed}) ...",
         settings.verbose)
-    inputs = pretrained_inputs(corpus, X, M, settings.k, settings.semantics, settings.embed,
+    inputs = pretrained_inputs(corpus, X, M, settings.k, settings.semantics, embed,
+                               document_graph=partition != "documents",
                                random_state=settings.random_state,
                                cache_dir=settings.cache_dir, verbose=int(settings.verbose))
     timings.update(inputs.timings)
@@ -421,13 +429,41 @@ def _inputs(settings, corpus, X, wc, timings, extra):
         "documents_expanded": graph is not None, "document_graph": inputs.A is not None,
         "word_graph_nnz": None if graph is None else int(graph.nnz),
         "document_graph_nnz": None if inputs.A is None else int(inputs.A.nnz)}
-    if inputs.A is not None:
+    if partition is not None:
+        extra["semantics"].update(partition=partition, partition_reason=partition_why)
+        log(f"partition {partition}: {partition_why}", settings.verbose)
+    if partition == "documents":
+        extra["_document_partition"] = inputs.start
+    elif inputs.A is not None:
         from ..pipelines.pretrained import document_graph_lam
 
         why = document_graph_lam(inputs.X.shape[0], settings.k)[1]
         extra["semantics"].update(graph_lam=float(model.graph_lam), graph_lam_reason=why)
         log(f"document-graph weight {model.graph_lam:g}: {why}", settings.verbose)
     return settings, inputs.X, inputs.E, model, fit_params
+
+
+def run_partition(settings, corpus):
+    """(partition, why) of a run with pretrained semantics: None without embedded
+    documents; "fit" with refine='gt' (its games start from the fit's memberships); else
+    :func:`semnmf.pipelines.pretrained.document_partition` of ``settings.partition``."""
+    from ..pipelines.pretrained import document_partition
+
+    if settings.embed == "words" or settings.semantics.strip().lower() == "glove":
+        return None, None
+    if settings.refine == "gt" and settings.partition in (None, "auto"):
+        return "fit", "refine='gt' plays the games from the fit's memberships"
+    return document_partition(float(corpus.counts().sum()), settings.k,
+                              settings.partition or "auto")
+
+
+def _fit_document_partition(settings, labels, E, timings):
+    """The document vectors' k-means partition as the run's (:func:`run_partition`):
+    (labels, cosine strengths in the vectors' space, None, None)."""
+    from ..pipelines.pretrained import partition_strengths
+
+    timings["fit"] = 0.0
+    return labels, partition_strengths(E, labels, settings.k), None, None
 
 
 def _fit(settings, model, X, fit_params, timings, extra):

@@ -58,6 +58,7 @@ class ClusterSettings:
     dtype: str | None = None
     semantics: str = "corpus"
     embed: str | None = None
+    partition: str | None = None
     cache_dir: str | None = None
     consensus: str | None = None
     n_runs: int | None = None
@@ -175,6 +176,21 @@ def check_settings(settings):
     if settings.refine not in REFINEMENTS:
         raise ValueError(f"refine must be None, 'gt', 'centroid' or 'none', got "
                          f"{settings.refine!r}.")
+    if settings.partition is not None:
+        from ..pipelines.pretrained import PARTITIONS
+
+        if settings.partition not in PARTITIONS:
+            raise ValueError(f"partition must be one of {', '.join(PARTITIONS)}, got "
+                             f"{settings.partition!r}.")
+        if settings.partition != "auto" and (
+                settings.semantics == "corpus" or settings.embed == "words"
+                or settings.semantics.strip().lower() == "glove"):
+            raise ValueError("partition chooses between the fit and the k-means partition "
+                             "of embedded documents; use it with a sentence model "
+                             "(semantics='minilm') and embed 'documents' or 'both'.")
+        if settings.partition == "documents" and settings.refine == "gt":
+            raise ValueError("refine='gt' plays the games from the fit's memberships; "
+                             "partition='documents' makes no fit: drop one of them.")
     if settings.refine == "centroid" and settings.semantics != "corpus":
         raise ValueError("refine='centroid' moves documents by the cosine of their TF-IDF "
                          "rows, measured without pretrained semantics; drop it or use "
@@ -546,6 +562,14 @@ def attach_saved_model(result, ensemble, step=None):
     settings = result.settings
     if settings.semantics != "corpus" and ensemble is not None:
         result.not_saved = ("a consensus of runs with --semantics has no one model to save")
+        return
+    if (result.extra.get("semantics") or {}).get("partition") == "documents":
+        # the clusters of the document vectors: new documents go to the nearest mean TF-IDF
+        # row (a word rule; `semnmf assign` does not embed documents)
+        result.saved = SavedModel.from_fit(
+            result.model, result.corpus, settings.weighting, labels=result.labels,
+            X=result.X, method=settings.method, topics=result.components,
+            consensus={"method": "document vectors' k-means", "n_clusters": settings.k})
         return
     result.saved = SavedModel.from_fit(
         result.model, result.corpus, settings.weighting,
