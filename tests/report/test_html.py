@@ -12,6 +12,7 @@ import subprocess
 from html.parser import HTMLParser
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 
 from semnmf.cli import main
@@ -561,3 +562,17 @@ def test_templates_ship_with_the_package():
     assert [f for f in files if not any(fnmatch.fnmatch(f, p) for p in patterns)] == []
     installed = Path(semnmf.report.__file__).parent
     assert [f for f in files if not (installed / f).is_file()] == []
+
+
+def test_unit_cluster_means_are_the_clusters_directions():
+    from semnmf.report.map_layout import unit_cluster_means
+
+    rng = np.random.default_rng(0)
+    X = sp.random(30, 12, density=0.4, random_state=1, format="csr")
+    clusters = rng.choice([-1, 3, 7, 9], size=30)
+    ids = [7, 3]  # any ids, in any order; 9 and -1 are not asked for
+    means = unit_cluster_means(X, clusters, ids)
+    dense = X.toarray()
+    for row, c in zip(means, ids):
+        ref = dense[clusters == c].sum(axis=0)
+        np.testing.assert_allclose(row, ref / np.linalg.norm(ref))

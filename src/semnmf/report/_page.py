@@ -397,13 +397,13 @@ def _word_similarity(record, X, topics, vocabulary):
     if X is None:
         return None
     clusters = record.clusters
-    from .map_layout import cluster_means, normalized_rows
+    from .map_layout import normalized_rows, unit_cluster_means
 
     ids = np.unique(clusters[clusters >= 0])
     if not ids.size:
         return None
     Xn = normalized_rows(X)
-    means = cluster_means(Xn, clusters, ids)
+    means = unit_cluster_means(Xn, clusters, ids)
     index = {str(t): j for j, t in enumerate(vocabulary)} if vocabulary is not None else {}
     for row, c in enumerate(ids.tolist()):
         weights = np.zeros(X.shape[1])

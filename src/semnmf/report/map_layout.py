@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["LAYOUTS", "layout", "anchor_layout", "tsne_layout", "normalized_rows",
-           "cluster_means"]
+           "unit_cluster_means"]
 
 
 def normalized_rows(X):
@@ -37,17 +37,17 @@ def normalized_rows(X):
     return sp.diags(1.0 / norms) @ X
 
 
-def cluster_means(Xn, clusters, ids):
-    """The unit-length mean row of each cluster of ``ids`` (rows of ``Xn``)."""
-    n = Xn.shape[0]
+def unit_cluster_means(Xn, clusters, ids):
+    """The unit-length mean row of each cluster of ``ids`` (rows of ``Xn``; the clusters
+    are any ids, -1 and ids not listed count nowhere): the directions of
+    :func:`semnmf._utils.labels.cluster_means`."""
+    from .._utils.labels import cluster_means
+
     index = {c: i for i, c in enumerate(ids)}
-    valid = np.flatnonzero(np.isin(clusters, ids))
-    indicator = sp.csr_matrix((np.ones(valid.size),
-                               ([index[c] for c in clusters[valid]], valid)),
-                              shape=(len(ids), n))
-    means = np.asarray((indicator @ Xn).todense())
-    means /= np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-300)
-    return means
+    positions = np.array([index.get(c, -1) for c in np.asarray(clusters).tolist()],
+                         dtype=np.int64)
+    means = cluster_means(Xn, positions, len(ids))
+    return means / np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-300)
 
 
 def anchor_layout(X, clusters, rows, *, seed=0, sharpness=4.0):
@@ -57,7 +57,7 @@ def anchor_layout(X, clusters, rows, *, seed=0, sharpness=4.0):
     rng = np.random.default_rng(seed)
     ids = np.unique(clusters[clusters >= 0])
     Xn = normalized_rows(X)
-    means = cluster_means(Xn, clusters, ids)
+    means = unit_cluster_means(Xn, clusters, ids)
     gram = means @ means.T
     centred = gram - gram.mean(axis=0) - gram.mean(axis=1, keepdims=True) + gram.mean()
     values, vectors = np.linalg.eigh(centred)
@@ -115,7 +115,7 @@ def tsne_layout(X, clusters, rows, *, seed=0, n_fit=500, n_components=30, n_neig
     F = _features(Xn, rows, fit, n_components, seed) if features != "clusters" else None
     if features in ("clusters", "both"):
         ids = np.unique(clusters[clusters >= 0])
-        S = np.maximum(np.asarray(Xn[rows] @ cluster_means(Xn, clusters, ids).T), 0.0)
+        S = np.maximum(np.asarray(Xn[rows] @ unit_cluster_means(Xn, clusters, ids).T), 0.0)
         S /= np.maximum(np.linalg.norm(S, axis=1, keepdims=True), 1e-12)
         F = S if F is None else np.hstack([F, S]) / np.sqrt(2.0)
     perplexity = float(min(30.0, max(2.0, (len(fit) - 1) / 3.5)))
