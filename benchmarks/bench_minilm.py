@@ -21,8 +21,12 @@ of classes:
   loading (:func:`semnmf.cli._common.load_corpus`), word-context matrix
   (:func:`~semnmf.cli._common.word_context`), pretrained inputs and model
   (:func:`semnmf.pipelines.pretrained.pretrained_inputs`) and fit (the pipeline's model),
-  i.e. ``run_local`` without writing; on BBC the labels are checked against the command
-  line's ``assignments.csv`` for seed 0;
+  i.e. ``run_local`` without writing: the document vectors' k-means partition where the
+  run keeps it (:func:`semnmf.workflows.cluster.run_partition`: below 1,750 corpus tokens
+  per cluster), else the fit; on BBC the labels are checked against the command line's
+  ``assignments.csv`` for seed 0;
+- ``ours-fit``: the Semantic-GNMF fit at the library's graph weight on every corpus (what
+  ``ours`` was before the partition rule), from which the token threshold is chosen;
 - ``ours-g{v}``: the same model with the document-graph weight ``graph_lam = v`` (the
   default, :func:`semnmf.pipelines.pretrained.document_graph_lam`, is a weight per corpus:
   128 below 150 documents per cluster, else 1), chosen afterwards by leave-one-corpus-out
