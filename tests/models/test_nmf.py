@@ -431,3 +431,75 @@ def test_fit_arguments_that_would_be_dropped_are_refused():
         NMF(3).fit(X, M=M)
     labels = np.arange(X.shape[0]) % 3  # a real y is still ignored
     assert NMF(3, random_state=0).fit(X, labels).n_iter_ == NMF(3, random_state=0).fit(X).n_iter_
+
+
+# -- the word factors of a fixed partition (semantic.partition_topics) -------------------
+def _indicator(labels, k):
+    Z = np.zeros((len(labels), k))
+    for c in range(k):
+        members = labels == c
+        if members.any():
+            Z[members, c] = 1.0 / np.sqrt(members.sum())
+    return Z
+
+
+@pytest.mark.parametrize("kernels", [True, False])
+def test_frozen_document_factors_match_the_reference(kernels):
+    """update_Z=False: (7b)-(7c) only, the compiled and scipy paths alike."""
+    X, M, Z, W, Q = random_problem(seed=4)
+    problem = FrobeniusProblem(X, Z.copy(), W.copy(), M=M, Q=Q.copy(), lam=0.7,
+                               update_Z=False, kernels=kernels)
+    Xd, Md = X.toarray(), M.toarray()
+    Wr, Qr = W.copy(), Q.copy()
+    for _ in range(5):
+        objective = problem.step()
+        Wr = Wr * (Xd.T @ Z + 0.7 * Md @ Qr) / (Wr @ (Z.T @ Z + 0.7 * Qr.T @ Qr) + EPS)
+        Qr = Qr * (Md.T @ Wr) / (Qr @ Wr.T @ Wr + EPS)
+        np.testing.assert_array_equal(problem.Z, Z)
+        np.testing.assert_allclose(problem.W, Wr, rtol=1e-10)
+        np.testing.assert_allclose(problem.Q, Qr, rtol=1e-10)
+        assert objective == pytest.approx(reference_objective(Xd, Z, Wr, Md, Qr, 0.7),
+                                          rel=1e-9)
+    with pytest.raises(ValueError, match="nothing to update"):
+        FrobeniusProblem(X, Z, W, update_W=False, update_Z=False)
+
+
+def test_partition_topics():
+    from semnmf.models.semantic import partition_topics
+
+    X, y = planted_corpus(n_per=15, k=3, d_per=8, seed=5)
+    rng = np.random.default_rng(1)
+    C = sp.random(X.shape[1], X.shape[1], density=0.3, random_state=rng, format="csr")
+    M = (C + C.T).tocsr()
+    labels = np.asarray(y).copy()
+    labels[:2] = -1                     # no cluster: no part in any topic
+    Z = _indicator(labels, 3)
+    # λ = 0: W = XᵀZ, each topic √|c| times its cluster's mean row
+    W0, history = partition_topics(X, labels, 3, M, lam=0.0)
+    np.testing.assert_allclose(W0, (X.T @ Z).T)
+    dense = X.toarray()
+    for c in range(3):
+        members = labels == c
+        np.testing.assert_allclose(W0[c], dense[members].mean(axis=0) * np.sqrt(members.sum()))
+    assert history == []
+    # λ > 0: the dense reference of (7b)-(7c) from the same start, sweep for sweep
+    topics, history = partition_topics(X, labels, 3, M, lam=2.0, max_iter=50)
+    lam = effective_lambda(2.0, X, M)
+    Md = M.toarray()
+    W = np.maximum(dense.T @ Z, EPS)
+    Q = np.maximum(Md.T @ W @ np.linalg.pinv(W.T @ W), EPS)
+    objectives = [reference_objective(dense, Z, W, Md, Q, lam)]
+    for _ in range(50):
+        W = W * (dense.T @ Z + lam * Md @ Q) / (W @ (Z.T @ Z + lam * Q.T @ Q) + EPS)
+        Q = Q * (Md.T @ W) / (Q @ W.T @ W + EPS)
+        objectives.append(reference_objective(dense, Z, W, Md, Q, lam))
+    np.testing.assert_allclose(topics, W.T, rtol=1e-8)
+    np.testing.assert_allclose(history, objectives, rtol=1e-9)
+    # the objective of eq. (5) never rises with Z held (Theorem 1 for each subproblem)
+    assert all(b <= a * (1 + 1e-12) for a, b in zip(history, history[1:]))
+    assert history[-1] < history[0]
+    # a cluster without documents has an empty topic; labels out of range are refused
+    empty, _ = partition_topics(X, np.where(labels == 2, 0, labels), 3, M, max_iter=5)
+    assert np.all(empty[2] == 0)
+    with pytest.raises(ValueError, match=r"labels must give one cluster in -1\.\.2"):
+        partition_topics(X, np.full(X.shape[0], 3), 3, M)

@@ -525,7 +525,8 @@ def test_pretrained_semantics_recover_what_the_corpus_cannot(fake_loader, tmp_pa
     texts, labels = synonym_corpus()
     corpus = Corpus(texts, labels=labels, stem=None, min_df=1)
     plain = PretrainedSemanticNMF(3, semantics="corpus", random_state=0).fit(corpus)
-    model = PretrainedSemanticNMF(3, semantics="fake-model", embed=embed, partition="fit",
+    model = PretrainedSemanticNMF(3, semantics="fake-model", embed=embed,
+                                  partition="auto" if embed == "words" else "fit",
                                   random_state=0, cache_dir=tmp_path).fit(corpus)
     assert nmi(labels, model.labels_) > 0.9
     assert nmi(labels, model.labels_) > nmi(labels, plain.labels_) + 0.3
@@ -703,12 +704,14 @@ def test_few_tokens_per_cluster_keep_the_document_partition(fake_loader, tmp_pat
     E = model.inputs_.E
     np.testing.assert_array_equal(model.labels_, document_start(E, 3, random_state=0))
     assert nmi(labels, model.labels_) > 0.9
-    # no fit, no word vectors, no document graph; the topics are the clusters' mean rows
+    # no fit, no word vectors, no document graph; the topics are Semantic-NMF's word
+    # factors for the partition (models.semantic.partition_topics, tested there)
     assert model.model_ is None and model.objective_ is None and "fit" not in model.timings_
     assert model.inputs_.word_graph is None and model.inputs_.A is None
-    X = corpus.tfidf().toarray()
-    for c in range(3):
-        np.testing.assert_allclose(model.components_[c], X[model.labels_ == c].mean(axis=0))
+    from semnmf.models.semantic import partition_topics
+
+    expected, _ = partition_topics(corpus.tfidf(), model.labels_, 3, corpus.word_context())
+    np.testing.assert_allclose(model.components_, expected)
     # the strengths: each vector's cosine to its cluster's mean direction (slow reference)
     unit = _unit(E)
     strengths = semantics.partition_strengths(E, model.labels_, 3)
@@ -722,9 +725,10 @@ def test_few_tokens_per_cluster_keep_the_document_partition(fake_loader, tmp_pat
     with pytest.raises(ValueError, match="makes no fit"):
         PretrainedSemanticNMF(3, semantics="fake-model", refine=True, partition="documents",
                               cache_dir=tmp_path).fit(corpus)
-    with pytest.raises(ValueError, match="embed the documents"):
-        PretrainedSemanticNMF(3, semantics="fake-model", embed="words", partition="documents",
-                              cache_dir=tmp_path).fit(corpus)
+    for params in ({"embed": "words"}, {"semantics": "glove"}, {"semantics": " Corpus"}):
+        with pytest.raises(ValueError, match="partition chooses between"):
+            PretrainedSemanticNMF(3, **{"semantics": "fake-model", **params},
+                                  partition="documents", cache_dir=tmp_path).fit(corpus)
     words_only = PretrainedSemanticNMF(3, semantics="fake-model", embed="words",
                                        cache_dir=tmp_path).fit(corpus)
     assert words_only.partition_ == "fit" and words_only.partition_reason_ is None
@@ -771,6 +775,36 @@ def test_cli_document_partition_run(fake_loader, tmp_path, capsys):
         semnmf.cluster(texts, 3, partition="documents")
     with pytest.raises(ValueError, match="partition must be one of"):
         semnmf.cluster(texts, 3, semantics="fake-model", partition="words")
+    with pytest.raises(ValueError, match="makes no fit"):
+        semnmf.cluster(texts, 3, semantics="fake-model", partition="documents", refine="gt")
+    for settings, message in (({"consensus": "mmm"}, "would repeat one run"),
+                              ({"n_init": 3}, "would repeat one run"),
+                              ({"method": "kl-consensus"}, "use it with method 'snmf'")):
+        with pytest.raises(ValueError, match=message):
+            semnmf.cluster(texts, 3, semantics="fake-model", **settings)
+
+
+def test_python_document_partition_run(fake_loader, tmp_path):
+    import semnmf
+
+    texts, labels = synonym_corpus()
+    texts[5] = "zzzz qqqq"  # no term of the vocabulary (min_df 2): its vector places it
+    run = semnmf.cluster(texts, 3, semantics="fake-model", cache_dir=tmp_path, labels=labels,
+                         stem=None)
+    assert run.extra["semantics"]["partition"] == "documents"
+    assert run.choices["partition"]["value"] == "documents"
+    assert "tokens per cluster" in run.choices["partition"]["how"]
+    assert run.model is None and run.labels[5] >= 0 and run.strengths[5] > 0
+    assert run.run_record()["estimator"] is None and "topics" in run.timings
+    assert nmi(labels, run.labels) > 0.9
+    # refine='gt' needs the fit's memberships: "auto" then fits, and says why
+    refined = semnmf.cluster(texts, 3, semantics="fake-model", cache_dir=tmp_path,
+                             refine="gt", stem=None)
+    assert refined.extra["semantics"]["partition"] == "fit"
+    assert "refine='gt'" in refined.extra["semantics"]["partition_reason"]
+    # other spellings of "corpus" are the corpus's own semantics: no partition to choose
+    plain = semnmf.cluster(texts, 3, semantics=" Corpus", stem=None)
+    assert "partition" not in (plain.extra.get("semantics") or {})
 
 
 @pytest.mark.parametrize("options, message", [

@@ -147,9 +147,10 @@ def _add_fit_arguments(c):
                           "document graph and the start), or both (default both)")
     pre.add_argument("--partition", choices=("auto", "fit", "documents"),
                      help="with embedded documents, the clusters: the Semantic-NMF fit's "
-                          "(fit), or the document vectors' k-means partition, their start, "
-                          "described by their mean TF-IDF rows (documents); auto (default): "
-                          "documents below 1750 corpus tokens per cluster")
+                          "(fit), or the document vectors' k-means partition, its start, "
+                          "with the word topics Semantic-NMF gives it (documents); auto "
+                          "(default): documents below 1750 corpus tokens per cluster, the "
+                          "fit with --refine gt")
     pre.add_argument("--cache-dir", metavar="DIR",
                      help="embedding cache (default $SEMNMF_CACHE or ~/.cache/semnmf)")
     combine = c.add_argument_group("many runs and refinement")

@@ -255,7 +255,7 @@ def build_page(record, corpus=None, note=None, *, n_documents=3, n_words=10,
         run_dir=record.run_dir, is_tree=record.is_tree, n_words=n_words,
         summary=Summary(
             cards=_cards(record, len(cluster_ids), n_outliers, scores, quality, n_words),
-            estimator=run.get("estimator", method), corpus=corpus_name,
+            estimator=run.get("estimator") or method, corpus=corpus_name,
             created=run.get("created"), consensus=_consensus(run.get("consensus")),
             note=note),
         clusters=views, representatives_by=representatives_by,

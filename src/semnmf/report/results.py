@@ -94,10 +94,11 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
 
     Parameters
     ----------
-    model : estimator
+    model : estimator or None
         The estimator (fitted, or the prototype of an ensemble): its class, parameters
         (without the start matrices), ``objective_``, ``lambda_``, ``graph_lambda_`` and
-        ``n_iter_`` are recorded when present.
+        ``n_iter_`` are recorded when present. None: no estimator was fitted (the document
+        vectors' partition of ``--semantics``).
     labels : array-like
         The final partition (cluster sizes are recorded).
     method : str
@@ -116,13 +117,14 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
     from .._utils.parallel import n_threads
 
     # renamed parameters left unset (their sentinel, "deprecated") are not parameters
-    params = {k: _describe(v) for k, v in model.get_params().items()
-              if k not in ("Z_init", "W_init", "H_init") and is_set(v)}
+    params = {} if model is None else {
+        k: _describe(v) for k, v in model.get_params().items()
+        if k not in ("Z_init", "W_init", "H_init") and is_set(v)}
     lam = getattr(model, "lambda_", None) if word_context else None
     clusters, sizes = np.unique(np.asarray(labels), return_counts=True)
     return {
         "method": method,
-        "estimator": type(model).__name__,
+        "estimator": None if model is None else type(model).__name__,
         "source": source,
         # the source as an absolute path, so that a report made from another folder
         # finds the texts (None when the source is not a path: "bbc", a list of texts)

@@ -74,8 +74,9 @@ TEXT_REASON = ("the default (Semantic-NMF, KL loss), chosen by leave-one-corpus-
                "word-context setting given, it builds M from document contexts")
 
 SEMANTICS_NOTE = ("the [embeddings] extra is installed, and pretrained semantics stay opt-in "
-                  "(--semantics minilm): above this default on every shared raw-text corpus "
-                  "measured, but its first run embeds every document, minutes on a CPU "
+                  "(--semantics minilm): above this default on 9 of the 11 shared raw-text "
+                  "corpora (up to +0.24 NMI) and 0.002 below on the other two, but its first "
+                  "run embeds every document, minutes on a CPU "
                   "(benchmarks/results/minilm.md)")
 
 
@@ -157,7 +158,7 @@ def cluster(source, k=None, *, method=None, random_state=0, verbose=0,
         ``tol``, ``dtype``; the word-context matrix's ``context``, ``window``,
         ``association``, ``min_count``, ``top_k``, ``max_nnz``; ``consensus``,
         ``n_runs``, ``n_keep``, ``refine`` ("gt", "centroid", "none"; None: the
-        centroid step for the default method); ``semantics``, ``embed``,
+        centroid step for the default method); ``semantics``, ``embed``, ``partition``,
         ``cache_dir``; reading and vectorizing: ``text_column``, ``label_column``,
         ``encoding``, ``stop_words`` ("english", "none" or a list),
         ``stop_words_file`` (words added to ``stop_words``), ``token_pattern``,
@@ -269,16 +270,19 @@ def run_cluster(settings, started=None):
                 and embeddings_installed()):
             log(SEMANTICS_NOTE, settings.verbose)
             extra["method_choice"]["semantics"] = SEMANTICS_NOTE
+    document_labels = extra.pop("_document_partition", None)
+    components = None
     if settings.seed_words is not None:
         labels, strength, memberships = _fit_guided(settings, corpus, model, X, fit_params,
                                                     timings, extra)
         ensemble = None
+    elif document_labels is not None:  # no fit: the document vectors' partition
+        labels, strength, components = _fit_document_partition(
+            settings, document_labels, E, X, fit_params.get("M"), timings)
+        memberships = ensemble = model = None
     elif settings.method == "kl-consensus":
         labels, strength, memberships, ensemble = _fit_kl_consensus(settings, X, timings,
                                                                     extra)
-    elif "_document_partition" in extra:
-        labels, strength, memberships, ensemble = _fit_document_partition(
-            settings, extra.pop("_document_partition"), E, timings)
     else:
         labels, strength, memberships, ensemble = _fit(settings, model, X, fit_params,
                                                        timings, extra)
@@ -295,12 +299,12 @@ def run_cluster(settings, started=None):
         labels, strength, step["centers"], extra["refine"] = _centroid_refine(
             settings, X, labels, corpus)
         timings["refine"] = time.perf_counter() - t
-    documents = (extra.get("semantics") or {}).get("partition") == "documents"
-    if ensemble is not None or refine == "gt" or documents:
-        # consensus, GTNMF and document-vector clusters have no factor of their own: their
-        # mean X row (the centroid step moves few documents: the topics stay the
-        # factorization's W, whose words are more coherent and more diverse than the mean
-        # rows')
+    if components is not None:  # the partition's Semantic-NMF topics
+        pass
+    elif ensemble is not None or refine == "gt":
+        # consensus and GTNMF clusters have no factor of their own: their mean X row (the
+        # centroid step moves few documents: the topics stay the factorization's W, whose
+        # words are more coherent and more diverse than the mean rows')
         from .._utils.labels import cluster_means
 
         components = cluster_means(X, labels, settings.k)
@@ -425,7 +429,7 @@ def _inputs(settings, corpus, X, wc, timings, extra):
         extra["_expansion"] = {"word_graph": graph, "strength": 1.0,
                                "semantics": settings.semantics}
     extra["semantics"] = {
-        "source": settings.semantics, "embed": settings.embed,
+        "source": settings.semantics, "embed": embed,
         "documents_expanded": graph is not None, "document_graph": inputs.A is not None,
         "word_graph_nnz": None if graph is None else int(graph.nnz),
         "document_graph_nnz": None if inputs.A is None else int(inputs.A.nnz)}
@@ -449,7 +453,9 @@ def run_partition(settings, corpus):
     :func:`semnmf.pipelines.pretrained.document_partition` of ``settings.partition``."""
     from ..pipelines.pretrained import document_partition
 
-    if settings.embed == "words" or settings.semantics.strip().lower() == "glove":
+    from ..text.pretrained import _check_source
+
+    if settings.embed == "words" or _check_source(settings.semantics) in ("corpus", "glove"):
         return None, None
     if settings.refine == "gt" and settings.partition in (None, "auto"):
         return "fit", "refine='gt' plays the games from the fit's memberships"
@@ -457,13 +463,24 @@ def run_partition(settings, corpus):
                               settings.partition or "auto")
 
 
-def _fit_document_partition(settings, labels, E, timings):
+def _fit_document_partition(settings, labels, E, X, M, timings):
     """The document vectors' k-means partition as the run's (:func:`run_partition`):
-    (labels, cosine strengths in the vectors' space, None, None)."""
+    (labels, strengths, topics). A document without a term of the vocabulary keeps its
+    vectors' cluster (a fit gives it -1: its words cannot place it, its vector can);
+    strengths are cosines in the vectors' space
+    (:func:`semnmf.pipelines.pretrained.partition_strengths`); the topics are the word
+    factors Semantic-NMF gives the partition (:func:`semnmf.models.semantic.
+    partition_topics`, its λ = 1, not the fit's lam)."""
+    from ..models.semantic import partition_topics
     from ..pipelines.pretrained import partition_strengths
 
-    timings["fit"] = 0.0
-    return labels, partition_strengths(E, labels, settings.k), None, None
+    t = time.perf_counter()
+    strength = partition_strengths(E, labels, settings.k)
+    with collected_warnings():
+        components, _ = partition_topics(X, labels, settings.k, M,
+                                         verbose=int(settings.verbose))
+    timings["topics"] = time.perf_counter() - t
+    return labels, strength, components
 
 
 def _fit(settings, model, X, fit_params, timings, extra):

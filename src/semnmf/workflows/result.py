@@ -176,21 +176,7 @@ def check_settings(settings):
     if settings.refine not in REFINEMENTS:
         raise ValueError(f"refine must be None, 'gt', 'centroid' or 'none', got "
                          f"{settings.refine!r}.")
-    if settings.partition is not None:
-        from ..pipelines.pretrained import PARTITIONS
-
-        if settings.partition not in PARTITIONS:
-            raise ValueError(f"partition must be one of {', '.join(PARTITIONS)}, got "
-                             f"{settings.partition!r}.")
-        if settings.partition != "auto" and (
-                settings.semantics == "corpus" or settings.embed == "words"
-                or settings.semantics.strip().lower() == "glove"):
-            raise ValueError("partition chooses between the fit and the k-means partition "
-                             "of embedded documents; use it with a sentence model "
-                             "(semantics='minilm') and embed 'documents' or 'both'.")
-        if settings.partition == "documents" and settings.refine == "gt":
-            raise ValueError("refine='gt' plays the games from the fit's memberships; "
-                             "partition='documents' makes no fit: drop one of them.")
+    _check_semantics(settings)
     if settings.refine == "centroid" and settings.semantics != "corpus":
         raise ValueError("refine='centroid' moves documents by the cosine of their TF-IDF "
                          "rows, measured without pretrained semantics; drop it or use "
@@ -221,6 +207,37 @@ def check_settings(settings):
                              "pretrained semantics.")
 
 
+def _check_semantics(settings):
+    """Pretrained semantics (``semantics``, ``embed``, ``partition``): what the command
+    line's ``--semantics`` checks, in the library's names."""
+    from ..text.pretrained import _check_source
+
+    source = _check_source(settings.semantics)
+    if source != "corpus" and (settings.method != "snmf" or settings.loss == "kl"
+                               or settings.orthogonal):
+        raise ValueError("semantics adds pretrained knowledge to Semantic-NMF: use it with "
+                         "method 'snmf' (Frobenius loss, not orthogonal).")
+    documents = source not in ("corpus", "glove") and settings.embed != "words"
+    if documents and (settings.consensus or (settings.n_init or 1) > 1):
+        raise ValueError("with embedded documents every run starts from the same k-means of "
+                         "the document vectors, so consensus and n_init would repeat one "
+                         "run; use embed='words', or drop them.")
+    if settings.partition is None:
+        return
+    from ..pipelines.pretrained import PARTITIONS
+
+    if settings.partition not in PARTITIONS:
+        raise ValueError(f"partition must be one of {', '.join(PARTITIONS)}, got "
+                         f"{settings.partition!r}.")
+    if settings.partition != "auto" and not documents:
+        raise ValueError("partition chooses between the fit and the k-means partition of "
+                         "embedded documents; use it with a sentence model "
+                         "(semantics='minilm') and embed 'documents' or 'both'.")
+    if settings.partition == "documents" and settings.refine == "gt":
+        raise ValueError("refine='gt' plays the games from the fit's memberships; "
+                         "partition='documents' makes no fit: drop one of them.")
+
+
 @dataclass
 class ClusterResult:
     """One clustering run (:func:`cluster`, ``semnmf cluster``).
@@ -228,7 +245,8 @@ class ClusterResult:
     Attributes
     ----------
     labels : array of shape (n_documents,)
-        Each document's cluster (-1: a document without any term).
+        Each document's cluster (-1: a document without any term; a run that keeps the
+        document vectors' partition of ``semantics`` places it by its vector).
     strengths : array of shape (n_documents,)
         The strength of each document's membership (assignments.csv's ``strength``).
     topics : list of list of (term, weight)
@@ -236,7 +254,8 @@ class ClusterResult:
     scores : dict or None
         NMI, ARI, accuracy against the corpus' labels (None without labels).
     model
-        The fitted estimator (the prototype of a consensus).
+        The fitted estimator (the prototype of a consensus; None when the clusters are the
+        document vectors' partition of pretrained semantics, which fits none).
     k : int
         The number of clusters (chosen, with ``k="auto"``).
     method : str
@@ -330,6 +349,10 @@ class ClusterResult:
         for key in ("duplicates", "degenerate", "hints", "refine"):
             if self.extra.get(key):
                 choices[key] = self.extra[key]
+        semantics = self.extra.get("semantics") or {}
+        if semantics.get("partition"):
+            choices["partition"] = {"value": semantics["partition"],
+                                    "how": semantics["partition_reason"]}
         return choices
 
     def run_record(self, cli_arguments=None):

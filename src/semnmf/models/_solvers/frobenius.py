@@ -90,6 +90,9 @@ class FrobeniusProblem:
         Effective (absolute) weight λ of the word-context term in eq. (5).
     update_W : bool
         False freezes W (used by ``transform``).
+    update_Z : bool, default=True
+        False freezes Z: (7b)-(7c) only, the word and context factors of a given
+        partition (:func:`semnmf.models.semantic.partition_topics`).
     Xt, Mt : CSR or ndarray, optional
         Xᵀ and Mᵀ when the caller already has them (restarts share one transpose);
         ``Mt is M`` for a symmetric M.
@@ -102,7 +105,9 @@ class FrobeniusProblem:
     """
 
     def __init__(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None,
-                 orthogonal=False, kernels=None):
+                 orthogonal=False, kernels=None, update_Z=True):
+        if not (update_W or update_Z):
+            raise ValueError("update_W and update_Z are both False: nothing to update.")
         self.kernels = use_kernels(X, M) if kernels is None else bool(kernels)
         if self.kernels:  # the compiled passes load the factors' rows as whole vectors
             Z, W = cache_aligned(Z), cache_aligned(W)
@@ -118,7 +123,9 @@ class FrobeniusProblem:
         self._terms = None
         self.sqX = squared_norm(X)
         self.update_W = update_W
-        self.orthogonal = bool(orthogonal) and update_W
+        self.update_Z = bool(update_Z)
+        self.orthogonal = bool(orthogonal) and update_W and self.update_Z
+        self._ZtZ = None if self.update_Z else (Z.T @ Z).astype(np.float64)  # frozen Z
         self.lam = float(lam)
         self.M = None
         Xt = transpose_csr(X) if Xt is None else Xt
@@ -197,11 +204,13 @@ class FrobeniusProblem:
             return self._fused_step()
         Z, W = self.Z, self.W
         WtW = W.T @ W
-        XW = self.X @ W
-        if self.orthogonal:
+        if not self.update_Z:
+            pass                                                          # Z frozen
+        elif self.orthogonal:
+            XW = self.X @ W
             Z *= np.sqrt(XW / (Z @ (Z.T @ XW) + EPSILON))                 # ONMF (Ding 2006)
         else:
-            Z *= XW / (Z @ WtW + EPSILON)                                 # (7a)
+            Z *= (self.X @ W) / (Z @ WtW + EPSILON)                       # (7a)
         self.XtZ = self.Xt @ Z
         ZtZ = Z.T @ Z
         if self.update_W:
@@ -224,7 +233,9 @@ class FrobeniusProblem:
         WtW = W.T @ W if self._WtW is None else self._WtW
         if not self.update_W:
             self._WtW = WtW  # W is frozen
-        if self.orthogonal:
+        if not self.update_Z:                                             # Z frozen
+            ZtZ, inner_X = self._ZtZ, None
+        elif self.orthogonal:
             XW = self.X @ W
             Z *= np.sqrt(XW / (Z @ (Z.T @ XW) + EPSILON))                 # ONMF (Ding 2006)
             ZtZ = (Z.T @ Z).astype(np.float64)
