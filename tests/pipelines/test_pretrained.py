@@ -785,6 +785,8 @@ def test_cli_document_partition_run(fake_loader, tmp_path, capsys):
 
 
 def test_python_document_partition_run(fake_loader, tmp_path):
+    import json
+
     import semnmf
 
     texts, labels = synonym_corpus()
@@ -805,6 +807,16 @@ def test_python_document_partition_run(fake_loader, tmp_path):
     # other spellings of "corpus" are the corpus's own semantics: no partition to choose
     plain = semnmf.cluster(texts, 3, semantics=" Corpus", stem=None)
     assert "partition" not in (plain.extra.get("semantics") or {})
+    # -k auto chooses k first (on the words), then the partition at that k; the folder and
+    # its report are written
+    auto = semnmf.cluster(texts, "auto", semantics="fake-model", cache_dir=tmp_path,
+                          labels=labels, stem=None)
+    assert auto.choices["k"]["how"].startswith("chosen without labels")
+    assert auto.choices["partition"]["value"] == "documents"
+    auto.save(tmp_path / "auto", report=True)
+    record = json.loads((tmp_path / "auto" / "run.json").read_text())
+    assert record["estimator"] is None and record["semantics"]["partition"] == "documents"
+    assert "partition" in (tmp_path / "auto" / "report.html").read_text()
 
 
 @pytest.mark.parametrize("options, message", [
