@@ -243,10 +243,9 @@ def partition_topics(X, labels, n_components, M=None, *, lam=1.0, lam_scale="rel
     Z = np.zeros((X.shape[0], k))
     Z[rows, labels[rows]] = 1.0 / np.sqrt(sizes[labels[rows]])
     W = np.asarray(X.T @ Z)
-    gram = W.T @ W
-    Q = np.maximum(np.asarray(M.T @ W) @ np.linalg.pinv(gram), EPSILON)
     if lam_eff == 0:
         return W.T.copy(), []
+    Q = np.maximum(np.asarray(M.T @ W) @ np.linalg.pinv(W.T @ W), EPSILON)
     # a positive start (a word absent from a cluster's documents may still enter its topic
     # through M, as in the fit), but an empty cluster's topic stays empty
     problem = FrobeniusProblem(X, Z, np.maximum(W, EPSILON) * (sizes > 0), M=M, Q=Q,

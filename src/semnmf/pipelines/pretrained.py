@@ -65,7 +65,8 @@ from ..text.pretrained import (EMBED, SEMANTICS, _check_source, check_available,
 
 __all__ = ["PretrainedSemanticNMF", "SemanticInputs", "SEMANTICS", "EMBED", "WORD_MODES",
            "pretrained_inputs", "semantic_model", "fit_semantic_model", "document_start",
-           "document_graph_lam", "document_partition", "partition_strengths", "PARTITIONS"]
+           "document_graph_lam", "document_partition", "check_partition", "choose_partition",
+           "partition_strengths", "PARTITIONS"]
 
 
 def document_start(E, n_clusters, random_state=None):
@@ -184,6 +185,39 @@ def document_partition(n_tokens, n_clusters, partition="auto"):
             "vectors' k-means partition, described by Semantic-NMF's word factors for it")
     return "fit", (f"{per_cluster:.0f} corpus tokens per cluster (at least "
                    f"{FEW_TOKENS_PER_CLUSTER})")
+
+
+def check_partition(partition, semantics, embed, refine=None):
+    """Whether a run of ``semantics`` / ``embed`` embeds its documents with a sentence
+    model (so that ``partition`` has a choice to make); refuses a ``partition`` that
+    cannot apply. ``refine``: how the run names its GTNMF refinement (``"refine='gt'"``,
+    ``"refine=True"``), None without one."""
+    if partition not in PARTITIONS:
+        raise ValueError(f"partition must be one of {', '.join(PARTITIONS)}, got "
+                         f"{partition!r}.")
+    embedded = embed != "words" and _check_source(semantics) not in ("corpus", "glove")
+    if partition != "auto" and not embedded:
+        raise ValueError("partition chooses between the fit and the k-means partition of "
+                         "embedded documents; use it with a sentence model "
+                         "(semantics='minilm') and embed='documents' or 'both'.")
+    if partition == "documents" and refine:
+        raise ValueError(f"{refine} plays the games from the fit's memberships; "
+                         "partition='documents' makes no fit: drop one of them.")
+    return embedded
+
+
+def choose_partition(corpus, n_clusters, partition="auto", *, semantics, embed,
+                     refine=None):
+    """(partition, why) of a run with pretrained semantics, the one rule of the estimator
+    and of :func:`semnmf.cluster`: (None, None) without documents embedded by a sentence
+    model; "fit" with a GTNMF refinement (``refine``, as :func:`check_partition`), whose
+    games start from the fit's memberships; else :func:`document_partition` of the
+    corpus's tokens."""
+    if not check_partition(partition, semantics, embed, refine):
+        return None, None
+    if refine and partition == "auto":
+        return "fit", f"{refine} plays the games from the fit's memberships"
+    return document_partition(float(corpus.counts().sum()), n_clusters, partition)
 
 
 def partition_strengths(E, labels, n_clusters):
@@ -410,7 +444,10 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         if self.refine and (self.embed == "words" or _check_source(self.semantics) == "corpus"):
             raise ValueError("refine=True plays the games on the document vectors; use "
                              "embed='documents' or 'both' with a pretrained source.")
-        partition, why = self._partition(corpus)  # its errors before any expensive work
+        partition, why = choose_partition(  # its errors before any expensive work
+            corpus, self.n_components, self.partition, semantics=self.semantics,
+            embed=self.embed, refine="refine=True" if self.refine else None)
+        partition = partition or "fit"
         t = time.perf_counter()
         X = corpus.tfidf()
         context = self.context if corpus.texts is not None else "document"
@@ -458,24 +495,6 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         self.n_features_in_ = X.shape[1]
         self.timings_ = timings
         return self
-
-    def _partition(self, corpus):
-        """(partition, why) of :attr:`partition` for ``corpus`` (module docstring)."""
-        source = _check_source(self.semantics)
-        if self.embed == "words" or source in ("corpus", "glove"):
-            if self.partition != "auto":
-                raise ValueError("partition chooses between the fit and the k-means partition "
-                                 "of embedded documents; use it with a sentence model "
-                                 "(semantics='minilm') and embed='documents' or 'both'.")
-            return "fit", None
-        if self.refine and self.partition == "documents":
-            raise ValueError("refine=True plays the games from the fit's memberships; "
-                             "partition='documents' makes no fit: drop one of them.")
-        if self.refine and self.partition == "auto":
-            return "fit", "refine=True plays the games from the fit's memberships"
-        return document_partition(float(corpus.counts().sum()), self.n_components,
-                                  self.partition)
-
 
 def semantic_model(n_components, inputs, **params):
     """The estimator for ``inputs``: SemanticGNMF with a document graph (started from the

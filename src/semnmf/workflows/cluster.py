@@ -279,7 +279,7 @@ def run_cluster(settings, started=None):
     elif document_labels is not None:  # no fit: the document vectors' partition
         labels, strength, components = _fit_document_partition(
             settings, document_labels, E, X, fit_params.get("M"), timings)
-        memberships = ensemble = model = None
+        memberships = ensemble = None
     elif settings.method == "kl-consensus":
         labels, strength, memberships, ensemble = _fit_kl_consensus(settings, X, timings,
                                                                     extra)
@@ -299,16 +299,14 @@ def run_cluster(settings, started=None):
         labels, strength, step["centers"], extra["refine"] = _centroid_refine(
             settings, X, labels, corpus)
         timings["refine"] = time.perf_counter() - t
-    if components is not None:  # the partition's Semantic-NMF topics
-        pass
-    elif ensemble is not None or refine == "gt":
+    if components is None and (ensemble is not None or refine == "gt"):
         # consensus and GTNMF clusters have no factor of their own: their mean X row (the
         # centroid step moves few documents: the topics stay the factorization's W, whose
-        # words are more coherent and more diverse than the mean rows')
+        # words are more coherent and more diverse than the mean rows)
         from .._utils.labels import cluster_means
 
         components = cluster_means(X, labels, settings.k)
-    else:
+    elif components is None:
         components = (model.cluster_centers_ if settings.method == "skmeans"
                       else model.components_)
     if duplicates:
@@ -418,10 +416,11 @@ def _inputs(settings, corpus, X, wc, timings, extra):
                                cache_dir=settings.cache_dir, verbose=int(settings.verbose))
     timings.update(inputs.timings)
     settings = dataclasses.replace(settings, dtype=str(inputs.X.dtype))
-    model = semantic_model(settings.k, inputs, lam=settings.lam, lam_scale=settings.lam_scale,
-                           n_init=settings.n_init or 1, max_iter=settings.max_iter,
-                           tol=settings.tol, random_state=settings.random_state,
-                           verbose=int(settings.verbose))
+    # no estimator when the run keeps the document vectors' partition (nothing is fitted)
+    model = None if partition == "documents" else semantic_model(
+        settings.k, inputs, lam=settings.lam, lam_scale=settings.lam_scale,
+        n_init=settings.n_init or 1, max_iter=settings.max_iter, tol=settings.tol,
+        random_state=settings.random_state, verbose=int(settings.verbose))
     fit_params = {"M": inputs.M} if inputs.A is None else {"M": inputs.M, "A": inputs.A}
     graph = inputs.word_graph
     if graph is not None and inputs.X is not X:  # the documents were expanded by the graph
@@ -448,19 +447,13 @@ def _inputs(settings, corpus, X, wc, timings, extra):
 
 
 def run_partition(settings, corpus):
-    """(partition, why) of a run with pretrained semantics: None without embedded
-    documents; "fit" with refine='gt' (its games start from the fit's memberships); else
-    :func:`semnmf.pipelines.pretrained.document_partition` of ``settings.partition``."""
-    from ..pipelines.pretrained import document_partition
+    """(partition, why) of a run with pretrained semantics
+    (:func:`semnmf.pipelines.pretrained.choose_partition` of its settings)."""
+    from ..pipelines.pretrained import choose_partition
 
-    from ..text.pretrained import _check_source
-
-    if settings.embed == "words" or _check_source(settings.semantics) in ("corpus", "glove"):
-        return None, None
-    if settings.refine == "gt" and settings.partition in (None, "auto"):
-        return "fit", "refine='gt' plays the games from the fit's memberships"
-    return document_partition(float(corpus.counts().sum()), settings.k,
-                              settings.partition or "auto")
+    return choose_partition(corpus, settings.k, settings.partition or "auto",
+                            semantics=settings.semantics, embed=settings.embed,
+                            refine="refine='gt'" if settings.refine == "gt" else None)
 
 
 def _fit_document_partition(settings, labels, E, X, M, timings):

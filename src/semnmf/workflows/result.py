@@ -217,25 +217,15 @@ def _check_semantics(settings):
                                or settings.orthogonal):
         raise ValueError("semantics adds pretrained knowledge to Semantic-NMF: use it with "
                          "method 'snmf' (Frobenius loss, not orthogonal).")
-    documents = source not in ("corpus", "glove") and settings.embed != "words"
+    from ..pipelines.pretrained import check_partition
+
+    documents = check_partition(settings.partition or "auto", settings.semantics,
+                                settings.embed,
+                                "refine='gt'" if settings.refine == "gt" else None)
     if documents and (settings.consensus or (settings.n_init or 1) > 1):
         raise ValueError("with embedded documents every run starts from the same k-means of "
                          "the document vectors, so consensus and n_init would repeat one "
                          "run; use embed='words', or drop them.")
-    if settings.partition is None:
-        return
-    from ..pipelines.pretrained import PARTITIONS
-
-    if settings.partition not in PARTITIONS:
-        raise ValueError(f"partition must be one of {', '.join(PARTITIONS)}, got "
-                         f"{settings.partition!r}.")
-    if settings.partition != "auto" and not documents:
-        raise ValueError("partition chooses between the fit and the k-means partition of "
-                         "embedded documents; use it with a sentence model "
-                         "(semantics='minilm') and embed 'documents' or 'both'.")
-    if settings.partition == "documents" and settings.refine == "gt":
-        raise ValueError("refine='gt' plays the games from the fit's memberships; "
-                         "partition='documents' makes no fit: drop one of them.")
 
 
 @dataclass
