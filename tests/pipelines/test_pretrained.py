@@ -779,7 +779,7 @@ def test_cli_document_partition_run(fake_loader, tmp_path, capsys):
         semnmf.cluster(texts, 3, semantics="fake-model", partition="documents", refine="gt")
     for settings, message in (({"consensus": "mmm"}, "would repeat one run"),
                               ({"n_init": 3}, "would repeat one run"),
-                              ({"method": "kl-consensus"}, "use it with method 'snmf'")):
+                              ({"method": "kl-consensus"}, "use it with the default method='snmf'")):
         with pytest.raises(ValueError, match=message):
             semnmf.cluster(texts, 3, semantics="fake-model", **settings)
 

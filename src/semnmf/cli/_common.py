@@ -5,22 +5,19 @@ the library is imported inside the functions that run a command.
 """
 
 import codecs
-import math
 import os
-import re
 from dataclasses import dataclass, fields
 
+from .._utils.words import check_number  # noqa: F401 (the commands' checks)
+from ..workflows.checks import MAX_SEED, check_context, check_vectorizing
 from ..workflows.inputs import CONTEXT_DEFAULTS
-from .flags import flag
+from .flags import CLI_WORDS, flag
 
 CONTEXT_CHOICES = ("auto", "document", "sentence", "window")
-# The context options (None: not given, so that an option given where it does not apply
-# can be refused); their defaults (CONTEXT_DEFAULTS, the library's) are filled by
-# context_defaults.
-CONTEXT_NAMES = ("context", "window", "association", "min_count", "top_k", "max_nnz")
+# The context options (CONTEXT_NAMES; None: not given, so that an option given where it
+# does not apply can be refused); their defaults (CONTEXT_DEFAULTS, the library's) are
+# filled by context_defaults.
 LANGUAGE_CHOICES = ("english", "none")
-# The largest seed numpy's generators take.
-MAX_SEED = 2**32 - 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -167,38 +164,10 @@ def require(condition, message):
         raise ValueError(message)
 
 
-def check_number(value, option, *, low=None, high=None, integer=False):
-    """Refuse an option value outside [low, high] (or not finite), naming the option."""
-    if value is None:
-        return
-    if not integer and not math.isfinite(value):
-        raise ValueError(f"{option} must be a finite number, got {value}.")
-    if (low is not None and value < low) or (high is not None and value > high):
-        show = (lambda v: f"{v:d}") if integer else (lambda v: f"{v:g}")
-        if high is None:
-            bound = f"at least {show(low)}"
-        elif low is None:
-            bound = f"at most {show(high)}"
-        else:
-            bound = f"between {show(low)} and {show(high)}"
-        raise ValueError(f"{option} must be {bound}, got {show(value)}.")
-
-
 def check_input_arguments(options):
     """Check the input and output options before any data is read (one line each)."""
     check_encoding(options.encoding)
-    check_number(options.min_df, flag("min_df"), low=1, integer=True)
-    if not 0 < options.max_df <= 1:
-        raise ValueError("--max-df is a fraction of the documents, in (0, 1]; got "
-                         f"{options.max_df:g}.")
-    if options.token_pattern is not None:
-        try:
-            groups = re.compile(options.token_pattern).groups
-        except re.error as exc:
-            raise ValueError(f"--token-pattern {options.token_pattern!r} is not a valid regular "
-                             f"expression: {exc}.") from None
-        require(groups <= 1, f"--token-pattern {options.token_pattern!r} may have at most one "
-                             "capturing group; write the others as (?:...).")
+    check_vectorizing(options.min_df, options.max_df, options.token_pattern, CLI_WORDS)
     if options.vocab is not None:
         require(os.path.isfile(options.vocab), f"--vocab {options.vocab}: no such file.")
     if options.stop_words_file is not None:
@@ -234,17 +203,9 @@ def check_seed(seed):
 
 def check_context_arguments(options, applies, where):
     """Refuse context options given where no word-context matrix is built (``applies``
-    false; ``where`` says where they apply) and check their values."""
-    given = [flag(name) for name in CONTEXT_NAMES if getattr(options, name) is not None]
-    if given and not applies:
-        raise ValueError(f"{', '.join(given)} {'shapes' if len(given) == 1 else 'shape'} "
-                         "the word-context matrix, which is built "
-                         f"only {where}; drop {'them' if len(given) > 1 else 'it'}.")
-    if options.window is not None and options.context in ("document", "sentence"):
-        raise ValueError(f"--window applies to --context window (or auto), not --context "
-                         f"{options.context}; drop --window.")
-    for name, low in (("window", 1), ("min_count", 1), ("top_k", 1), ("max_nnz", 0)):
-        check_number(getattr(options, name), flag(name), low=low, integer=True)
+    false; ``where`` says where they apply) and check their values
+    (:func:`semnmf.workflows.checks.check_context` in the flags' words)."""
+    check_context(options, CLI_WORDS, applies, where)
 
 
 def output_folder(options, default_name):

@@ -15,7 +15,8 @@ import time
 from ..experiments.methods import CLI_METHODS, CLI_RENAMED, CONSENSUS_METHODS, DEFAULT_CLI_METHOD
 from ..models._defaults import DEFAULT_GRAPH_LAM, DEFAULT_LAM, MAX_LAM
 from ._common import add_context_arguments, add_input_arguments, add_output_arguments, output_folder
-from .cluster_options import DEFAULT_RUNS, cluster_options, default, names, parse_k
+from ..workflows.checks import DEFAULT_RUNS, names
+from .cluster_options import cluster_options, default, parse_k
 from .engine import add_engine_arguments, run_dask
 
 __all__ = ["add_parser", "run", "parse_k"]

@@ -2,13 +2,16 @@
 
 The library's errors name its parameters (``lam must be ...``); the command line names
 its flags (``--lam must be ...``). :data:`FLAGS` says which flag sets which parameter,
-:func:`flag` reads it for the command line's own messages, and :func:`cli_message` turns
-a library error that starts with a parameter name into the flag's message.
+:func:`flag` reads it for the command line's own messages, :data:`CLI_WORDS` words the
+library's checks with it, and :func:`cli_message` turns a library error that starts with
+a parameter name into the flag's message.
 
 Standard library only (the parser loads this module).
 """
 
 import re
+
+from .._utils.words import Words
 
 #: library parameter name -> the flag that sets it
 FLAGS = {
@@ -31,11 +34,18 @@ FLAGS = {
     "consensus": "--consensus", "n_runs": "--runs", "n_keep": "--keep",
     "semantics": "--semantics", "embed": "--embed", "cache_dir": "--cache-dir",
     "partition": "--partition",
+    # semnmf cluster's own
+    "method": "--method", "refine": "--refine", "n_top": "--top",
+    "seed_words": "--seed-words", "time_column": "--time-column",
+    "time_period": "--time-period",
     # HierarchicalNMF (semnmf tree)
     "n_leaves": "--leaves", "splitter": "--splitter", "beta": "--beta",
     "n_trials": "--trials", "score_threshold": "--score-threshold", "stop": "--stop",
     "assign_labels": "--assign-labels",
 }
+
+#: the library's checks (:mod:`semnmf.workflows.checks`) in the command line's words
+CLI_WORDS = Words(FLAGS)
 
 _LEADING_NAME = re.compile(r"^`?([a-z][a-z_]*)`?(?= )")
 _LEADING_SETTING = re.compile(r"^([a-z][a-z_]*)=(\S+)(?= )")

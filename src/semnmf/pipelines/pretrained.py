@@ -58,6 +58,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._utils.validation import check_positive_int
+from .._utils.words import LIBRARY
 from ..graphs.semantic import semantic_document_graph, word_graph
 from ..text.pretrained import (EMBED, SEMANTICS, _check_source, check_available,
                                     combined_context, document_vectors, expand_documents,
@@ -187,22 +188,25 @@ def document_partition(n_tokens, n_clusters, partition="auto"):
                    f"{FEW_TOKENS_PER_CLUSTER})")
 
 
-def check_partition(partition, semantics, embed, refine=None):
+def check_partition(partition, semantics, embed, refine=None, words=LIBRARY):
     """Whether a run of ``semantics`` / ``embed`` embeds its documents with a sentence
     model (so that ``partition`` has a choice to make); refuses a ``partition`` that
-    cannot apply. ``refine``: how the run names its GTNMF refinement (``"refine='gt'"``,
+    cannot apply, naming the settings in ``words`` (:class:`~semnmf._utils.words.Words`).
+    ``refine``: how the run names its GTNMF refinement (``"refine='gt'"``,
     ``"refine=True"``), None without one."""
     if partition not in PARTITIONS:
-        raise ValueError(f"partition must be one of {', '.join(PARTITIONS)}, got "
+        raise ValueError(f"{words('partition')} must be one of {', '.join(PARTITIONS)}, got "
                          f"{partition!r}.")
     embedded = embed != "words" and _check_source(semantics) not in ("corpus", "glove")
     if partition != "auto" and not embedded:
-        raise ValueError("partition chooses between the fit and the k-means partition of "
-                         "embedded documents; use it with a sentence model "
-                         "(semantics='minilm') and embed='documents' or 'both'.")
+        raise ValueError(f"{words('partition')} chooses between the fit and the k-means "
+                         "partition of embedded documents; use it with a sentence model "
+                         f"({words.set('semantics', 'minilm')}) and "
+                         f"{words.set('embed', 'documents')} (or both).")
     if partition == "documents" and refine:
         raise ValueError(f"{refine} plays the games from the fit's memberships; "
-                         "partition='documents' makes no fit: drop one of them.")
+                         f"{words.set('partition', 'documents')} makes no fit: drop one of "
+                         "them.")
     return embedded
 
 

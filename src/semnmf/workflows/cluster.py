@@ -18,9 +18,10 @@ import warnings
 
 from ..experiments.methods import (CLI_METHODS, CLI_RENAMED, DEFAULT_CLI_METHOD,
                                    DEFAULT_COUNTS_METHOD)
+from .checks import check_settings, semantics_source
 from .inputs import as_dtype, build_word_context, collected_warnings, read_corpus
 from .result import (ClusterResult, ClusterSettings, attach_saved_model, build_model,
-                     check_settings, describe, method_defaults)
+                     describe, method_defaults)
 
 __all__ = ["cluster", "run_cluster", "ClusterSettings", "ClusterResult", "method_defaults",
            "build_model", "describe"]
@@ -184,6 +185,8 @@ def cluster(source, k=None, *, method=None, random_state=0, verbose=0,
         k = settings.pop("n_components")
     if k is None:
         raise ValueError("n_components (k) is required: a number of clusters or 'auto'.")
+    if "semantics" in settings:
+        settings["semantics"] = semantics_source(settings["semantics"])
     semantics = settings.get("semantics", "corpus")
     method, reason = resolve_method(method, semantics, source, engine, asked_for(settings))
     base = ClusterSettings(source=source, method=method, method_reason=reason,

@@ -16,15 +16,12 @@ import warnings
 from dataclasses import dataclass, field
 
 from ..experiments.methods import CLI_METHODS, DEFAULT_CLI_METHOD
+from .checks import DEFAULT_RUNS
 from .inputs import CONTEXT_DEFAULTS, context_record, data_notes
 
-__all__ = ["ClusterSettings", "ClusterResult", "method_defaults", "check_settings",
-           "build_model", "describe", "attach_saved_model", "DEFAULT_RUNS"]
+__all__ = ["ClusterSettings", "ClusterResult", "method_defaults", "build_model", "describe",
+           "attach_saved_model", "DEFAULT_RUNS"]
 
-DEFAULT_RUNS = 10  # n_runs of a consensus
-# refine: None (the method's own: the centroid step for the default method), GTNMF, the
-# centroid step, or nothing
-REFINEMENTS = (None, "gt", "centroid", "none")
 # a term in more than this share of the documents is "very frequent" (the stop-word hint)
 FREQUENT_DF = 0.5
 
@@ -155,77 +152,6 @@ def method_defaults(settings):
                        if getattr(settings, name) is None})
         filled["window_given"] = settings.window_given or settings.window is not None
     return filled
-
-
-def check_settings(settings):
-    """What cannot work, said before any data is read (the command line checks the same
-    with its flags' names first)."""
-    method, name = settings.spec, settings.method
-    if settings.lam is not None and not method.word_context:
-        raise ValueError(f"lam weighs the word-context term, which method {name!r} does "
-                         "not have.")
-    if settings.graph_lam is not None and not method.graph:
-        raise ValueError(f"graph_lam weighs the document-graph term, which method {name!r} "
-                         "does not have.")
-    if settings.consensus and settings.refine == "gt":
-        raise ValueError("refine='gt' needs the soft memberships of one run; a consensus has "
-                         "none: give consensus or refine, not both.")
-    if not settings.consensus and (settings.n_runs is not None or settings.n_keep is not None):
-        raise ValueError("n_runs and n_keep apply to a consensus of many runs; give "
-                         "consensus= (e.g. 'mmm') or drop them.")
-    if settings.refine not in REFINEMENTS:
-        raise ValueError(f"refine must be None, 'gt', 'centroid' or 'none', got "
-                         f"{settings.refine!r}.")
-    _check_semantics(settings)
-    if settings.refine == "centroid" and settings.semantics != "corpus":
-        raise ValueError("refine='centroid' moves documents by the cosine of their TF-IDF "
-                         "rows, measured without pretrained semantics; drop it or use "
-                         "semantics='corpus'.")
-    if settings.device not in ("cpu", "auto"):  # a GPU asked for and missing: said first
-        from ..models.torch_engine import check_device
-        check_device(settings.device)
-    if settings.time_column is not None:
-        from .timeline import PERIODS
-
-        if not (isinstance(settings.source, (str, os.PathLike)) and str(settings.source).lower()
-                .endswith((".csv", ".tsv", ".jsonl", ".ndjson", ".json"))):
-            raise ValueError("time_column names a column of a CSV, TSV or JSONL source; this "
-                             "source is not one.")
-        if settings.time_period not in PERIODS:
-            raise ValueError(f"time_period must be one of {', '.join(PERIODS)}, got "
-                             f"{settings.time_period!r}.")
-    if name == "kl-consensus" and any(v is not None for v in (
-            settings.n_init, settings.init, settings.consensus,
-            settings.refine if settings.refine == "gt" else None, settings.seed_words)):
-        raise ValueError("kl-consensus runs its three members with their own starts and "
-                         "combines them itself: it takes no n_init, init, consensus, "
-                         "refine='gt' or seed_words.")
-    if settings.seed_words is not None:
-        if not method.takes_init or settings.consensus or settings.semantics != "corpus":
-            raise ValueError("seed_words start and hold the word factors of one NMF-family "
-                             "run: use an NMF method (not skmeans), without consensus or "
-                             "pretrained semantics.")
-
-
-def _check_semantics(settings):
-    """Pretrained semantics (``semantics``, ``embed``, ``partition``): what the command
-    line's ``--semantics`` checks, in the library's names."""
-    from ..text.pretrained import _check_source
-
-    source = _check_source(settings.semantics)
-    if source != "corpus" and (settings.method != "snmf" or settings.loss == "kl"
-                               or settings.orthogonal):
-        raise ValueError("semantics adds pretrained knowledge to Semantic-NMF: use it with "
-                         "method 'snmf' (Frobenius loss, not orthogonal).")
-    from ..pipelines.pretrained import check_partition
-
-    documents = check_partition(settings.partition or "auto", settings.semantics,
-                                settings.embed,
-                                "refine='gt'" if settings.refine == "gt" else None)
-    if documents and (settings.consensus or (settings.n_init or 1) > 1):
-        raise ValueError("with embedded documents every run starts from the same k-means of "
-                         "the document vectors, so consensus and n_init would repeat one "
-                         "run; use embed='words', or drop them.")
 
 
 @dataclass
