@@ -1,8 +1,9 @@
 """``semnmf cluster``'s options: the one frozen object a run is made from.
 
 :func:`cluster_options` reads the parsed command line once: it resolves the method and
-``-k``, refuses what cannot work (one line naming the option, before any data is read)
-and fills in every default. The parser leaves out the options not given
+``-k``, refuses what cannot work (the library's own checks,
+:func:`semnmf.workflows.checks.check_settings`, in the flags' words: one line naming the
+option, before any data is read) and fills in every default. The parser leaves out the options not given
 (``argparse.SUPPRESS``), so the defaults are written here only: the field defaults of
 :class:`ClusterOptions` and, for the options whose default depends on the method,
 :func:`_method_defaults`.

@@ -14,6 +14,7 @@ engine's options and their checks.
 """
 
 from ..workflows.dask import DASK_METHODS, ENGINES, check_dask
+from .flags import CLI_WORDS
 
 
 def add_engine_arguments(parser):
@@ -29,13 +30,6 @@ def add_engine_arguments(parser):
                        help="with --engine dask: the address of a running Dask scheduler "
                             "(tcp://host:8786) instead of a local cluster (default: none, "
                             "a local cluster of --workers)")
-
-
-# how the command line's messages name what the Dask engine refuses
-CLI_WORDS = {"workers": "--workers", "scheduler": "--scheduler", "method": "--method",
-             "dask": "--engine dask", "local": "--engine local", "k": "-k auto (or a range)",
-             "orthogonal": "--orthogonal", "consensus": "--consensus", "refine": "--refine",
-             "semantics": "--semantics"}
 
 
 def check_engine_options(options):

@@ -37,7 +37,8 @@ FLAGS = {
     # semnmf cluster's own
     "method": "--method", "refine": "--refine", "n_top": "--top",
     "seed_words": "--seed-words", "time_column": "--time-column",
-    "time_period": "--time-period",
+    "time_period": "--time-period", "k": "-k", "engine": "--engine",
+    "workers": "--workers", "scheduler": "--scheduler",
     # HierarchicalNMF (semnmf tree)
     "n_leaves": "--leaves", "splitter": "--splitter", "beta": "--beta",
     "n_trials": "--trials", "score_threshold": "--score-threshold", "stop": "--stop",

@@ -15,47 +15,43 @@ Standard library only at import.
 
 import time
 
+from .._utils.words import LIBRARY, check_number
+
 ENGINES = ("local", "dask")
 DASK_METHODS = ("snmf-robust", "nmf", "snmf")
 
 
-# how the library's messages name what they refuse; the command line passes its flags
-LIBRARY_WORDS = {"workers": "workers", "scheduler": "scheduler", "method": "method",
-                 "dask": "engine='dask'", "local": "engine='local'",
-                 "k": "k='auto' (or candidates)", "orthogonal": "orthogonal",
-                 "consensus": "consensus", "refine": "refine", "semantics": "semantics"}
-
-
-def check_dask(settings, workers=None, scheduler=None, *, words=None):
+def check_dask(settings, workers=None, scheduler=None, *, words=LIBRARY):
     """Refuse (ValueError) what the Dask engine cannot run, before reading any data.
 
     ``settings``: a :class:`~semnmf.workflows.ClusterSettings` or the command line's
-    options (the same names); ``words``: how the messages name the settings and engines
-    (default :data:`LIBRARY_WORDS`; the command line passes its flags)."""
-    w = LIBRARY_WORDS if words is None else words
+    options (the same names); ``words``: how the messages name the settings
+    (:class:`~semnmf._utils.words.Words`; the command line passes its flags)."""
+    w = words
+    on_dask, on_local = w.set("engine", "dask"), w.set("engine", "local")
     if workers is not None and scheduler is not None:
-        raise ValueError(f"{w['workers']} starts a local cluster and {w['scheduler']} joins a "
-                         "running one: give one of them.")
-    if workers is not None and workers < 1:
-        raise ValueError(f"{w['workers']} must be at least 1, got {workers}.")
+        raise ValueError(f"{w('workers')} starts a local cluster and {w('scheduler')} joins "
+                         "a running one: give one of them.")
+    check_number(workers, "workers", w, low=1, integer=True)
     if settings.method not in DASK_METHODS:
-        raise ValueError(f"{w['dask']} runs {w['method']} {' or '.join(DASK_METHODS)}; "
-                         f"{w['method']} {settings.method} runs on the local engine only.")
+        raise ValueError(f"{on_dask} runs {w('method')} {' or '.join(DASK_METHODS)}; "
+                         f"{w.set('method', settings.method)} runs on the local engine only.")
     for name, value in (("orthogonal", settings.orthogonal),
                         ("consensus", settings.consensus),
                         ("refine", settings.refine not in (None, "none")),
                         ("semantics", settings.semantics != "corpus")):
         if value:
-            raise ValueError(f"{w[name]} runs on the local engine only; drop it or use "
-                             f"{w['local']}.")
+            raise ValueError(f"{w(name)} runs on the local engine only; drop it or use "
+                             f"{on_local}.")
     if settings.k_candidates is not None:
-        raise ValueError(f"{w['k']} chooses k on the local engine only; give one number "
-                         f"with {w['dask']}, or use {w['local']}.")
+        raise ValueError(f"{w.set('k', 'auto')} (or candidates) chooses k on the local "
+                         f"engine only; give one number with {on_dask}, or use {on_local}.")
     try:
         import dask  # noqa: F401
         import distributed  # noqa: F401
     except ImportError:
-        raise ValueError(f'{w["dask"]} needs Dask: pip install "semnmf[dask]"') from None
+        raise ValueError(f'{w.set("engine", "dask")} needs Dask: pip install '
+                         '"semnmf[dask]"') from None
 
 
 def _sharded(source):
