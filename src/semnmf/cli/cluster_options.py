@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ..experiments.methods import CLI_METHODS, DEFAULT_CLI_METHOD
 from ..workflows.checks import CONTEXT_NAMES
+from ..workflows.result import OPTION_NAMES
 from ._common import (ContextOptions, OutputOptions, ReadOptions,
                       VectorizeOptions, check_input_arguments, context_defaults,
                       options_record)
@@ -88,7 +89,7 @@ class ClusterOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOption
         same run, under the library's names)."""
         from ..workflows.result import ClusterSettings
 
-        given = {name: getattr(self, SETTING_NAMES.get(name, name))
+        given = {name: getattr(self, OPTION_NAMES.get(name, name))
                  for name in ClusterSettings.__dataclass_fields__
                  if name not in ("labels", "verbose")}
         return ClusterSettings(**given, verbose=int(self.verbose))
@@ -100,13 +101,10 @@ class ClusterOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOption
                                    top_k=settings.top_k, dtype=settings.dtype)
 
 
-# ClusterSettings' names of the options whose flag names them otherwise
-SETTING_NAMES = {"random_state": "seed", "n_runs": "runs", "n_keep": "keep", "n_top": "top",
-                 "stop_words": "language", "vocabulary": "vocab"}
 
 
-# the library's names of the options (the inverse of SETTING_NAMES)
-SETTING_NAMES_OF = {flag: name for name, flag in SETTING_NAMES.items()}
+# the library's names of the options named otherwise (the inverse of OPTION_NAMES)
+OPTION_SETTINGS = {flag: name for name, flag in OPTION_NAMES.items()}
 
 DEFAULTS = ClusterOptions(source="")
 
@@ -190,7 +188,7 @@ def cluster_options(args):
     given["method"], given["method_reason"] = method_name(
         given.get("method"), given.get("semantics", "corpus"), given.get("source"),
         given.get("engine", "local"),
-        asked_for({SETTING_NAMES_OF.get(n, n): v for n, v in given.items()}))
+        asked_for({OPTION_SETTINGS.get(n, n): v for n, v in given.items()}))
     options = ClusterOptions(**given, **_k_fields(parse_k(k) if isinstance(k, str) else k))
     check_input_arguments(options)
     check_settings(options.settings(), CLI_WORDS)
@@ -205,6 +203,6 @@ def _method_defaults(options):
     from ..workflows.result import method_defaults
 
     filled = method_defaults(options.settings())
-    filled = {SETTING_NAMES.get(name, name): value for name, value in filled.items()
+    filled = {OPTION_NAMES.get(name, name): value for name, value in filled.items()
               if name not in CONTEXT_NAMES + ("window_given",)}
     return {**filled, **context_defaults(options)}

@@ -20,7 +20,12 @@ from .checks import DEFAULT_RUNS
 from .inputs import CONTEXT_DEFAULTS, context_record, data_notes
 
 __all__ = ["ClusterSettings", "ClusterResult", "method_defaults", "build_model", "describe",
-           "attach_saved_model", "DEFAULT_RUNS"]
+           "attach_saved_model", "DEFAULT_RUNS", "OPTION_NAMES"]
+
+# the command line's names (ClusterOptions, run.json's cli_arguments) of the settings it
+# names otherwise
+OPTION_NAMES = {"random_state": "seed", "n_runs": "runs", "n_keep": "keep", "n_top": "top",
+                "stop_words": "language", "vocabulary": "vocab"}
 
 # a term in more than this share of the documents is "very frequent" (the stop-word hint)
 FREQUENT_DF = 0.5
@@ -344,9 +349,7 @@ def _arguments_record(settings):
     """run.json's ``cli_arguments`` of a run made in Python: the settings under the
     command line's names (what ``semnmf report`` reads to re-read the corpus)."""
     record = settings.record()
-    renamed = {"random_state": "seed", "n_runs": "runs", "n_keep": "keep", "n_top": "top",
-               "stop_words": "language", "vocabulary": "vocab"}
-    out = {renamed.get(key, key): value for key, value in record.items()
+    out = {OPTION_NAMES.get(key, key): value for key, value in record.items()
            if key not in ("labels", "verbose")}
     out["source"] = _source_name(settings.source)
     return out
