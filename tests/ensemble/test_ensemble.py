@@ -286,6 +286,94 @@ def test_log_likelihood_and_bic_match_slow_reference():
     assert model.score(labels) == pytest.approx(model.log_likelihood_ / labels.shape[0])
 
 
+def kmodes_start_ref(codes, K, rng):
+    """k-modes++ over the documents, one by one (the start before distinct rows)."""
+    n = codes.shape[0]
+    labelled = codes >= 0
+
+    def distance(i):
+        return np.sum((codes != codes[i]) & labelled & labelled[i], axis=1).astype(float)
+
+    seeds = [int(rng.randint(n))]
+    dist = [distance(seeds[0])]
+    closest = dist[0] ** 2
+    while len(seeds) < K:
+        total = closest.sum()
+        if total > 0:
+            candidates = rng.choice(n, size=2 + int(np.log(K)), p=closest / total)
+        else:
+            candidates = [rng.choice(np.setdiff1d(np.arange(n), seeds))]
+        best = None
+        for c in candidates:
+            d = distance(c)
+            potential = np.minimum(closest, d ** 2).sum()
+            if best is None or potential < best[0]:
+                best = (potential, int(c), d)
+        seeds.append(best[1])
+        dist.append(best[2])
+        closest = np.minimum(closest, best[2] ** 2)
+    return np.argmin(np.column_stack(dist), axis=1)
+
+
+def em_ref(codes, start, K, n_iter, smoothing=1.0):
+    """EM of the full latent class model (Binary_pk_Ekjh) over every document with plain
+    loops: the log-likelihood after each iteration and the last responsibilities."""
+    n, r = codes.shape
+    m = codes.max(axis=0) + 1
+    resp = np.zeros((n, K))
+    resp[np.arange(n), start] = 1.0
+    history = []
+    for _ in range(n_iter):
+        nk = resp.sum(axis=0)
+        weights = nk / n
+        alpha = []
+        for q in range(r):
+            a = np.zeros((K, m[q]))
+            for k in range(K):
+                counts = np.zeros(m[q])
+                for i in range(n):
+                    if codes[i, q] >= 0:
+                        counts[codes[i, q]] += resp[i, k]
+                a[k] = (counts + smoothing / m[q]) / (counts.sum() + smoothing)
+            alpha.append(a)
+        log_joint = np.tile(np.log(weights), (n, 1))
+        for i in range(n):
+            for q in range(r):
+                if codes[i, q] >= 0:
+                    log_joint[i] += np.log(alpha[q][:, codes[i, q]])
+        top = log_joint.max(axis=1, keepdims=True)
+        log_lik = (top + np.log(np.exp(log_joint - top).sum(axis=1, keepdims=True))).ravel()
+        resp = np.exp(log_joint - log_lik[:, None])
+        history.append(log_lik.sum())
+    return np.array(history), resp
+
+
+def test_em_on_distinct_rows_is_em_on_every_document():
+    """EM runs on the distinct rows of labels, weighted by their documents: the same
+    start, likelihoods and responsibilities as EM over the documents one by one."""
+    from semnmf.ensemble._labels import check_label_matrix
+    from semnmf.ensemble.mixture import _Data, _e_step, _init_resp, _m_step
+
+    _, labels = planted_ensemble(n_per_group=30, n_groups=3, n_partitions=4, noise=0.3,
+                                 missing=0.1, seed=21)
+    codes, _ = check_label_matrix(labels)
+    data = _Data(codes)
+    assert data.rows.shape[0] < codes.shape[0]          # rows are shared
+    K = 4
+    start = kmodes_start_ref(codes, K, np.random.RandomState(5))
+    resp = _init_resp(data, K, np.random.RandomState(5))
+    np.testing.assert_array_equal(resp.argmax(axis=1)[data.inverse], start)
+
+    expected, expected_resp = em_ref(codes, start, K, n_iter=15)
+    history = []
+    for _ in range(15):
+        log_weights, log_alpha = _m_step(resp, data, True, "Ekjh", 1.0)
+        resp, log_lik = _e_step(data.X, log_weights, log_alpha)
+        history.append(data.counts @ log_lik)
+    np.testing.assert_allclose(history, expected, rtol=1e-12)
+    np.testing.assert_allclose(resp[data.inverse], expected_resp, atol=1e-12)
+
+
 @pytest.mark.parametrize("seed", [14, 15, 16])
 def test_bic_picks_the_planted_number_of_clusters(seed):
     # 600 documents: with 150, BIC overshoots for some seeds (see MultinomialMixture Notes)

@@ -101,16 +101,28 @@ def n_parameters(model, n_components, n_categories):
 
 
 class _Data:
-    """The one-hot data of a coded label matrix, built once per fit."""
+    """The one-hot data of a coded label matrix, built once per fit, on its distinct rows.
+
+    The likelihood (SN eq. 13) depends on a document only through its row of labels, so
+    EM runs on the ``u`` distinct rows, each weighted by how many documents share it
+    (``counts``): the same sums as over the ``n`` documents, in ``u / n`` of the work (an
+    ensemble of r partitions of k clusters has at most ``k^r`` distinct rows, and its
+    agreeing runs far fewer). ``inverse`` maps each document to its row.
+    """
 
     def __init__(self, codes):
         self.codes = codes
         self.n, self.r = codes.shape
         self.m = n_categories(codes)
-        self.X, self.offsets = incidence(codes, self.m, dtype=np.float64)  # n x D
-        self.XT = self.X.T.tocsr()                                          # D x n
-        self.block = np.repeat(np.arange(self.r), self.m)                   # D -> q
-        self.informative = self.m >= 2                                      # q with m_q >= 2
+        rows, self.inverse, counts = np.unique(codes, axis=0, return_inverse=True,
+                                               return_counts=True)
+        self.inverse = self.inverse.ravel()
+        self.rows = rows
+        self.counts = counts.astype(np.float64)
+        self.X, self.offsets = incidence(rows, self.m, dtype=np.float64)  # u x D
+        self.XT = self.X.T.tocsr()                                         # D x u
+        self.block = np.repeat(np.arange(self.r), self.m)                  # D -> q
+        self.informative = self.m >= 2                                     # q with m_q >= 2
         # pseudo-count weights of the smoothing prior: 1/m_q on every category
         self.inv_m = 1.0 / self.m[self.block]
 
@@ -132,13 +144,14 @@ def _m_step(resp, data, free_proportions, dispersion, smoothing):
     Returns ``(log_weights, log_alpha)`` with ``log_alpha`` of shape (K, D).
     """
     K = resp.shape[1]
-    nk = resp.sum(axis=0)
+    weighted = resp * data.counts[:, None]                 # the documents of each row
+    nk = weighted.sum(axis=0)
     if free_proportions:
         with np.errstate(divide="ignore"):
             log_weights = np.log(nk / data.n)
     else:
         log_weights = np.full(K, -np.log(K))
-    N = np.asarray((data.XT @ resp).T)                     # K x D: N_kq^(h)
+    N = np.asarray((data.XT @ weighted).T)                 # K x D: N_kq^(h)
     # K x r: N_kq = sum_h N_kq^(h), the weight of the documents that q labels (a block
     # sum of N rather than resp.T @ labelled: no BLAS call, which can stall on a busy
     # machine)
@@ -178,7 +191,8 @@ def _m_step(resp, data, free_proportions, dispersion, smoothing):
 
 
 def _e_step(data_X, log_weights, log_alpha):
-    """Responsibilities and per-document log-likelihoods (sparse X @ log α^T)."""
+    """Responsibilities and log-likelihoods of the rows of ``data_X`` (sparse
+    X @ log α^T)."""
     log_joint = np.asarray(data_X @ log_alpha.T) + log_weights      # n x K
     log_lik = logsumexp(log_joint, axis=1)
     with np.errstate(invalid="ignore"):
@@ -194,42 +208,48 @@ def _log_prior(log_alpha, data, smoothing):
 
 
 def _init_resp(data, K, rng):
-    """Hard responsibilities from K seed documents chosen by greedy k-modes++.
+    """Hard responsibilities of the distinct rows from K seed documents chosen by greedy
+    k-modes++.
 
     The distance between two documents is the number of partitions that label both and
     disagree (a Hamming distance that ignores missing labels). As in scikit-learn's
     greedy k-means++, the first seed is drawn uniformly and each next one is the best,
     by the resulting sum of squared distances to the closest seed, of ``2 + log K``
     candidates drawn with probability proportional to the squared distance to the
-    closest seed. Documents then go to their closest seed.
+    closest seed. Documents then go to their closest seed. Distances are computed once
+    per distinct row; the draws are over the documents, as they would be without rows
+    shared.
     """
-    codes, n = data.codes, data.n
-    labelled = codes >= 0
+    rows, n, inverse, counts = data.rows, data.n, data.inverse, data.counts
+    labelled = rows >= 0
 
-    def distance(i):
-        return np.sum((codes != codes[i]) & labelled & labelled[i], axis=1).astype(np.float64)
+    def distance(i):  # from document i to every distinct row
+        row = inverse[i]
+        return np.sum((rows != rows[row]) & labelled & labelled[row],
+                      axis=1).astype(np.float64)
 
     n_trials = 2 + int(np.log(K))
     seeds = [int(rng.randint(n))]
     dist = [distance(seeds[0])]
     closest = dist[0] ** 2
     while len(seeds) < K:
-        total = closest.sum()
+        total = float(counts @ closest)
         if total > 0:
-            candidates = rng.choice(n, size=n_trials, p=closest / total)
+            per_document = closest[inverse]
+            candidates = rng.choice(n, size=n_trials, p=per_document / per_document.sum())
         else:  # fewer distinct label vectors than K: any unused document
             candidates = [rng.choice(np.setdiff1d(np.arange(n), seeds))]
         best = None
         for c in candidates:
             d = distance(c)
-            potential = np.minimum(closest, d ** 2).sum()
+            potential = counts @ np.minimum(closest, d ** 2)
             if best is None or potential < best[0]:
                 best = (potential, int(c), d)
         seeds.append(best[1])
         dist.append(best[2])
         closest = np.minimum(closest, best[2] ** 2)
-    resp = np.zeros((n, K))
-    resp[np.arange(n), np.argmin(np.column_stack(dist), axis=1)] = 1.0
+    resp = np.zeros((rows.shape[0], K))
+    resp[np.arange(rows.shape[0]), np.argmin(np.column_stack(dist), axis=1)] = 1.0
     return resp
 
 
@@ -242,12 +262,12 @@ def _em(data, K, model, *, smoothing, tol, max_iter, rng):
     for _ in range(max_iter):
         log_weights, log_alpha = _m_step(resp, data, free, dispersion, smoothing)
         resp, log_lik = _e_step(data.X, log_weights, log_alpha)
-        history.append(float(log_lik.sum()) + _log_prior(log_alpha, data, smoothing))
+        history.append(float(data.counts @ log_lik) + _log_prior(log_alpha, data, smoothing))
         if len(history) > 1 and history[-1] - history[-2] < tol * data.n:
             converged = True
             break
     return {"log_weights": log_weights, "log_alpha": log_alpha, "resp": resp,
-            "log_likelihood": float(log_lik.sum()), "objective": history[-1],
+            "log_likelihood": float(data.counts @ log_lik), "objective": history[-1],
             "history": np.asarray(history), "converged": converged,
             "n_iter": len(history)}
 
@@ -485,7 +505,9 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
                     nu = n_parameters(model, K, data.m)
                     value = -2.0 * run["log_likelihood"] + nu * np.log(data.n)
                     resp = run["resp"]
-                    entropy = -np.sum(resp[resp > 0] * np.log(resp[resp > 0]))
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        terms = np.where(resp > 0, resp * np.log(resp), 0.0)
+                    entropy = -float(data.counts @ terms.sum(axis=1))
                     bic[(model, K)] = float(value)
                     icl[(model, K)] = float(value + 2.0 * entropy)
                     if best is None or table[(model, K)] < table[best_key]:
@@ -508,7 +530,7 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
         self.log_likelihood_history_ = best["history"]
         self.converged_ = best["converged"]
         self.n_iter_ = best["n_iter"]
-        self.labels_ = np.argmax(best["resp"], axis=1).astype(np.int64)
+        self.labels_ = np.argmax(best["resp"], axis=1).astype(np.int64)[data.inverse]
         if not self.converged_:
             warnings.warn(
                 f"EM of the selected model ({self.model_}, {self.n_components_} components) "
