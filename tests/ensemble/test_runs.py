@@ -136,6 +136,6 @@ def test_estimators_that_cannot_be_ensembled(data, make, message):
 
 
 def test_names():
-    assert CONSENSUS_METHODS == ("anmi", "cspa", "hgpa", "mcla", "mmm")
+    assert CONSENSUS_METHODS == ("anmi", "cspa", "hgpa", "mcla", "mmm", "medoid")
     with pytest.raises(ValueError, match="not fitted"):
         ClusterEnsemble(NMF(3)).recluster()

@@ -158,7 +158,8 @@ def _add_fit_arguments(c):
     combine.add_argument("--consensus", choices=CONSENSUS_METHODS,
                          help="combine --runs runs into one partition: cspa / hgpa / mcla "
                               "(Strehl & Ghosh), anmi (the best of the three by ANMI), mmm "
-                              "(multinomial-mixture consensus) (default: none, one run)")
+                              "(multinomial-mixture consensus), medoid (the run that agrees "
+                              "most with the others) (default: none, one run)")
     combine.add_argument("--runs", type=int,
                          help="runs for --consensus, seeds SEED..SEED+RUNS-1 (default "
                               f"{DEFAULT_RUNS})")

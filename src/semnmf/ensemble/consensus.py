@@ -60,7 +60,7 @@ from ._labels import MISSING, check_label_matrix, incidence, n_categories, relab
 
 __all__ = [
     "MISSING", "ConsensusResult", "hypergraph_incidence", "cspa", "hgpa", "mcla",
-    "anmi", "consensus", "pairwise_agreement",
+    "anmi", "consensus", "pairwise_agreement", "medoid",
 ]
 
 
@@ -544,3 +544,36 @@ def pairwise_agreement(labels, metric="nmi", *, average_method="geometric"):
                 value = ari(codes[keep, a], codes[keep, b])
             out[a, b] = out[b, a] = value
     return out
+
+
+def medoid(labels):
+    """The partition of an ensemble that agrees most with the others: the largest ANMI
+    (SN eq. 12) with the other partitions, i.e. SN's consensus criterion with the
+    candidates restricted to the ensemble's own partitions.
+
+    A run that fell into a poor local optimum agrees little with the others, so the
+    medoid of a few runs avoids it without any label (``benchmarks/results/
+    default_medoid.md``).
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_documents, n_partitions)
+        At least two partitions; missing labels as ``-1`` or ``NaN``.
+
+    Returns
+    -------
+    index : int
+        The column of the medoid (the first of equals).
+    agreement : ndarray of shape (n_partitions,)
+        Each partition's mean NMI with the others (pairs labelling no document in common
+        left out).
+    """
+    pairs = pairwise_agreement(labels, metric="nmi")
+    r = pairs.shape[0]
+    if r < 2:
+        raise ValueError(f"a medoid needs at least 2 partitions, got {r}.")
+    off = np.where(np.eye(r, dtype=bool), np.nan, pairs)
+    with np.errstate(invalid="ignore"):
+        agreement = np.nanmean(off, axis=1)
+    agreement = np.where(np.isnan(agreement), -np.inf, agreement)
+    return int(np.argmax(agreement)), agreement

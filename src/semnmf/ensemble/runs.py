@@ -14,12 +14,12 @@ from sklearn.utils import check_random_state
 
 from .._utils.labels import cluster_means  # noqa: F401 (a name of this module since 0.2)
 from .._utils.progress import log
-from .consensus import _METHODS, consensus as _consensus, pairwise_agreement
+from .consensus import _METHODS, consensus as _consensus, medoid, pairwise_agreement
 from .mixture import mixture_consensus
 
-# "anmi" (the best of cspa / hgpa / mcla by ANMI), each of them, and "mmm" (the
-# multinomial-mixture consensus)
-CONSENSUS_METHODS = ("anmi", *_METHODS, "mmm")
+# "anmi" (the best of cspa / hgpa / mcla by ANMI), each of them, "mmm" (the
+# multinomial-mixture consensus) and "medoid" (the run that agrees most with the others)
+CONSENSUS_METHODS = ("anmi", *_METHODS, "mmm", "medoid")
 
 __all__ = ["ClusterEnsemble", "CONSENSUS_METHODS", "run_seeds", "combine", "cluster_means"]
 
@@ -52,10 +52,11 @@ def combine(partitions, n_clusters, method="anmi", random_state=None):
     """One partition out of the columns of ``partitions`` (n_documents x n_partitions).
 
     Documents labelled -1 in every column (no term: no run could place them) stay -1;
-    the others are combined by ``method`` (see :data:`CONSENSUS_METHODS`). Returns
+    the others are combined by ``method`` (see :data:`CONSENSUS_METHODS`; "medoid" keeps
+    the column of :func:`~semnmf.ensemble.consensus.medoid` as it is). Returns
     ``(labels, chosen, anmi)``: ``chosen`` is the consensus function that made the
     partition (the best by ANMI for "anmi") and ``anmi`` its ANMI with the partitions
-    (None for "mmm").
+    (None for "mmm"; the medoid's mean NMI with the others for "medoid").
     """
     if method not in CONSENSUS_METHODS:
         raise ValueError(f"consensus must be one of {CONSENSUS_METHODS}, got {method!r}.")
@@ -65,6 +66,9 @@ def combine(partitions, n_clusters, method="anmi", random_state=None):
     if method == "mmm":
         labels[placed] = mixture_consensus(L[placed], n_clusters, random_state=random_state)
         return labels, "mmm", None
+    if method == "medoid":
+        index, agreement = medoid(L)
+        return L[:, index].astype(np.int64), "medoid", float(agreement[index])
     result = _consensus(L[placed], n_clusters, method=method, random_state=random_state)
     labels[placed] = result.labels
     return labels, result.method, float(result.anmi)
@@ -82,9 +86,11 @@ class ClusterEnsemble(ClusterMixin, BaseEstimator):
     n_runs : int, default=10
     n_keep : int or None, default=None
         Runs kept by objective (the smallest); None keeps them all.
-    consensus : {"anmi", "cspa", "hgpa", "mcla", "mmm"}, default="anmi"
+    consensus : {"anmi", "cspa", "hgpa", "mcla", "mmm", "medoid"}, default="anmi"
         Strehl & Ghosh's consensus functions (cspa, hgpa, mcla), the best of them by ANMI
-        ("anmi"), or the multinomial-mixture (latent class) consensus ("mmm").
+        ("anmi"), the multinomial-mixture (latent class) consensus ("mmm"), or the kept
+        run that agrees most with the others ("medoid": SN eq. 12's criterion over the
+        runs' own partitions).
     n_components : int or None, default=None
         Number of consensus clusters; None takes the estimator's ``n_components``.
     random_state : int, RandomState instance or None, default=None

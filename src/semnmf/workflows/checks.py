@@ -243,6 +243,13 @@ def _check_extras(s, w):
                          f"combines them itself: it takes no {w('n_init')}, {w('init')}, "
                          f"{w('consensus')}, {w.set('refine', 'gt')} or "
                          f"{w('seed_words')}.")
+    if s.method == "kl-consensus" and s.random_state is not None:
+        from ..ensemble.portfolio import N_RUNS
+
+        if s.random_state + N_RUNS - 1 > MAX_SEED:
+            raise ValueError(f"kl-consensus runs {N_RUNS} times with the seeds from "
+                             f"{w('random_state')}; use a {w('random_state')} of at most "
+                             f"{MAX_SEED - N_RUNS + 1}.")
     if s.seed_words is not None:
         if not s.spec.takes_init or s.consensus or s.semantics != "corpus":
             raise ValueError(f"{w('seed_words')} start and hold the word factors of one "

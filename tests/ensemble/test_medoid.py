@@ -1,0 +1,71 @@
+"""The medoid of an ensemble, ClusterEnsemble(consensus="medoid") and the KL consensus
+made three times with its medoid kept (the default for corpora without raw text)."""
+
+import numpy as np
+import pytest
+
+from semnmf import NMF, ClusterEnsemble
+from semnmf.ensemble import medoid
+from semnmf.ensemble.portfolio import MEMBERS, kl_consensus
+from semnmf.metrics import nmi
+
+from conftest import planted_corpus
+
+
+def medoid_ref(partitions):
+    """The column with the largest mean NMI with the other columns (first of equals)."""
+    r = partitions.shape[1]
+    means = [np.mean([nmi(partitions[:, a], partitions[:, b]) for b in range(r) if b != a])
+             for a in range(r)]
+    return int(np.argmax(means)), np.array(means)
+
+
+def test_medoid_is_the_partition_that_agrees_most_with_the_others():
+    rng = np.random.RandomState(0)
+    truth = rng.randint(4, size=200)
+    noisy = [np.where(rng.rand(200) < p, rng.randint(4, size=200), truth)
+             for p in (0.3, 0.05, 0.2, 0.9)]
+    partitions = np.column_stack(noisy)
+    index, agreement = medoid(partitions)
+    expected, means = medoid_ref(partitions)
+    assert index == expected == 1          # the least noisy copy sits in the middle
+    np.testing.assert_allclose(agreement, means, rtol=1e-5)
+    assert np.argmin(agreement) == 3        # the nearly random one agrees least
+
+
+def test_medoid_ignores_cluster_names_and_missing_labels():
+    rng = np.random.RandomState(1)
+    truth = rng.randint(3, size=120)
+    partitions = np.column_stack([truth, (truth + 1) % 3 * 10, rng.randint(3, size=120)])
+    partitions[:5, 0] = -1
+    index, agreement = medoid(partitions)
+    assert index in (0, 1) and agreement[2] < 0.2 and agreement[index] > 0.5
+    with pytest.raises(ValueError, match="at least 2 partitions"):
+        medoid(partitions[:, :1])
+
+
+def test_ensemble_medoid_keeps_one_of_its_runs(planted=planted_corpus):
+    X, y = planted(n_per=20, k=3, noise=0.3, seed=4)
+    ensemble = ClusterEnsemble(NMF(3, init="random", max_iter=40), n_runs=4,
+                               consensus="medoid", random_state=3).fit(X)
+    index, agreement = medoid(ensemble.partitions_)
+    np.testing.assert_array_equal(ensemble.labels_, ensemble.partitions_[:, index])
+    assert ensemble.consensus_["chosen"] == "medoid"
+    assert ensemble.consensus_["anmi"] == pytest.approx(agreement[index])
+
+
+def test_kl_consensus_keeps_the_medoid_of_its_runs():
+    """Three runs of the consensus (seeds s, s+1, s+2), each exactly a one-run consensus
+    with its seed; the kept one is their medoid, and the record says which."""
+    X, y = planted_corpus(n_per=25, k=3, noise=0.35, seed=2)
+    fitted = kl_consensus(X, 3, random_state=5, max_iter=60)
+    single = [kl_consensus(X, 3, random_state=s, max_iter=60, n_runs=1) for s in (5, 6, 7)]
+    index, agreement = medoid(np.column_stack([run.labels_ for run in single]))
+    np.testing.assert_array_equal(fitted.labels_, single[index].labels_)
+    np.testing.assert_array_equal(fitted.partitions_, single[index].partitions_)
+    runs = fitted.consensus_["runs"]
+    assert [run["seed"] for run in runs] == [5, 6, 7]
+    assert [run["kept"] for run in runs] == [r == index for r in range(3)]
+    assert [run["agreement"] for run in runs] == pytest.approx(agreement, abs=1e-4)
+    assert fitted.kept_seeds_ == list(MEMBERS)
+    assert single[0].consensus_["runs"] == [{"seed": 5, "agreement": None, "kept": True}]
