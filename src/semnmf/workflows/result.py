@@ -185,7 +185,9 @@ class ClusterResult:
     choices : dict
         What the run decided and why: ``k`` (given, or chosen and on which curve),
         ``context``, ``association``, ``top_k`` (of the word-context matrix), ``dtype``,
-        ``min_df``, ``duplicates``, ``degenerate``, ``hints``.
+        ``min_df``, ``duplicates``, ``degenerate``, ``hints``; ``run``: the seed of the
+        run the counts-only default kept (the medoid of its runs) and each run's
+        agreement.
     timings : dict
         Seconds per stage.
     corpus, X, components, word_context, extra, saved, not_saved, partitions,
@@ -270,6 +272,10 @@ class ClusterResult:
         for key in ("duplicates", "degenerate", "hints", "refine"):
             if self.extra.get(key):
                 choices[key] = self.extra[key]
+        runs = (self.extra.get("consensus") or {}).get("runs")
+        if runs and "kept" in self.extra["consensus"]:  # the default's medoid of runs
+            choices["run"] = {"value": next(r["seed"] for r in runs if r["kept"]),
+                              "how": self.extra["consensus"]["kept"], "runs": runs}
         semantics = self.extra.get("semantics") or {}
         if semantics.get("partition"):
             choices["partition"] = {"value": semantics["partition"],
