@@ -69,3 +69,35 @@ def test_kl_consensus_keeps_the_medoid_of_its_runs():
     assert [run["agreement"] for run in runs] == pytest.approx(agreement, abs=1e-4)
     assert fitted.kept_seeds_ == list(MEMBERS)
     assert single[0].consensus_["runs"] == [{"seed": 5, "agreement": None, "kept": True}]
+
+
+def test_combine_medoid_keeps_missing_labels_missing():
+    """NaN and -1 are missing labels: the medoid column's stay -1, never a cast NaN."""
+    from semnmf.ensemble import combine
+
+    L = np.array([[0, 0, np.nan], [1, 1, 1], [0, 1, 0], [1, 0, 1.], [1, 1, 1.]])
+    labels, chosen, agreement = combine(L, 2, "medoid")
+    assert chosen == "medoid" and labels.dtype == np.int64
+    assert labels.min() >= -1 and set(labels[labels >= 0]) <= {0, 1}
+    index, _ = medoid(L)
+    column = L[:, index]
+    np.testing.assert_array_equal(labels == -1, np.isnan(column) | (column == -1))
+
+
+def test_ensemble_medoid_refuses_another_number_of_clusters_and_names_its_run(
+        planted=planted_corpus):
+    X, _ = planted(n_per=20, k=3, noise=0.3, seed=4)
+    with pytest.raises(ValueError, match="keeps one of the runs, with their 3 clusters"):
+        ClusterEnsemble(NMF(3, init="random", max_iter=40), n_runs=3, consensus="medoid",
+                        n_components=5, random_state=0).fit(X)
+    ensemble = ClusterEnsemble(NMF(3, init="random", max_iter=40), n_runs=3,
+                               consensus="medoid", random_state=0).fit(X)
+    seed = ensemble.consensus_["medoid_seed"]
+    column = ensemble.kept_seeds_.index(seed)
+    assert ensemble.labels_.tolist() == ensemble.partitions_[:, column].tolist()
+
+
+def test_kl_consensus_refuses_no_runs():
+    X, _ = planted_corpus(n_per=10, k=2, noise=0.2, seed=1)
+    with pytest.raises(ValueError, match="n_runs must be a positive number of runs"):
+        kl_consensus(X, 2, n_runs=0)

@@ -129,3 +129,38 @@ def test_check_number_says_what_is_wrong_in_the_callers_words():
     check_number(3, "n_init", low=1, integer=True)
     assert words.set("max_iter", 5) == "--max-iter 5"
     assert LIBRARY.set("max_iter", 5) == "max_iter=5"
+
+
+TEXTS = ["rocket moon orbit launch", "bread flour oven bake", "moon orbit planet star",
+         "oven bake cake sugar"] * 8
+
+
+@pytest.mark.parametrize("settings", [
+    {"method": "nmf", "consensus": "mmm", "n_runs": 3, "random_state": None},
+    {"method": "nmf", "consensus": "mmm", "n_runs": 3,
+     "random_state": __import__("numpy").random.RandomState(0)},
+    {"method": "nmf", "min_df": 0.2},   # a share of the documents, as CountVectorizer
+    {"method": "nmf", "max_df": 30},    # a number of documents
+])
+def test_the_library_keeps_accepting_what_it_accepted(settings):
+    """Seeds that are not integers and CountVectorizer's forms of min_df / max_df run."""
+    result = semnmf.cluster(TEXTS, 2, max_iter=20, **settings)
+    assert len(result.labels) == len(TEXTS)
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"method": "nmf", "consensus": "bogus"}, "consensus must be one of anmi"),
+    ({"method": "nmf", "init": "bogus"}, "init must be one of skmeans, random, nndsvda"),
+    ({"lam_scale": "bogus"}, "lam_scale must be one of relative, absolute"),
+    ({"dtype": "float16"}, "dtype must be one of float32, float64"),
+    ({"method": "nmf", "seed_words": "/no/such/seeds.txt"}, "seed_words /no/such/seeds.txt: "
+                                                             "no such file"),
+    ({"method": "nmf", "min_df": 1.5}, "min_df is a number of documents"),
+    ({"method": "kl-consensus", "init": "random"}, "it takes no n_init, init, consensus, "
+                                                   "n_runs"),
+    ({"method": "kl-consensus", "n_runs": 5}, "it takes no n_init, init, consensus, n_runs"),
+    ({"method": "skmeans", "loss": "kl"}, "apply to method='nmf' or 'snmf' only"),
+])
+def test_named_choices_and_files_are_refused_before_reading(no_reading, settings, message):
+    with pytest.raises(ValueError, match=message):
+        semnmf.cluster("bbc", 5, **settings)

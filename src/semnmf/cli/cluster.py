@@ -15,7 +15,7 @@ import time
 from ..experiments.methods import CLI_METHODS, CLI_RENAMED, CONSENSUS_METHODS, DEFAULT_CLI_METHOD
 from ..models._defaults import DEFAULT_GRAPH_LAM, DEFAULT_LAM, MAX_LAM
 from ._common import add_context_arguments, add_input_arguments, add_output_arguments, output_folder
-from ..workflows.checks import DEFAULT_RUNS, names
+from ..workflows.checks import DEFAULT_RUNS, DTYPES, INITS, LAM_SCALES, names
 from .cluster_options import cluster_options, default, parse_k
 from .engine import add_engine_arguments, run_dask
 
@@ -97,7 +97,7 @@ def add_parser(commands):
                             "relative to the "
                             "document term unless --lam-scale "
                             f"absolute); for {names(lambda m: m.word_context)} only")
-    model.add_argument("--lam-scale", choices=("relative", "absolute"),
+    model.add_argument("--lam-scale", choices=LAM_SCALES,
                        help="relative: lam weighs the relative errors of both terms (same "
                             "meaning on every corpus); absolute: the paper's raw lambda "
                             "(default relative)")
@@ -118,7 +118,7 @@ def add_parser(commands):
 def _add_fit_arguments(c):
     """The fitting options, pretrained semantics, consensus and refinement."""
     fit = c.add_argument_group("fitting")
-    fit.add_argument("--init", choices=("skmeans", "random", "nndsvda"),
+    fit.add_argument("--init", choices=INITS,
                      help="starting point of the NMF methods (default: skmeans, spherical "
                           "k-means, as in the papers)")
     fit.add_argument("--n-init", type=int,
@@ -131,7 +131,7 @@ def _add_fit_arguments(c):
                      help="stop when the objective changes by less than this, relative "
                           f"(default {default('tol'):g})")
     fit.add_argument("--seed", type=int, help=f"random seed (default {default('seed')})")
-    fit.add_argument("--dtype", choices=("float32", "float64"),
+    fit.add_argument("--dtype", choices=DTYPES,
                      help="floating-point type of X, M and the factors during the fit "
                           f"(default float32 for {DEFAULT_CLI_METHOD}, whose labels "
                           "were float64's on 9 "

@@ -46,6 +46,7 @@ contextual relationships among words", Neurocomputing 495, 105-117, 2022 ("SN"),
 """
 
 import numbers
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -573,7 +574,8 @@ def medoid(labels):
     if r < 2:
         raise ValueError(f"a medoid needs at least 2 partitions, got {r}.")
     off = np.where(np.eye(r, dtype=bool), np.nan, pairs)
-    with np.errstate(invalid="ignore"):
+    with warnings.catch_warnings():  # a partition sharing no document with any other
+        warnings.simplefilter("ignore", RuntimeWarning)
         agreement = np.nanmean(off, axis=1)
     agreement = np.where(np.isnan(agreement), -np.inf, agreement)
     return int(np.argmax(agreement)), agreement

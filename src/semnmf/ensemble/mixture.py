@@ -107,7 +107,9 @@ class _Data:
     EM runs on the ``u`` distinct rows, each weighted by how many documents share it
     (``counts``): the same sums as over the ``n`` documents, in ``u / n`` of the work (an
     ensemble of r partitions of k clusters has at most ``k^r`` distinct rows, and its
-    agreeing runs far fewer). ``inverse`` maps each document to its row.
+    agreeing runs far fewer). ``inverse`` maps each document to its row. The sums are
+    added in another order than over the documents one by one, so a document whose
+    posterior is an exact tie between two components may go to the other one.
     """
 
     def __init__(self, codes):

@@ -24,6 +24,7 @@ of three 0.013 below (cluto_hitech), and +0.001 against -0.008 on average over t
 counts-only corpora.
 """
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,6 +58,8 @@ def kl_consensus(X, n_components, *, random_state=0, max_iter=200, tol=1e-4, n_r
     whose consensus agrees most with the others' is kept
     (:func:`~semnmf.ensemble.consensus.medoid`). Documents without a term keep -1.
     Returns a :class:`KLConsensus`."""
+    if isinstance(n_runs, bool) or not isinstance(n_runs, numbers.Integral) or n_runs < 1:
+        raise ValueError(f"n_runs must be a positive number of runs, got {n_runs!r}.")
     seeds, _ = run_seeds(random_state, n_runs)
     runs = [_kl_consensus_once(X, n_components, seed, max_iter, tol, verbose)
             for seed in seeds]

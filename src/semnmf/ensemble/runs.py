@@ -14,6 +14,7 @@ from sklearn.utils import check_random_state
 
 from .._utils.labels import cluster_means  # noqa: F401 (a name of this module since 0.2)
 from .._utils.progress import log
+from ._labels import check_label_matrix
 from .consensus import _METHODS, consensus as _consensus, medoid, pairwise_agreement
 from .mixture import mixture_consensus
 
@@ -66,9 +67,12 @@ def combine(partitions, n_clusters, method="anmi", random_state=None):
     if method == "mmm":
         labels[placed] = mixture_consensus(L[placed], n_clusters, random_state=random_state)
         return labels, "mmm", None
-    if method == "medoid":
-        index, agreement = medoid(L)
-        return L[:, index].astype(np.int64), "medoid", float(agreement[index])
+    if method == "medoid":  # one of the columns as it is, its missing labels -1
+        codes, categories = check_label_matrix(L, require_labelled_rows=False)
+        index, agreement = medoid(codes)
+        column = codes[:, index]
+        labels[column >= 0] = np.asarray(categories[index])[column[column >= 0]]
+        return labels, "medoid", float(agreement[index])
     result = _consensus(L[placed], n_clusters, method=method, random_state=random_state)
     labels[placed] = result.labels
     return labels, result.method, float(result.anmi)
@@ -112,7 +116,8 @@ class ClusterEnsemble(ClusterMixin, BaseEstimator):
     consensus_ : dict
         ``method`` (requested), ``chosen`` (the function that made ``labels_``), ``anmi``
         (None for "mmm"), ``runs``, ``kept_seeds`` and ``mean_pairwise_nmi_of_kept`` (the
-        ensemble's diversity: low agreement leaves a consensus room to improve).
+        ensemble's diversity: low agreement leaves a consensus room to improve); with
+        "medoid", ``medoid_seed``: the seed of the kept run it is.
     n_components_ : int
         Number of consensus clusters used last.
 
@@ -194,6 +199,11 @@ class ClusterEnsemble(ClusterMixin, BaseEstimator):
             raise ValueError("This ClusterEnsemble is not fitted yet; call fit first.")
         method = consensus if consensus is not None else self.consensus_["method"]
         k = n_components if n_components is not None else self.n_components_
+        runs_k = self.estimator.get_params().get("n_components")
+        if method == "medoid" and runs_k is not None and k != runs_k:
+            raise ValueError(f"consensus='medoid' keeps one of the runs, with their "
+                             f"{runs_k} clusters; n_components={k} needs a consensus that "
+                             "makes a new partition (e.g. 'mmm').")
         labels, chosen, anmi = combine(self.partitions_, k, method, self._consensus_seed)
         self.labels_ = labels
         self.n_components_ = k
@@ -201,4 +211,6 @@ class ClusterEnsemble(ClusterMixin, BaseEstimator):
                            "runs": [dict(run) for run in self.runs_],
                            "kept_seeds": list(self.kept_seeds_),
                            "mean_pairwise_nmi_of_kept": self._mean_pairwise_nmi}
+        if method == "medoid":  # the run whose partition it is
+            self.consensus_["medoid_seed"] = self.kept_seeds_[medoid(self.partitions_)[0]]
         return labels

@@ -10,14 +10,16 @@ flags, the engine's options).
 Standard library only at import.
 """
 
+import numbers
 import os
 import re
 
 from .._utils.words import LIBRARY, check_number
-from ..experiments.methods import CLI_METHODS
+from ..experiments.methods import CLI_METHODS, CONSENSUS_METHODS
 from ..models._defaults import MAX_LAM
 
-__all__ = ["check_settings", "check_vectorizing", "check_context", "semantics_source", "MAX_SEED", "DEFAULT_RUNS", "REFINEMENTS",
+__all__ = ["check_settings", "check_vectorizing", "check_context", "semantics_source",
+           "INITS", "LAM_SCALES", "DTYPES", "MAX_SEED", "DEFAULT_RUNS", "REFINEMENTS",
            "CONTEXT_NAMES"]
 
 MAX_SEED = 2**32 - 1  # the largest seed numpy's generators take
@@ -27,6 +29,10 @@ DEFAULT_RUNS = 10  # n_runs of a consensus
 REFINEMENTS = (None, "gt", "centroid", "none")
 # the settings of the word-context matrix (None: not given)
 CONTEXT_NAMES = ("context", "window", "association", "min_count", "top_k", "max_nnz")
+# the named choices of some settings (the command line's choices too)
+INITS = ("skmeans", "random", "nndsvda")
+LAM_SCALES = ("relative", "absolute")
+DTYPES = ("float32", "float64")
 
 
 def names(test):
@@ -48,11 +54,21 @@ def check_settings(settings, words=LIBRARY):
 
 
 def check_vectorizing(min_df, max_df, token_pattern, words=LIBRARY):
-    """How the texts become counts: ``min_df`` a count of documents, ``max_df`` a share
-    of them, ``token_pattern`` a regular expression with at most one group."""
-    check_number(min_df, "min_df", words, low=1, integer=True)
+    """How the texts become counts, as scikit-learn's CountVectorizer reads them:
+    ``min_df`` / ``max_df`` a number of documents (an integer, min_df at least 1) or a share
+    of them (a float, min_df in [0, 1], max_df in (0, 1]); ``token_pattern`` a regular
+    expression with at most one group."""
+    if min_df is not None:
+        check_number(min_df, "min_df", words)
+        if _integer(min_df):
+            check_number(min_df, "min_df", words, low=1, integer=True)
+        elif not 0 <= min_df <= 1:
+            raise ValueError(f"{words('min_df')} is a number of documents (an integer) or a "
+                             f"share of them in [0, 1]; got {min_df:g}.")
     check_number(max_df, "max_df", words)
-    if not 0 < max_df <= 1:
+    if _integer(max_df):
+        check_number(max_df, "max_df", words, low=1, integer=True)
+    elif not 0 < max_df <= 1:
         raise ValueError(f"{words('max_df')} is a fraction of the documents, in (0, 1]; got "
                          f"{max_df:g}.")
     if token_pattern is not None:
@@ -64,6 +80,15 @@ def check_vectorizing(min_df, max_df, token_pattern, words=LIBRARY):
         if groups > 1:
             raise ValueError(f"{words('token_pattern')} {token_pattern!r} may have at most "
                              "one capturing group; write the others as (?:...).")
+
+
+def _integer(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _seed(value):
+    """An integer seed (None and a RandomState draw their own seeds: nothing to check)."""
+    return _integer(value)
 
 
 def semantics_source(value, words=LIBRARY):
@@ -83,7 +108,8 @@ def _check_values(s, w):
     """Each setting's value on its own."""
     if s.k_candidates is None:
         check_number(s.k, "n_components", w, low=1, integer=True)
-    check_number(s.random_state, "random_state", w, low=0, high=MAX_SEED, integer=True)
+    if not (s.random_state is None or hasattr(s.random_state, "randint")):
+        check_number(s.random_state, "random_state", w, low=0, high=MAX_SEED, integer=True)
     check_number(s.lam, "lam", w, low=0, high=MAX_LAM)
     check_number(s.graph_lam, "graph_lam", w, low=0, high=MAX_LAM)
     check_number(s.max_iter, "max_iter", w, low=1, integer=True)
@@ -94,11 +120,30 @@ def _check_values(s, w):
     if s.refine not in REFINEMENTS:
         raise ValueError(f"{w('refine')} must be None, 'gt', 'centroid' or 'none', got "
                          f"{s.refine!r}.")
+    for name, value, allowed in (("consensus", s.consensus, CONSENSUS_METHODS),
+                                 ("init", s.init, INITS), ("lam_scale", s.lam_scale, LAM_SCALES),
+                                 ("dtype", s.dtype, DTYPES)):
+        # init may also be the arrays (Z, W), dtype a numpy dtype
+        wrong = value not in allowed if isinstance(value, str) else (
+            value is not None and name in ("consensus", "lam_scale"))
+        if wrong:
+            raise ValueError(f"{w(name)} must be one of {', '.join(allowed)}, got "
+                             f"{value!r}.")
+    if isinstance(s.seed_words, (str, os.PathLike)) and not os.path.isfile(s.seed_words):
+        raise ValueError(f"{w('seed_words')} {os.fspath(s.seed_words)}: no such file.")
 
 
 def _check_method(s, w):
     """The settings that apply to some methods only."""
     method, said = s.spec, w.set("method", s.method)
+    if s.method == "kl-consensus" and any(v is not None for v in (
+            s.n_init, s.init, s.consensus, s.n_runs, s.n_keep,
+            s.refine if s.refine == "gt" else None, s.seed_words)):
+        raise ValueError(f"kl-consensus runs its three members with their own starts, "
+                         "three times, and keeps the run that agrees most with the others: "
+                         f"it takes no {w('n_init')}, {w('init')}, {w('consensus')}, "
+                         f"{w('n_runs')}, {w('n_keep')}, {w.set('refine', 'gt')} or "
+                         f"{w('seed_words')}.")
     if s.lam is not None and not method.word_context:
         raise ValueError(f"{w('lam')} weighs the word-context term, which {said} does not "
                          f"have; use it with {names(lambda m: m.word_context)}.")
@@ -177,13 +222,20 @@ def _check_variants(s, w):
     if (s.loss is not None or s.orthogonal) and not method.variants:
         with_variants = " or ".join(sorted(n for n, m in CLI_METHODS.items() if m.variants))
         kl = method.params.get("loss") == "kl"
-        raise ValueError(f"{w('loss')} and {w('orthogonal')} apply to {w('method')} "
-                         f"{with_variants} only"
+        raise ValueError(f"{w('loss')} and {w('orthogonal')} apply to "
+                         f"{_methods(w, with_variants.split(' or '))} only"
                          + (f" ({w.set('method', s.method)} already uses the KL loss)"
                             if s.loss == "kl" and kl else "") + ".")
     if s.loss == "kl" and s.orthogonal:
         raise ValueError(f"{w('orthogonal')} is derived for the Frobenius loss; drop "
                          f"{w.set('loss', 'kl')} or {w('orthogonal')}.")
+
+
+def _methods(w, names):
+    """``method='nmf' or 'snmf'`` (library), ``--method nmf or snmf`` (command line)."""
+    first = w.set("method", names[0])
+    rest = [repr(n) if first.startswith("method=") else n for n in names[1:]]
+    return " or ".join([first, *rest])
 
 
 def _check_combinations(s, w):
@@ -198,7 +250,7 @@ def _check_combinations(s, w):
                          "refine.")
     if s.refine == "gt" and s.method == "skmeans":
         raise ValueError(f"{gt} needs soft memberships (NMF or Semantic-NMF); spherical "
-                         f"k-means gives hard labels. Use {w('method')} nmf or snmf.")
+                         f"k-means gives hard labels. Use {_methods(w, ['nmf', 'snmf'])}.")
     if not s.consensus:
         if s.n_runs is not None or s.n_keep is not None:
             raise ValueError(f"{w('n_runs') if s.n_runs is not None else w('n_keep')} "
@@ -214,7 +266,7 @@ def _check_combinations(s, w):
     if not 2 <= keep <= runs:
         raise ValueError(f"{w('n_keep')} must be between 2 and {w('n_runs')} ({runs}), got "
                          f"{keep}.")
-    if s.random_state + runs - 1 > MAX_SEED:
+    if _seed(s.random_state) and s.random_state + runs - 1 > MAX_SEED:
         raise ValueError(f"{w.set('random_state', s.random_state)} with "
                          f"{w.set('n_runs', runs)} needs the seeds up to "
                          f"{s.random_state + runs - 1}, above the largest seed ({MAX_SEED}); "
@@ -236,14 +288,7 @@ def _check_extras(s, w):
         if s.time_period not in PERIODS:
             raise ValueError(f"{w('time_period')} must be one of {', '.join(PERIODS)}, got "
                              f"{s.time_period!r}.")
-    if s.method == "kl-consensus" and any(v is not None for v in (
-            s.n_init, s.init, s.consensus, s.refine if s.refine == "gt" else None,
-            s.seed_words)):
-        raise ValueError(f"kl-consensus runs its three members with their own starts and "
-                         f"combines them itself: it takes no {w('n_init')}, {w('init')}, "
-                         f"{w('consensus')}, {w.set('refine', 'gt')} or "
-                         f"{w('seed_words')}.")
-    if s.method == "kl-consensus" and s.random_state is not None:
+    if s.method == "kl-consensus" and _seed(s.random_state):
         from ..ensemble.portfolio import N_RUNS
 
         if s.random_state + N_RUNS - 1 > MAX_SEED:
