@@ -610,15 +610,21 @@ def test_check_source_options_refuses_raw_text_options_on_a_counts_folder(tmp_pa
     folder = _counts_folder(tmp_path)
     check_source_options(folder)  # nothing given: nothing refused
     check_source_options(folder, encoding="latin-1")  # labels.txt / vocab.txt decoded
-    for option, given in [("--text-column", {"text_column": "body"}),
-                          ("--label-column", {"label_column": "topic"})]:
-        with pytest.raises(DatasetError, match=f"counts only.*{option}"):
+    from semnmf.cli.flags import CLI_WORDS
+
+    for option, flag, given in [("text_column", "--text-column", {"text_column": "body"}),
+                                ("label_column", "--label-column", {"label_column": "topic"})]:
+        with pytest.raises(DatasetError, match=f"counts only.*: {option} applies"):
             check_source_options(folder, **given)
+        with pytest.raises(DatasetError, match=f"counts only.*: {flag} applies"):
+            check_source_options(folder, **given, words=CLI_WORDS)
     bare = tmp_path / "bare"
     bare.mkdir()
     _counts_folder(bare, labels=False, vocab=False)
-    with pytest.raises(DatasetError, match="counts only.*--encoding"):
+    with pytest.raises(DatasetError, match="counts only.*encoding applies.*or vocabulary file"):
         check_source_options(bare, encoding="latin-1")
+    with pytest.raises(DatasetError, match="counts only.*--encoding applies.*or --vocab file"):
+        check_source_options(bare, encoding="latin-1", words=CLI_WORDS)
     check_source_options(bare, encoding="latin-1", vocabulary=str(folder / "vocab.txt"))
     (folder / "docs.jsonl").write_text('{"text": "x y"}\n{"text": "y"}\n{"text": "z"}\n')
     check_source_options(folder, text_column="body", label_column="topic",

@@ -28,6 +28,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from ._utils.validation import largest_abs
+from ._utils.words import LIBRARY
 from .text.corpus import Corpus
 from .text.shards import is_sharded_folder, read_shard, shard_paths, warn_missing_shards
 
@@ -355,18 +356,20 @@ def has_raw_text(source):
 
 
 def check_source_options(source, *, text_column=None, label_column=None, encoding=None,
-                         vocabulary=None):
-    """Refuse the input options (CLI names) that would do nothing on ``source``.
+                         vocabulary=None, words=LIBRARY):
+    """Refuse the input settings that would do nothing on ``source``, naming them in
+    ``words`` (:class:`~semnmf._utils.words.Words`: the library's names, or the command
+    line's flags).
 
-    Only the names of the files of ``source`` are looked at (nothing is read), so the
-    CLI calls it before loading. A dataset folder with ``counts.mtx`` and no
-    ``docs.jsonl`` has counts only: ``--text-column`` and ``--label-column`` (columns of a
-    table; its labels come from labels.txt) are refused, and ``--encoding`` too when the
-    folder has no text file it would decode (labels.txt, vocab.txt, or ``vocabulary``
-    given as a file). Give each option as None when it was not given. Other sources: no
-    check. Raises :class:`DatasetError` naming the option.
+    Only the names of the files of ``source`` are looked at (nothing is read), so
+    :func:`semnmf.cluster` and the command line call it before loading. A dataset folder
+    with ``counts.mtx`` and no ``docs.jsonl`` has counts only: ``text_column`` and
+    ``label_column`` (columns of a table; its labels come from labels.txt) are refused,
+    and ``encoding`` too when the folder has no text file it would decode (labels.txt,
+    vocab.txt, or ``vocabulary`` given as a file). Give each setting as None when it was
+    not given. Other sources: no check. Raises :class:`DatasetError` naming the setting.
     """
-    if isinstance(source, (list, tuple)):
+    if not isinstance(source, (str, os.PathLike)):
         return
     source = os.fspath(source)
     path = _find_source(source)
@@ -376,19 +379,20 @@ def check_source_options(source, *, text_column=None, label_column=None, encodin
         return
     where = f"{source} has counts only (counts.mtx, no docs.jsonl), no raw text"
     if text_column is not None:
-        raise DatasetError(f"{where}: --text-column applies to the texts of a CSV/TSV/JSONL "
-                           "table.")
+        raise DatasetError(f"{where}: {words('text_column')} applies to the texts of a "
+                           "CSV/TSV/JSONL table.")
     if label_column is not None:
-        raise DatasetError(f"{where}: --label-column applies to a CSV/TSV/JSONL table; the "
-                           "labels of a counts folder are its labels.txt.")
+        raise DatasetError(f"{where}: {words('label_column')} applies to a CSV/TSV/JSONL "
+                           "table; the labels of a counts folder are its labels.txt.")
     if encoding is not None:
         decoded = [f for f in ("labels.txt", "vocab.txt")
                    if os.path.exists(os.path.join(path, f))]
         if isinstance(vocabulary, (str, os.PathLike)):
             decoded.append(os.fspath(vocabulary))
         if not decoded:
-            raise DatasetError(f"{where}: --encoding applies to text files, and it has none "
-                               "(no labels.txt, vocab.txt or --vocab file).")
+            raise DatasetError(f"{where}: {words('encoding')} applies to text files, and it "
+                               f"has none (no labels.txt, vocab.txt or {words('vocabulary')} "
+                               "file).")
 
 
 def _load_bbc(**corpus_options):

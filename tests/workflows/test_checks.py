@@ -164,3 +164,15 @@ def test_the_library_keeps_accepting_what_it_accepted(settings):
 def test_named_choices_and_files_are_refused_before_reading(no_reading, settings, message):
     with pytest.raises(ValueError, match=message):
         semnmf.cluster("bbc", 5, **settings)
+
+
+def test_a_counts_folder_refuses_raw_text_settings_before_reading(no_reading, tmp_path, capsys):
+    """text_column on a counts-only folder: refused by both, from its file names."""
+    from conftest import shared_dataset_path
+
+    folder = str(shared_dataset_path("cluto_mm"))
+    with pytest.raises(ValueError, match="counts only.*: text_column applies"):
+        semnmf.cluster(folder, 2, text_column="body")
+    assert main(["cluster", folder, "-k", "2", "--text-column", "body",
+                 "--out", str(tmp_path / "out")]) == 2
+    assert "--text-column applies" in capsys.readouterr().err

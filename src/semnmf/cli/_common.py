@@ -185,7 +185,7 @@ def check_source(options):
     check_source_options(options.source, text_column=options.text_column,
                          label_column=options.label_column,
                          encoding=None if options.encoding == "utf-8" else options.encoding,
-                         vocabulary=getattr(options, "vocab", None))
+                         vocabulary=getattr(options, "vocab", None), words=CLI_WORDS)
 
 
 def check_encoding(encoding):

@@ -46,7 +46,7 @@ FLAGS = {
 }
 
 #: the library's checks (:mod:`semnmf.workflows.checks`) in the command line's words
-CLI_WORDS = Words(FLAGS)
+CLI_WORDS = Words({**FLAGS, "vocabulary": "--vocab"})
 
 _LEADING_NAME = re.compile(r"^`?([a-z][a-z_]*)`?(?= )")
 _LEADING_SETTING = re.compile(r"^([a-z][a-z_]*)=(\S+)(?= )")
