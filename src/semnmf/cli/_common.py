@@ -164,15 +164,23 @@ def require(condition, message):
         raise ValueError(message)
 
 
-def check_input_arguments(options):
-    """Check the input and output options before any data is read (one line each)."""
+def check_input_files(options):
+    """The encoding and the files the input options name (what only the command line
+    checks: ``semnmf cluster`` leaves the rest to the library's
+    :func:`~semnmf.workflows.checks.check_settings`)."""
     check_encoding(options.encoding)
-    check_vectorizing(options.min_df, options.max_df, options.token_pattern, CLI_WORDS)
     if options.vocab is not None:
         require(os.path.isfile(options.vocab), f"--vocab {options.vocab}: no such file.")
     if options.stop_words_file is not None:
         require(os.path.isfile(options.stop_words_file),
                 f"--stop-words {options.stop_words_file}: no such file.")
+
+
+def check_input_arguments(options):
+    """Check the input and output options before any data is read (one line each): the
+    files, how the texts become counts, ``--top``, and the options SOURCE cannot use."""
+    check_input_files(options)
+    check_vectorizing(options.min_df, options.max_df, options.token_pattern, CLI_WORDS)
     check_number(options.top, "--top", low=1, integer=True)
     check_source(options)
 

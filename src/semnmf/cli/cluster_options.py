@@ -3,8 +3,8 @@
 :func:`cluster_options` reads the parsed command line once: it resolves the method and
 ``-k``, refuses what cannot work (the library's own checks,
 :func:`semnmf.workflows.checks.check_settings`, in the flags' words: one line naming the
-option, before any data is read) and fills in every default. The parser leaves out the options not given
-(``argparse.SUPPRESS``), so the defaults are written here only: the field defaults of
+option, before any data is read) and fills in every default. The parser leaves out the
+options not given (``argparse.SUPPRESS``), so the defaults are written here only: the field defaults of
 :class:`ClusterOptions` and, for the options whose default depends on the method,
 :func:`_method_defaults`.
 
@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from ..experiments.methods import CLI_METHODS, DEFAULT_CLI_METHOD
 from ..workflows.checks import CONTEXT_NAMES
 from ..workflows.result import OPTION_NAMES
-from ._common import (ContextOptions, OutputOptions, ReadOptions,
-                      VectorizeOptions, check_input_arguments, context_defaults,
-                      options_record)
+from ._common import (ContextOptions, OutputOptions, ReadOptions, VectorizeOptions,
+                      check_input_files, context_defaults, options_record)
 from .engine import check_engine_options
 from .flags import CLI_WORDS
 
@@ -101,8 +100,6 @@ class ClusterOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOption
                                    top_k=settings.top_k, dtype=settings.dtype)
 
 
-
-
 # the library's names of the options named otherwise (the inverse of OPTION_NAMES)
 OPTION_SETTINGS = {flag: name for name, flag in OPTION_NAMES.items()}
 
@@ -177,7 +174,7 @@ def cluster_options(args):
     """The :class:`ClusterOptions` of the parsed command line ``args`` (an
     ``argparse.Namespace`` holding the options given only), checked and filled: the
     library's checks (:func:`semnmf.workflows.checks.check_settings`) in the command
-    line's words, and the command line's own (input files, the engine, ``--report``)."""
+    line's words, and the command line's own (the input files, the engine, ``--report``)."""
     from ..workflows.checks import check_settings, semantics_source
     from ..workflows.cluster import asked_for
 
@@ -190,7 +187,7 @@ def cluster_options(args):
         given.get("engine", "local"),
         asked_for({OPTION_SETTINGS.get(n, n): v for n, v in given.items()}))
     options = ClusterOptions(**given, **_k_fields(parse_k(k) if isinstance(k, str) else k))
-    check_input_arguments(options)
+    check_input_files(options)
     check_settings(options.settings(), CLI_WORDS)
     check_engine_options(options)
     return dataclasses.replace(options, **_method_defaults(options))

@@ -235,10 +235,10 @@ def _init_resp(data, K, rng):
     dist = [distance(seeds[0])]
     closest = dist[0] ** 2
     while len(seeds) < K:
-        total = float(counts @ closest)
+        per_document = closest[inverse]
+        total = per_document.sum()
         if total > 0:
-            per_document = closest[inverse]
-            candidates = rng.choice(n, size=n_trials, p=per_document / per_document.sum())
+            candidates = rng.choice(n, size=n_trials, p=per_document / total)
         else:  # fewer distinct label vectors than K: any unused document
             candidates = [rng.choice(np.setdiff1d(np.arange(n), seeds))]
         best = None

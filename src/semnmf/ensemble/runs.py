@@ -211,6 +211,8 @@ class ClusterEnsemble(ClusterMixin, BaseEstimator):
                            "runs": [dict(run) for run in self.runs_],
                            "kept_seeds": list(self.kept_seeds_),
                            "mean_pairwise_nmi_of_kept": self._mean_pairwise_nmi}
-        if method == "medoid":  # the run whose partition it is
-            self.consensus_["medoid_seed"] = self.kept_seeds_[medoid(self.partitions_)[0]]
+        if method == "medoid":  # the run whose partition it is (the first of equal ones)
+            self.consensus_["medoid_seed"] = next(
+                seed for seed, column in zip(self.kept_seeds_, self.partitions_.T)
+                if np.array_equal(column, labels))
         return labels

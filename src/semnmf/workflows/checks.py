@@ -86,9 +86,15 @@ def _integer(value):
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def _seed(value):
-    """An integer seed (None and a RandomState draw their own seeds: nothing to check)."""
-    return _integer(value)
+def _check_seed_range(s, w, runs, runs_said):
+    """The seeds ``random_state .. random_state + runs - 1`` of ``runs`` runs (said
+    ``runs_said``) are all seeds; an integer seed only (None and a RandomState draw their
+    own)."""
+    if _integer(s.random_state) and s.random_state + runs - 1 > MAX_SEED:
+        raise ValueError(f"{w.set('random_state', s.random_state)} with {runs_said} needs the "
+                         f"seeds up to {s.random_state + runs - 1}, above the largest seed "
+                         f"({MAX_SEED}); use a {w('random_state')} of at most "
+                         f"{MAX_SEED - runs + 1}.")
 
 
 def semantics_source(value, words=LIBRARY):
@@ -272,11 +278,7 @@ def _check_combinations(s, w):
     if not 2 <= keep <= runs:
         raise ValueError(f"{w('n_keep')} must be between 2 and {w('n_runs')} ({runs}), got "
                          f"{keep}.")
-    if _seed(s.random_state) and s.random_state + runs - 1 > MAX_SEED:
-        raise ValueError(f"{w.set('random_state', s.random_state)} with "
-                         f"{w.set('n_runs', runs)} needs the seeds up to "
-                         f"{s.random_state + runs - 1}, above the largest seed ({MAX_SEED}); "
-                         f"use a {w('random_state')} of at most {MAX_SEED - runs + 1}.")
+    _check_seed_range(s, w, runs, w.set("n_runs", runs))
 
 
 def _check_extras(s, w):
@@ -294,13 +296,10 @@ def _check_extras(s, w):
         if s.time_period not in PERIODS:
             raise ValueError(f"{w('time_period')} must be one of {', '.join(PERIODS)}, got "
                              f"{s.time_period!r}.")
-    if s.method == "kl-consensus" and _seed(s.random_state):
+    if s.method == "kl-consensus":
         from ..ensemble.portfolio import N_RUNS
 
-        if s.random_state + N_RUNS - 1 > MAX_SEED:
-            raise ValueError(f"kl-consensus runs {N_RUNS} times with the seeds from "
-                             f"{w('random_state')}; use a {w('random_state')} of at most "
-                             f"{MAX_SEED - N_RUNS + 1}.")
+        _check_seed_range(s, w, N_RUNS, f"kl-consensus's {N_RUNS} runs")
     if s.seed_words is not None:
         if not s.spec.takes_init or s.consensus or s.semantics != "corpus":
             raise ValueError(f"{w('seed_words')} start and hold the word factors of one "
