@@ -12,6 +12,17 @@ def test_a_missing_gpu_is_one_line(planted45_csv, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("semnmf: error: ")
     assert 'semnmf[gpu]' in err[0] and not (tmp_path / "r").exists()
+    if _torch_without_cuda():  # the message names the flags, not the library's device="..."
+        assert "--device cuda needs a CUDA GPU" in err[0] and "use --device cpu or" in err[0]
+        assert "device=" not in err[0]
+
+
+def _torch_without_cuda():
+    try:
+        import torch
+    except ImportError:
+        return False
+    return not torch.cuda.is_available()
 
 
 def test_auto_runs_every_method_and_records_the_engine(planted45_csv, tmp_path):

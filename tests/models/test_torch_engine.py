@@ -213,6 +213,7 @@ def test_device_checks_are_one_line_errors(monkeypatch):
         with pytest.raises(ValueError, match="CUDA") as error:
             SemanticNMF(3, device="cuda").fit(X)
         assert "\n" not in str(error.value)
+        assert str(error.value).startswith("device='cuda' needs a CUDA GPU")
         model = _quiet(NMF(3, device="auto", random_state=0).fit, X)
         assert model.engine_ == "local"
     monkeypatch.setitem(sys.modules, "torch", None)  # torch missing

@@ -30,6 +30,7 @@ from sklearn.utils import check_random_state
 
 from .._utils.blocks import is_blocked
 from .._utils.validation import empty_rows
+from .._utils.words import LIBRARY
 from ._solvers import mu
 from ._solvers.sparse import transpose_csr
 from ._solvers.torch_problems import DeviceOperators, TorchFrobenius, TorchKL, require_torch
@@ -52,21 +53,24 @@ def gpu_usable(device="cuda"):
     return not index or int(index) < torch.cuda.device_count()
 
 
-def check_device(device):
+def check_device(device, words=LIBRARY):
     """Refuse, in one line, a GPU that cannot be used: ImportError without PyTorch,
-    ValueError without a CUDA device (or without device N). "cpu" and "auto" pass."""
+    ValueError without a CUDA device (or without device N). "cpu" and "auto" pass.
+    ``words`` names the setting (:class:`~semnmf._utils.words.Words`: the library's
+    ``device='cuda'`` or the command line's ``--device cuda``)."""
     if device in ("cpu", "auto"):
         return
     torch = require_torch()
     if not torch.cuda.is_available():
-        raise ValueError(f'device="{device}" needs a CUDA GPU, and PyTorch sees none '
-                           f'(torch {torch.__version__}; a CPU build of torch, or no driver): '
-                           'use device="cpu" or "auto", or install a CUDA build of torch '
-                           '(pip install "semnmf[gpu]").')
+        raise ValueError(f"{words.set('device', device)} needs a CUDA GPU, and PyTorch sees "
+                         f"none (torch {torch.__version__}; a CPU build of torch, or no "
+                         f"driver): use {words.set('device', 'cpu')} or "
+                         f"{words.set('device', 'auto')}, or install a CUDA build of torch "
+                         '(pip install "semnmf[gpu]").')
     _, _, index = device.partition(":")
     if index and int(index) >= torch.cuda.device_count():
-        raise ValueError(f'device="{device}": PyTorch sees {torch.cuda.device_count()} '
-                           f'CUDA device(s), numbered from 0.')
+        raise ValueError(f"{words.set('device', device)}: PyTorch sees "
+                         f"{torch.cuda.device_count()} CUDA device(s), numbered from 0.")
 
 
 def select_device(device):

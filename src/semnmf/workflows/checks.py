@@ -285,7 +285,7 @@ def _check_extras(s, w):
     """The device, the time column, the default consensus' own starts, seed words."""
     if s.device not in ("cpu", "auto"):  # a GPU asked for and missing: said first
         from ..models.torch_engine import check_device
-        check_device(s.device)
+        check_device(s.device, w)
     if s.time_column is not None:
         from .timeline import PERIODS
 
