@@ -1,4 +1,5 @@
-"""The medoid of a few runs of the default, on every shared corpus and 15 seeds (issue 37).
+"""The medoid or the MMM of a few runs of the default, on every shared corpus and 15 seeds
+(issue 37).
 
 Five seeds hid how badly one run of the default can go: on cluto_mm (two classes) seeds 0-4
 of the KL consensus were 0.009 below the best baseline on average, and seed 9 collapsed
@@ -6,7 +7,8 @@ of the KL consensus were 0.009 below the best baseline on average, and seed 9 co
 that fell into a poor local optimum agrees little with other runs; the medoid of R runs
 (the run whose partition has the largest mean NMI with the others':
 :func:`semnmf.ensemble.consensus.medoid`, SN eq. 12's criterion over the runs' own
-partitions) avoids it without labels, for R times the fit.
+partitions) avoids it without labels, for R times the fit; so does their multinomial-mixture
+consensus (MMM, SN eq. 13), which can also combine what each run got right.
 
 For every corpus of ``../shared/datasets``, k = the number of classes, the single-run
 default without its centroid step is made for seeds 0-16 and cached:
@@ -18,16 +20,17 @@ default without its centroid step is made for seeds 0-16 and cached:
 For each evaluation seed s = 0..14 the candidates are then computed from those labels:
 
 - ``single``: run s, then the centroid step (the default before this study);
-- ``medoid of R``: the medoid of runs s, s+1, ..., s+R-1 (what ``kl_consensus(n_runs=R,
-  random_state=s)`` keeps), then the centroid step; R = 3, 5;
-- ``library``: the library's default as shipped: the medoid of 3 for counts only, the
-  single run for raw text (cost: the medoid triples the fit).
+- ``medoid of R``: the medoid of runs s, s+1, ..., s+R-1, then the centroid step; R = 3, 5;
+- ``MMM of 3``: the MMM consensus of runs s, s+1, s+2 (seeded s: what
+  ``kl_consensus(n_runs=3, random_state=s)`` returns), then the centroid step;
+- ``library``: the library's default as shipped: the MMM of 3 for counts only, the
+  single run for raw text (cost: three runs triple the fit).
 
 Each is scored by its margin over the best of spherical k-means, NMF and NMF-KL on that
 corpus (their mean NMI over seeds 0-4 in ``results/portfolio.json``, as every issue-37
 study). Seconds: on seed 0, the library's default run's wall time, that of today's default
 (``method="snmf-robust"``, the default when issue 37 was filed, on every corpus) and the
-single run's fit, each the best of two. On seed 0 the library's default labels are
+single run's fit, each the best of three, the two defaults interleaved. On seed 0 the library's default labels are
 checked against the ``library`` candidate's.
 
 Labels are cached in ``benchmarks/cache/default_medoid/`` (resumable); the results are
@@ -56,7 +59,12 @@ TIMES = os.path.join(CACHE, "times.json")
 SEEDS = tuple(range(15))
 RUNS = (3, 5)
 BASELINES = ("skmeans", "nmf", "nmf-kl")
-CANDIDATES = ("single", *(f"medoid of {r}" for r in RUNS), "library")
+CANDIDATES = ("single", *(f"medoid of {r}" for r in RUNS), "MMM of 3", "library")
+# how the counts-only runs are combined, chosen again by leave-one-corpus-out over the
+# counts-only corpora
+COMBINATIONS = ("single", "medoid of 3", "MMM of 3")
+# seconds: the best of this many runs of each, the library's and today's interleaved
+REPEATS = 3
 # the centroid step's margins chosen again by leave-one-corpus-out after the library's fit
 # (None: no step), as refine_centroid.md chose it after the single run on 5 seeds
 STEP_GAINS = (None, 0.0, 0.05, 0.1, 0.2, 0.5)
@@ -104,8 +112,9 @@ def measure(names):
 
 
 def measure_times(names):
-    """Seed 0's seconds (best of two): the library's default, today's default, the single
-    run's fit; and whether the library's default labels are the ``library`` candidate's."""
+    """Seed 0's seconds (best of :data:`REPEATS`, interleaved): the library's default,
+    today's default, the single run's fit; and whether the library's default labels are
+    the ``library`` candidate's."""
     import semnmf
 
     times = load_cache(TIMES)
@@ -115,19 +124,19 @@ def measure_times(names):
             continue
         path = os.path.join(root, name)
         k = n_classes(path)
-        cell = {}
-        for tag, kwargs in (("library", {}), ("today", {"method": "snmf-robust"})):
-            walls = []
-            for _ in range(2):
+        cell, walls = {}, {"library": [], "today": []}
+        for _ in range(REPEATS):  # interleaved, so that a slow spell hits both
+            for tag, kwargs in (("library", {}), ("today", {"method": "snmf-robust"})):
                 t = time.perf_counter()
                 run = quiet(semnmf.cluster, path, k, random_state=0, **kwargs)
-                walls.append(time.perf_counter() - t)
-            cell[f"{tag}_s"] = min(walls)
-            if tag == "library":
-                cell["method"], cell["fit_s"] = run.method, run.timings["fit"]
-                cell["labels"] = np.asarray(run.labels).tolist()
-                cell["X"] = run.X
-        if cell["method"] == "kl-consensus":  # one consensus' fit: a third of the medoid's
+                walls[tag].append(time.perf_counter() - t)
+                if tag == "library":
+                    cell["method"], cell["fit_s"] = run.method, run.timings["fit"]
+                    cell["labels"] = np.asarray(run.labels).tolist()
+                    cell["X"] = run.X
+        for tag, values in walls.items():
+            cell[f"{tag}_s"] = min(values)
+        if cell["method"] == "kl-consensus":  # one consensus' fit: a third of the three's
             cell["single_fit_s"] = cell["fit_s"] / 3
         else:
             cell["single_fit_s"] = cell["fit_s"]
@@ -143,6 +152,7 @@ def measure_times(names):
 
 def candidates(name, seed, X, k, method):
     """Every candidate's labels at ``seed`` from the cached single runs."""
+    from semnmf.ensemble import combine
     from semnmf.ensemble.consensus import medoid
     from semnmf.refine import centroid_refine
     from semnmf.workflows.cluster import CENTROID_MIN_GAIN
@@ -155,8 +165,10 @@ def candidates(name, seed, X, k, method):
     for r in RUNS:
         index, _ = medoid(np.column_stack(runs[:r]))
         out[f"medoid of {r}"] = step(runs[index])
-    out["library"] = out["medoid of 3"] if method == "kl-consensus" else out["single"]
-    fit = runs[medoid(np.column_stack(runs[:3]))[0]] if method == "kl-consensus" else runs[0]
+    mmm = combine(np.column_stack(runs[:3]), k, "mmm", random_state=seed)[0]
+    out["MMM of 3"] = step(mmm)
+    out["library"] = out["MMM of 3"] if method == "kl-consensus" else out["single"]
+    fit = mmm if method == "kl-consensus" else runs[0]
     for gain in STEP_GAINS:
         out[step_name(gain)] = (fit if gain is None
                                 else centroid_refine(X, fit, k, min_gain=gain)[0])
@@ -230,10 +242,29 @@ def report(names):
         "Held out: the centroid step chosen again after the library's fit",
         "The step's margin (no step, or a move when the new centroid is more than g % more "
         "similar) chosen for each held-out corpus on the other 24 (worst corpus first, then "
-        "the mean), after the library's fit (the medoid of 3 for counts only). Chosen: "
+        "the mean), after the library's fit (the MMM of 3 for counts only). Chosen: "
         + ", ".join(f"`{c}` on {v} folds" for c, v in sorted(picks.items(),
                                                               key=lambda kv: -kv[1]))
         + ".\n\n" + table(head, rows)))
+
+    counts = kinds["counts only"]
+    if len(counts) > 1:
+        chosen = leave_one_out(counts, COMBINATIONS, score)
+        held = {n: margin(chosen[n], n) for n in counts}
+        picks = {}
+        for n in counts:
+            picks[chosen[n]] = picks.get(chosen[n], 0) + 1
+        rows = [summary(c, counts) for c in COMBINATIONS]
+        rows.append(["**leave-one-corpus-out**", f"{min(held.values()):+.3f}",
+                     min(held, key=held.get), f"{np.mean(list(held.values())):+.4f}",
+                     f"{sum(v >= -0.02 for v in held.values())} / {len(held)}"])
+        sections.append((
+            "Held out: how the counts-only runs are combined",
+            "One run, the medoid of three or their MMM, chosen for each held-out counts-only "
+            "corpus on the other counts-only corpora (worst first, then the mean). Chosen: "
+            + ", ".join(f"`{c}` on {v} folds" for c, v in sorted(picks.items(),
+                                                                  key=lambda kv: -kv[1]))
+            + ".\n\n" + table(head, rows)))
 
     order = sorted(names, key=lambda n: margin("library", n))
     rows = []
@@ -267,23 +298,25 @@ def report(names):
                      f"{np.median(list(lib.values())):.2f}",
                      f"{np.median(list(med_all.values())):.2f}", ""])
         sections.append((
-            "Seconds (seed 0, best of two; ratios to today's default, `method=\"snmf-robust\"`)",
+            f"Seconds (seed 0, best of {REPEATS}, interleaved; ratios to today's default, "
+            "`method=\"snmf-robust\"`)",
             "The single run's wall is the library's less two thirds of its fit for counts; "
-            "the medoid of 3 everywhere adds two single fits for raw text (estimates, from "
+            "three runs everywhere add two single fits for raw text (estimates, from "
             "the same run's timings).\n\n"
             + table(["corpus", "default method", "today's s", "library s",
                      "single run / today's", "library / today's",
-                     "medoid of 3 everywhere / today's", "library labels = simulated"],
+                     "three runs everywhere / today's", "library labels = simulated"],
                     rows)))
     intro = (f"{len(names)} shared corpora, evaluation seeds {SEEDS[0]}-{SEEDS[-1]} (the medoid "
-             f"of R uses the runs of seeds s..s+R-1), k = the number of classes. Margin = "
-             "mean NMI over the seeds minus the best of spherical k-means, NMF and NMF-KL on "
-             "that corpus (their mean over seeds 0-4, `portfolio.json`). Every candidate ends "
-             "with the default's centroid step. The medoid has no constant fitted to the "
-             "corpora: R = 3 is set by its cost, so these numbers are held-out numbers.\n\n"
+             "of R and the MMM of 3 use the runs of seeds s..s+R-1), k = the number of "
+             "classes. Margin = mean NMI over the seeds minus the best of spherical k-means, "
+             "NMF and NMF-KL on that corpus (their mean over seeds 0-4, `portfolio.json`). "
+             "Every candidate ends with the default's centroid step. The medoid and the MMM "
+             "have no constant fitted to the corpora: R = 3 is set by its cost.\n\n"
              f"{machine_line()}\n\nReproduce: `PYTHONPATH=src python "
              "benchmarks/bench_default_medoid.py`.")
-    write_markdown("default_medoid.md", "The medoid of a few runs of the default (issue 37)",
+    write_markdown("default_medoid.md",
+                   "The medoid or the MMM of a few runs of the default (issue 37)",
                    [(None, intro), *sections])
 
 

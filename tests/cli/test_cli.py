@@ -440,11 +440,12 @@ def test_a_counts_only_corpus_gets_the_kl_consensus_and_says_why(corpus_files, t
     run = read_run(out)
     assert run["method"] == "kl-consensus" and "no raw text" in run["method_choice"]["why"]
     assert run["consensus"]["members"] == ["nmf-kl-screened", "nmf-kl", "skmeans"]
-    runs = run["consensus"]["runs"]  # made three times, the medoid kept
-    assert [r["seed"] for r in runs] == [0, 1, 2] and sum(r["kept"] for r in runs) == 1
-    kept = next(r for r in runs if r["kept"])
-    assert kept["agreement"] == max(r["agreement"] for r in runs)
+    runs = run["consensus"]["runs"]  # made three times, combined by the MMM
+    assert [r["seed"] for r in runs] == [0, 1, 2] and "MMM" in run["consensus"]["combined"]
+    assert all(0 <= r["nmi"] <= 1 for r in runs)
     assert run["scores"]["nmi"] > 0.5 and (out / "partitions.csv").exists()
+    header = (out / "partitions.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert header == "doc,seed_0,seed_1,seed_2"  # the three runs' consensus partitions
     assert method_name(None, "corpus", corpus_files["counts_only"])[0] == "kl-consensus"
     assert method_name(None, "corpus", corpus_files["counts_only"],
                        given=["top_k"])[0] == "snmf-robust"

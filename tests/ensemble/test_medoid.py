@@ -1,5 +1,5 @@
 """The medoid of an ensemble, ClusterEnsemble(consensus="medoid") and the KL consensus
-made three times with its medoid kept (the default for corpora without raw text)."""
+made three times and combined by the MMM (the default for corpora without raw text)."""
 
 import numpy as np
 import pytest
@@ -54,21 +54,46 @@ def test_ensemble_medoid_keeps_one_of_its_runs(planted=planted_corpus):
     assert ensemble.consensus_["anmi"] == pytest.approx(agreement[index])
 
 
-def test_kl_consensus_keeps_the_medoid_of_its_runs():
+def test_kl_consensus_combines_its_runs_by_the_mmm():
     """Three runs of the consensus (seeds s, s+1, s+2), each exactly a one-run consensus
-    with its seed; the kept one is their medoid, and the record says which."""
+    with its seed; the labels are the MMM of the three (seeded s), and the record names
+    the runs, how they were combined and each one's NMI with the result."""
+    from semnmf.ensemble import combine, mixture_consensus
+
     X, y = planted_corpus(n_per=25, k=3, noise=0.35, seed=2)
     fitted = kl_consensus(X, 3, random_state=5, max_iter=60)
     single = [kl_consensus(X, 3, random_state=s, max_iter=60, n_runs=1) for s in (5, 6, 7)]
-    index, agreement = medoid(np.column_stack([run.labels_ for run in single]))
-    np.testing.assert_array_equal(fitted.labels_, single[index].labels_)
-    np.testing.assert_array_equal(fitted.partitions_, single[index].partitions_)
-    runs = fitted.consensus_["runs"]
-    assert [run["seed"] for run in runs] == [5, 6, 7]
-    assert [run["kept"] for run in runs] == [r == index for r in range(3)]
-    assert [run["agreement"] for run in runs] == pytest.approx(agreement, abs=1e-4)
-    assert fitted.kept_seeds_ == list(MEMBERS)
-    assert single[0].consensus_["runs"] == [{"seed": 5, "agreement": None, "kept": True}]
+    runs = np.column_stack([run.labels_ for run in single])
+    np.testing.assert_array_equal(fitted.partitions_, runs)
+    np.testing.assert_array_equal(fitted.members_,
+                                  np.column_stack([run.members_ for run in single]))
+    assert fitted.members_.shape == (X.shape[0], 3 * len(MEMBERS))
+    np.testing.assert_array_equal(fitted.labels_, mixture_consensus(runs, 3, random_state=5))
+    np.testing.assert_array_equal(fitted.labels_, combine(runs, 3, "mmm", random_state=5)[0])
+    assert fitted.kept_seeds_ == [5, 6, 7]
+    record = fitted.consensus_
+    assert [run["seed"] for run in record["runs"]] == [5, 6, 7]
+    assert [run["nmi"] for run in record["runs"]] == pytest.approx(
+        [nmi(column, fitted.labels_) for column in runs.T], abs=1e-4)
+    assert "MMM" in record["combined"] and record["members"] == list(MEMBERS)
+    # one run is its own consensus
+    np.testing.assert_array_equal(single[0].partitions_[:, 0], single[0].labels_)
+    assert single[0].consensus_["runs"] == [{"seed": 5, "nmi": 1.0}]
+    assert single[0].consensus_["combined"] == "one run"
+
+
+def test_kl_consensus_survives_a_run_that_collapsed():
+    """The MMM of three runs where one put every document in one cluster follows the two
+    that agree: the reason for combining runs (one seed in fifteen collapsed on cluto_mm)."""
+    from semnmf.ensemble import combine
+
+    rng = np.random.default_rng(0)
+    truth = np.repeat(np.arange(3), 30)
+    noisy = [np.where(rng.random(90) < 0.1, rng.integers(0, 3, 90), truth) for _ in range(2)]
+    runs = np.column_stack([noisy[0], np.zeros(90, dtype=int), noisy[1]])
+    labels, _, _ = combine(runs, 3, "mmm", random_state=0)
+    assert nmi(truth, labels) > max(nmi(truth, noisy[0]), nmi(truth, noisy[1])) - 0.05
+    assert len(np.unique(labels)) == 3
 
 
 def test_combine_medoid_keeps_missing_labels_missing():

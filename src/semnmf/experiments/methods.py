@@ -168,7 +168,7 @@ METHODS = {m.name: m for m in [
     # MMM consensus of NMF-KL (5 screened starts), NMF-KL and spherical k-means
     # (semnmf.ensemble.portfolio); chosen by leave-one-corpus-out over the 14 shared
     # counts-only corpora, worst margin over the best baseline -0.022 against -0.082; made
-    # three times and the medoid kept (default_medoid.md: 15 seeds, worst -0.013).
+    # three times and the runs combined by the MMM (default_medoid.md: 15 seeds).
     Method("kl-consensus", "KL consensus", f"{_M}.nmf:NMF", {"loss": "kl"}, cli=True,
            shared_start=False, takes_init=False, dtype="float32",
            description="MMM consensus of NMF-KL (5 screened starts), NMF-KL and spherical "

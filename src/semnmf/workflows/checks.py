@@ -152,7 +152,7 @@ def _check_method(s, w):
             s.n_init, s.init, s.consensus, s.n_runs, s.n_keep,
             s.refine if s.refine == "gt" else None, s.seed_words)):
         raise ValueError(f"kl-consensus runs its three members with their own starts, "
-                         "three times, and keeps the run that agrees most with the others: "
+                         "three times, and combines the three runs by the MMM: "
                          f"it takes no {w('n_init')}, {w('init')}, {w('consensus')}, "
                          f"{w('n_runs')}, {w('n_keep')}, {w.set('refine', 'gt')} or "
                          f"{w('seed_words')}.")

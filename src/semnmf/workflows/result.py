@@ -185,9 +185,9 @@ class ClusterResult:
     choices : dict
         What the run decided and why: ``k`` (given, or chosen and on which curve),
         ``context``, ``association``, ``top_k`` (of the word-context matrix), ``dtype``,
-        ``min_df``, ``duplicates``, ``degenerate``, ``hints``; ``run``: the seed of the
-        run the counts-only default kept (the medoid of its runs) and each run's
-        agreement.
+        ``min_df``, ``duplicates``, ``degenerate``, ``hints``; ``runs``: the seeds of
+        the counts-only default's runs, how they were combined (the MMM) and each run's
+        NMI with the result.
     timings : dict
         Seconds per stage.
     corpus, X, components, word_context, extra, saved, not_saved, partitions,
@@ -272,10 +272,10 @@ class ClusterResult:
         for key in ("duplicates", "degenerate", "hints", "refine"):
             if self.extra.get(key):
                 choices[key] = self.extra[key]
-        runs = (self.extra.get("consensus") or {}).get("runs")
-        if runs and "kept" in self.extra["consensus"]:  # the default's medoid of runs
-            choices["run"] = {"value": next(r["seed"] for r in runs if r["kept"]),
-                              "how": self.extra["consensus"]["kept"], "runs": runs}
+        combined = (self.extra.get("consensus") or {}).get("combined")
+        if combined:  # the KL consensus's runs and how they were combined
+            choices["runs"] = {"value": [r["seed"] for r in self.extra["consensus"]["runs"]],
+                               "how": combined, "runs": self.extra["consensus"]["runs"]}
         semantics = self.extra.get("semantics") or {}
         if semantics.get("partition"):
             choices["partition"] = {"value": semantics["partition"],
