@@ -468,3 +468,19 @@ def test_a_list_of_label_vectors_is_a_list_of_partitions():
                                   mixture_consensus(labels, 4, random_state=0))
     with pytest.raises(ValueError, match=r"label vectors have different lengths \[79, 80\]"):
         consensus([runs[0], runs[1][:-1]], 4)
+
+
+def test_logsumexp_rows_is_scipys():
+    """The E-step's row-wise log-sum-exp gives scipy's numbers exactly (ties at the row
+    maximum and -inf entries included), so the consensus labels do not change."""
+    from scipy.special import logsumexp
+
+    from semnmf.ensemble.mixture import logsumexp_rows
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(200, 13)) * 30
+    a[rng.random(a.shape) < 0.3] = -np.inf
+    a[0, :3] = 100.0                       # three entries tie at the maximum
+    a[1] = -np.inf                         # a row without any finite entry
+    a[1, 4] = 0.0
+    np.testing.assert_array_equal(logsumexp_rows(a), logsumexp(a, axis=1))

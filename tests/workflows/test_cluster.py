@@ -235,13 +235,23 @@ def test_a_counts_only_default_keeps_its_method_with_refine_given():
 
 
 def test_the_centroid_step_is_not_made_where_it_was_not_measured(tmp_path):
-    """No step after a user's consensus of runs (with the default method); refused with
-    pretrained semantics; an edit of a stepped run keeps its topics and drops the step."""
+    """The step follows the MMM of the default method's runs (measured), not their medoid
+    or another consensus; refused with pretrained semantics; an edit of a stepped run
+    keeps its topics and drops the step."""
     from semnmf.pipelines.edit import Edits, edit_model
+    from semnmf.refine import centroid_refine
+    from semnmf.workflows.cluster import CENTROID_MIN_GAIN
 
     texts, labels = make_planted(12)
-    consensus = semnmf.cluster(texts, 3, consensus="mmm", n_runs=3, max_iter=10)
-    assert "refine" not in consensus.choices
+    texts = texts + ["alpha beta gamma delta omega"] * 2
+    mmm = semnmf.cluster(texts, 3, consensus="mmm", n_runs=3, max_iter=10)
+    plain = semnmf.cluster(texts, 3, consensus="mmm", n_runs=3, max_iter=10, refine="none")
+    assert mmm.choices["refine"]["method"] == "centroid" and "refine" not in plain.choices
+    expected = centroid_refine(plain.X, plain.labels, 3, min_gain=CENTROID_MIN_GAIN)[0]
+    assert mmm.labels.tolist() == expected.tolist()
+    for other in ("medoid", "anmi"):
+        consensus = semnmf.cluster(texts, 3, consensus=other, n_runs=3, max_iter=10)
+        assert "refine" not in consensus.choices
     with pytest.raises(ValueError, match="refine='centroid' moves documents by the cosine"):
         semnmf.cluster(texts, 3, semantics="glove", refine="centroid")
     run = semnmf.cluster(texts, 3, max_iter=20)

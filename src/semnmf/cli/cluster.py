@@ -27,6 +27,7 @@ examples:
   semnmf cluster bbc -k 5 --method nmf          plain NMF for comparison
   semnmf cluster docs.csv -k 10 --text-column body --out results/
   semnmf cluster my_folder/ -k 4 --context window --window 10
+  semnmf cluster bbc -k 5 --consensus mmm --runs 3             three runs combined: better, ~1.5x time
   semnmf cluster bbc -k 5 --consensus mmm --runs 10 --keep 5   consensus of the 5 best of 10 runs
   semnmf cluster bbc -k 5 --refine gt                          refine with GTNMF
   semnmf cluster bbc -k 5 --semantics minilm                   with pretrained semantics
@@ -170,8 +171,9 @@ def _add_fit_arguments(c):
                          help="gt: game-theoretic refinement (GTNMF) of the memberships; "
                               "centroid: each document to the cluster centroid it is most "
                               "cosine-similar to, by a 5%% margin; none (default: centroid "
-                              "for the default method, except with --semantics, "
-                              "--consensus, --seed-words or -k 1; none for a method named)")
+                              "for the default method, also after --consensus mmm, except "
+                              "with --semantics, another --consensus, --seed-words or -k 1; "
+                              "none for a method named)")
     c.add_argument("--device", metavar="DEVICE",
                    help="cpu (default: the compiled CPU engine), cuda / cuda:N (the PyTorch "
                         "engine on a GPU: pip install \"semnmf[gpu]\"), or auto (a GPU when "

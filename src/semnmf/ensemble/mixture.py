@@ -39,7 +39,6 @@ import numbers
 import warnings
 
 import numpy as np
-from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClusterMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
@@ -192,11 +191,25 @@ def _m_step(resp, data, free_proportions, dispersion, smoothing):
     return log_weights, log_alpha
 
 
+def logsumexp_rows(a):
+    """``scipy.special.logsumexp(a, axis=1)`` of a real 2-D array, the same numbers (its
+    algorithm: the largest entry of each row separated out of the sum, ``log1p`` of the
+    rest over their count) without its array-API overhead, which was half of the EM's
+    time at 77 components."""
+    a_max = a.max(axis=1, keepdims=True)
+    is_max = a == a_max
+    count = is_max.sum(axis=1, keepdims=True, dtype=a.dtype)
+    with np.errstate(invalid="ignore"):
+        rest = np.exp(np.where(is_max, -np.inf, a) - a_max).sum(axis=1, keepdims=True)
+    rest = np.where(rest == 0, rest, rest / count)
+    return (np.log1p(rest) + np.log(count) + a_max)[:, 0]
+
+
 def _e_step(data_X, log_weights, log_alpha):
     """Responsibilities and log-likelihoods of the rows of ``data_X`` (sparse
     X @ log α^T)."""
     log_joint = np.asarray(data_X @ log_alpha.T) + log_weights      # n x K
-    log_lik = logsumexp(log_joint, axis=1)
+    log_lik = logsumexp_rows(log_joint)
     with np.errstate(invalid="ignore"):
         resp = np.exp(log_joint - log_lik[:, None])
     return resp, log_lik
@@ -590,7 +603,7 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
         proba : ndarray of shape (n_documents, n_components_)
         """
         log_joint = self._log_joint(labels)
-        return np.exp(log_joint - logsumexp(log_joint, axis=1, keepdims=True))
+        return np.exp(log_joint - logsumexp_rows(log_joint)[:, None])
 
     def predict(self, labels):
         """Most probable component of each document (see :meth:`predict_proba`)."""
@@ -598,7 +611,7 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
 
     def score(self, labels, y=None):
         """Mean log-likelihood per document under the fitted model (SN eq. 13)."""
-        return float(np.mean(logsumexp(self._log_joint(labels), axis=1)))
+        return float(np.mean(logsumexp_rows(self._log_joint(labels))))
 
     def fit_predict(self, labels, y=None):
         """Fit and return :attr:`labels_`."""

@@ -571,12 +571,13 @@ def refinement(settings):
     """The refinement the run makes after its fit: "gt", "centroid" or None. ``refine``
     None means the method's own: the centroid step (:data:`CENTROID_REASON`) when the
     method is the default one (``method_reason``), with the corpus's own semantics,
-    more than one cluster, no consensus of runs and no seed words (what was measured);
-    nothing for a method asked for by name."""
+    more than one cluster, no seed words, and one run or the MMM consensus of runs (what
+    was measured: benchmarks/results/refine_centroid.md, default_medoid.md); nothing for
+    a method asked for by name."""
     if settings.refine is not None:
         return None if settings.refine == "none" else settings.refine
     if (settings.method_reason is not None and settings.semantics == "corpus"
-            and settings.seed_words is None and settings.consensus is None
+            and settings.seed_words is None and settings.consensus in (None, "mmm")
             and (settings.k or 0) > 1):
         return "centroid"
     return None
