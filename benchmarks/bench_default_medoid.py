@@ -32,8 +32,10 @@ study). Seconds: on seed 0, the library's default run's wall time, that of today
 (``method="snmf-robust"``, the default when issue 37 was filed, on every corpus), that of
 three runs combined by the MMM for raw text (``consensus="mmm", n_runs=3``, which the step
 follows: the ``MMM of 3`` candidate, whose runs ClusterEnsemble orders by objective) and
-the single run's fit, each the best of three, interleaved. On seed 0 the library's default
-labels are checked against the ``library`` candidate's.
+the single run's fit, each the best of three, interleaved, each after a garbage collection
+(without it, a collection of the previous run's objects fell on the next run's time:
++5-9 % on some corpora). On seed 0 the library's default labels are checked against the
+``library`` candidate's.
 
 Labels are cached in ``benchmarks/cache/default_medoid/`` (resumable); the results are
 written to ``benchmarks/results/default_medoid.md``.
@@ -43,6 +45,7 @@ restrict the measuring, ``--report`` to rewrite the results from the cache).
 """
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -132,6 +135,8 @@ def measure_times(names):
                                 ("three", {"consensus": "mmm", "n_runs": 3})):
                 if tag == "three" and cell["method"] == "kl-consensus":
                     continue  # counts only: the library's default is three runs
+                run = None
+                gc.collect()  # the previous run's garbage is not collected on this one's time
                 t = time.perf_counter()
                 run = quiet(semnmf.cluster, path, k, random_state=0, **kwargs)
                 walls[tag].append(time.perf_counter() - t)

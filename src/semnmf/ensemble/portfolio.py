@@ -22,7 +22,7 @@ the 14 counts-only corpora one run was worst 0.061 below the best baseline (clut
 one seed in fifteen collapsed to an NMI near 0) and -0.008 on average; keeping the run that
 agrees most with the other two (their medoid, :func:`~semnmf.ensemble.consensus.medoid`)
 was worst 0.013 below and +0.001 on average; their MMM is worst 0.012 below and +0.005 on
-average, above the medoid on 9 corpora by more than 0.002 and below it on none by as much.
+average, above the medoid on 8 corpora by more than 0.002 and below it on none by as much.
 """
 
 import numbers
