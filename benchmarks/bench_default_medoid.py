@@ -238,44 +238,39 @@ def report(names):
     def cell(value):
         return f"**{value:+.3f}**" if value < -0.02 else f"{value:+.3f}"
 
-    steps = [step_name(g) for g in STEP_GAINS]
     score = worst_then_mean(lambda c, n: margin(c, n))
-    chosen = leave_one_out(names, steps, score)
-    held = {n: margin(chosen[n], n) for n in names}
-    picks = {}
-    for n in names:
-        picks[chosen[n]] = picks.get(chosen[n], 0) + 1
-    rows = [summary(c, names) for c in steps]
-    rows.append(["**leave-one-corpus-out**", f"{min(held.values()):+.3f}",
-                 min(held, key=held.get), f"{np.mean(list(held.values())):+.4f}",
-                 f"{sum(v >= -0.02 for v in held.values())} / {len(held)}"])
+
+    def held_out(folds, choices):
+        """Which of ``choices`` leave-one-corpus-out picks over ``folds`` (how often), and
+        the table of each choice and of the held-out picks."""
+        chosen = leave_one_out(folds, choices, score)
+        held = {n: margin(chosen[n], n) for n in folds}
+        picks = {}
+        for n in folds:
+            picks[chosen[n]] = picks.get(chosen[n], 0) + 1
+        rows = [summary(c, folds) for c in choices]
+        rows.append(["**leave-one-corpus-out**", f"{min(held.values()):+.3f}",
+                     min(held, key=held.get), f"{np.mean(list(held.values())):+.4f}",
+                     f"{sum(v >= -0.02 for v in held.values())} / {len(held)}"])
+        said = ", ".join(f"`{c}` on {v} folds"
+                         for c, v in sorted(picks.items(), key=lambda kv: -kv[1]))
+        return said, table(head, rows)
+
+    said, rows = held_out(names, [step_name(g) for g in STEP_GAINS])
     sections.append((
         "Held out: the centroid step chosen again after the library's fit",
         "The step's margin (no step, or a move when the new centroid is more than g % more "
         "similar) chosen for each held-out corpus on the other 24 (worst corpus first, then "
-        "the mean), after the library's fit (the MMM of 3 for counts only). Chosen: "
-        + ", ".join(f"`{c}` on {v} folds" for c, v in sorted(picks.items(),
-                                                              key=lambda kv: -kv[1]))
-        + ".\n\n" + table(head, rows)))
-
+        f"the mean), after the library's fit (the MMM of 3 for counts only). Chosen: {said}."
+        "\n\n" + rows))
     counts = kinds["counts only"]
     if len(counts) > 1:
-        chosen = leave_one_out(counts, COMBINATIONS, score)
-        held = {n: margin(chosen[n], n) for n in counts}
-        picks = {}
-        for n in counts:
-            picks[chosen[n]] = picks.get(chosen[n], 0) + 1
-        rows = [summary(c, counts) for c in COMBINATIONS]
-        rows.append(["**leave-one-corpus-out**", f"{min(held.values()):+.3f}",
-                     min(held, key=held.get), f"{np.mean(list(held.values())):+.4f}",
-                     f"{sum(v >= -0.02 for v in held.values())} / {len(held)}"])
+        said, rows = held_out(counts, COMBINATIONS)
         sections.append((
             "Held out: how the counts-only runs are combined",
             "One run, the medoid of three or their MMM, chosen for each held-out counts-only "
             "corpus on the other counts-only corpora (worst first, then the mean). Chosen: "
-            + ", ".join(f"`{c}` on {v} folds" for c, v in sorted(picks.items(),
-                                                                  key=lambda kv: -kv[1]))
-            + ".\n\n" + table(head, rows)))
+            f"{said}.\n\n" + rows))
 
     order = sorted(names, key=lambda n: margin("library", n))
     rows = []
