@@ -82,20 +82,6 @@ def test_kl_consensus_combines_its_runs_by_the_mmm():
     assert single[0].consensus_["combined"] == "one run"
 
 
-def test_kl_consensus_survives_a_run_that_collapsed():
-    """The MMM of three runs where one put every document in one cluster follows the two
-    that agree: the reason for combining runs (one seed in fifteen collapsed on cluto_mm)."""
-    from semnmf.ensemble import combine
-
-    rng = np.random.default_rng(0)
-    truth = np.repeat(np.arange(3), 30)
-    noisy = [np.where(rng.random(90) < 0.1, rng.integers(0, 3, 90), truth) for _ in range(2)]
-    runs = np.column_stack([noisy[0], np.zeros(90, dtype=int), noisy[1]])
-    labels, _, _ = combine(runs, 3, "mmm", random_state=0)
-    assert nmi(truth, labels) > max(nmi(truth, noisy[0]), nmi(truth, noisy[1])) - 0.05
-    assert len(np.unique(labels)) == 3
-
-
 def test_combine_medoid_keeps_missing_labels_missing():
     """NaN and -1 are missing labels: the medoid column's stay -1, never a cast NaN."""
     from semnmf.ensemble import combine

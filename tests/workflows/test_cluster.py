@@ -82,6 +82,28 @@ def test_python_cluster_of_a_matrix_is_the_command_line_on_its_counts_folder(tmp
     assert dense.topics[0][0][0].startswith("t")
 
 
+def test_the_counts_only_strength_is_the_share_of_members_that_agree():
+    """Without the step, a document's strength under the KL consensus is the share of its
+    9 members (3 per run) that put it in its cluster, not of the 3 runs."""
+    import numpy as np
+
+    import scipy.sparse as sp
+
+    from semnmf.ensemble.portfolio import kl_consensus
+    from semnmf.pipelines.saved import run_agreement
+
+    # random counts: no structure, so the members disagree
+    X = sp.csr_matrix(np.random.default_rng(0).poisson(0.5, size=(60, 40)).astype(float))
+    plain = semnmf.cluster(X, 3, max_iter=60, refine="none")
+    fitted = kl_consensus(plain.X, 3, random_state=0, max_iter=60)
+    assert plain.method == "kl-consensus"
+    assert plain.labels.tolist() == fitted.labels_.tolist()
+    expected = run_agreement(fitted.members_, fitted.labels_)
+    np.testing.assert_allclose(plain.strengths, expected)
+    assert set(np.round(expected * 9).tolist()) <= set(range(10))
+    assert not np.allclose(expected, run_agreement(fitted.partitions_, fitted.labels_))
+
+
 def test_result_saves_the_run_folder_and_its_report(tmp_path):
     texts, labels = make_planted(15)
     result = semnmf.cluster(texts, 3, method="nmf", max_iter=30)
@@ -234,30 +256,48 @@ def test_a_counts_only_default_keeps_its_method_with_refine_given():
         semnmf.cluster(X, 3, refine="cosine")
 
 
-def test_the_centroid_step_is_not_made_where_it_was_not_measured(tmp_path):
+def test_the_centroid_step_is_not_made_where_it_was_not_measured(tmp_path, monkeypatch):
     """The step follows the MMM of the default method's runs (measured), not their medoid
     or another consensus; refused with pretrained semantics; an edit of a stepped run
     keeps its topics and drops the step."""
+    import numpy as np
+
+    import semnmf.refine
     from semnmf.pipelines.edit import Edits, edit_model
     from semnmf.refine import centroid_refine
     from semnmf.workflows.cluster import CENTROID_MIN_GAIN
 
     texts, labels = make_planted(12)
-    texts = texts + ["alpha beta gamma delta omega"] * 2
-    mmm = semnmf.cluster(texts, 3, consensus="mmm", n_runs=3, max_iter=10)
     plain = semnmf.cluster(texts, 3, consensus="mmm", n_runs=3, max_iter=10, refine="none")
-    assert mmm.choices["refine"]["method"] == "centroid" and "refine" not in plain.choices
-    expected = centroid_refine(plain.X, plain.labels, 3, min_gain=CENTROID_MIN_GAIN)[0]
-    assert mmm.labels.tolist() == expected.tolist()
+    assert "refine" not in plain.choices
+    # the step is made on the MMM consensus's labels (here it moves no document: a spy
+    # moves one, to see its labels become the run's)
+    calls = []
+
+    def spy(X, labels, k, **kwargs):
+        calls.append((np.asarray(labels).tolist(), kwargs))
+        new, centers, similarity = centroid_refine(X, labels, k, **kwargs)
+        new = new.copy()
+        new[0] = (new[0] + 1) % k
+        return new, centers, similarity
+
+    monkeypatch.setattr(semnmf.refine, "centroid_refine", spy)
+    mmm = semnmf.cluster(texts, 3, consensus="mmm", n_runs=3, max_iter=10)
+    assert calls == [(plain.labels.tolist(), {"min_gain": CENTROID_MIN_GAIN})]
+    assert mmm.choices["refine"]["method"] == "centroid"
+    assert mmm.choices["refine"]["n_changed"] == 1 and mmm.labels[0] != plain.labels[0]
+    assert mmm.labels[1:].tolist() == plain.labels[1:].tolist()
+    calls.clear()
     for other in ("medoid", "anmi"):
         consensus = semnmf.cluster(texts, 3, consensus=other, n_runs=3, max_iter=10)
         assert "refine" not in consensus.choices
+    assert calls == []
+    monkeypatch.undo()
     with pytest.raises(ValueError, match="refine='centroid' moves documents by the cosine"):
         semnmf.cluster(texts, 3, semantics="glove", refine="centroid")
     run = semnmf.cluster(texts, 3, max_iter=20)
     edited = edit_model(run.saved, Edits(rename={0: "first"}))
     assert edited.step is None and edited.kind == "estimator"
-    import numpy as np
     np.testing.assert_allclose(edited.topics, run.saved.topics)
     edited.save(tmp_path / "edited")
     record = json.loads((tmp_path / "edited" / "model.json").read_text())

@@ -202,7 +202,9 @@ def logsumexp_rows(a):
     with np.errstate(invalid="ignore"):
         rest = np.exp(np.where(is_max, -np.inf, a) - a_max).sum(axis=1, keepdims=True)
     rest = np.where(rest == 0, rest, rest / count)
-    return (np.log1p(rest) + np.log(count) + a_max)[:, 0]
+    with np.errstate(invalid="ignore"):
+        out = (np.log1p(rest) + np.log(count) + a_max)[:, 0]
+    return np.where(np.isneginf(a_max[:, 0]), -np.inf, out)  # a row of -inf: -inf
 
 
 def _e_step(data_X, log_weights, log_alpha):

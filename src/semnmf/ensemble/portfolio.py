@@ -43,7 +43,8 @@ COMBINED = "the multinomial-mixture consensus (MMM) of the runs' consensus parti
 @dataclass
 class KLConsensus:
     """A fitted KL consensus: ``labels_``; the runs' consensus ``partitions_`` (n x
-    n_runs) and their seeds ``kept_seeds_`` (as a consensus of runs records its runs);
+    n_runs) and their seeds ``kept_seeds_`` (every run is kept; the name is
+    :class:`~semnmf.ensemble.runs.ClusterEnsemble`'s, whose records the workflow reads);
     every run's members ``members_`` (n x 3 n_runs: per run, the columns of
     :data:`MEMBERS`); ``consensus_``, how they were combined, with each run's seed and
     its NMI with the final labels."""
@@ -59,8 +60,9 @@ def kl_consensus(X, n_components, *, random_state=0, max_iter=200, tol=1e-4, n_r
                  verbose=0):
     """Fit the three members on X (documents x terms) and combine them (module docstring),
     ``n_runs`` times with the seeds ``random_state``, ``random_state + 1``, ...; the runs'
-    consensus partitions are combined again by the MMM (seeded ``random_state``; with one
-    run its consensus is the result). Documents without a term keep -1.
+    consensus partitions are combined again by the MMM (seeded ``random_state``, or, for
+    None or a RandomState, by the last seed :func:`~semnmf.ensemble.runs.run_seeds` draws;
+    with one run its consensus is the result). Documents without a term keep -1.
     Returns a :class:`KLConsensus`."""
     if isinstance(n_runs, bool) or not isinstance(n_runs, numbers.Integral) or n_runs < 1:
         raise ValueError(f"n_runs must be a positive number of runs, got {n_runs!r}.")

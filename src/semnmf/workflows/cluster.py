@@ -571,9 +571,10 @@ def refinement(settings):
     """The refinement the run makes after its fit: "gt", "centroid" or None. ``refine``
     None means the method's own: the centroid step (:data:`CENTROID_REASON`) when the
     method is the default one (``method_reason``), with the corpus's own semantics,
-    more than one cluster, no seed words, and one run or the MMM consensus of runs (what
-    was measured: benchmarks/results/refine_centroid.md, default_medoid.md); nothing for
-    a method asked for by name."""
+    more than one cluster, no seed words, and one run or an MMM consensus of runs (one run
+    and the MMM of three runs were measured: benchmarks/results/refine_centroid.md,
+    default_medoid.md; other numbers of runs, or --keep, are taken to behave alike);
+    nothing for a method asked for by name."""
     if settings.refine is not None:
         return None if settings.refine == "none" else settings.refine
     if (settings.method_reason is not None and settings.semantics == "corpus"

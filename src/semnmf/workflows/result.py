@@ -187,7 +187,7 @@ class ClusterResult:
         ``context``, ``association``, ``top_k`` (of the word-context matrix), ``dtype``,
         ``min_df``, ``duplicates``, ``degenerate``, ``hints``; ``runs``: the seeds of
         the counts-only default's runs, how they were combined (the MMM) and each run's
-        NMI with the result.
+        NMI with the MMM consensus (before the centroid step).
     timings : dict
         Seconds per stage.
     corpus, X, components, word_context, extra, saved, not_saved, partitions,
