@@ -485,3 +485,61 @@ def test_logsumexp_rows_is_scipys():
     a[2, 5] = np.inf
     np.testing.assert_array_equal(logsumexp_rows(a), logsumexp(a, axis=1))
     assert logsumexp_rows(a)[1] == -np.inf
+
+
+def _init_resp_reference(data, K, rng):
+    """The k-modes++ start with its Hamming distances counted label by label (the slow,
+    obvious version of semnmf.ensemble.mixture._init_resp)."""
+    rows, n, inverse, counts = data.rows, data.n, data.inverse, data.counts
+    labelled = rows >= 0
+
+    def distance(i):
+        row = inverse[i]
+        return np.sum((rows != rows[row]) & labelled & labelled[row],
+                      axis=1).astype(np.float64)
+
+    n_trials = 2 + int(np.log(K))
+    seeds = [int(rng.randint(n))]
+    dist = [distance(seeds[0])]
+    closest = dist[0] ** 2
+    while len(seeds) < K:
+        per_document = closest[inverse]
+        total = per_document.sum()
+        if total > 0:
+            candidates = rng.choice(n, size=n_trials, p=per_document / total)
+        else:
+            candidates = [rng.choice(np.setdiff1d(np.arange(n), seeds))]
+        best = None
+        for c in candidates:
+            d = distance(c)
+            potential = counts @ np.minimum(closest, d ** 2)
+            if best is None or potential < best[0]:
+                best = (potential, int(c), d)
+        seeds.append(best[1])
+        dist.append(best[2])
+        closest = np.minimum(closest, best[2] ** 2)
+    resp = np.zeros((rows.shape[0], K))
+    resp[np.arange(rows.shape[0]), np.argmin(np.column_stack(dist), axis=1)] = 1.0
+    return resp
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.2])
+def test_k_modes_start_is_the_label_by_label_reference(missing):
+    """The start's distances, read off the one-hot columns, are the Hamming distances
+    counted label by label (missing labels ignored): the same seeds, the same start."""
+    from sklearn.utils import check_random_state
+
+    from semnmf.ensemble._labels import check_label_matrix
+    from semnmf.ensemble.mixture import _Data, _init_resp
+
+    rng = np.random.default_rng(1)
+    truth = rng.integers(0, 6, 300)
+    L = np.column_stack([np.where(rng.random(300) < 0.3, rng.integers(0, 6, 300), truth)
+                         for _ in range(4)]).astype(float)
+    L[rng.random(L.shape) < missing] = np.nan
+    codes, _ = check_label_matrix(L, require_labelled_rows=False)
+    data = _Data(codes)
+    for K in (2, 6, 9):
+        fast = _init_resp(data, K, check_random_state(K))
+        slow = _init_resp_reference(data, K, check_random_state(K))
+        np.testing.assert_array_equal(fast, slow)

@@ -236,14 +236,24 @@ def _init_resp(data, K, rng):
     closest seed. Documents then go to their closest seed. Distances are computed once
     per distinct row; the draws are over the documents, as they would be without rows
     shared.
+
+    A distance is the partitions both rows label, less those where they agree: the rows
+    that share a label are read off the one-hot matrix's columns (``data.XT``), so one
+    distance costs the size of the document's clusters, not ``u x r`` comparisons.
     """
     rows, n, inverse, counts = data.rows, data.n, data.inverse, data.counts
     labelled = rows >= 0
+    both_all = labelled.sum(axis=1).astype(np.float64)  # against a row labelled everywhere
+    X, XT = data.X, data.XT
 
     def distance(i):  # from document i to every distinct row
         row = inverse[i]
-        return np.sum((rows != rows[row]) & labelled & labelled[row],
-                      axis=1).astype(np.float64)
+        both = (both_all if labelled[row].all()
+                else labelled[:, labelled[row]].sum(axis=1).astype(np.float64))
+        shared = [XT.indices[XT.indptr[j]:XT.indptr[j + 1]]
+                  for j in X.indices[X.indptr[row]:X.indptr[row + 1]]]
+        agree = np.bincount(np.concatenate(shared), minlength=rows.shape[0]) if shared else 0
+        return both - agree
 
     n_trials = 2 + int(np.log(K))
     seeds = [int(rng.randint(n))]
