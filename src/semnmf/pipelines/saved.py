@@ -45,8 +45,9 @@ for NMF-likes the document's row of the factors normalized to sum 1, at its clus
 spherical k-means the cosine to its centroid; for a tree the product along its path of
 the chosen rank-2 shares; for a consensus the fraction of the kept runs (for the KL
 consensus: of its members, three per run) that put the document in its consensus cluster
-(after matching each run's clusters to the consensus clusters), and for new documents the cosine to the nearest cluster mean; for a GTNMF
-refinement the document's final strategy at its cluster. 0 for documents without a term.
+(after matching each run's clusters to the consensus clusters), and for new documents the
+cosine to the nearest cluster mean; for a GTNMF refinement the document's final strategy
+at its cluster. 0 for documents without a term.
 """
 
 import json
