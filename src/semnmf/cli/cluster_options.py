@@ -4,9 +4,9 @@
 ``-k``, refuses what cannot work (the library's own checks,
 :func:`semnmf.workflows.checks.check_settings`, in the flags' words: one line naming the
 option, before any data is read) and fills in every default. The parser leaves out the
-options not given (``argparse.SUPPRESS``), so the defaults are written here only: the field defaults of
-:class:`ClusterOptions` and, for the options whose default depends on the method,
-:func:`_method_defaults`.
+options not given (``argparse.SUPPRESS``), so the defaults are written here only: the
+field defaults of :class:`ClusterOptions` and, for the options whose default depends on
+the method, :func:`_method_defaults`.
 
 Standard library only (the parser loads this module).
 """

@@ -14,6 +14,7 @@ from sklearn.utils import check_random_state
 
 from .._utils.labels import cluster_means  # noqa: F401 (a name of this module since 0.2)
 from .._utils.progress import log
+from ..models._defaults import MAX_SEED
 from ._labels import check_label_matrix
 from .consensus import _METHODS, consensus as _consensus, medoid, pairwise_agreement
 from .mixture import mixture_consensus
@@ -25,7 +26,6 @@ CONSENSUS_METHODS = ("anmi", *_METHODS, "mmm", "medoid")
 __all__ = ["ClusterEnsemble", "CONSENSUS_METHODS", "run_seeds", "combine", "cluster_means"]
 
 
-_MAX_SEED = 2**32 - 1  # scikit-learn's largest random_state
 
 
 def run_seeds(random_state, n_runs):
@@ -39,10 +39,10 @@ def run_seeds(random_state, n_runs):
     """
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         start = int(random_state)
-        if start + n_runs - 1 > _MAX_SEED:
+        if start + n_runs - 1 > MAX_SEED:
             raise ValueError(f"random_state={start} with n_runs={n_runs} needs the seeds up to "
-                             f"{start + n_runs - 1}, above the largest seed ({_MAX_SEED}); "
-                             f"use a random_state of at most {_MAX_SEED - n_runs + 1}.")
+                             f"{start + n_runs - 1}, above the largest seed ({MAX_SEED}); "
+                             f"use a random_state of at most {MAX_SEED - n_runs + 1}.")
         return [start + r for r in range(n_runs)], start
     rng = check_random_state(random_state)
     drawn = rng.randint(np.iinfo(np.int32).max, size=n_runs + 1)

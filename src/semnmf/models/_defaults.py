@@ -16,6 +16,10 @@ DEFAULT_GRAPH_LAM = 3.0
 # objective is already negligible, and larger values overflow the updates (NaN factors).
 MAX_LAM = 1e6
 
+# The largest seed (``random_state``) numpy's generators and scikit-learn take: the runs
+# of a consensus (seeds s .. s + n_runs - 1) must stay at or below it.
+MAX_SEED = 2**32 - 1
+
 # The estimators' ``device`` (NMF, SemanticNMF): "cpu" (the compiled CPU engine), "cuda",
 # "cuda:N" (the torch engine on that GPU) or "auto".
 DEVICES = ("cpu", "cuda", "auto")

@@ -16,13 +16,12 @@ import re
 
 from .._utils.words import LIBRARY, check_number
 from ..experiments.methods import CLI_METHODS, CONSENSUS_METHODS
-from ..models._defaults import MAX_LAM
+from ..models._defaults import MAX_LAM, MAX_SEED
 
 __all__ = ["check_settings", "check_vectorizing", "check_context", "semantics_source",
            "INITS", "LAM_SCALES", "DTYPES", "MAX_SEED", "DEFAULT_RUNS", "REFINEMENTS",
            "CONTEXT_NAMES"]
 
-MAX_SEED = 2**32 - 1  # the largest seed numpy's generators take
 DEFAULT_RUNS = 10  # n_runs of a consensus
 # refine: None (the method's own: the centroid step for the default method), GTNMF, the
 # centroid step, or nothing
@@ -232,10 +231,10 @@ def _check_variants(s, w):
     """``loss`` and ``orthogonal``: the methods with variants."""
     method = s.spec
     if (s.loss is not None or s.orthogonal) and not method.variants:
-        with_variants = " or ".join(sorted(n for n, m in CLI_METHODS.items() if m.variants))
+        with_variants = sorted(n for n, m in CLI_METHODS.items() if m.variants)
         kl = method.params.get("loss") == "kl"
         raise ValueError(f"{w('loss')} and {w('orthogonal')} apply to "
-                         f"{_methods(w, with_variants.split(' or '))} only"
+                         f"{_methods(w, with_variants)} only"
                          + (f" ({w.set('method', s.method)} already uses the KL loss)"
                             if s.loss == "kl" and kl else "") + ".")
     if s.loss == "kl" and s.orthogonal:

@@ -50,8 +50,7 @@ def check_dask(settings, workers=None, scheduler=None, *, words=LIBRARY):
         import dask  # noqa: F401
         import distributed  # noqa: F401
     except ImportError:
-        raise ValueError(f'{w.set("engine", "dask")} needs Dask: pip install '
-                         '"semnmf[dask]"') from None
+        raise ValueError(f'{on_dask} needs Dask: pip install "semnmf[dask]"') from None
 
 
 def _sharded(source):
