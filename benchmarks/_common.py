@@ -144,6 +144,13 @@ def pending(names, todo_of, verbose=True):
             yield name, corpus, X, todo
 
 
+def n_classes(path):
+    """The number of distinct labels in a corpus folder's ``labels.txt`` (k of the
+    studies that cluster at the number of classes)."""
+    with open(os.path.join(path, "labels.txt"), encoding="utf-8") as f:
+        return len({line.strip() for line in f if line.strip()})
+
+
 def mean_sd(values):
     values = np.asarray(values, dtype=float)
     return f"{values.mean():.3f} ± {values.std():.3f}"

@@ -56,8 +56,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (HERE, RESULTS, all_corpora, data_root, leave_one_out,  # noqa: E402
-                     load_cache, machine_line, save_cache, table, worst_then_mean,
-                     write_markdown)
+                     load_cache, machine_line, n_classes, save_cache, table,
+                     worst_then_mean, write_markdown)
 
 CACHE = os.path.join(HERE, "cache", "default_medoid")
 TIMES = os.path.join(CACHE, "times.json")
@@ -75,11 +75,6 @@ REPEATS = 3
 # the centroid step's margins chosen again by leave-one-corpus-out after the library's fit
 # (None: no step), as refine_centroid.md chose it after the single run on 5 seeds
 STEP_GAINS = (None, 0.0, 0.05, 0.1, 0.2, 0.5)
-
-
-def n_classes(path):
-    with open(os.path.join(path, "labels.txt"), encoding="utf-8") as f:
-        return len({line.strip() for line in f if line.strip()})
 
 
 def label_file(name, seed):

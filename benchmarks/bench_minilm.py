@@ -52,7 +52,7 @@ import warnings
 import numpy as np
 
 from _common import (HERE, RESULTS, data_root, leave_one_out, load_cache, machine_line,
-                     save_cache, table, worst_then_mean, write_markdown)
+                     n_classes, save_cache, table, worst_then_mean, write_markdown)
 
 CACHE = os.path.join(HERE, "cache", "minilm.json")
 
@@ -324,7 +324,7 @@ def measure(name, root, entry, seeds, graph_lams, sweep_seeds, save, word_start=
 
     path = os.path.join(root, name)
     t0 = time.perf_counter()
-    cli = CliPath(path, _n_classes(path))
+    cli = CliPath(path, n_classes(path))
     corpus, k = cli.corpus, cli.settings.k
     if corpus.n_classes != k:
         raise ValueError(f"{name}: labels.txt has {k} values, the corpus {corpus.n_classes}")
@@ -377,11 +377,6 @@ def measure(name, root, entry, seeds, graph_lams, sweep_seeds, save, word_start=
             flush=True)
     entry["wall_s"] = entry.get("wall_s", 0) + time.perf_counter() - t0
     save()
-
-
-def _n_classes(path):
-    with open(os.path.join(path, "labels.txt"), encoding="utf-8") as f:
-        return len({line.strip() for line in f if line.strip()})
 
 
 # ------------------------------------------------------------------ report

@@ -45,8 +45,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (HERE, RESULTS, all_corpora, data_root, leave_one_out,  # noqa: E402
-                     load_cache, machine_line, save_cache, table, worst_then_mean,
-                     write_markdown)
+                     load_cache, machine_line, n_classes, save_cache, table,
+                     worst_then_mean, write_markdown)
 
 CACHE = os.path.join(HERE, "cache", "refine_centroid.json")
 SEEDS = (0, 1, 2, 3, 4)
@@ -107,11 +107,6 @@ def measure_cell(path, k, seed, check):
         cell["library_equal"] = [name for name, v in variants.items()
                                  if np.array_equal(np.asarray(default.labels), v)]
     return cell
-
-
-def n_classes(path):
-    with open(os.path.join(path, "labels.txt"), encoding="utf-8") as f:
-        return len({line.strip() for line in f if line.strip()})
 
 
 def measure(names, cache):
