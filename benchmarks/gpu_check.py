@@ -20,11 +20,16 @@ how the test suite checks the script itself. Sections:
 3. Per iteration on NG20 (BBC with ``--quick``): one sweep of each method on the device
    (KL by ``sampled_addmm`` and by the chunked gather; Frobenius with int32 and int64
    indices) and on the local engine (all the host's cores), the median of ``--steps``
-   (default 10) sweeps after two warm-up sweeps, from one random start.
+   (default 10) sweeps after two warm-up sweeps, from one random start; scikit-learn's
+   ``NMF(solver="mu")`` from the same start (the mean of ``--steps`` iterations).
 4. A synthetic corpus made on the device (2 M documents x 50 k terms, 200 M non-zeros,
    column popularity skewed; with SemanticNMF a random 50 k x 50 k M of 5 M non-zeros),
    k = 20: per-iteration time of the four methods and its ratio to the bandwidth floor;
    skipped with a note when the free GPU memory is short. No CPU engine there.
+5. End to end on NG20 (BBC with ``--quick``): ``semnmf cluster FOLDER -k K --method
+   snmf-robust|nmf --device DEVICE|cpu`` in a new process (read, X, M, fit, write).
+
+The sections run in the order 4, 3, 2, 5 (the most wanted first).
 
 Writes ``gpu.md`` to ``--out`` (default: $OUT when set, else benchmarks/results/) after
 each section (a run stopped at its time limit keeps what it finished) and prints each row
@@ -277,7 +282,24 @@ def per_iteration(name, X, k, torch, device, steps):
             rows.append([name, f"{method} {loss}", label, f"{1e3 * seconds:.3f}",
                          f"{1e3 * local:.2f}", f"{local / seconds:.1f}x (nnz M {nnz_M:,})"])
             say(table(HEADER_STEP, rows[-1:]).splitlines()[-1])
+        if method == "NMF":
+            reference = sklearn_step(problem.X, Z32, W32, loss, steps)
+            rows.append([name, f"{method} {loss}", "scikit-learn mu (CPU)", "",
+                         f"{1e3 * reference:.2f}", f"local engine {reference / local:.1f}x"])
+            say(table(HEADER_STEP, rows[-1:]).splitlines()[-1])
     return rows
+
+
+def sklearn_step(X, Z, W, loss, steps):
+    """Seconds per iteration of scikit-learn's NMF(solver="mu") from the same start
+    (``steps`` iterations with tol = 0, divided: its final objective is in the time)."""
+    from sklearn.decomposition import NMF as SklearnNMF
+
+    beta = "kullback-leibler" if loss == "kl" else "frobenius"
+    model = SklearnNMF(Z.shape[1], init="custom", solver="mu", beta_loss=beta,
+                       max_iter=steps, tol=0)
+    _, seconds = quiet(model.fit_transform, X, W=Z.copy(), H=W.T.copy())
+    return seconds / steps
 
 
 HEADER_STEP = ["corpus", "method", "variant", "torch ms / iteration",
@@ -376,6 +398,53 @@ HEADER_SYNTHETIC = ["matrix", "method", "KL ratios", "ms / iteration",
                     "against the floor (X and Xᵀ read once)", "peak GPU GiB"]
 
 
+# -- 5. end to end --------------------------------------------------------------------------
+def end_to_end(folder, device, quick):
+    """Wall seconds of ``semnmf cluster FOLDER -k K --method M --device D`` in a new process
+    (read, X, M, fit, write; the interpreter's start and imports included), with the NMI
+    and the run's own timings from its run.json."""
+    import json
+    import subprocess
+    import tempfile
+
+    out = tempfile.mkdtemp(prefix="gpu_check_")  # not --out: $OUT returns a few files only
+    k = n_classes_of(folder)
+    runs = [("snmf-robust", device), ("snmf-robust", "cpu"), ("nmf", device), ("nmf", "cpu")]
+    rows = []
+    for method, where in runs:
+        target = os.path.join(out, f"e2e_{method}_{where.replace(':', '')}")
+        command = [sys.executable, "-m", "semnmf", "cluster", folder, "-k", str(k),
+                   "--method", method, "--device", where, "--seed", "0", "--out", target,
+                   "--overwrite", "--quiet"]
+        if quick:
+            command += ["--max-iter", "20"]
+        start = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+        if done.returncode != 0:
+            rows.append([method, where, "failed", "", (done.stderr or done.stdout)[-120:]
+                         .replace("\n", " ").replace("|", "/")])
+        else:
+            with open(os.path.join(target, "run.json"), encoding="utf-8") as f:
+                run = json.load(f)
+            timings = ", ".join(f"{key} {value:.2f}" for key, value in
+                                (run.get("timings_seconds") or {}).items()
+                                if isinstance(value, (int, float)))
+            rows.append([method, where, f"{seconds:.2f}",
+                         f"{run['scores']['nmi']:.4f}" if run.get("scores") else "",
+                         timings])
+        say(table(HEADER_END, rows[-1:]).splitlines()[-1])
+    return rows
+
+
+def n_classes_of(folder):
+    with open(os.path.join(folder, "labels.txt"), encoding="utf-8") as f:
+        return len({line.strip() for line in f if line.strip()})
+
+
+HEADER_END = ["method", "device", "wall s", "NMI", "run.json timings (s)"]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda")
@@ -426,14 +495,17 @@ def main(argv=None):
     if not corpora:
         corpora["planted"] = planted()
     missing = [n for n in wanted if not any(c.startswith(n) for c in corpora)]
-    rows = []
-    note = f"\n\nNot found in {args.data}: {', '.join(missing)}." if missing else ""
-    heading = f"Agreement with the local engine (one start, max_iter = {max_iter}, tol = 1e-4)"
-    for name, (X, _, k) in corpora.items():
-        say(f"agreement on {name}: {X.shape}, {X.nnz:,} nnz, k = {k}")
-        rows += agreement(name, X, k, device, max_iter)
-        report.put(heading, table(HEADER_AGREEMENT, rows) + note)  # kept if a later part fails
-        say(f"({time.perf_counter() - started:.0f} s)")
+    missing_note = (f"\n\nNot found in {args.data}: {', '.join(missing)}." if missing
+                    else "")
+    # most wanted first: a run stopped at its time limit keeps the sections it finished
+    size = (20_000, 5_000, 25, 5_000, 20) if args.quick else (2_000_000, 50_000, 100, 50_000,
+                                                              100)
+    say(f"synthetic {size}")
+    report.put("Synthetic corpus made on the device (float32, k = 20)",
+               table(HEADER_SYNTHETIC, synthetic(torch, device, size, 20, steps, bandwidth)))
+    say(f"({time.perf_counter() - started:.0f} s)")
+    if torch.device(device).type == "cuda":
+        torch.cuda.empty_cache()
 
     name = "ng20" if "ng20" in corpora else next(iter(corpora))
     X, _, k = corpora[name]
@@ -441,13 +513,24 @@ def main(argv=None):
     report.put(f"Per iteration on {name} (float32, k = {k}, median of {steps})",
                table(HEADER_STEP, per_iteration(name, X, k, torch, device, steps)))
     say(f"({time.perf_counter() - started:.0f} s)")
+
+    rows = []
+    heading = f"Agreement with the local engine (one start, max_iter = {max_iter}, tol = 1e-4)"
+    for name, (X, _, k) in corpora.items():
+        say(f"agreement on {name}: {X.shape}, {X.nnz:,} nnz, k = {k}")
+        rows += agreement(name, X, k, device, max_iter)
+        report.put(heading, table(HEADER_AGREEMENT, rows) + missing_note)
+        say(f"({time.perf_counter() - started:.0f} s)")
     _CACHE.clear()
 
-    size = (20_000, 5_000, 25, 5_000, 20) if args.quick else (2_000_000, 50_000, 100, 50_000,
-                                                              100)
-    say(f"synthetic {size}")
-    report.put("Synthetic corpus made on the device (float32, k = 20)",
-               table(HEADER_SYNTHETIC, synthetic(torch, device, size, 20, steps, bandwidth)))
+    folders = [os.path.join(args.data, n) for n in wanted
+               if os.path.isfile(os.path.join(args.data, n, "counts.mtx"))]
+    if folders:
+        folder = folders[-1]
+        say(f"end to end on {folder}")
+        report.put(f"End to end: `semnmf cluster {os.path.basename(folder)}` (counts.mtx), "
+                   "the command line in a new process",
+                   table(HEADER_END, end_to_end(folder, device, args.quick)))
     say(f"wrote {report.path} ({time.perf_counter() - started:.0f} s)")
     return 0
 

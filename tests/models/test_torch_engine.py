@@ -261,7 +261,8 @@ def test_the_gpu_check_script_runs_quick_on_cpu(tmp_path):
                               "HOME": str(tmp_path)}, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     report = (tmp_path / "gpu.md").read_text()
-    for section in ("## Machine", "## Agreement", "## Per iteration", "## Synthetic"):
+    for section in ("## Machine", "## Agreement", "## Per iteration", "## Synthetic",
+                    "## End to end"):
         assert section in report
     assert "failed" not in report
 
