@@ -83,6 +83,25 @@ def test_accuracy_value_in_unit_interval_and_type():
 
 
 # ---------------------------------------------------------------- nmi / ari
+@pytest.mark.parametrize("seed", range(3))
+def test_scores_of_string_labels_with_missing_ones_equal_sklearns_on_the_known(seed):
+    # the scores run on integer codes of the labels: the same numbers, bit for bit, as
+    # scikit-learn's on the values, with the unlabelled documents left out
+    rng = np.random.RandomState(seed)
+    classes = np.array(["sport", "tech", "politics", "arts", "", None, float("nan")],
+                       dtype=object)
+    labels_true = classes[rng.randint(len(classes), size=300)]
+    labels_pred = rng.randint(-1, 5, size=300)
+    known = np.array([y is not None and y == y and y != "" for y in labels_true])
+    y, p = labels_true[known].astype(str), labels_pred[known]
+    scores = clustering_scores(labels_true, labels_pred)
+    assert scores["nmi"] == normalized_mutual_info_score(y, p)
+    assert scores["ari"] == adjusted_rand_score(y, p)
+    assert scores["accuracy"] == pytest.approx(brute_force_accuracy(y, p), abs=1e-15)
+    assert scores == {"nmi": nmi(labels_true, labels_pred), "ari": ari(labels_true, labels_pred),
+                      "accuracy": accuracy(labels_true, labels_pred)}
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_nmi_ari_match_sklearn(seed):
     rng = np.random.RandomState(seed)
