@@ -112,3 +112,20 @@ def test_kl_consensus_refuses_no_runs():
     X, _ = planted_corpus(n_per=10, k=2, noise=0.2, seed=1)
     with pytest.raises(ValueError, match="n_runs must be a positive number of runs"):
         kl_consensus(X, 2, n_runs=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kl_consensus_members_are_the_estimators_fitted_alone(dtype):
+    """Each run's members are NMF-KL (5 screened starts), NMF-KL (one start) and spherical
+    k-means with the run's seed, fitted alone: the one-start NMF-KL's spherical k-means
+    start, which is the third member, is fitted once for both."""
+    from semnmf import SphericalKMeans
+
+    X, y = planted_corpus(n_per=25, k=3, noise=0.4, seed=6)
+    X = X.astype(dtype)
+    fitted = kl_consensus(X, 3, random_state=2, max_iter=60, n_runs=1)
+    alone = [NMF(3, loss="kl", n_init=5, screen_iter=1, max_iter=60, random_state=2),
+             NMF(3, loss="kl", max_iter=60, random_state=2),
+             SphericalKMeans(3, random_state=2)]
+    for column, estimator in zip(fitted.members_.T, alone):
+        np.testing.assert_array_equal(column, estimator.fit(X).labels_)

@@ -85,14 +85,18 @@ def kl_consensus(X, n_components, *, random_state=0, max_iter=200, tol=1e-4, n_r
 
 def _kl_consensus_once(X, k, seed, max_iter, tol, verbose):
     """(labels, members' partitions) of one KL consensus with ``seed``."""
+    from ..models.init import factors_from_skmeans
     from ..models.nmf import NMF
     from ..models.skmeans import SphericalKMeans
 
-    members = [NMF(k, loss="kl", n_init=5, screen_iter=1, max_iter=max_iter, tol=tol,
-                   random_state=seed, verbose=verbose),
-               NMF(k, loss="kl", max_iter=max_iter, tol=tol, random_state=seed,
-                   verbose=verbose),
-               SphericalKMeans(k, random_state=seed)]
-    partitions = np.column_stack([np.asarray(m.fit(X).labels_) for m in members])
+    screened = NMF(k, loss="kl", n_init=5, screen_iter=1, max_iter=max_iter, tol=tol,
+                   random_state=seed, verbose=verbose).fit(X)
+    # the one-start NMF-KL starts from spherical k-means with the same seed and restarts
+    # (models.init.initialize): that k-means is the third member, fitted once for both
+    km = SphericalKMeans(k, random_state=seed).fit(X)
+    dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+    single = NMF(k, loss="kl", max_iter=max_iter, tol=tol, random_state=seed, verbose=verbose,
+                 init=factors_from_skmeans(km, dtype)).fit(X)
+    partitions = np.column_stack([np.asarray(m.labels_) for m in (screened, single, km)])
     labels, _, _ = combine(partitions, k, "mmm", random_state=seed)
     return labels, partitions
