@@ -352,7 +352,7 @@ def test_em_on_distinct_rows_is_em_on_every_document():
     """EM runs on the distinct rows of labels, weighted by their documents: the same
     start, likelihoods and responsibilities as EM over the documents one by one."""
     from semnmf.ensemble._labels import check_label_matrix
-    from semnmf.ensemble.mixture import _Data, _e_step, _init_resp, _m_step
+    from semnmf.ensemble.mixture import _Data, _e_step, _init_start, _m_step
 
     _, labels = planted_ensemble(n_per_group=30, n_groups=3, n_partitions=4, noise=0.3,
                                  missing=0.1, seed=21)
@@ -361,8 +361,9 @@ def test_em_on_distinct_rows_is_em_on_every_document():
     assert data.rows.shape[0] < codes.shape[0]          # rows are shared
     K = 4
     start = kmodes_start_ref(codes, K, np.random.RandomState(5))
-    resp = _init_resp(data, K, np.random.RandomState(5))
-    np.testing.assert_array_equal(resp.argmax(axis=1)[data.inverse], start)
+    seeds = _init_start(data, K, np.random.RandomState(5))
+    np.testing.assert_array_equal(seeds[data.inverse], start)
+    resp = np.eye(K)[seeds]
 
     expected, expected_resp = em_ref(codes, start, K, n_iter=15)
     history = []
@@ -487,9 +488,9 @@ def test_logsumexp_rows_is_scipys():
     assert logsumexp_rows(a)[1] == -np.inf
 
 
-def _init_resp_reference(data, K, rng):
+def _init_start_reference(data, K, rng):
     """The k-modes++ start with its Hamming distances counted label by label (the slow,
-    obvious version of semnmf.ensemble.mixture._init_resp)."""
+    obvious version of semnmf.ensemble.mixture._init_start)."""
     rows, n, inverse, counts = data.rows, data.n, data.inverse, data.counts
     labelled = rows >= 0
 
@@ -518,9 +519,7 @@ def _init_resp_reference(data, K, rng):
         seeds.append(best[1])
         dist.append(best[2])
         closest = np.minimum(closest, best[2] ** 2)
-    resp = np.zeros((rows.shape[0], K))
-    resp[np.arange(rows.shape[0]), np.argmin(np.column_stack(dist), axis=1)] = 1.0
-    return resp
+    return np.argmin(np.column_stack(dist), axis=1)
 
 
 @pytest.mark.parametrize("missing", [0.0, 0.2])
@@ -530,7 +529,7 @@ def test_k_modes_start_is_the_label_by_label_reference(missing):
     from sklearn.utils import check_random_state
 
     from semnmf.ensemble._labels import check_label_matrix
-    from semnmf.ensemble.mixture import _Data, _init_resp
+    from semnmf.ensemble.mixture import _Data, _init_start
 
     rng = np.random.default_rng(1)
     truth = rng.integers(0, 6, 300)
@@ -540,6 +539,26 @@ def test_k_modes_start_is_the_label_by_label_reference(missing):
     codes, _ = check_label_matrix(L, require_labelled_rows=False)
     data = _Data(codes)
     for K in (2, 6, 9):
-        fast = _init_resp(data, K, check_random_state(K))
-        slow = _init_resp_reference(data, K, check_random_state(K))
+        fast = _init_start(data, K, check_random_state(K))
+        slow = _init_start_reference(data, K, check_random_state(K))
         np.testing.assert_array_equal(fast, slow)
+
+
+def test_mixture_runs_on_threads_are_the_runs_one_by_one(monkeypatch):
+    """The EM runs of a (model, K) go to the package's threads after their starts are drawn
+    in turn from the one generator: the fit on 1, 2 or 4 threads is the same fit, to the
+    bit (labels, BIC of every candidate, parameters of the kept model)."""
+    _, labels = planted_ensemble(n_per_group=60, n_groups=4, n_partitions=3, noise=0.5,
+                                 missing=0.05, seed=8)
+    fits = []
+    for threads in ("1", "2", "4"):
+        monkeypatch.setenv("SEMNMF_NUM_THREADS", threads)
+        fits.append(MultinomialMixture(n_components=[3, 4, 5], n_init=4,
+                                       random_state=2).fit(labels))
+    one = fits[0]
+    for other in fits[1:]:
+        np.testing.assert_array_equal(other.labels_, one.labels_)
+        assert other.bic_ == one.bic_ and other.model_ == one.model_
+        np.testing.assert_array_equal(other.weights_, one.weights_)
+        np.testing.assert_array_equal(other.log_likelihood_history_,
+                                      one.log_likelihood_history_)

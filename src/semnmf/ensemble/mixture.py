@@ -45,6 +45,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._utils.parallel import map_blocks, n_threads
 from .._utils.progress import progress
 from .._utils.validation import check_n_components
 from ._labels import MISSING, check_label_matrix, incidence, n_categories, relabel
@@ -224,9 +225,9 @@ def _log_prior(log_alpha, data, smoothing):
     return float(smoothing * np.sum(data.inv_m * log_alpha))
 
 
-def _init_resp(data, K, rng):
-    """Hard responsibilities of the distinct rows from K seed documents chosen by greedy
-    k-modes++.
+def _init_start(data, K, rng):
+    """The start of an EM run: each distinct row's closest of K seed documents chosen by
+    greedy k-modes++ (the column of its one-hot responsibilities).
 
     The distance between two documents is the number of partitions that label both and
     disagree (a Hamming distance that ignores missing labels). As in scikit-learn's
@@ -275,15 +276,15 @@ def _init_resp(data, K, rng):
         seeds.append(best[1])
         dist.append(best[2])
         closest = np.minimum(closest, best[2] ** 2)
-    resp = np.zeros((rows.shape[0], K))
-    resp[np.arange(rows.shape[0]), np.argmin(np.column_stack(dist), axis=1)] = 1.0
-    return resp
+    return np.argmin(np.column_stack(dist), axis=1)
 
 
-def _em(data, K, model, *, smoothing, tol, max_iter, rng):
-    """One EM run from a k-modes++ start. Returns a dict with the fitted run."""
+def _em(data, K, model, *, smoothing, tol, max_iter, start):
+    """One EM run from a k-modes++ start (``start``: each distinct row's seed, from
+    :func:`_init_start`). Returns a dict with the fitted run."""
     _, free, dispersion = _parse_model(model)
-    resp = _init_resp(data, K, rng)
+    resp = np.zeros((data.rows.shape[0], K))
+    resp[np.arange(data.rows.shape[0]), start] = 1.0
     history = []
     converged = False
     for _ in range(max_iter):
@@ -523,12 +524,18 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
                       enabled=self.verbose > 0) as bar:
             for model in models:
                 for K in grid:
+                    # the starts drawn in turn from the one generator, the runs from
+                    # them on the package's threads (the same runs as one by one)
+                    starts = [_init_start(data, K, rng) for _ in range(self.n_init)]
+                    trials = map_blocks(
+                        lambda i: _em(data, K, model, smoothing=smoothing, tol=self.tol,
+                                      max_iter=self.max_iter, start=starts[i]),
+                        self.n_init, n_threads())
                     run = None
-                    for _ in range(self.n_init):
-                        trial = _em(data, K, model, smoothing=smoothing, tol=self.tol,
-                                    max_iter=self.max_iter, rng=rng)
+                    for trial in trials:
                         if run is None or trial["objective"] > run["objective"]:
                             run = trial
+                    del trials
                     nu = n_parameters(model, K, data.m)
                     value = -2.0 * run["log_likelihood"] + nu * np.log(data.n)
                     resp = run["resp"]
