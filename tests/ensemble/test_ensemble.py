@@ -562,3 +562,40 @@ def test_mixture_runs_on_threads_are_the_runs_one_by_one(monkeypatch):
         np.testing.assert_array_equal(other.weights_, one.weights_)
         np.testing.assert_array_equal(other.log_likelihood_history_,
                                       one.log_likelihood_history_)
+
+
+@pytest.mark.parametrize("smoothing", [1.0, 0.0])
+def test_compiled_e_step_is_the_numpy_e_step_to_the_bit(monkeypatch, smoothing):
+    """The E-step's kernel (one pass for the log joint, its maximum, count and shifted
+    entries) gives numpy's numbers exactly, -inf entries (smoothing 0, an empty
+    component) and a row of -inf included; so does the whole fit."""
+    from semnmf.ensemble._labels import check_label_matrix
+    from semnmf.ensemble.mixture import _Data, _e_step, _init_start, _m_step
+
+    _, labels = planted_ensemble(n_per_group=40, n_groups=4, n_partitions=5, noise=0.4,
+                                 missing=0.1, seed=3)
+    codes, _ = check_label_matrix(labels)
+    data = _Data(codes)
+    K = 6
+    resp = np.eye(K)[_init_start(data, K, np.random.RandomState(0))]
+    resp[:, -1] = 0.0                                      # an empty component: log π = -inf
+    log_weights, log_alpha = _m_step(resp, data, True, "Ekjh", smoothing)
+    log_alpha[0, :] = -np.inf                              # a component no row can take
+    log_alpha[1:, data.offsets[1]] = -np.inf               # ... and rows no component takes
+    assert np.isneginf(log_weights).any()
+    out = {}
+    for kernels in ("1", "0"):
+        monkeypatch.setenv("SEMNMF_KERNELS", kernels)
+        out[kernels] = _e_step(data.X, log_weights, log_alpha)
+    np.testing.assert_array_equal(out["1"][0], out["0"][0])
+    np.testing.assert_array_equal(out["1"][1], out["0"][1])
+    assert np.isneginf(out["0"][1]).any()                  # some row is -inf throughout
+    fits = []
+    for kernels in ("1", "0"):
+        monkeypatch.setenv("SEMNMF_KERNELS", kernels)
+        fits.append(MultinomialMixture(n_components=[3, 4], n_init=2, smoothing=smoothing,
+                                       random_state=1).fit(labels))
+    np.testing.assert_array_equal(fits[0].labels_, fits[1].labels_)
+    assert fits[0].bic_ == fits[1].bic_
+    np.testing.assert_array_equal(fits[0].log_likelihood_history_,
+                                  fits[1].log_likelihood_history_)

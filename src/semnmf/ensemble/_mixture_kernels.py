@@ -1,0 +1,60 @@
+"""A numba kernel of the multinomial mixture's E-step (:func:`semnmf.ensemble.mixture.
+_e_step`), bitwise the numpy/scipy expressions it replaces.
+
+The E-step forms each distinct row's log joint ``log π_k + Σ_q log α_k,q(row)`` (SN eq. 13:
+the one-hot incidence times ``log α``ᵀ, ``data.X @ log_alpha.T + log_weights``), then the
+rows' log-sum-exp by scipy's algorithm (:func:`~semnmf.ensemble.mixture.logsumexp_rows`:
+the largest entry of a row taken out of the sum, the others shifted by it) and the
+responsibilities. In numpy that is about ten passes over the rows x K array (the product,
+the sum with ``log π``, the maximum, the comparison with it, the count, the masking, the
+shift, ...). :func:`shifted_joint` makes the first seven in one pass per row and writes the
+log joint, the shifted entries, the maximum and its count; numpy then takes the
+exponentials and the row sums of the same arrays, so every number is the one the numpy
+expressions give:
+
+- scipy's ``csr_matvecs`` sets a row's K sums to zero and adds ``value * log α[:, col]``
+  for its non-zeros in stored order, and the kernel does the same, then adds ``log π`` as
+  numpy does after; the one-hot values are 1.0, so each product is exact and a fused
+  multiply-add, where LLVM made one, rounds as the separate add does;
+- a maximum, the comparison with it and its count are exact;
+- a shifted entry is ``(−inf if it is the maximum else a) − max``, numpy's
+  ``np.where(is_max, -inf, a) - a_max`` (a row of −inf gives NaN there, as in numpy, and
+  −inf in the end).
+
+The kernel releases the GIL, so EM runs on the package's threads (the mixture's fit) run it
+at once. ``SEMNMF_KERNELS=0`` takes the numpy path; tests compare the two to the bit.
+"""
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, nogil=True)
+def shifted_joint(indptr, indices, values, log_alpha_t, log_weights, joint, shifted, a_max,
+                  count):
+    """Per row i of a CSR matrix (the one-hot incidence: ``values`` 1.0):
+    ``joint[i] = Σ_p values[p] log_alpha_t[indices[p]] + log_weights``; ``a_max[i]``, the row's
+    largest entry, ``count[i]`` how many entries equal it, and ``shifted[i, k]`` =
+    ``(−inf if joint[i, k] == a_max[i] else joint[i, k]) − a_max[i]``."""
+    n_rows, K = joint.shape
+    for i in range(n_rows):
+        for k in range(K):
+            joint[i, k] = 0.0
+        for p in range(indptr[i], indptr[i + 1]):
+            j, v = indices[p], values[p]
+            for k in range(K):
+                joint[i, k] += v * log_alpha_t[j, k]
+        top = -np.inf
+        for k in range(K):
+            joint[i, k] += log_weights[k]
+            if joint[i, k] > top:
+                top = joint[i, k]
+        n_top = 0.0
+        for k in range(K):
+            if joint[i, k] == top:
+                n_top += 1.0
+                shifted[i, k] = -np.inf - top
+            else:
+                shifted[i, k] = joint[i, k] - top
+        a_max[i] = top
+        count[i] = n_top
