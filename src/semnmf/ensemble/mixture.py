@@ -215,27 +215,40 @@ def _logsumexp_shifted(shifted, a_max, count):
     return np.where(np.isneginf(a_max), -np.inf, out)  # a row of -inf: -inf
 
 
+# entries (rows x K) of one block of the compiled E-step: 32 k float64s, 256 KB an array
+_E_STEP_BLOCK = 1 << 15
+
+
 def _e_step(data_X, log_weights, log_alpha):
     """Responsibilities and log-likelihoods of the rows of ``data_X`` (sparse
     X @ log α^T): by the compiled kernel (:mod:`semnmf.ensemble._mixture_kernels`, the
     same numbers in fewer passes) unless ``SEMNMF_KERNELS=0``."""
-    if compiled_kernels():
-        from ._mixture_kernels import shifted_joint
-
-        n, K = data_X.shape[0], log_weights.shape[0]
-        log_joint, shifted = np.empty((n, K)), np.empty((n, K))
-        a_max, count = np.empty(n), np.empty(n)
-        with np.errstate(invalid="ignore"):
-            shifted_joint(data_X.indptr, data_X.indices, data_X.data,
-                          np.ascontiguousarray(log_alpha.T), log_weights, log_joint, shifted,
-                          a_max, count)
-            log_lik = _logsumexp_shifted(shifted, a_max, count)
-        del shifted
-    else:
+    if not compiled_kernels():
         log_joint = np.asarray(data_X @ log_alpha.T) + log_weights      # n x K
         log_lik = logsumexp_rows(log_joint)
+        with np.errstate(invalid="ignore"):
+            resp = np.exp(log_joint - log_lik[:, None])
+        return resp, log_lik
+    from ._mixture_kernels import shifted_joint
+
+    # blocks of rows whose n x K arrays stay in the cache: every pass after the kernel's
+    # reads what it just wrote (rows do not interact: the same numbers as in one block)
+    n, K = data_X.shape[0], log_weights.shape[0]
+    block = max(16, _E_STEP_BLOCK // K)
+    log_alpha_t = np.ascontiguousarray(log_alpha.T)
+    resp, log_lik = np.empty((n, K)), np.empty(n)
+    shifted = np.empty((min(block, n), K))
+    a_max, count = np.empty(min(block, n)), np.empty(min(block, n))
+    indptr, indices, values = data_X.indptr, data_X.indices, data_X.data
     with np.errstate(invalid="ignore"):
-        resp = np.exp(log_joint - log_lik[:, None])
+        for start in range(0, n, block):
+            stop = min(start + block, n)
+            joint, b = resp[start:stop], stop - start       # the log joint, then resp
+            shifted_joint(indptr[start:stop + 1], indices, values, log_alpha_t, log_weights,
+                          joint, shifted[:b], a_max[:b], count[:b])
+            log_lik[start:stop] = _logsumexp_shifted(shifted[:b], a_max[:b], count[:b])
+            joint -= log_lik[start:stop, None]
+            np.exp(joint, out=joint)
     return resp, log_lik
 
 
