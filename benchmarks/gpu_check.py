@@ -26,8 +26,9 @@ how the test suite checks the script itself. Sections:
    column popularity skewed; with SemanticNMF a random 50 k x 50 k M of 5 M non-zeros),
    k = 20: per-iteration time of the four methods and its ratio to the bandwidth floor;
    skipped with a note when the free GPU memory is short. No CPU engine there.
-5. End to end on NG20 (BBC with ``--quick``): ``semnmf cluster FOLDER -k K --method
-   snmf-robust|nmf --device DEVICE|cpu`` in a new process (read, X, M, fit, write).
+5. End to end on NG20 (BBC with ``--quick``, ``nmf`` only): ``semnmf cluster FOLDER -k K
+   --method snmf-robust|nmf --device DEVICE|cpu`` in a new process (read, X, M, fit,
+   write); skipped without the corpora.
 
 The sections run in the order 4, 3, 2, 5 (the most wanted first).
 
@@ -49,6 +50,7 @@ import argparse
 import dataclasses
 import os
 import platform
+import shutil
 import sys
 import time
 import warnings
@@ -403,13 +405,23 @@ def end_to_end(folder, device, quick):
     """Wall seconds of ``semnmf cluster FOLDER -k K --method M --device D`` in a new process
     (read, X, M, fit, write; the interpreter's start and imports included), with the NMI
     and the run's own timings from its run.json."""
-    import json
-    import subprocess
     import tempfile
 
-    out = tempfile.mkdtemp(prefix="gpu_check_")  # not --out: $OUT returns a few files only
     k = n_classes_of(folder)
-    runs = [("snmf-robust", device), ("snmf-robust", "cpu"), ("nmf", device), ("nmf", "cpu")]
+    methods = ("nmf",) if quick else ("snmf-robust", "nmf")
+    places = (device,) if device == "cpu" else (device, "cpu")
+    runs = [(method, where) for method in methods for where in places]
+    out = tempfile.mkdtemp(prefix="gpu_check_")  # not --out: $OUT returns a few files only
+    try:
+        return _end_to_end_runs(folder, k, runs, out, quick)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def _end_to_end_runs(folder, k, runs, out, quick):
+    import json
+    import subprocess
+
     rows = []
     for method, where in runs:
         target = os.path.join(out, f"e2e_{method}_{where.replace(':', '')}")

@@ -102,6 +102,14 @@ def test_scores_of_string_labels_with_missing_ones_equal_sklearns_on_the_known(s
                       "accuracy": accuracy(labels_true, labels_pred)}
 
 
+@pytest.mark.parametrize("which", ["labels_true", "labels_pred"])
+def test_an_infinite_label_is_refused(which):
+    labels = {"labels_true": [0.0, 1.0, 1.0, 2.0], "labels_pred": [0, 1, 1, 0]}
+    labels[which] = [np.inf, 1.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match=f"{which} contains infinity"):
+        clustering_scores(labels["labels_true"], labels["labels_pred"])
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_nmi_ari_match_sklearn(seed):
     rng = np.random.RandomState(seed)

@@ -41,7 +41,7 @@ def _check_labelings(labels_true, labels_pred):
     """Return both labelings as 1-D integer codes of equal, non-zero length: each value's
     rank among its labeling's distinct values (``np.unique``'s inverse), the codes
     scikit-learn's scores compute on their own. The scores are the same as on the values
-    themselves, and on strings or objects several times faster (27 ms against 3 ms for
+    themselves, and on strings or objects several times faster (27 ms against 7 ms for
     NMI, ARI and accuracy of 12,340 documents with string classes)."""
     out = []
     for name, labels in (("labels_true", labels_true), ("labels_pred", labels_pred)):
@@ -82,6 +82,10 @@ def _check_labelings(labels_true, labels_pred):
                 f"labels_pred has {int(missing.sum())} missing value(s) (None or NaN, the "
                 f"first at position {int(np.argmax(missing))}): give every document a "
                 "cluster, e.g. -1 for the documents left out.")
+    for name, labels in (("labels_true", labels_true), ("labels_pred", labels_pred)):
+        if labels.dtype.kind == "f" and not np.isfinite(labels).all():
+            raise ValueError(f"{name} contains infinity: give every document a finite "
+                             "label (or NaN for no label in labels_true).")
     return (np.unique(labels_true, return_inverse=True)[1].ravel(),
             np.unique(labels_pred, return_inverse=True)[1].ravel())
 

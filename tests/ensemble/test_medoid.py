@@ -120,12 +120,19 @@ def test_kl_consensus_members_are_the_estimators_fitted_alone(dtype):
     k-means with the run's seed, fitted alone: the one-start NMF-KL's spherical k-means
     start, which is the third member, is fitted once for both."""
     from semnmf import SphericalKMeans
+    from semnmf.models.init import factors_from_skmeans, initialize
 
-    X, y = planted_corpus(n_per=25, k=3, noise=0.4, seed=6)
+    X, y = planted_corpus(n_per=25, k=5, noise=0.8, seed=6)
     X = X.astype(dtype)
-    fitted = kl_consensus(X, 3, random_state=2, max_iter=60, n_runs=1)
-    alone = [NMF(3, loss="kl", n_init=5, screen_iter=1, max_iter=60, random_state=2),
-             NMF(3, loss="kl", max_iter=60, random_state=2),
-             SphericalKMeans(3, random_state=2)]
+    fitted = kl_consensus(X, 5, random_state=2, max_iter=60, n_runs=1)
+    alone = [NMF(5, loss="kl", n_init=5, screen_iter=1, max_iter=60, random_state=2),
+             NMF(5, loss="kl", max_iter=60, random_state=2),
+             SphericalKMeans(5, random_state=2)]
     for column, estimator in zip(fitted.members_.T, alone):
         np.testing.assert_array_equal(column, estimator.fit(X).labels_)
+    # the premise: the member's factors are the one-start NMF's own start, to the bit
+    shared = factors_from_skmeans(alone[2], X.dtype)
+    own = initialize(X, 5, "skmeans", np.random.RandomState(2))
+    for a, b in zip(shared, own):
+        assert a.dtype == b.dtype == X.dtype
+        np.testing.assert_array_equal(a, b)

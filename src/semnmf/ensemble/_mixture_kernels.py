@@ -16,7 +16,9 @@ expressions give:
   for its non-zeros in stored order, and the kernel does the same, then adds ``log π`` as
   numpy does after; the one-hot values are 1.0, so each product is exact and a fused
   multiply-add, where LLVM made one, rounds as the separate add does;
-- a maximum, the comparison with it and its count are exact;
+- a maximum, the comparison with it and its count are exact (the EM's entries are finite
+  or −inf; a NaN, which it never makes, would be skipped by the kernel's maximum where
+  numpy's propagates it);
 - a shifted entry is ``(−inf if it is the maximum else a) − max``, numpy's
   ``np.where(is_max, -inf, a) - a_max`` (a row of −inf gives NaN there, as in numpy, and
   −inf in the end).

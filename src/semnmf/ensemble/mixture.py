@@ -559,7 +559,8 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
             for model in models:
                 for K in grid:
                     # the starts drawn in turn from the one generator, the runs from
-                    # them on the package's threads (the same runs as one by one)
+                    # them on the package's threads (the same runs as one by one; the
+                    # n_init runs' responsibilities are held at once)
                     starts = [_init_start(data, K, rng) for _ in range(self.n_init)]
                     trials = map_blocks(
                         lambda i: _em(data, K, model, smoothing=smoothing, tol=self.tol,

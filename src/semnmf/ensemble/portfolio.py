@@ -98,7 +98,8 @@ def _kl_consensus_once(X, k, seed, max_iter, tol, verbose):
     # the one-start NMF-KL starts from spherical k-means with the same seed and restarts
     # (models.init.initialize): that k-means is the third member, fitted once for both
     km = SphericalKMeans(k, random_state=seed).fit(X)
-    dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+    dtype = getattr(X, "dtype", None)  # NMF's: float32 stays, anything else float64
+    dtype = dtype if dtype in (np.float32, np.float64) else np.float64
     single = NMF(k, loss="kl", max_iter=max_iter, tol=tol, random_state=seed, verbose=verbose,
                  init=factors_from_skmeans(km, dtype)).fit(X)
     partitions = np.column_stack([np.asarray(m.labels_) for m in (screened, single, km)])
