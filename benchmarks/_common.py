@@ -162,9 +162,15 @@ def machine_line():
 
 
 def write_markdown(filename, title, sections):
-    """sections: list of (heading or None, text)."""
+    """sections: list of (heading or None, text). Notes written by hand live beside the
+    results, in ``<name>_notes.md``, and are appended to every rewrite of ``<name>.md`` (a
+    rerun of the script keeps them)."""
     os.makedirs(RESULTS, exist_ok=True)
     path = os.path.join(RESULTS, filename)
+    notes = os.path.join(RESULTS, os.path.splitext(filename)[0] + "_notes.md")
+    if os.path.exists(notes):
+        with open(notes, encoding="utf-8") as f:
+            sections = [*sections, (None, f.read())]
 
     def write(f):
         f.write(f"# {title}\n\n")

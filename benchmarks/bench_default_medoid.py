@@ -61,8 +61,6 @@ from _common import (HERE, RESULTS, all_corpora, data_root, leave_one_out,  # no
 
 CACHE = os.path.join(HERE, "cache", "default_medoid")
 TIMES = os.path.join(CACHE, "times.json")
-# the variants measured by hand and not kept, written at the end of the results
-NOTES = os.path.join(RESULTS, "default_medoid_notes.md")
 SEEDS = tuple(range(15))
 RUNS = (3, 5)
 BASELINES = ("skmeans", "nmf", "nmf-kl")
@@ -316,9 +314,6 @@ def report(names):
              "have no constant fitted to the corpora: R = 3 is set by its cost.\n\n"
              f"{machine_line()}\n\nReproduce: `PYTHONPATH=src python "
              "benchmarks/bench_default_medoid.py`.")
-    if os.path.exists(NOTES):
-        with open(NOTES, encoding="utf-8") as f:
-            sections.append((None, f.read()))
     write_markdown("default_medoid.md",
                    "The medoid or the MMM of a few runs of the default (issue 37)",
                    [(None, intro), *sections])
