@@ -256,18 +256,19 @@ def main(argv=None):
             "penalty that no single constant fits across corpora. Other label-free rules built "
             "from the same cached curves (last or first peak, kneedle, sums and rank sums of two "
             "curves, priors on k, k ≥ 3 only): `results/k_selection_rules.md` "
-            "(`bench_k_rules.py`); none clearly beats this choice. Recursive bisection with a "
-            "stability test per split (split a node while its own 2-way split is stable, k = "
-            "the leaves): 4/20 by leave-one-corpus-out at best, `results/k_selection_tree.md` "
-            "(`bench_k_tree.py`): a node of three or more balanced groups has no single stable "
-            "bisection, so roots stay whole while single classes split. A 4x larger sample (1 M "
+            "(its script removed in 5649cd5); none clearly beats this choice. Recursive "
+            "bisection with a stability test per split (split a node while its own 2-way split "
+            "is stable, k = the leaves): 4/20 by leave-one-corpus-out at best, "
+            "`results/k_selection_tree.md` (its script removed in 5649cd5): a node of three or "
+            "more balanced groups has no single stable bisection, so roots stay whole while "
+            "single classes split. A 4x larger sample (1 M "
         "stored entries, up to 16,000 documents) gives 10/20, ten runs per k 11/20, each at "
         "about twice the cost (`results/k_selection_sample1m.md`, "
         "`results/k_selection_runs10.md`): on 20 Newsgroups the stability curve is flat from "
         "k = 8 to 50 and the 2-way split only gets more stable. The cross-validated "
         "likelihood of a mixture of multinomials (Smyth 2000; 10 smoothings, 5 folds): 12/20 "
         "alone, 10/20 pooled with these criteria, its peak placed by the smoothing rather than "
-        "by the corpus (`results/k_selection_cvlik.md`, `bench_k_cvlik.py`).")))
+        "by the corpus (`results/k_selection_cvlik.md`; its script removed in 5649cd5).")))
 
     # per criterion: k found at a = 0 (or its best constant on all), per corpus
     header = "| criterion (constant) | " + " | ".join(f"{n} ({truth[n]})" for n in names) \
