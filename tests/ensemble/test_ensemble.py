@@ -488,44 +488,11 @@ def test_logsumexp_rows_is_scipys():
     assert logsumexp_rows(a)[1] == -np.inf
 
 
-def _init_start_reference(data, K, rng):
-    """The k-modes++ start with its Hamming distances counted label by label (the slow,
-    obvious version of semnmf.ensemble.mixture._init_start)."""
-    rows, n, inverse, counts = data.rows, data.n, data.inverse, data.counts
-    labelled = rows >= 0
-
-    def distance(i):
-        row = inverse[i]
-        return np.sum((rows != rows[row]) & labelled & labelled[row],
-                      axis=1).astype(np.float64)
-
-    n_trials = 2 + int(np.log(K))
-    seeds = [int(rng.randint(n))]
-    dist = [distance(seeds[0])]
-    closest = dist[0] ** 2
-    while len(seeds) < K:
-        per_document = closest[inverse]
-        total = per_document.sum()
-        if total > 0:
-            candidates = rng.choice(n, size=n_trials, p=per_document / total)
-        else:
-            candidates = [rng.choice(np.setdiff1d(np.arange(n), seeds))]
-        best = None
-        for c in candidates:
-            d = distance(c)
-            potential = counts @ np.minimum(closest, d ** 2)
-            if best is None or potential < best[0]:
-                best = (potential, int(c), d)
-        seeds.append(best[1])
-        dist.append(best[2])
-        closest = np.minimum(closest, best[2] ** 2)
-    return np.argmin(np.column_stack(dist), axis=1)
-
-
 @pytest.mark.parametrize("missing", [0.0, 0.2])
 def test_k_modes_start_is_the_label_by_label_reference(missing):
-    """The start's distances, read off the one-hot columns, are the Hamming distances
-    counted label by label (missing labels ignored): the same seeds, the same start."""
+    """The start's distances, read off the one-hot columns of the distinct rows, are the
+    Hamming distances counted label by label over the documents (missing labels ignored,
+    :func:`kmodes_start_ref`): the same seeds, the same start."""
     from sklearn.utils import check_random_state
 
     from semnmf.ensemble._labels import check_label_matrix
@@ -540,8 +507,8 @@ def test_k_modes_start_is_the_label_by_label_reference(missing):
     data = _Data(codes)
     for K in (2, 6, 9):
         fast = _init_start(data, K, check_random_state(K))
-        slow = _init_start_reference(data, K, check_random_state(K))
-        np.testing.assert_array_equal(fast, slow)
+        slow = kmodes_start_ref(codes, K, check_random_state(K))
+        np.testing.assert_array_equal(fast[data.inverse], slow)
 
 
 def test_mixture_runs_on_threads_are_the_runs_one_by_one(monkeypatch):
