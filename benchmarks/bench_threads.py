@@ -13,7 +13,6 @@ device machine's 16 cores): on two cores it says little.
 """
 
 import argparse
-import dataclasses
 import json
 import os
 import subprocess
@@ -40,10 +39,7 @@ def one(data, threads):
     out = {"threads": threads}
     labels = {}
     for method, loss in (("NMF", "frobenius"), ("NMF", "kl")):
-        problem, _ = gpu_check.prepared(method, loss, X, k, 1, init="random")
-        _, Z, W = problem.start
-        problem32 = dataclasses.replace(problem, X=problem.X.astype(np.float32))
-        run = gpu_check.local_problem(problem32, Z.astype(np.float32), W.astype(np.float32))
+        run = gpu_check.local_problem(*gpu_check.float32_problem(method, loss, X, k))
         out[f"{loss} ms"] = 1e3 * gpu_check.median_step(run, 10)
         labels[loss] = np.argmax(run.Z, axis=1)
     SphericalKMeans(k, random_state=0, n_init=1).fit(X[:2000])  # compile first

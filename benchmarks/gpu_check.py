@@ -259,15 +259,21 @@ def local_problem(problem, Z, W):
                                 Mt=Mt)
 
 
+def float32_problem(method, loss, X, k):
+    """``(problem, Z, W)``: one method's problem on X with a random start, in float32 (X,
+    M and the start), as the sweeps are timed."""
+    problem, _ = prepared(method, loss, X, k, 1, init="random")
+    _, Z, W = problem.start
+    problem = dataclasses.replace(problem, X=problem.X.astype(np.float32),
+                                  M=None if problem.M is None
+                                  else problem.M.astype(np.float32))
+    return problem, Z.astype(np.float32), W.astype(np.float32)
+
+
 def per_iteration(name, X, k, torch, device, steps):
     rows = []
     for method, loss in METHODS:
-        problem, _ = prepared(method, loss, X, k, 1, init="random")
-        _, Z, W = problem.start
-        Z32, W32 = Z.astype(np.float32), W.astype(np.float32)
-        problem = dataclasses.replace(problem, X=problem.X.astype(np.float32),
-                                      M=None if problem.M is None
-                                      else problem.M.astype(np.float32))
+        problem, Z32, W32 = float32_problem(method, loss, X, k)
         local = median_step(local_problem(problem, Z32, W32), steps)
         variants = ([("sampled", {"ratios": "sampled"}), ("gather", {"ratios": "gather"})]
                     if loss == "kl" else [("int32", {"index_dtype": torch.int32}),

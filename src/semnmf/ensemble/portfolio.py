@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._utils.validation import FLOAT_DTYPES
 from ..metrics import nmi
 from .runs import combine, run_seeds
 
@@ -99,7 +100,7 @@ def _kl_consensus_once(X, k, seed, max_iter, tol, verbose):
     # (models.init.initialize): that k-means is the third member, fitted once for both
     km = SphericalKMeans(k, random_state=seed).fit(X)
     dtype = getattr(X, "dtype", None)  # NMF's: float32 stays, anything else float64
-    dtype = dtype if dtype in (np.float32, np.float64) else np.float64
+    dtype = dtype if dtype in FLOAT_DTYPES else np.float64
     single = NMF(k, loss="kl", max_iter=max_iter, tol=tol, random_state=seed, verbose=verbose,
                  init=factors_from_skmeans(km, dtype)).fit(X)
     partitions = np.column_stack([np.asarray(m.labels_) for m in (screened, single, km)])
