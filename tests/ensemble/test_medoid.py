@@ -121,6 +121,7 @@ def test_kl_consensus_members_are_the_estimators_fitted_alone(dtype):
     start, which is the third member, is fitted once for both."""
     from semnmf import SphericalKMeans
     from semnmf.models.init import factors_from_skmeans, initialize
+    from semnmf.models.nmf import fit_record
 
     X, y = planted_corpus(n_per=25, k=5, noise=0.8, seed=6)
     X = X.astype(dtype)
@@ -130,7 +131,12 @@ def test_kl_consensus_members_are_the_estimators_fitted_alone(dtype):
              SphericalKMeans(5, random_state=2)]
     for column, estimator in zip(fitted.members_.T, alone):
         np.testing.assert_array_equal(column, estimator.fit(X).labels_)
-    # the premise: the member's factors are the one-start NMF's own start, to the bit
+    # the premise: the k-means member is the best of the screened member's restarts
+    km = fit_record(NMF(5, loss="kl", n_init=5, screen_iter=1, max_iter=60,
+                        random_state=2), X).start_kmeans
+    np.testing.assert_array_equal(km.cluster_centers_, alone[2].cluster_centers_)
+    assert km.similarity_ == alone[2].similarity_
+    # and the member's factors are the one-start NMF's own start, to the bit
     shared = factors_from_skmeans(alone[2], X.dtype)
     own = initialize(X, 5, "skmeans", np.random.RandomState(2))
     for a, b in zip(shared, own):

@@ -53,6 +53,36 @@ def test_an_engine_writes_into_no_estimator(X):
     assert record.lam == reference.lambda_ > 0
 
 
+@pytest.mark.parametrize("n_init, screen_iter, restarts", [(1, None, 10), (5, 1, 10),
+                                                          (2, None, 20), (3, 1, 9)])
+def test_the_record_keeps_the_best_kmeans_of_the_starts(n_init, screen_iter, restarts):
+    """The local engine's ``start_kmeans`` is the best of every spherical k-means restart
+    behind its starts: those of one SphericalKMeans with as many restarts in all, drawn
+    from the same seed in the same order (screened starts have 10 // n_init each)."""
+    from semnmf import SphericalKMeans
+
+    X, _ = planted_corpus(n_per=30, k=4, noise=0.9, seed=8)
+    record = fit_record(NMF(6, loss="kl", n_init=n_init, screen_iter=screen_iter,
+                            max_iter=20, random_state=5), X)
+    alone = SphericalKMeans(6, n_init=restarts, random_state=5).fit(X)
+    # the premise: the restarts differ and the first is not the best, so which one is
+    # kept is tested
+    rng = np.random.RandomState(5)
+    one = [SphericalKMeans(6, n_init=1, random_state=rng).fit(X).similarity_
+           for _ in range(restarts)]
+    assert len(set(one)) > 1 and np.argmax(one) > 0
+    km = record.start_kmeans
+    np.testing.assert_array_equal(km.labels_, alone.labels_)
+    np.testing.assert_array_equal(km.cluster_centers_, alone.cluster_centers_)
+    assert km.similarity_ == alone.similarity_
+
+
+def test_the_record_has_no_kmeans_without_a_kmeans_start(X):
+    Z0, W0 = np.full((X.shape[0], 3), 0.5), np.full((X.shape[1], 3), 0.5)
+    for model in (NMF(3, init="random", random_state=0), NMF(3, init=(Z0, W0))):
+        assert fit_record(model, X).start_kmeans is None
+
+
 def test_the_relative_weight_is_one_rule(X):
     """The local engine's λ (from X) and the blocked engine's (X's size summed over the
     blocks) come from relative_weight; the online engine's λ_t is the same rule with the

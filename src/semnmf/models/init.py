@@ -194,11 +194,7 @@ def initialize(X, n_components, init="skmeans", random_state=None, Z=None, W=Non
             raise ValueError("init='custom' needs both Z (n_documents, k) and W (n_terms, k).")
         return check_start(Z, (n, k), "Z", dtype), check_start(W, (d, k), "W", dtype)
     if init == "skmeans":
-        with warnings.catch_warnings():
-            # the estimator being initialized already warns about empty documents
-            warnings.filterwarnings("ignore", message=".*all-zero.*", category=UserWarning)
-            km = SphericalKMeans(n_components=k, n_init=n_restarts, random_state=rng).fit(X)
-        return factors_from_skmeans(km, dtype)
+        return factors_from_skmeans(skmeans_start(X, k, rng, n_restarts), dtype)
     if init == "random":
         mean = X.sum() / (n * d)
         scale = np.sqrt(max(mean, 1e-12) / k)
@@ -255,11 +251,7 @@ def seeded_start(X, n_components, seeds, random_state=None, n_restarts=SKMEANS_R
         rows = np.flatnonzero(~reached & (np.diff(Xn.indptr) > 0))
         if rows.size < free:
             rows = np.flatnonzero(np.diff(Xn.indptr) > 0)
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*all-zero.*", category=UserWarning)
-            km = SphericalKMeans(n_components=free, n_init=n_restarts,
-                                 random_state=rng).fit(Xn[rows])
-        centers[len(seeds):] = km.cluster_centers_
+        centers[len(seeds):] = skmeans_start(Xn[rows], free, rng, n_restarts).cluster_centers_
     similarity = np.asarray(Xn @ centers.T)
     labels = np.where(np.diff(Xn.indptr) > 0, np.argmax(similarity, axis=1), -1)
     return _factors(labels, centers, X.dtype)
@@ -271,6 +263,17 @@ def topic_drift(W_start, W):
     A = normalize(np.asarray(W_start, dtype=np.float64).T, norm="l2", axis=1)
     B = normalize(np.asarray(W, dtype=np.float64).T, norm="l2", axis=1)
     return 1.0 - np.sum(A * B, axis=1)
+
+
+def skmeans_start(X, n_components, random_state=None, n_restarts=SKMEANS_RESTARTS):
+    """The fitted :class:`~semnmf.models.skmeans.SphericalKMeans` behind ``init="skmeans"``
+    (the best of ``n_restarts`` restarts, drawn from ``random_state``); its factors are
+    :func:`factors_from_skmeans`."""
+    with warnings.catch_warnings():
+        # the estimator being initialized already warns about empty documents
+        warnings.filterwarnings("ignore", message=".*all-zero.*", category=UserWarning)
+        return SphericalKMeans(n_components=n_components, n_init=n_restarts,
+                               random_state=random_state).fit(X)
 
 
 def factors_from_skmeans(km, dtype=np.float64):

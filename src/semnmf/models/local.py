@@ -11,7 +11,8 @@ from sklearn.utils import check_random_state
 from .._utils.validation import empty_rows
 from ._solvers import mu
 from ._solvers.sparse import product_operator, transpose_csr
-from .init import initialize, initialize_context_factor, start_restarts
+from .init import (factors_from_skmeans, initialize, initialize_context_factor, skmeans_start,
+                   start_restarts)
 from .pipeline import FitResult, final_errors, labels_from_memberships, normalize_columns
 
 
@@ -29,10 +30,16 @@ def fit_local(problem, options):
     context_product = product_operator(Mt) if factored else None
     strategy, Z0, W0 = problem.start
     restarts = start_restarts(options.n_init, options.screen_iter)
+    best_kmeans = []  # the best spherical k-means of the starts' restarts (FitResult)
 
     def new_run(index):
         if Z0 is not None:
             Z, W = Z0.copy(), W0.copy()
+        elif strategy == "skmeans":
+            km = skmeans_start(X, problem.n_components, rng, n_restarts=restarts)
+            if not best_kmeans or km.similarity_ > best_kmeans[0].similarity_:
+                best_kmeans[:] = [km]
+            Z, W = factors_from_skmeans(km, X.dtype)
         else:
             Z, W = initialize(X, problem.n_components, strategy, rng, n_restarts=restarts)
         Q = initialize_context_factor(context_product @ W, W) if factored else None
@@ -47,7 +54,8 @@ def fit_local(problem, options):
     norms = normalize_columns(run.Z, run.W, Q)
     return FitResult(W=run.W, Z=run.Z, Q=Q, labels=labels_from_memberships(run.Z, empty_rows(X)),
                      n_iter=n_iter, history=history, errors=errors, norms=norms,
-                     lam=problem.lam, engine="local", problem=run)
+                     lam=problem.lam, engine="local", problem=run,
+                     start_kmeans=best_kmeans[0] if best_kmeans else None)
 
 
 def run_restarts(new_run, options):

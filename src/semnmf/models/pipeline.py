@@ -116,7 +116,12 @@ class FitResult:
     engine's workers): :meth:`document_factors` gathers them. ``strengths`` is each
     document's share of its cluster in its row of Z when the engine computed it there
     (else None). ``history`` and ``errors`` are None for an online step, which computes no
-    objective.
+    objective. ``start_kmeans``: the local engine's best spherical k-means (highest cosine
+    objective, the first on ties) among the restarts behind its ``init="skmeans"`` starts,
+    else None: with ``n_init`` starts of ``r`` restarts each, the k-means of
+    ``SphericalKMeans(n_components, n_init=n_init * r, random_state=random_state)`` on X,
+    whose restarts draw from the same generator in the same order (the KL consensus takes
+    it as its k-means member instead of fitting it again).
     """
 
     W: np.ndarray
@@ -132,6 +137,7 @@ class FitResult:
     strengths: np.ndarray | None = None
     problem: Any = None
     gather: Callable | None = field(default=None, repr=False)
+    start_kmeans: Any = None
 
     def document_factors(self):
         """Z (n_documents x k) on this machine."""
