@@ -108,6 +108,23 @@ def test_ensemble_medoid_refuses_another_number_of_clusters_and_names_its_run(
     assert ensemble.labels_.tolist() == ensemble.partitions_[:, column].tolist()
 
 
+def test_kl_consensus_fits_its_kmeans_when_the_engine_keeps_none(monkeypatch):
+    """Without the screened member's k-means (an engine that keeps none), the KL consensus
+    fits spherical k-means itself: the same members and labels."""
+    import dataclasses
+
+    from semnmf.models import nmf as nmf_module
+
+    X, _ = planted_corpus(n_per=25, k=4, noise=0.8, seed=9)
+    kept = kl_consensus(X, 4, random_state=1, max_iter=60, n_runs=2)
+    record = nmf_module.fit_record
+    monkeypatch.setattr(nmf_module, "fit_record", lambda *a, **k: dataclasses.replace(
+        record(*a, **k), start_kmeans=None))
+    fitted = kl_consensus(X, 4, random_state=1, max_iter=60, n_runs=2)
+    np.testing.assert_array_equal(fitted.members_, kept.members_)
+    np.testing.assert_array_equal(fitted.labels_, kept.labels_)
+
+
 def test_kl_consensus_refuses_no_runs():
     X, _ = planted_corpus(n_per=10, k=2, noise=0.2, seed=1)
     with pytest.raises(ValueError, match="n_runs must be a positive number of runs"):
