@@ -108,19 +108,54 @@ def test_ensemble_medoid_refuses_another_number_of_clusters_and_names_its_run(
     assert ensemble.labels_.tolist() == ensemble.partitions_[:, column].tolist()
 
 
+def _count_kmeans_fits(monkeypatch):
+    """Count SphericalKMeans.fit calls (every reference to the class sees the patch)."""
+    from semnmf.models.skmeans import SphericalKMeans
+
+    calls, fit = [], SphericalKMeans.fit
+
+    def counted(self, *args, **kwargs):
+        calls.append(self.n_init)
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(SphericalKMeans, "fit", counted)
+    return calls
+
+
+def test_kl_consensus_fits_no_kmeans_besides_the_screened_starts(monkeypatch):
+    """A run's k-means fits are its screened member's five starts (two restarts each):
+    the k-means member and the one-start NMF-KL's start are the best of them."""
+    from semnmf.ensemble.portfolio import SCREENED_STARTS
+
+    X, _ = planted_corpus(n_per=25, k=4, noise=1.0, seed=9)
+    calls = _count_kmeans_fits(monkeypatch)
+    kl_consensus(X, 6, random_state=1, max_iter=30, n_runs=2)
+    assert calls == [2] * SCREENED_STARTS * 2
+
+
 def test_kl_consensus_fits_its_kmeans_when_the_engine_keeps_none(monkeypatch):
     """Without the screened member's k-means (an engine that keeps none), the KL consensus
-    fits spherical k-means itself: the same members and labels."""
+    fits spherical k-means itself, with all ten restarts: the same members and labels."""
     import dataclasses
 
+    from semnmf import SphericalKMeans
     from semnmf.models import nmf as nmf_module
 
-    X, _ = planted_corpus(n_per=25, k=4, noise=0.8, seed=9)
-    kept = kl_consensus(X, 4, random_state=1, max_iter=60, n_runs=2)
+    X, _ = planted_corpus(n_per=25, k=4, noise=1.0, seed=9)
+    # the premise: each run's best restart is among the last five of ten, so a fallback
+    # with fewer restarts (or another seed) gives another member
+    for seed in (1, 2):
+        rng = np.random.RandomState(seed)
+        one = [SphericalKMeans(6, n_init=1, random_state=rng).fit(X).similarity_
+               for _ in range(10)]
+        assert np.argmax(one) >= 5
+    kept = kl_consensus(X, 6, random_state=1, max_iter=30, n_runs=2)
     record = nmf_module.fit_record
     monkeypatch.setattr(nmf_module, "fit_record", lambda *a, **k: dataclasses.replace(
         record(*a, **k), start_kmeans=None))
-    fitted = kl_consensus(X, 4, random_state=1, max_iter=60, n_runs=2)
+    calls = _count_kmeans_fits(monkeypatch)
+    fitted = kl_consensus(X, 6, random_state=1, max_iter=30, n_runs=2)
+    assert calls == ([2] * 5 + [10]) * 2             # the fallback was taken, each run
     np.testing.assert_array_equal(fitted.members_, kept.members_)
     np.testing.assert_array_equal(fitted.labels_, kept.labels_)
 

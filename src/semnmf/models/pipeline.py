@@ -116,12 +116,15 @@ class FitResult:
     engine's workers): :meth:`document_factors` gathers them. ``strengths`` is each
     document's share of its cluster in its row of Z when the engine computed it there
     (else None). ``history`` and ``errors`` are None for an online step, which computes no
-    objective. ``start_kmeans``: the local engine's best spherical k-means (highest cosine
-    objective, the first on ties) among the restarts behind its ``init="skmeans"`` starts,
-    else None: with ``n_init`` starts of ``r`` restarts each, the k-means of
+    objective. ``start_kmeans``: the local engine's best fitted spherical k-means (highest
+    cosine objective, the first on ties) among those behind its ``init="skmeans"`` starts,
+    else None. With ``n_init`` starts of ``r`` restarts each, its fitted attributes
+    (``labels_``, ``cluster_centers_``, ``similarity_``) are those of
     ``SphericalKMeans(n_components, n_init=n_init * r, random_state=random_state)`` on X,
-    whose restarts draw from the same generator in the same order (the KL consensus takes
-    it as its k-means member instead of fitting it again).
+    whose restarts draw from the same generator in the same order (its own parameters are
+    the start's: ``n_init=r`` and the engine's generator). The KL consensus takes it as its
+    k-means member instead of fitting that again. It costs one more set of centroids (k x
+    n_terms) held during a fit; no estimator keeps it.
     """
 
     W: np.ndarray
