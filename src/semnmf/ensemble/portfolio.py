@@ -37,7 +37,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._utils.validation import FLOAT_DTYPES
 from ..metrics import nmi
 from .runs import combine, run_seeds
 
@@ -108,10 +107,10 @@ def _kl_consensus_once(X, k, seed, max_iter, tol, verbose):
     km = fit_record(screened, X).start_kmeans
     if km is None or SCREENED_STARTS * start_restarts(SCREENED_STARTS, 1) != SKMEANS_RESTARTS:
         km = SphericalKMeans(k, n_init=SKMEANS_RESTARTS, random_state=seed).fit(X)
-    dtype = getattr(X, "dtype", None)  # NMF's: float32 stays, anything else float64
-    dtype = dtype if dtype in FLOAT_DTYPES else np.float64
+    # the start in the dtype NMF fits X in, which is the k-means' (both validate X alike:
+    # float32 stays, anything else becomes float64)
     single = NMF(k, loss="kl", max_iter=max_iter, tol=tol, random_state=seed, verbose=verbose,
-                 init=factors_from_skmeans(km, dtype)).fit(X)
+                 init=factors_from_skmeans(km, km.cluster_centers_.dtype)).fit(X)
     partitions = np.column_stack([np.asarray(m.labels_) for m in (screened, single, km)])
     labels, _, _ = combine(partitions, k, "mmm", random_state=seed)
     return labels, partitions
