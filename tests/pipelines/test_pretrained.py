@@ -625,6 +625,76 @@ def test_minilm_pooling_agrees_with_sentence_transformers(minilm, tmp_path):
     assert os.path.exists(tmp_path / "embeddings")
 
 
+# -- benchmarks/gpu_semantics.py ---------------------------------------------------------------
+GPU_SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "gpu_semantics.py")
+
+
+def _script_env(tmp_path):
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "src")
+    return {**os.environ, "PYTHONPATH": os.path.abspath(src), "HOME": str(tmp_path),
+            "HF_HUB_OFFLINE": "1"}
+
+
+def test_gpu_semantics_script_runs_quick_on_the_cpu(minilm, tmp_path):
+    texts, labels = synonym_corpus()
+    for name in ("small", "other"):
+        folder = tmp_path / "data" / name
+        folder.mkdir(parents=True)
+        import json
+
+        (folder / "docs.jsonl").write_text("".join(json.dumps({"text": t}) + "\n"
+                                                   for t in texts))
+        (folder / "labels.txt").write_text("".join(f"{l}\n" for l in labels))
+    out = subprocess.run([sys.executable, GPU_SCRIPT, "--data", str(tmp_path / "data"),
+                          "--model", minilm._source, "--device", "cpu", "--quick",
+                          "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                         env=_script_env(tmp_path), timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    import json
+
+    record = json.loads((tmp_path / "out" / "gpu_semantics.json").read_text())
+    assert set(record["corpora"]) == {"small", "other"}
+    for entry in record["corpora"].values():
+        assert [(r["dtype"], r["batch"]) for r in entry["encode"]] == [
+            ("float32", 64), ("float32", 256), ("float16", 256)]
+        assert all(r["cos_min"] > 0.999 for r in entry["encode"])  # the same vectors
+        runs = {r["run"]: r for r in entry["runs"]}
+        assert set(runs) == {"default, cpu", "minilm, cpu, first run",
+                             "minilm, cpu, from the cache"}
+        # the cached run gives the first run's clusters
+        assert runs["minilm, cpu, from the cache"]["nmi"] == runs["minilm, cpu, first run"]["nmi"]
+    report = (tmp_path / "out" / "gpu_semantics.md").read_text()
+    assert "## Encoding" in report and "## End to end" in report
+
+
+def test_gpu_semantics_markdown_is_rebuilt_from_saved_runs(tmp_path):
+    import json
+
+    def run(name, chunks):
+        return {"documents": 10, "k": 2,
+                "encode": [{"device": "cuda", "dtype": "float32", "batch": 64, "seconds": 2.0,
+                            "chunks": chunks, "chunks_per_s": chunks / 2.0, "cos_min": 1.0,
+                            "cos_median": 1.0}],
+                "runs": [{"run": "default, cpu", "wall_s": 1.5, "nmi": 0.5, "method": "m",
+                          "timings": {"fit": 1.0}, "partition": None}]}
+
+    machine = {"device": "cuda"}
+    paths = []
+    for i, corpora in enumerate(({"big": run("big", 900)}, {"small": run("small", 30)})):
+        paths.append(tmp_path / f"run{i}.json")
+        paths[-1].write_text(json.dumps({"machine": machine, "when": "then",
+                                         "corpora": corpora}))
+    out = subprocess.run([sys.executable, GPU_SCRIPT, "--from-json", *map(str, paths),
+                          "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                         env=_script_env(tmp_path), timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = (tmp_path / "out" / "gpu_semantics.md").read_text()
+    assert "`benchmarks/gpu_semantics.py`, then;" in report
+    assert report.index("| small |") < report.index("| big |")  # fewest chunks first
+    merged = json.loads((tmp_path / "out" / "gpu_semantics.json").read_text())
+    assert list(merged["corpora"]) == ["small", "big"] and merged["when"] == "then"
+
+
 # -- the command line -----------------------------------------------------------------------
 def test_cli_semantics_switch(fake_loader, tmp_path, capsys):
     texts, labels = synonym_corpus()
@@ -649,6 +719,112 @@ def test_cli_semantics_switch(fake_loader, tmp_path, capsys):
     assert n_per_cluster < semantics.FEW_DOCUMENTS_PER_CLUSTER
     assert record["semantics"]["graph_lam"] == semantics.DOCUMENT_GRAPH_LAM_FEW
     assert f"{n_per_cluster:.0f} documents per cluster" in record["semantics"]["graph_lam_reason"]
+    capsys.readouterr()
+
+
+# -- the device the sentence model encodes on -------------------------------------------------
+@pytest.fixture
+def device_loader(monkeypatch):
+    """The fake model, and the devices ``load_encoder`` was asked for."""
+    asked = []
+    encoder = SentenceEncoder.from_model(FakeModel(), "fake-model")
+
+    def load(model="minilm", device="cpu"):
+        asked.append(device)
+        return encoder
+
+    monkeypatch.setattr(encoders, "load_encoder", load)
+    monkeypatch.setattr(semantics, "check_available", lambda source: None)
+    return asked
+
+
+class _FakeCuda:
+    def __init__(self, available):
+        self.available = available
+
+    def is_available(self):
+        return self.available
+
+
+@pytest.mark.parametrize("available", [True, False])
+def test_encoder_device_auto_takes_a_gpu_when_torch_sees_one(monkeypatch, available):
+    import types
+
+    fake_torch = types.SimpleNamespace(cuda=_FakeCuda(available))
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    monkeypatch.setattr(encoders.importlib.util, "find_spec", lambda name: object())
+    assert encoders.encoder_device("auto") == ("cuda" if available else "cpu")
+    # a device named is kept as named (whether it exists is the caller's check)
+    for device in ("cpu", "cuda", "cuda:1"):
+        assert encoders.encoder_device(device) == device
+
+
+def test_encoder_device_auto_without_torch_is_the_cpu(monkeypatch):
+    monkeypatch.setattr(encoders.importlib.util, "find_spec", lambda name: None)
+    assert encoders.encoder_device("auto") == "cpu"
+
+
+@pytest.mark.parametrize("device, batch", [(None, 64), ("cpu", 64), ("cuda:0", 256)])
+def test_document_batches_follow_the_device(device, batch):
+    model = FakeModel()
+    if device is not None:
+        model.device = device  # as SentenceTransformer.device
+    seen = []
+    encode = model.encode
+    model.encode = lambda texts, batch_size=32, **kw: seen.append(batch_size) or encode(
+        texts, batch_size=batch_size, **kw)
+    encoder = SentenceEncoder.from_model(model, "fake-model")
+    texts = [f"aero{i} medic{i}" for i in range(300)]
+    E = embed_documents(texts, encoder, cache_dir=False)
+    assert set(seen) == {batch} and len(seen) == -(-300 // batch)
+    np.testing.assert_array_equal(E, embed_documents(texts, encoder, batch_size=7,
+                                                     cache_dir=False))
+
+
+@pytest.mark.parametrize("embed", ["words", "documents", "both"])
+def test_estimator_device_reaches_the_encoder(device_loader, tmp_path, embed):
+    texts, labels = synonym_corpus()
+    corpus = Corpus(texts, labels=labels, stem=None, min_df=1)
+    model = PretrainedSemanticNMF(3, semantics="fake-model", embed=embed,
+                                  partition="auto" if embed == "words" else "fit",
+                                  device="auto", random_state=0, cache_dir=False).fit(corpus)
+    assert device_loader and set(device_loader) == {"auto"}  # words, documents or both
+    assert nmi(labels, model.labels_) > 0.9
+    # without a document graph Semantic-NMF takes the device; Semantic-GNMF has none
+    if embed == "words":
+        assert model.model_.device == "auto"
+    else:
+        assert "device" not in model.model_.get_params()
+
+
+def test_estimator_refuses_a_missing_gpu_before_any_work(device_loader, planted_texts):
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        pytest.skip("a CUDA GPU is present")
+    with pytest.raises((ValueError, ImportError), match="cuda"):
+        PretrainedSemanticNMF(3, semantics="fake-model", device="cuda").fit(
+            Corpus(planted_texts))
+    assert device_loader == []  # nothing was embedded
+    with pytest.raises(ValueError, match="device"):
+        PretrainedSemanticNMF(3, semantics="fake-model", device="gpu").fit(
+            Corpus(planted_texts))
+
+
+def test_cli_device_reaches_the_encoder_and_is_recorded(device_loader, tmp_path, capsys):
+    import json
+
+    texts, labels = synonym_corpus()
+    source = tmp_path / "synonyms.csv"
+    source.write_text("text,label\n" + "".join(f"{t},{l}\n" for t, l in zip(texts, labels)))
+    out = tmp_path / "out"
+    status = main(["cluster", str(source), "-k", "3", "--semantics", "fake-model", "--stem",
+                   "none", "--min-df", "1", "--cache-dir", str(tmp_path / "cache"),
+                   "--partition", "fit", "--device", "auto", "--out", str(out), "-q"])
+    assert status == 0
+    assert device_loader and set(device_loader) == {"auto"}
+    record = json.loads((out / "run.json").read_text())
+    assert record["semantics"]["encoder_device"] == encoders.encoder_device("auto")
+    assert record["scores"]["nmi"] > 0.9
     capsys.readouterr()
 
 

@@ -177,7 +177,8 @@ def _add_fit_arguments(c):
     c.add_argument("--device", metavar="DEVICE",
                    help="cpu (default: the compiled CPU engine), cuda / cuda:N (the PyTorch "
                         "engine on a GPU: pip install \"semnmf[gpu]\"), or auto (a GPU when "
-                        "one is usable, said in the log); NMF and Semantic-NMF methods")
+                        "one is usable, said in the log); NMF and Semantic-NMF methods, and "
+                        "the sentence model of --semantics")
     c.add_argument("--time-column", metavar="NAME",
                    help="a date column (CSV) or field (JSONL): each topic's share per period "
                         "is written to topics_over_time.csv (by class too when labelled) "

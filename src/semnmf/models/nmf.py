@@ -26,7 +26,7 @@ from .pipeline import FitOptions, FitProblem, labels_from_memberships, normalize
 LOSSES = ("frobenius", "kl")
 
 
-class _DeviceOptions(StrOptions):
+class DeviceOptions(StrOptions):
     """The ``device`` constraint: "cpu", "cuda", "cuda:N" or "auto"."""
 
     def __init__(self):
@@ -590,7 +590,7 @@ class NMF(_Variants, _BaseNMF):
         "loss": [StrOptions(set(LOSSES))],
         "orthogonal": ["boolean"],
         "screen_iter": [Interval(numbers.Integral, 0, None, closed="left"), None],
-        "device": [_DeviceOptions()],
+        "device": [DeviceOptions()],
     }
     _supports_blocks = True
 

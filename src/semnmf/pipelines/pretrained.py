@@ -60,6 +60,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._utils.validation import check_positive_int
 from .._utils.words import LIBRARY
 from ..graphs.semantic import semantic_document_graph, word_graph
+from ..models.nmf import DeviceOptions
 from ..text.pretrained import (EMBED, SEMANTICS, _check_source, check_available,
                                     combined_context, document_vectors, expand_documents,
                                     word_vectors)
@@ -241,7 +242,7 @@ def partition_strengths(E, labels, n_clusters):
 def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both", *,
                       word_mode="expand", expand=1.0, word_weight=0.3, word_neighbors=10,
                       n_neighbors=10, document_graph=True, random_state=None, cache_dir=None,
-                      verbose=0):
+                      device="cpu", verbose=0):
     """Add pretrained word and document semantics to the inputs of Semantic-NMF.
 
     Parameters
@@ -265,6 +266,8 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
     document_graph : bool, default=True
         Build the document graph A (not needed when the run keeps the start:
         :func:`document_partition`).
+    device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
+        Where the sentence model encodes (:func:`semnmf.text.encoders.encoder_device`).
 
     Returns
     -------
@@ -288,7 +291,8 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
     V = found = None
     if words or source == "glove":
         t = time.perf_counter()
-        V, found = word_vectors(corpus, source, cache_dir=cache_dir, verbose=verbose)
+        V, found = word_vectors(corpus, source, cache_dir=cache_dir, device=device,
+                                verbose=verbose)
         if words:
             S = word_graph(V, found, word_neighbors)
             inputs.word_graph = S
@@ -302,7 +306,8 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
         if source == "glove":
             E = document_vectors(corpus, X=X, V=V)
         else:
-            E = document_vectors(corpus, source, cache_dir=cache_dir, verbose=verbose)
+            E = document_vectors(corpus, source, cache_dir=cache_dir, device=device,
+                                 verbose=verbose)
         inputs.E = E
         inputs.A = semantic_document_graph(E, n_neighbors) if document_graph else None
         inputs.start = document_start(E, n_clusters, random_state)
@@ -363,6 +368,11 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         documents are embedded).
     cache_dir : str, None or False
         Embedding cache (default ``~/.cache/semnmf``; False: none).
+    device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
+        Where the sentence model encodes the documents and the words (a GPU: seconds where
+        the CPU takes minutes, ``benchmarks/results/gpu_semantics.md``) and, when no
+        document graph is fitted (``embed="words"``), where Semantic-NMF fits (its torch
+        engine); Semantic-GNMF, with a document graph, fits on the CPU.
     verbose : int, default=0
 
     Attributes
@@ -405,6 +415,7 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "cache_dir": [str, os.PathLike, bool, None],
+        "device": [DeviceOptions()],
         "verbose": ["verbose"],
     }
 
@@ -413,7 +424,7 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
                  word_neighbors=10, n_neighbors=10, partition="auto", refine=False,
                  context="window",
                  window=10, n_init=1, max_iter=200, tol=1e-4, random_state=None,
-                 cache_dir=None, verbose=0):
+                 cache_dir=None, device="cpu", verbose=0):
         self.n_components = n_components
         self.semantics = semantics
         self.embed = embed
@@ -433,6 +444,7 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
         self.cache_dir = cache_dir
+        self.device = device
         self.verbose = verbose
 
     def fit(self, corpus, y=None):
@@ -448,6 +460,10 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         if self.refine and (self.embed == "words" or _check_source(self.semantics) == "corpus"):
             raise ValueError("refine=True plays the games on the document vectors; use "
                              "embed='documents' or 'both' with a pretrained source.")
+        if self.device not in ("cpu", "auto"):  # a GPU asked for and missing: said first
+            from ..models.torch_engine import check_device
+
+            check_device(self.device)
         partition, why = choose_partition(  # its errors before any expensive work
             corpus, self.n_components, self.partition, semantics=self.semantics,
             embed=self.embed, refine="refine=True" if self.refine else None)
@@ -463,7 +479,8 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
             word_mode=self.word_mode, expand=self.expand, word_weight=self.word_weight,
             word_neighbors=self.word_neighbors, n_neighbors=self.n_neighbors,
             document_graph=partition != "documents",
-            random_state=self.random_state, cache_dir=self.cache_dir, verbose=self.verbose)
+            random_state=self.random_state, cache_dir=self.cache_dir, device=self.device,
+            verbose=self.verbose)
         timings.update(inputs.timings)
         self.partition_, self.partition_reason_ = partition, why
         if partition == "documents":
@@ -481,7 +498,8 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
             model = semantic_model(self.n_components, inputs, lam=self.lam,
                                    graph_lam=self.graph_lam, n_init=self.n_init,
                                    max_iter=self.max_iter, tol=self.tol,
-                                   random_state=self.random_state, verbose=self.verbose)
+                                   random_state=self.random_state, device=self.device,
+                                   verbose=self.verbose)
             Z = fit_semantic_model(model, inputs)
             labels = model.labels_
             timings["fit"] = time.perf_counter() - t
@@ -503,15 +521,17 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
 def semantic_model(n_components, inputs, **params):
     """The estimator for ``inputs``: SemanticGNMF with a document graph (started from the
     document partition), SemanticNMF otherwise. ``params`` as theirs (``graph_lam`` is
-    dropped without a graph; "auto" or absent: :func:`document_graph_lam`)."""
+    dropped without a graph; "auto" or absent: :func:`document_graph_lam`; ``device`` is
+    SemanticNMF's: SemanticGNMF fits on the CPU)."""
     from ..models import SemanticGNMF, SemanticNMF
     from ..models.init import factors_from_labels
 
+    device = params.pop("device", "cpu")
     graph_lam = params.pop("graph_lam", "auto")
     if graph_lam == "auto":
         graph_lam = document_graph_lam(inputs.X.shape[0], n_components)[0]
     if inputs.A is None:
-        return SemanticNMF(n_components, **params)
+        return SemanticNMF(n_components, device=device, **params)
     Z0, W0 = factors_from_labels(inputs.X, inputs.start, n_components, dtype=inputs.X.dtype)
     return SemanticGNMF(n_components, graph_lam=graph_lam, init=(Z0, W0), **params)
 

@@ -64,7 +64,7 @@ def term_forms(corpus):
     return [forms[t][0][0] if t in forms else t for t in vocabulary]
 
 
-def word_vectors(corpus, source="glove", *, cache_dir=None, verbose=0):
+def word_vectors(corpus, source="glove", *, cache_dir=None, device="cpu", verbose=0):
     """A vector for every vocabulary term of ``corpus``.
 
     Parameters
@@ -75,6 +75,8 @@ def word_vectors(corpus, source="glove", *, cache_dir=None, verbose=0):
         looked up through their surface forms; terms GloVe lacks get a zero row.
         ``"minilm"`` or a sentence-transformers model: each term's surface form embedded
         by the model (every term gets a vector; cached on disk).
+    cache_dir, device
+        As :func:`semnmf.text.encoders.embed_terms` (a sentence model only).
 
     Returns
     -------
@@ -98,7 +100,8 @@ def word_vectors(corpus, source="glove", *, cache_dir=None, verbose=0):
         return V, found
     from .encoders import embed_terms
 
-    V = embed_terms(term_forms(corpus), source, cache_dir=cache_dir, verbose=verbose)
+    V = embed_terms(term_forms(corpus), source, cache_dir=cache_dir, device=device,
+                    verbose=verbose)
     return V.astype(np.float64), np.ones(V.shape[0], dtype=bool)
 
 
@@ -125,12 +128,14 @@ def combined_context(P, S, weight=1.0):
     return sp.hstack(blocks, format="csr")
 
 
-def document_vectors(corpus, source="minilm", *, X=None, V=None, cache_dir=None, verbose=0):
+def document_vectors(corpus, source="minilm", *, X=None, V=None, cache_dir=None, device="cpu",
+                     verbose=0):
     """A vector for every document of ``corpus``.
 
     With a sentence model, the documents are embedded in full (chunks, mean pooling;
     cached). With ``"glove"`` (or given term vectors ``V``) no document is embedded: the
     vector is the TF-IDF-weighted mean of its term vectors, ``X V`` (X's rows L2-normal).
+    ``cache_dir`` and ``device`` as :func:`semnmf.text.encoders.embed_documents`.
     """
     source = _check_source(source)
     if V is not None or source == "glove":
@@ -146,7 +151,7 @@ def document_vectors(corpus, source="minilm", *, X=None, V=None, cache_dir=None,
             "cannot be embedded; use embed='words' (term vectors only).")
     from .encoders import embed_documents
 
-    return embed_documents(corpus.texts, source, cache_dir=cache_dir,
+    return embed_documents(corpus.texts, source, cache_dir=cache_dir, device=device,
                            verbose=verbose).astype(np.float64)
 
 

@@ -80,8 +80,9 @@ TEXT_REASON = ("the default (Semantic-NMF, KL loss), chosen by leave-one-corpus-
 SEMANTICS_NOTE = ("the [embeddings] extra is installed, and pretrained semantics stay opt-in "
                   "(--semantics minilm): above this default on 9 of the 11 shared raw-text "
                   "corpora (up to +0.24 NMI) and 0.002 below on the other two, but its first "
-                  "run embeds every document, minutes on a CPU "
-                  "(benchmarks/results/minilm.md)")
+                  "run embeds every document: minutes on a CPU; with a GPU (--device cuda) "
+                  "7-75 s on those corpora, several times this default's time "
+                  "(benchmarks/results/minilm.md, gpu_semantics.md)")
 
 
 def embeddings_installed():
@@ -411,6 +412,7 @@ def _inputs(settings, corpus, X, wc, timings, extra):
         return settings, X, None, build_model(settings), {} if M is None else {"M": M}
     from .._utils.progress import log
     from ..pipelines.pretrained import pretrained_inputs, semantic_model
+    from ..text.encoders import encoder_device
 
     partition, partition_why = run_partition(settings, corpus)
     embed = "documents" if partition == "documents" else settings.embed  # no word vectors
@@ -419,14 +421,16 @@ def _inputs(settings, corpus, X, wc, timings, extra):
     inputs = pretrained_inputs(corpus, X, M, settings.k, settings.semantics, embed,
                                document_graph=partition != "documents",
                                random_state=settings.random_state,
-                               cache_dir=settings.cache_dir, verbose=int(settings.verbose))
+                               cache_dir=settings.cache_dir, device=settings.device,
+                               verbose=int(settings.verbose))
     timings.update(inputs.timings)
     settings = dataclasses.replace(settings, dtype=str(inputs.X.dtype))
     # no estimator when the run keeps the document vectors' partition (nothing is fitted)
     model = None if partition == "documents" else semantic_model(
         settings.k, inputs, lam=settings.lam, lam_scale=settings.lam_scale,
         n_init=settings.n_init or 1, max_iter=settings.max_iter, tol=settings.tol,
-        random_state=settings.random_state, verbose=int(settings.verbose))
+        random_state=settings.random_state, device=settings.device,
+        verbose=int(settings.verbose))
     fit_params = {"M": inputs.M} if inputs.A is None else {"M": inputs.M, "A": inputs.A}
     graph = inputs.word_graph
     if graph is not None and inputs.X is not X:  # the documents were expanded by the graph
@@ -435,6 +439,8 @@ def _inputs(settings, corpus, X, wc, timings, extra):
                                "semantics": settings.semantics}
     extra["semantics"] = {
         "source": settings.semantics, "embed": embed,
+        "encoder_device": encoder_device(settings.device) if settings.semantics != "glove"
+        else None,
         "documents_expanded": graph is not None, "document_graph": inputs.A is not None,
         "word_graph_nnz": None if graph is None else int(graph.nnz),
         "document_graph_nnz": None if inputs.A is None else int(inputs.A.nnz)}
