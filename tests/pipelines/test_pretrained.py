@@ -805,9 +805,88 @@ def test_estimator_refuses_a_missing_gpu_before_any_work(device_loader, planted_
         PretrainedSemanticNMF(3, semantics="fake-model", device="cuda").fit(
             Corpus(planted_texts))
     assert device_loader == []  # nothing was embedded
-    with pytest.raises(ValueError, match="device"):
+    with pytest.raises(ValueError, match="'device' parameter .* must be a str among"):
         PretrainedSemanticNMF(3, semantics="fake-model", device="gpu").fit(
             Corpus(planted_texts))
+    with pytest.raises((ValueError, ImportError), match="cuda"):  # the pipeline's own check
+        pretrained_inputs(Corpus(planted_texts), None, None, 3, "fake-model", device="cuda")
+    assert device_loader == []
+
+
+def _fake_torch(monkeypatch, available):
+    import types
+
+    monkeypatch.setitem(sys.modules, "torch",
+                        types.SimpleNamespace(cuda=_FakeCuda(available), __version__="fake"))
+
+
+def test_load_encoder_shares_one_encoder_per_model_and_device(monkeypatch):
+    made = []
+
+    class Recording:
+        def __init__(self, model, device="cpu"):
+            made.append((model, device))
+
+    monkeypatch.setattr(encoders, "SentenceEncoder", Recording)
+    _fake_torch(monkeypatch, False)
+    monkeypatch.setattr(encoders.importlib.util, "find_spec", lambda name: object())
+    encoders._load_encoder.cache_clear()
+    try:
+        one = encoders.load_encoder("minilm")
+        assert encoders.load_encoder("MiniLM", "cpu") is one
+        assert encoders.load_encoder("all-MiniLM-L6-v2", "auto") is one  # auto: no GPU here
+        gpu = encoders.load_encoder("minilm", "cuda:1")
+        assert gpu is not one
+        assert made == [("all-MiniLM-L6-v2", "cpu"), ("all-MiniLM-L6-v2", "cuda:1")]
+    finally:
+        encoders._load_encoder.cache_clear()
+
+
+def test_a_missing_gpu_is_one_line_before_the_model_loads(monkeypatch):
+    _fake_torch(monkeypatch, False)
+    loaded = []
+    monkeypatch.setattr(encoders, "_import_sentence_transformers",
+                        lambda: lambda *a, **k: loaded.append(a))
+    encoder = SentenceEncoder.__new__(SentenceEncoder)
+    encoder._model, encoder._device, encoder._source = None, "cuda", "somewhere"
+    encoder._requested, encoder._hub, encoder._base = "minilm", None, "minilm"
+    with pytest.raises(ValueError, match="device='cuda' needs a CUDA GPU"):
+        encoder.model
+    assert loaded == []
+
+
+@pytest.mark.parametrize("batch_size", [0, -3, 2.5])
+def test_bad_batch_size(fake, batch_size):
+    with pytest.raises(ValueError, match="batch_size"):
+        embed_documents(["aero medic"], fake, batch_size=batch_size, cache_dir=False)
+
+
+def test_words_only_semantics_fit_on_the_device_asked_for(device_loader, tmp_path, monkeypatch):
+    import semnmf
+
+    texts, labels = synonym_corpus()
+    monkeypatch.setattr(encoders, "encoder_device",
+                        lambda device="cpu": "cuda:7" if device == "auto" else device)
+    result = semnmf.cluster(texts, 3, labels=labels, semantics="fake-model", embed="words",
+                            device="auto", stem=None, min_df=1, cache_dir=tmp_path)
+    assert result.model.device == "auto"  # Semantic-NMF: the torch engine when one is usable
+    assert result.extra["semantics"]["encoder_device"] == "cuda:7"  # what encoder_device says
+    assert result.extra["semantics"]["fit_device"] == "auto"
+    assert device_loader and set(device_loader) == {"auto"}
+    graph = semnmf.cluster(texts, 3, labels=labels, semantics="fake-model", embed="both",
+                           partition="fit", device="auto", stem=None, min_df=1,
+                           cache_dir=tmp_path)
+    assert graph.extra["semantics"]["fit_device"] == "cpu"  # Semantic-GNMF: no GPU engine
+
+
+def test_cli_refuses_glove_documents_on_a_gpu(planted_texts, tmp_path, capsys):
+    source = tmp_path / "docs.csv"
+    source.write_text("text\n" + "".join(f"{t}\n" for t in planted_texts))
+    status = main(["cluster", str(source), "-k", "3", "--semantics", "glove", "--device",
+                   "cuda", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status != 0 and "nothing of --semantics glove with embedded documents" in err
+    assert not (tmp_path / "out").exists()
 
 
 def test_cli_device_reaches_the_encoder_and_is_recorded(device_loader, tmp_path, capsys):

@@ -276,6 +276,10 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
     source = _check_source(semantics)
     if embed not in EMBED:
         raise ValueError(f"embed must be one of {EMBED}, got {embed!r}.")
+    if device not in ("cpu", "auto"):  # a GPU asked for and missing: said first
+        from ..models.torch_engine import check_device
+
+        check_device(device)
     if word_mode not in WORD_MODES:
         raise ValueError(f"word_mode must be one of {WORD_MODES}, got {word_mode!r}.")
     inputs = SemanticInputs(X=X, M=M)

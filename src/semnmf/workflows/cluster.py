@@ -82,7 +82,7 @@ SEMANTICS_NOTE = ("the [embeddings] extra is installed, and pretrained semantics
                   "corpora (up to +0.24 NMI) and 0.002 below on the other two, but its first "
                   "run embeds every document: minutes on a CPU; with a GPU (--device cuda) "
                   "7-75 s on those corpora, several times this default's time "
-                  "(benchmarks/results/minilm.md, gpu_semantics.md)")
+                  "(benchmarks/results/minilm.md, benchmarks/results/gpu_semantics.md)")
 
 
 def embeddings_installed():
@@ -437,10 +437,15 @@ def _inputs(settings, corpus, X, wc, timings, extra):
         # (kept for the saved model, which expands new documents the same way)
         extra["_expansion"] = {"word_graph": graph, "strength": 1.0,
                                "semantics": settings.semantics}
+    encoder = None if settings.semantics == "glove" else encoder_device(settings.device)
+    fit_device = None if model is None else getattr(model, "device", "cpu")
+    if settings.device != "cpu":
+        log(f"sentence model on {encoder or '-'} (device={settings.device!r}); the fit on "
+            + ("-" if fit_device is None else "the CPU (Semantic-GNMF has no GPU engine)"
+               if inputs.A is not None else fit_device), settings.verbose)
     extra["semantics"] = {
         "source": settings.semantics, "embed": embed,
-        "encoder_device": encoder_device(settings.device) if settings.semantics != "glove"
-        else None,
+        "encoder_device": encoder, "fit_device": fit_device,
         "documents_expanded": graph is not None, "document_graph": inputs.A is not None,
         "word_graph_nnz": None if graph is None else int(graph.nnz),
         "document_graph_nnz": None if inputs.A is None else int(inputs.A.nnz)}
