@@ -440,9 +440,11 @@ def _inputs(settings, corpus, X, wc, timings, extra):
     encoder = None if settings.semantics == "glove" else encoder_device(settings.device)
     fit_device = None if model is None else getattr(model, "device", "cpu")
     if settings.device != "cpu":
-        log(f"sentence model on {encoder or '-'} (device={settings.device!r}); the fit on "
-            + ("-" if fit_device is None else "the CPU (Semantic-GNMF has no GPU engine)"
-               if inputs.A is not None else fit_device), settings.verbose)
+        fit = ("no fit" if fit_device is None else
+               "the fit on the CPU (Semantic-GNMF has no GPU engine)" if inputs.A is not None
+               else f"the fit on {fit_device}")
+        log(f"device={settings.device!r}: the sentence model on {encoder or 'none'}, {fit}",
+            settings.verbose)
     extra["semantics"] = {
         "source": settings.semantics, "embed": embed,
         "encoder_device": encoder, "fit_device": fit_device,
