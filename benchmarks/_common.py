@@ -29,6 +29,15 @@ def subset(*names):
     return names
 
 
+def raw_text_corpora(root):
+    """The dataset folders under ``root`` with raw text (docs.jsonl and labels.txt),
+    smallest docs.jsonl first."""
+    names = [n for n in os.listdir(root)
+             if os.path.isfile(os.path.join(root, n, "docs.jsonl"))
+             and os.path.isfile(os.path.join(root, n, "labels.txt"))]
+    return sorted(names, key=lambda n: os.path.getsize(os.path.join(root, n, "docs.jsonl")))
+
+
 # Named subsets: the corpora, in their order, that a results file was measured on, so that
 # its "Reproduce" line gives it again.
 K_ORDER = subset("cstr", "classic3", "classic4", "bbc", "ng5", "ng20", "ng20_cai", "agnews",

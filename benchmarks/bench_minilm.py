@@ -52,7 +52,8 @@ import warnings
 import numpy as np
 
 from _common import (HERE, RESULTS, data_root, leave_one_out, load_cache, machine_line,
-                     n_classes, save_cache, table, worst_then_mean, write_markdown)
+                     n_classes, raw_text_corpora, save_cache, table, worst_then_mean,
+                     write_markdown)
 
 CACHE = os.path.join(HERE, "cache", "minilm.json")
 
@@ -167,14 +168,6 @@ Not on a CPU, and not with a GPU either; it stays opt-in.
 """
 DEFAULT_LAM = 1.0
 WORD_START = "xstart"   # the start measured beside the document k-means start
-
-
-def raw_text_corpora(root):
-    """The shared corpora with raw text, smallest docs.jsonl first."""
-    names = [n for n in os.listdir(root)
-             if os.path.isfile(os.path.join(root, n, "docs.jsonl"))
-             and os.path.isfile(os.path.join(root, n, "labels.txt"))]
-    return sorted(names, key=lambda n: os.path.getsize(os.path.join(root, n, "docs.jsonl")))
 
 
 def cli_options(path, k, seed):

@@ -41,27 +41,13 @@ import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-RESULTS = os.path.join(HERE, "results")
+from _common import RESULTS, raw_text_corpora, table
+
 VARIANTS = (("float32", 64), ("float32", 256), ("float16", 256))
 
 
 def say(text=""):
     print(text, flush=True)
-
-
-def table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def raw_text_corpora(root):
-    """Dataset folders with docs.jsonl and labels.txt, smallest docs.jsonl first."""
-    names = [n for n in os.listdir(root)
-             if os.path.isfile(os.path.join(root, n, "docs.jsonl"))
-             and os.path.isfile(os.path.join(root, n, "labels.txt"))]
-    return sorted(names, key=lambda n: os.path.getsize(os.path.join(root, n, "docs.jsonl")))
 
 
 def quick_copy(folder, n, dest):

@@ -696,14 +696,22 @@ def test_gpu_semantics_markdown_is_rebuilt_from_saved_runs(tmp_path):
 
 
 # -- the command line -----------------------------------------------------------------------
-def test_cli_semantics_switch(fake_loader, tmp_path, capsys):
+def _cli_synonyms(tmp_path, *options):
+    """``semnmf cluster`` on the synonym corpus with the fake sentence model, the fit's
+    partition: (exit status, result folder)."""
     texts, labels = synonym_corpus()
     source = tmp_path / "synonyms.csv"
     source.write_text("text,label\n" + "".join(f"{t},{l}\n" for t, l in zip(texts, labels)))
     out = tmp_path / "out"
     status = main(["cluster", str(source), "-k", "3", "--semantics", "fake-model", "--stem",
                    "none", "--min-df", "1", "--cache-dir", str(tmp_path / "cache"),
-                   "--partition", "fit", "--out", str(out), "-q"])
+                   "--partition", "fit", *options, "--out", str(out), "-q"])
+    return status, out
+
+
+def test_cli_semantics_switch(fake_loader, tmp_path, capsys):
+    texts, labels = synonym_corpus()
+    status, out = _cli_synonyms(tmp_path)
     assert status == 0
     import json
 
@@ -892,13 +900,7 @@ def test_cli_refuses_glove_documents_on_a_gpu(planted_texts, tmp_path, capsys):
 def test_cli_device_reaches_the_encoder_and_is_recorded(device_loader, tmp_path, capsys):
     import json
 
-    texts, labels = synonym_corpus()
-    source = tmp_path / "synonyms.csv"
-    source.write_text("text,label\n" + "".join(f"{t},{l}\n" for t, l in zip(texts, labels)))
-    out = tmp_path / "out"
-    status = main(["cluster", str(source), "-k", "3", "--semantics", "fake-model", "--stem",
-                   "none", "--min-df", "1", "--cache-dir", str(tmp_path / "cache"),
-                   "--partition", "fit", "--device", "auto", "--out", str(out), "-q"])
+    status, out = _cli_synonyms(tmp_path, "--device", "auto")
     assert status == 0
     assert device_loader and set(device_loader) == {"auto"}
     record = json.loads((out / "run.json").read_text())
