@@ -21,7 +21,13 @@ This script, run once on a machine with one GPU, measures for every raw-text cor
    (a second run). Wall seconds, NMI, the run's own timings.
 
 ``--model`` is a sentence-transformers folder (all-MiniLM-L6-v2; on the device machine,
-which reaches no registry, a copy carried with the call). Writes ``gpu_semantics.md`` and
+which reaches no registry, a copy carried with the call: ``gpu_carry.py`` packs it and the
+corpora here and unpacks them there). The run of ``results/gpu_semantics.md``: ``python
+benchmarks/gpu_carry.py pack .gpu`` (the model and PyStemmer's wheel), ``... pack .gpu_ng20
+--corpora ng20 --no-model`` and ``... pack .gpu_rest --corpora <the other ten> --no-model``;
+then two calls on one machine, each ``python3 benchmarks/gpu_carry.py unpack .gpu
+.gpu_ng20`` (or ``.gpu_rest``) and ``python3 benchmarks/gpu_semantics.py --data /tmp/data
+--model /tmp/minilm --corpora ... --out $OUT``; then ``--from-json`` on the two JSON files. Writes ``gpu_semantics.md`` and
 ``gpu_semantics.json`` to ``--out`` (default: $OUT when set, else benchmarks/results/)
 after every corpus, so a run stopped at its time limit keeps what it finished.
 ``--quick`` takes the first 300 documents of each corpus (a check of the script on

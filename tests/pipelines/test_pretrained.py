@@ -667,6 +667,32 @@ def test_gpu_semantics_script_runs_quick_on_the_cpu(minilm, tmp_path):
     assert "## Encoding" in report and "## End to end" in report
 
 
+def test_gpu_carry_packs_and_unpacks_the_corpora(tmp_path):
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(GPU_SCRIPT), "gpu_carry.py")
+    sys.path.insert(0, os.path.dirname(GPU_SCRIPT))
+    try:
+        spec = importlib.util.spec_from_file_location("gpu_carry", path)
+        carry = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(carry)
+    finally:
+        sys.path.remove(os.path.dirname(GPU_SCRIPT))
+    data = tmp_path / "shared"
+    (data / "tiny").mkdir(parents=True)
+    (data / "tiny" / "docs.jsonl").write_text('{"text": "aero medic"}\n' * 50)
+    (data / "tiny" / "labels.txt").write_text("a\n" * 50)
+    carry.main(["pack", str(tmp_path / "pack"), "--corpora", "tiny", "--data", str(data),
+                "--no-model"])
+    packed = tmp_path / "pack" / "data" / "tiny" / "docs.jsonl.xz"
+    assert packed.stat().st_size < (data / "tiny" / "docs.jsonl").stat().st_size
+    carry.unpack([str(tmp_path / "pack")], str(tmp_path / "model"), str(tmp_path / "data"))
+    for name in ("docs.jsonl", "labels.txt"):
+        assert (tmp_path / "data" / "tiny" / name).read_bytes() == (
+            data / "tiny" / name).read_bytes()
+    assert not (tmp_path / "model").exists()  # no model packed, none written
+
+
 def test_gpu_semantics_markdown_is_rebuilt_from_saved_runs(tmp_path):
     import json
 
