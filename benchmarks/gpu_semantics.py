@@ -27,9 +27,11 @@ benchmarks/gpu_carry.py pack .gpu`` (the model and PyStemmer's wheel), ``... pac
 --corpora ng20 --no-model`` and ``... pack .gpu_rest --corpora <the other ten> --no-model``;
 then two calls on one machine, each ``python3 benchmarks/gpu_carry.py unpack .gpu
 .gpu_ng20`` (or ``.gpu_rest``) and ``python3 benchmarks/gpu_semantics.py --data /tmp/data
---model /tmp/minilm --corpora ... --out $OUT``; then ``--from-json`` on the two JSON files. Writes ``gpu_semantics.md`` and
-``gpu_semantics.json`` to ``--out`` (default: $OUT when set, else benchmarks/results/)
-after every corpus, so a run stopped at its time limit keeps what it finished.
+--model /tmp/minilm --corpora ... --out $OUT``; then ``--from-json`` on the two JSON files.
+
+Writes ``gpu_semantics.md`` and ``gpu_semantics.json`` to ``--out`` (default: $OUT when
+set, else benchmarks/results/) after every corpus, so a run stopped at its time limit
+keeps what it finished.
 ``--quick`` takes the first 300 documents of each corpus (a check of the script on
 PyTorch's CPU build); ``--from-json A.json B.json`` rewrites the markdown from saved runs
 (``results/gpu_semantics.json`` merges the two calls that made ``results/gpu_semantics.md``).
