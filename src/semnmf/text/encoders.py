@@ -32,6 +32,7 @@ import time
 
 import numpy as np
 
+from .._utils.devices import check_device, gpu_usable
 from .._utils.io import atomic_write
 from .._utils.progress import log, progress
 from .._utils.validation import check_positive_int
@@ -166,13 +167,7 @@ class SentenceEncoder:
         """The SentenceTransformer, loaded on first use (a cache hit never loads it)."""
         if self._model is None:
             SentenceTransformer = _import_sentence_transformers()
-            if str(self._device).startswith("cuda"):
-                import torch
-
-                if not torch.cuda.is_available():
-                    raise ValueError(
-                        f"device={self._device!r} needs a CUDA GPU, and PyTorch sees none "
-                        f"(torch {torch.__version__}): use device='cpu' or 'auto'.")
+            check_device(self._device)  # a GPU asked for and missing: one line, not loaded
             try:
                 self._model = SentenceTransformer(self._source, device=self._device)
             except Exception as exc:  # hub errors, missing folders, corrupt files
@@ -383,11 +378,7 @@ def encoder_device(device="cpu"):
     as given, ``"auto"`` a CUDA GPU when PyTorch sees one, else ``"cpu"`` (the names of
     the estimators' ``device``; whether a named GPU exists is checked by the caller)."""
     if device == "auto":
-        if importlib.util.find_spec("torch") is None:
-            return "cpu"
-        import torch
-
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        return "cuda" if gpu_usable() else "cpu"
     return device
 
 

@@ -58,16 +58,6 @@ _INT32_LIMIT = np.iinfo(np.int32).max
 _PROBES = {}
 
 
-def require_torch():
-    """Import and return :mod:`torch`, or raise a one-line ImportError saying how to get it."""
-    try:
-        import torch
-    except ImportError:
-        raise ImportError('the torch engine (device="cuda") needs PyTorch: pip install '
-                          '"semnmf[gpu]" (a CUDA build of torch for a GPU).') from None
-    return torch
-
-
 def csr_tensor(torch, crow, col, values, shape):
     """A torch sparse CSR tensor of these arrays (no invariant check: they come from a
     canonical scipy CSR or from the device's own sort), without torch's beta warning."""
