@@ -111,6 +111,66 @@ def test_cosine_search_is_chunked_across_threads(monkeypatch):
     assert (one != many).nnz == 0
 
 
+# -- the search on a GPU (run here on PyTorch's CPU build: the same code) -------------------
+@pytest.mark.parametrize("memory", [None, 1e-3])        # one chunk; a few rows per chunk
+def test_torch_cosine_search_is_the_cpu_search(memory):
+    """The torch search finds the CPU search's neighbours at the same distances, also in
+    many chunks, on data with negative entries and no ties."""
+    pytest.importorskip("torch")
+    import sklearn
+    from semnmf.graphs.knn import _cosine_kneighbors, _cosine_kneighbors_torch
+    from semnmf._utils.validation import unit_rows
+
+    X = unit_rows(np.random.default_rng(19).standard_normal((300, 16)).astype(np.float32))
+    with sklearn.config_context(working_memory=memory or 1024):
+        dist, ind = _cosine_kneighbors_torch(X, 9, "cpu")
+    ref_dist, ref_ind = _cosine_kneighbors(X, 9)
+    np.testing.assert_array_equal(ind, ref_ind)
+    np.testing.assert_allclose(dist, ref_dist, atol=1e-6)
+    assert np.all(np.diff(dist, axis=1) >= 0) and not np.any(ind == np.arange(300)[:, None])
+    D = 1.0 - X.astype(float) @ X.T.astype(float)      # dense brute force
+    np.fill_diagonal(D, np.inf)
+    np.testing.assert_array_equal(ind, np.argsort(D, axis=1, kind="stable")[:, :9])
+
+
+def test_knn_graph_runs_the_cosine_search_of_dense_rows_on_the_device(monkeypatch):
+    """device="cuda" sends dense cosine searches to the torch search with that device, and
+    gives the CPU's graph; sparse rows and the Euclidean search stay on the CPU."""
+    pytest.importorskip("torch")
+    from semnmf.graphs import knn
+
+    asked = []
+
+    def on_cpu(Xn, n_neighbors, device):                 # stands in for the GPU
+        asked.append(device)
+        return real(Xn, n_neighbors, "cpu")
+
+    real = knn._cosine_kneighbors_torch
+    monkeypatch.setattr(knn, "check_device", lambda device: None)   # "a GPU is there"
+    monkeypatch.setattr(knn, "_cosine_kneighbors_torch", on_cpu)
+    X = np.random.default_rng(20).standard_normal((60, 8))
+    X[5] = 0.0                                           # no direction: no edges
+    W = knn_graph(X, 4, device="cuda:1")
+    assert asked == ["cuda:1"]
+    np.testing.assert_allclose(W.toarray(), knn_graph(X, 4).toarray(), atol=1e-6)
+    assert W[5].nnz == 0
+    knn_graph(sp.csr_matrix(np.abs(X)), 4, device="cuda")
+    knn_graph(X, 4, metric="euclidean", device="cuda")
+    assert asked == ["cuda:1"]
+
+
+def test_knn_graph_device_is_checked_first():
+    X = np.random.default_rng(21).random((10, 3))
+    with pytest.raises(ValueError, match=r'device must be "cpu", "cuda", "cuda:N" or "auto", '
+                                         r"got 'gpu'"):
+        knn_graph(X, 3, device="gpu")
+    from semnmf._utils.devices import gpu_usable
+    if not gpu_usable():
+        with pytest.raises((ValueError, ImportError), match=r"device=.cuda."):
+            knn_graph(X, 3, device="cuda")
+        assert (knn_graph(X, 3, device="auto") != knn_graph(X, 3)).nnz == 0
+
+
 def test_normalized_cut_scaling_matches_definition():
     W = random_symmetric_graph(30, seed=15).tolil()
     W[4, :] = 0

@@ -908,14 +908,29 @@ def test_words_only_semantics_fit_on_the_device_asked_for(device_loader, tmp_pat
     assert graph.extra["semantics"]["fit_device"] == "cpu"  # Semantic-GNMF: no GPU engine
 
 
-def test_cli_refuses_glove_documents_on_a_gpu(planted_texts, tmp_path, capsys):
-    source = tmp_path / "docs.csv"
-    source.write_text("text\n" + "".join(f"{t}\n" for t in planted_texts))
-    status = main(["cluster", str(source), "-k", "3", "--semantics", "glove", "--device",
-                   "cuda", "--out", str(tmp_path / "out")])
-    err = capsys.readouterr().err
-    assert status != 0 and "nothing of --semantics glove with embedded documents" in err
-    assert not (tmp_path / "out").exists()
+def test_device_reaches_the_graph_searches_and_is_recorded(device_loader, tmp_path,
+                                                          monkeypatch):
+    import semnmf
+    from semnmf.graphs import knn
+
+    texts, labels = synonym_corpus()
+    asked = {}
+    for name in ("word_graph", "semantic_document_graph"):
+        real = getattr(semantics, name)
+
+        def spy(*args, device="cpu", _name=name, _real=real, **kwargs):
+            asked[_name] = device
+            return _real(*args, device=device, **kwargs)
+
+        monkeypatch.setattr(semantics, name, spy)
+    result = semnmf.cluster(texts, 3, labels=labels, semantics="fake-model", embed="both",
+                            partition="fit", device="auto", stem=None, min_df=1,
+                            cache_dir=tmp_path)
+    assert asked == {"word_graph": "auto", "semantic_document_graph": "auto"}
+    assert result.extra["semantics"]["graph_device"] == knn.search_device("auto")
+    cpu = semnmf.cluster(texts, 3, labels=labels, semantics="fake-model", embed="both",
+                         partition="documents", stem=None, min_df=1, cache_dir=tmp_path)
+    assert cpu.extra["semantics"]["graph_device"] is None  # the start kept: no graph
 
 
 def test_cli_device_reaches_the_encoder_and_is_recorded(device_loader, tmp_path, capsys):

@@ -4,6 +4,28 @@ engine, :mod:`semnmf.models.torch_engine`) and of the sentence encoders
 
 from .words import LIBRARY
 
+# The names of ``device`` everywhere: "cpu", "cuda", "cuda:N" (that GPU) or "auto".
+DEVICES = ("cpu", "cuda", "auto")
+
+
+def is_device_name(value):
+    """Whether ``value`` names a device of the estimators' ``device``: "cpu", "auto",
+    "cuda" or "cuda:N"."""
+    if not isinstance(value, str):
+        return False
+    if value in DEVICES:
+        return True
+    head, _, index = value.partition(":")
+    return head == "cuda" and index.isdigit()
+
+
+def resolve_device(device):
+    """The device "auto" stands for: "cuda" when PyTorch sees a usable GPU, else "cpu";
+    any other name as given."""
+    if device == "auto":
+        return "cuda" if gpu_usable() else "cpu"
+    return device
+
 
 def require_torch():
     """Import and return :mod:`torch`, or raise a one-line ImportError saying how to get it."""

@@ -27,6 +27,10 @@ nearest-neighbour search whose memory is bounded by row chunks, never n x n:
   TF-IDF-like documents (2 cores) it took 4.3 s against 11.3 s for the same search
   through ``NearestNeighbors`` (``pairwise_distances_chunked`` on one thread, with a
   partition that is slow on the many tied zero similarities of sparse text).
+- metric="cosine" with ``device="cuda"`` (dense rows, e.g. sentence-model vectors): the same
+  chunked search on a GPU with PyTorch (:func:`_cosine_kneighbors_torch`): each chunk's
+  similarities in one float32 product and its neighbours by ``torch.topk``; only the
+  neighbours come back to the CPU, where the graph is assembled as above.
 
 :func:`normalized_cut_scaling` does step 4; :func:`log2_neighbors` and
 :func:`cluster_log2_neighbors` give the neighbour counts of eq. 8 and 9. Nothing here is
@@ -41,6 +45,7 @@ from joblib import effective_n_jobs
 from sklearn import get_config
 from sklearn.neighbors import NearestNeighbors
 
+from .._utils.devices import check_device, is_device_name, resolve_device
 from .._utils.validation import check_matrix, check_square_nonnegative, empty_rows, unit_rows
 from .._utils.parallel import n_threads, thread_pool
 
@@ -137,7 +142,8 @@ def _check_n_neighbors(n_neighbors, n_samples):
 
 
 def knn_graph(X, n_neighbors, *, metric="cosine", weight="auto", symmetrize="max",
-              self_loops=False, scale_neighbor=7, bandwidth=None, n_jobs=None):
+              self_loops=False, scale_neighbor=7, bandwidth=None, n_jobs=None,
+              device="cpu"):
     """Sparse k-nearest-neighbour similarity graph (GT §V-B, steps 1-3).
 
     Parameters
@@ -187,6 +193,12 @@ def knn_graph(X, n_neighbors, *, metric="cosine", weight="auto", symmetrize="max
     n_jobs : int or None, default=None
         Passed to :class:`~sklearn.neighbors.NearestNeighbors` (the Euclidean search is
         multi-threaded by OpenMP in any case).
+    device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
+        Where the cosine search of dense rows runs: "cuda" on that GPU with PyTorch
+        (float32 similarities; the neighbours found are those of the CPU search up to
+        float32 rounding between nearly equal similarities), "auto" on a GPU when
+        PyTorch sees one. The Euclidean search and sparse rows are searched on the CPU
+        whatever the device (a GPU asked for and missing is still refused).
 
     Returns
     -------
@@ -212,10 +224,13 @@ def knn_graph(X, n_neighbors, *, metric="cosine", weight="auto", symmetrize="max
     (4, True)
     """
     weight = _check_options(metric, weight, symmetrize, scale_neighbor, bandwidth)
+    device = search_device(device)
     X = check_matrix(X, "X", nonnegative=False)
     n = X.shape[0]
     q = _check_n_neighbors(n_neighbors, n)
-    keep, q_keep, dist, ind = _neighbors(X, q, metric, weight, scale_neighbor, n_jobs)
+    if sp.issparse(X) or metric != "cosine":
+        device = "cpu"
+    keep, q_keep, dist, ind = _neighbors(X, q, metric, weight, scale_neighbor, n_jobs, device)
     if dist is None:        # at most one point with a direction: no pair at all
         W = sp.csr_matrix((n, n), dtype=np.float64)
         return _add_self_loops(W) if self_loops else W
@@ -245,7 +260,17 @@ def _check_options(metric, weight, symmetrize, scale_neighbor, bandwidth):
     return weight
 
 
-def _neighbors(X, q, metric, weight, scale_neighbor, n_jobs):
+def search_device(device):
+    """The device a cosine search runs on: ``"cpu"``, ``"cuda"``/``"cuda:N"`` (checked:
+    one line when PyTorch or the GPU is missing) or ``"auto"`` (a GPU when PyTorch sees
+    one, else the CPU)."""
+    if not is_device_name(device):
+        raise ValueError(f'device must be "cpu", "cuda", "cuda:N" or "auto", got {device!r}.')
+    check_device(device)
+    return resolve_device(device)
+
+
+def _neighbors(X, q, metric, weight, scale_neighbor, n_jobs, device="cpu"):
     """The neighbour search of :func:`knn_graph`: ``(keep, q_keep, dist, ind)``.
 
     ``keep``: the candidate points (all of them, or for cosine the rows that have a
@@ -267,7 +292,9 @@ def _neighbors(X, q, metric, weight, scale_neighbor, n_jobs):
         n_search = max(n_search, min(int(scale_neighbor), m - 1))
     if n_search == 0:
         return keep, q_keep, None, None
-    if metric == "cosine":
+    if metric == "cosine" and device != "cpu":
+        dist, ind = _cosine_kneighbors_torch(Xs, n_search, device)
+    elif metric == "cosine":
         dist, ind = _cosine_kneighbors(Xs, n_search, n_jobs)
     else:
         search = NearestNeighbors(n_neighbors=n_search, metric="euclidean", algorithm="brute",
@@ -368,6 +395,45 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
             work(start)
     else:
         list(thread_pool(workers).map(work, starts))
+    return dist, ind
+
+
+def _cosine_kneighbors_torch(Xn, n_neighbors, device="cuda"):
+    """:func:`_cosine_kneighbors` of dense rows with PyTorch on ``device``.
+
+    The rows go to the device once, in float32; each chunk of rows computes its
+    similarities ``Xn[a:b] Xnᵀ`` there in one product, masks the diagonal and keeps its
+    ``n_neighbors`` largest with ``torch.topk`` (sorted, most similar first); only those
+    come back. Chunks hold about two (b − a) x n float32 arrays, sized by scikit-learn's
+    ``working_memory`` as on the CPU (never n x n). The similarities are float32 (the
+    CPU search of float32 rows is float32 too: ``graphs.semantic.word_graph``), and a
+    tie between equal similarities may be broken otherwise than by the CPU's stable sort.
+    ``device="cpu"`` runs the same code on PyTorch's CPU build (how the tests check it).
+
+    Returns
+    -------
+    dist : ndarray of shape (n, n_neighbors), float64
+        Cosine distances ``1 − cos``, increasing along each row.
+    ind : ndarray of int64, shape (n, n_neighbors)
+    """
+    from .._utils.devices import require_torch
+
+    torch = require_torch()
+    n = Xn.shape[0]
+    Y = torch.from_numpy(np.ascontiguousarray(Xn, dtype=np.float32)).to(device)
+    budget = get_config()["working_memory"] * 2 ** 20
+    rows = int(max(1, min(n, budget // (2 * 4 * n))))
+    dist = np.empty((n, n_neighbors), dtype=np.float64)
+    ind = np.empty((n, n_neighbors), dtype=np.int64)
+    with torch.no_grad():
+        for start in range(0, n, rows):
+            stop = min(n, start + rows)
+            S = Y[start:stop] @ Y.T
+            r = torch.arange(stop - start, device=S.device)
+            S[r, r + start] = -torch.inf                # a point is not its own neighbour
+            values, part = torch.topk(S, n_neighbors, dim=1, largest=True, sorted=True)
+            dist[start:stop] = 1.0 - values.double().cpu().numpy()      # 1 − cos
+            ind[start:stop] = part.cpu().numpy()
     return dist, ind
 
 

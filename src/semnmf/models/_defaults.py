@@ -21,16 +21,5 @@ MAX_LAM = 1e6
 MAX_SEED = 2**32 - 1
 
 # The estimators' ``device`` (NMF, SemanticNMF): "cpu" (the compiled CPU engine), "cuda",
-# "cuda:N" (the torch engine on that GPU) or "auto".
-DEVICES = ("cpu", "cuda", "auto")
-
-
-def is_device_name(value):
-    """Whether ``value`` names a device of the estimators' ``device``: "cpu", "auto",
-    "cuda" or "cuda:N"."""
-    if not isinstance(value, str):
-        return False
-    if value in DEVICES:
-        return True
-    head, _, index = value.partition(":")
-    return head == "cuda" and index.isdigit()
+# "cuda:N" (the torch engine on that GPU) or "auto"; checked in _utils/devices.py.
+from .._utils.devices import DEVICES, is_device_name  # noqa: E402,F401 (re-exported)

@@ -267,7 +267,9 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
         Build the document graph A (not needed when the run keeps the start:
         :func:`document_partition`).
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
-        Where the sentence model encodes (:func:`semnmf.text.encoders.encoder_device`).
+        Where the sentence model encodes (:func:`semnmf.text.encoders.encoder_device`)
+        and where the kNN searches of the word and document graphs run
+        (:func:`semnmf.graphs.knn.knn_graph`).
 
     Returns
     -------
@@ -298,7 +300,7 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
         V, found = word_vectors(corpus, source, cache_dir=cache_dir, device=device,
                                 verbose=verbose)
         if words:
-            S = word_graph(V, found, word_neighbors)
+            S = word_graph(V, found, word_neighbors, device=device)
             inputs.word_graph = S
             if word_mode == "expand":
                 inputs.X = expand_documents(X, S, expand)
@@ -313,7 +315,8 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
             E = document_vectors(corpus, source, cache_dir=cache_dir, device=device,
                                  verbose=verbose)
         inputs.E = E
-        inputs.A = semantic_document_graph(E, n_neighbors) if document_graph else None
+        inputs.A = (semantic_document_graph(E, n_neighbors, device=device)
+                    if document_graph else None)
         inputs.start = document_start(E, n_clusters, random_state)
         inputs.timings["documents"] = time.perf_counter() - t
     return inputs

@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from .._utils.devices import check_device, gpu_usable
+from .._utils.devices import check_device, resolve_device
 from .._utils.io import atomic_write
 from .._utils.progress import log, progress
 from .._utils.validation import check_positive_int
@@ -377,9 +377,7 @@ def encoder_device(device="cpu"):
     """The torch device a sentence model encodes on: ``"cpu"``, ``"cuda"``/``"cuda:N"``
     as given, ``"auto"`` a CUDA GPU when PyTorch sees one, else ``"cpu"`` (the names of
     the estimators' ``device``; whether a named GPU exists is checked by the caller)."""
-    if device == "auto":
-        return "cuda" if gpu_usable() else "cpu"
-    return device
+    return resolve_device(device)
 
 
 def load_encoder(model="minilm", device="cpu"):

@@ -220,12 +220,6 @@ def _check_semantics(s, w):
     if s.dtype is not None:
         raise ValueError(f"{w('semantics')} builds X and M with pretrained vectors in the "
                          f"pipeline's own dtype; drop {w('dtype')}.")
-    if (source == "glove" and (s.embed or "both") != "words"
-            and s.device not in ("cpu", "auto")):
-        raise ValueError(f"nothing of {w.set('semantics', 'glove')} with embedded documents "
-                         "runs on a GPU (its vectors are read, not encoded, and Semantic-GNMF "
-                         f"fits on the CPU): use {w.set('device', 'cpu')}, or "
-                         f"{w.set('embed', 'words')} (Semantic-NMF on the GPU).")
     if documents and (s.consensus or (s.n_init or 1) > 1):
         raise ValueError("with embedded documents every run starts from the same k-means of "
                          f"the document vectors, so {w('consensus')} and {w('n_init')} would "

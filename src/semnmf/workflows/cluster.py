@@ -411,6 +411,7 @@ def _inputs(settings, corpus, X, wc, timings, extra):
         X, M = as_dtype(X, settings.dtype), as_dtype(M, settings.dtype)
         return settings, X, None, build_model(settings), {} if M is None else {"M": M}
     from .._utils.progress import log
+    from ..graphs.knn import search_device
     from ..pipelines.pretrained import pretrained_inputs, semantic_model
     from ..text.encoders import encoder_device
 
@@ -438,16 +439,18 @@ def _inputs(settings, corpus, X, wc, timings, extra):
         extra["_expansion"] = {"word_graph": graph, "strength": 1.0,
                                "semantics": settings.semantics}
     encoder = None if settings.semantics == "glove" else encoder_device(settings.device)
+    graphs = graph is not None or inputs.A is not None
+    graph_device = search_device(settings.device) if graphs else None  # the kNN searches
     fit_device = None if model is None else getattr(model, "device", "cpu")
     if settings.device != "cpu":
         fit = ("no fit" if fit_device is None else
                "the fit on the CPU (Semantic-GNMF has no GPU engine)" if inputs.A is not None
                else f"the fit on {fit_device}")
-        log(f"device={settings.device!r}: the sentence model on {encoder or 'none'}, {fit}",
-            settings.verbose)
+        log(f"device={settings.device!r}: the sentence model on {encoder or 'none'}, the kNN "
+            f"graphs on {graph_device or 'none'}, {fit}", settings.verbose)
     extra["semantics"] = {
         "source": settings.semantics, "embed": embed,
-        "encoder_device": encoder, "fit_device": fit_device,
+        "encoder_device": encoder, "graph_device": graph_device, "fit_device": fit_device,
         "documents_expanded": graph is not None, "document_graph": inputs.A is not None,
         "word_graph_nnz": None if graph is None else int(graph.nnz),
         "document_graph_nnz": None if inputs.A is None else int(inputs.A.nnz)}
