@@ -159,6 +159,17 @@ def test_knn_graph_runs_the_cosine_search_of_dense_rows_on_the_device(monkeypatc
     assert asked == ["cuda:1"]
 
 
+def test_knn_graph_on_a_real_gpu_is_the_cpu_graph():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    X = np.random.default_rng(22).standard_normal((2000, 32))
+    cpu = knn_graph(X.astype(np.float32), 10)
+    gpu = knn_graph(X.astype(np.float32), 10, device="cuda")
+    assert (cpu.astype(bool) != gpu.astype(bool)).nnz == 0     # the same edges
+    np.testing.assert_allclose(gpu.data, cpu.data, atol=1e-5)
+
+
 def test_knn_graph_device_is_checked_first():
     X = np.random.default_rng(21).random((10, 3))
     with pytest.raises(ValueError, match=r'device must be "cpu", "cuda", "cuda:N" or "auto", '
