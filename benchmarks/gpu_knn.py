@@ -21,7 +21,10 @@ machine with one GPU, measures on ``--corpus`` (a folder under ``--data`` with
    agree (the share of each point's neighbours both find; the largest distance gap).
 3. **Where encoding spends its time** on the device: cutting the documents into chunks
    (one tokenization), tokenizing the chunks again into padded batches (what
-   ``model.encode`` does first), and the model's forward pass on those batches alone.
+   ``model.encode`` does first), and the model's forward pass on those batches alone;
+   then the whole encoding of the chunks (:meth:`SentenceEncoder.encode`, batches of 256)
+   reading their word pieces as found while cutting (the library's way) and reading
+   their texts (``model.encode``, tokenizing again), with the cosine between the two.
 
 Writes ``gpu_knn.md`` and ``gpu_knn.json`` to ``--out`` (default: $OUT when set, else
 benchmarks/results/) after every section. ``--quick`` takes the first 400 documents and
@@ -91,7 +94,8 @@ def end_to_end(folder, k, model, device):
                     setattr(pretrained, attr, fn)
             corpus = result.corpus
             runs.append({"run": name, "wall_s": wall, "nmi": result.scores["nmi"],
-                         "graph_device": result.extra["semantics"].get("graph_device"),
+                         "graph_device": ("cpu (forced)" if cpu_graphs else
+                                          result.extra["semantics"].get("graph_device")),
                          "timings": {key: round(float(v), 3)
                                      for key, v in result.timings.items()}})
             say(f"  {name}: {wall:.2f} s, NMI {result.scores['nmi']:.4f}, "
@@ -186,6 +190,14 @@ def encoding_profile(texts, model, device):
            "tokenize_s": tokenize_s, "forward_s": forward_s}
     say(f"  encoding: {len(pieces):,} chunks, {tokens:,} tokens; chunking {chunk_s:.2f} s, "
         f"tokenizing {tokenize_s:.2f} s, forward {forward_s:.2f} s")
+    del batches
+    _, _, _, ids = encoder.chunks(texts, ids=True)
+    row["encode_ids_s"], (by_ids, _) = timed(lambda: encoder.encode(pieces, 256, ids=ids), 1)
+    row["encode_text_s"], (by_text, _) = timed(lambda: encoder.encode(pieces, 256), 1)
+    cos = np.einsum("ij,ij->i", by_ids, by_text)
+    row["cos_min"], row["cos_median"] = float(cos.min()), float(np.median(cos))
+    say(f"  encode the chunks: reading their word pieces {row['encode_ids_s']:.2f} s, "
+        f"reading their texts {row['encode_text_s']:.2f} s, cosine min {cos.min():.7f}")
     return row
 
 
@@ -228,9 +240,12 @@ def write(out, info, record):
     if p:
         lines += ["## Where encoding spends its time (batches of 256, longest first)", "",
                   table(["chunks", "tokens", "chunking s", "tokenizing again s",
-                         "forward pass s"],
+                         "forward pass s", "encode, word pieces s", "encode, texts s",
+                         "cosine min / median"],
                         [[f"{p['chunks']:,}", f"{p['tokens']:,}", f"{p['chunk_s']:.2f}",
-                          f"{p['tokenize_s']:.2f}", f"{p['forward_s']:.2f}"]]), ""]
+                          f"{p['tokenize_s']:.2f}", f"{p['forward_s']:.2f}",
+                          f"{p['encode_ids_s']:.2f}", f"{p['encode_text_s']:.2f}",
+                          f"{p['cos_min']:.7f} / {p['cos_median']:.7f}"]]), ""]
     notes = os.path.join(RESULTS, "gpu_knn_notes.md")  # by hand, kept on reruns
     if os.path.exists(notes):
         with open(notes, encoding="utf-8") as f:

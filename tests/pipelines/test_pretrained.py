@@ -128,6 +128,110 @@ def test_first_pooling_is_the_truncated_embedding(fake, tmp_path):
     assert not np.allclose(first[0], mean[0])  # the law words count in the mean only
 
 
+class IdsTokenizer:
+    """Hugging Face-like: every run of non-spaces is one word piece with its own id (from
+    3); special tokens [CLS]=1 before and [SEP]=2 after; pad id 0; counts its calls."""
+    pad_token_id, padding_side = 0, "right"
+    model_input_names = ["input_ids", "token_type_ids", "attention_mask"]
+
+    def __init__(self):
+        self.vocab, self.calls = {}, 0
+
+    def __call__(self, texts, add_special_tokens=True, return_offsets_mapping=False,
+                 truncation=False, verbose=False):
+        self.calls += 1
+        one = isinstance(texts, str)
+        ids, offsets = [], []
+        for text in [texts] if one else texts:
+            found = list(re.finditer(r"\S+", text))
+            pieces = [self.vocab.setdefault(m.group(), len(self.vocab) + 3) for m in found]
+            ids.append([1, *pieces, 2] if add_special_tokens else pieces)
+            offsets.append([(m.start(), m.end()) for m in found])
+        return {"input_ids": ids[0] if one else ids,
+                "offset_mapping": offsets[0] if one else offsets}
+
+
+def _torch_model():
+    """A sentence-transformers-like torch module over :class:`IdsTokenizer`: the masked
+    mean of fixed token vectors, where the token types add nothing; ``encode`` tokenizes
+    its texts (the path that reads texts), ``forward`` records the features it got."""
+    torch = pytest.importorskip("torch")
+
+    class Model(torch.nn.Module):
+        max_seq_length = 6
+        device = torch.device("cpu")
+
+        def __init__(self):
+            super().__init__()
+            self.tokenizer, self.seen = IdsTokenizer(), []
+            self.table = torch.nn.Embedding(500, DIM)
+            torch.nn.init.normal_(self.table.weight, generator=torch.Generator().manual_seed(0))
+
+        def forward(self, features):
+            self.seen.append(features)
+            ids, mask = features["input_ids"], features["attention_mask"].unsqueeze(-1).float()
+            assert not features["token_type_ids"].any()
+            mean = (self.table(ids) * mask).sum(1) / mask.sum(1)
+            return {"sentence_embedding": mean}
+
+        def get_sentence_embedding_dimension(self):
+            return DIM
+
+        def encode(self, texts, normalize_embeddings=True, **kwargs):
+            width = max(len(x) for x in self.tokenizer(texts)["input_ids"])
+            rows = []
+            for x in self.tokenizer(texts)["input_ids"]:
+                mask = torch.tensor([1] * len(x) + [0] * (width - len(x)))
+                ids = torch.tensor(x + [0] * (width - len(x)))
+                rows.append(self.forward({"input_ids": ids[None], "attention_mask": mask[None],
+                                          "token_type_ids": torch.zeros_like(ids)[None]})
+                            ["sentence_embedding"])
+            with torch.no_grad():
+                return torch.nn.functional.normalize(torch.cat(rows), dim=1).numpy()
+
+    return Model()
+
+
+def test_chunks_are_read_as_their_token_ids_without_tokenizing_again(tmp_path):
+    model = _torch_model()
+    encoder = SentenceEncoder.from_model(model, "ids-model")
+    assert encoder.reads_ids and encoder._special_tokens() == ([1], [2])
+    texts = ["a b c d e f g h i j", "short one", "", "last word here"]
+    pieces, owner, n_tokens, ids = encoder.chunks(texts, ids=True)
+    assert pieces == ["a b c d", "e f g h", "i j", "short one", "last word here"]
+    assert [len(x) for x in ids] == n_tokens.tolist() == [4, 4, 2, 2, 3]
+    assert ids[0] + ids[1] + ids[2] == model.tokenizer(texts[0], add_special_tokens=False)[
+        "input_ids"]
+    calls = model.tokenizer.calls
+    model.seen.clear()
+    E = embed_documents(texts, encoder, batch_size=2, cache_dir=False)
+    assert model.tokenizer.calls == calls + 1            # the chunking's, nothing more
+    for f in model.seen:                                 # [CLS] pieces [SEP], padded right
+        for row, mask in zip(f["input_ids"].tolist(), f["attention_mask"].tolist()):
+            n = sum(mask)
+            assert mask == [1] * n + [0] * (len(mask) - n) and row[0] == 1 and row[n - 1] == 2
+            assert all(t == 0 for t in row[n:])
+    by_text = embed_documents(texts, SentenceEncoder.from_model(_plain(model), "plain"),
+                              batch_size=2, cache_dir=False)
+    np.testing.assert_allclose(E, by_text, atol=1e-6)    # what reading the texts gives
+    assert np.all(E[2] == 0) and np.allclose(np.linalg.norm(E[[0, 1, 3]], axis=1), 1)
+
+
+def _plain(model):
+    """The same model seen without ``forward``: the encoder reads texts through ``encode``."""
+    class Plain:
+        tokenizer, max_seq_length = model.tokenizer, model.max_seq_length
+        encode = model.encode
+        get_sentence_embedding_dimension = model.get_sentence_embedding_dimension
+    return Plain()
+
+
+def test_a_model_without_ids_reads_the_texts(fake):
+    pieces, owner, n_tokens, ids = fake.chunks(["a b c d e", "f"], ids=True)
+    assert ids is None and not fake.reads_ids              # no ids, no forward: the texts
+    assert pieces == ["a b c d", "e", "f"]
+
+
 class SubwordTokenizer:
     """Word pieces like BERT's: a word starts with a 2-letter piece, continues with
     3-letter ones ("##..."), so the tail of a word tokenized alone gives other pieces."""
@@ -622,6 +726,11 @@ def test_minilm_pooling_agrees_with_sentence_transformers(minilm, tmp_path):
     pieces, owner, n_tokens = minilm.chunks([long])
     assert len(pieces) > 1 and n_tokens.max() <= minilm.max_tokens
     assert minilm.dim == 384 and np.isclose(np.linalg.norm(E[1]), 1, atol=1e-5)
+    assert minilm.reads_ids  # E came from the chunks' word pieces, not their texts again
+    _, _, _, ids = minilm.chunks([long], ids=True)
+    by_ids, _ = minilm.encode(pieces, ids=ids)
+    by_text, _ = minilm.encode(pieces)
+    np.testing.assert_allclose(by_ids, by_text, atol=1e-5)   # cut at white space: the same
     assert os.path.exists(tmp_path / "embeddings")
 
 

