@@ -27,7 +27,8 @@ machine with one GPU, measures on ``--corpus`` (a folder under ``--data`` with
    their texts (``model.encode``, tokenizing again), with the cosine between the two.
 
 Writes ``gpu_knn.md`` and ``gpu_knn.json`` to ``--out`` (default: $OUT when set, else
-benchmarks/results/) after every section. ``--quick`` takes the first 400 documents and
+benchmarks/results/) after every section; ``--from-json JSON`` rewrites the markdown from
+a saved run. ``--quick`` takes the first 400 documents and
 a 3,000-row synthetic matrix (a check of the script on PyTorch's CPU build, where the
 "device" search is the same torch code on the CPU). The model and the corpus travel to
 the device machine as for ``gpu_semantics.py`` (``gpu_carry.py``). Hand notes in
@@ -255,14 +256,23 @@ def write(out, info, record):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", required=True)
-    parser.add_argument("--model", required=True, help="a sentence-transformers folder")
+    parser.add_argument("--data")
+    parser.add_argument("--model", help="a sentence-transformers folder")
     parser.add_argument("--corpus", default="ng20")
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--synthetic", type=int, default=200_000)
     parser.add_argument("--out", default=os.environ.get("OUT") or RESULTS)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--from-json", metavar="JSON",
+                        help="rewrite the markdown from a saved run (with the notes)")
     args = parser.parse_args(argv)
+    if args.from_json:
+        with open(args.from_json, encoding="utf-8") as f:
+            record = json.load(f)
+        write(args.out, record.pop("machine"), record)
+        return
+    if not args.data or not args.model:
+        parser.error("--data and --model are needed (or --from-json)")
     folder = os.path.join(args.data, args.corpus)
     tmp = tempfile.mkdtemp(prefix="semnmf-gpu-knn-")
     try:
