@@ -111,6 +111,31 @@ def test_cosine_search_is_chunked_across_threads(monkeypatch):
     assert (one != many).nnz == 0
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_compiled_search_keeps_the_lower_index_among_ties(sparse, monkeypatch):
+    """Rows of four ones: the cosines are exact multiples of 1/4, so ties abound. The
+    compiled search is the stable reference (most similar first, the lower index first
+    among equals); the numpy path finds the same distances (which tied index it keeps at
+    the k-th place may differ)."""
+    from semnmf.graphs.knn import _cosine_kneighbors
+
+    rng = np.random.default_rng(23)
+    X = np.zeros((60, 12))
+    for row in X:
+        row[rng.choice(12, 4, replace=False)] = 0.5          # unit norm, exactly
+    S = X @ X.T
+    np.fill_diagonal(S, -np.inf)
+    ref = np.argsort(-S, axis=1, kind="stable")[:, :7]
+    Xs = sp.csr_matrix(X) if sparse else X
+    dist, ind = _cosine_kneighbors(Xs, 7)
+    np.testing.assert_array_equal(ind, ref)
+    np.testing.assert_array_equal(dist, 1.0 - np.take_along_axis(S, ref, axis=1))
+    monkeypatch.setenv("SEMNMF_KERNELS", "0")
+    dist0, ind0 = _cosine_kneighbors(Xs, 7)
+    np.testing.assert_array_equal(dist0, dist)
+    np.testing.assert_array_equal(np.take_along_axis(S, ind0, axis=1), 1.0 - dist)
+
+
 # -- the search on a GPU (run here on PyTorch's CPU build: the same code) -------------------
 @pytest.mark.parametrize("memory", [None, 1e-3])        # one chunk; a few rows per chunk
 def test_torch_cosine_search_is_the_cpu_search(memory):

@@ -47,7 +47,7 @@ from sklearn.neighbors import NearestNeighbors
 
 from .._utils.devices import check_device, is_device_name, resolve_device
 from .._utils.validation import check_matrix, check_square_nonnegative, empty_rows, unit_rows
-from .._utils.parallel import n_threads, thread_pool
+from .._utils.parallel import compiled_kernels, n_threads, thread_pool
 
 __all__ = ["knn_graph", "normalized_cut_scaling", "log2_neighbors", "cluster_log2_neighbors"]
 
@@ -353,9 +353,11 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
     """Exact cosine kNN of the L2-normalized rows of Xn among themselves, self excluded.
 
     Brute force by row chunks: each chunk computes its similarities ``Xn[a:b] Xnᵀ``
-    (sparse x sparse, then dense (b − a) x n), selects its n_neighbors largest with
-    ``argpartition`` and sorts them; chunks run on ``n_jobs`` threads (scipy's sparse
-    products and numpy's partition release the GIL). Each chunk holds about three
+    (sparse x sparse, then dense (b − a) x n) and keeps each row's n_neighbors largest,
+    sorted: in one pass by the compiled kernel (:func:`~._knn_kernels.top_similar`; ties
+    by the lower index), or with ``SEMNMF_KERNELS=0`` by ``argpartition`` and a stable
+    sort; chunks run on ``n_jobs`` threads (the products, the kernel and numpy's
+    partition release the GIL). Each chunk holds about three
     (b − a) x n arrays; chunks are sized so that all threads together stay within
     scikit-learn's ``working_memory`` (default 1 GiB), never n x n. This is 2-3x
     faster than ``NearestNeighbors(metric="cosine")``, which goes through
@@ -375,10 +377,17 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
     dist = np.empty((n, n_neighbors), dtype=np.float64)
     ind = np.empty((n, n_neighbors), dtype=np.int64)
 
+    kernel = None
+    if compiled_kernels():
+        from ._knn_kernels import top_similar as kernel
+
     def work(start):
         stop = min(n, start + rows)
         S = Xn[start:stop] @ XnT
         S = S.toarray() if sp.issparse(S) else np.asarray(S)
+        if kernel is not None:               # one pass per row (see _knn_kernels)
+            kernel(S, n_neighbors, start, dist, ind)
+            return
         S = np.asarray(S, dtype=np.float64)
         r = np.arange(stop - start)
         S[r, r + start] = -np.inf                    # a point is not its own neighbour
