@@ -9,7 +9,9 @@ the cost of its matrix product (``benchmarks/results/knn.md``). Ties keep the lo
 first, also at the k-th place, where ``argpartition`` picks any of the tied columns; the
 values are the same numbers (``1 − s`` in float64 of the chunk's own similarity ``s``).
 The kernel releases the GIL, so the search's chunks run at once on the package's threads.
-``SEMNMF_KERNELS=0`` takes the numpy path; tests compare the two.
+It serves dense rows (embeddings) only: on sparse rows the product is nearly all the cost,
+and its tie rule would change the document graphs (and so the results) of GNMF, GTNMF and
+SymNMF for no gain. ``SEMNMF_KERNELS=0`` takes the numpy path; tests compare the two.
 """
 
 import numba

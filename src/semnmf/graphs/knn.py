@@ -21,12 +21,14 @@ nearest-neighbour search whose memory is bounded by row chunks, never n x n:
   On dense input it runs the chunked, OpenMP-threaded ``ArgKmin`` reduction; on CSR
   input (which ``ArgKmin`` does not take) ``pairwise_distances_chunked``, whose chunks
   are sized by ``sklearn.get_config()["working_memory"]``.
-- metric="cosine" (text): our own chunked search (:func:`_cosine_kneighbors`): sparse
-  similarities ``X_chunk Xᵀ`` of the L2-normalized rows, ``argpartition`` per row,
-  chunks on several threads within the same ``working_memory`` budget. On 20,000
-  TF-IDF-like documents (2 cores) it took 4.3 s against 11.3 s for the same search
-  through ``NearestNeighbors`` (``pairwise_distances_chunked`` on one thread, with a
-  partition that is slow on the many tied zero similarities of sparse text).
+- metric="cosine" (text): our own chunked search (:func:`_cosine_kneighbors`): the
+  similarities ``X_chunk Xᵀ`` of the L2-normalized rows, each row's most similar kept by
+  ``argpartition`` (sparse rows) or in one pass by a compiled kernel
+  (:func:`._knn_kernels.top_similar`, dense rows), chunks on several threads within the
+  same ``working_memory`` budget. On 2 cores it took 12.8 s against 36.8 s for
+  ``NearestNeighbors(metric="cosine")`` on 55,859 dense vectors of 384 dimensions (NG20's
+  term vectors' shape), and 3.8 s against 5.2 s on NG20's TF-IDF
+  (``benchmarks/results/knn.md``).
 - metric="cosine" with ``device="cuda"`` (dense rows, e.g. sentence-model vectors): the same
   chunked search on a GPU with PyTorch (:func:`_cosine_kneighbors_torch`): each chunk's
   similarities in one float32 product and its neighbours by ``torch.topk``; only the
@@ -354,10 +356,13 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
 
     Brute force by row chunks: each chunk computes its similarities ``Xn[a:b] Xnᵀ``
     (sparse x sparse, then dense (b − a) x n) and keeps each row's n_neighbors largest,
-    sorted: in one pass by the compiled kernel (:func:`~._knn_kernels.top_similar`; ties
-    by the lower index), or with ``SEMNMF_KERNELS=0`` by ``argpartition`` and a stable
-    sort; chunks run on ``n_jobs`` threads (the products, the kernel and numpy's
-    partition release the GIL). Each chunk holds about three
+    sorted. Dense rows (embeddings) are selected in one pass by the compiled kernel
+    (:func:`~._knn_kernels.top_similar`; ties by the lower index); sparse rows, and all
+    rows with ``SEMNMF_KERNELS=0``, by ``argpartition`` and a stable sort: on sparse
+    rows the product is nearly all the cost, and the kernel, which breaks ties at the
+    k-th place otherwise, would change the graphs of GNMF, GTNMF and SymNMF for no gain
+    (``benchmarks/results/knn.md``). Chunks run on ``n_jobs`` threads (the products, the
+    kernel and numpy's partition release the GIL). Each chunk holds about three
     (b − a) x n arrays; chunks are sized so that all threads together stay within
     scikit-learn's ``working_memory`` (default 1 GiB), never n x n. This is 2-3x
     faster than ``NearestNeighbors(metric="cosine")``, which goes through
@@ -378,7 +383,7 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
     ind = np.empty((n, n_neighbors), dtype=np.int64)
 
     kernel = None
-    if compiled_kernels():
+    if compiled_kernels() and not sp.issparse(Xn):  # sparse rows: the product is the cost
         from ._knn_kernels import top_similar as kernel
 
     def work(start):
