@@ -3,16 +3,14 @@
     python benchmarks/bench_knn.py [--repeat 3] [--quick]
 
 Every kNN graph of the package (the word graph of ``--semantics``, Semantic-GNMF's and
-GTNMF's document graphs) is one exact cosine search (:func:`semnmf.graphs.knn.knn_graph`).
+GTNMF's document graphs) is one exact cosine search (:func:`semnmf.graphs.cosine_kneighbors`).
 This script times, in one process, for 10 neighbours per point:
 
-- **compiled**: the package's search, each chunk's most similar points kept in one pass by
-  the numba kernel (:func:`semnmf.graphs._knn_kernels.top_similar`);
+- **compiled**: the package's search; on dense rows each chunk's most similar points are
+  kept in one pass by the numba kernel (``semnmf.graphs._knn_kernels``);
 - **numpy**: the same chunks with ``argpartition`` and a stable sort (``SEMNMF_KERNELS=0``),
-  the search before the kernel;
+  the search before the kernel, and still the search of sparse rows;
 - **scikit-learn**: ``NearestNeighbors(metric="cosine", algorithm="brute").kneighbors()``;
-- **torch (CPU)**: the GPU search (:func:`semnmf.graphs.knn._cosine_kneighbors_torch`) on
-  PyTorch's CPU build, when torch is installed;
 
 on three matrices: unit random vectors of the shapes of NG20's MiniLM term vectors
 (55,859 x 384: the word graph) and document vectors (18,846 x 384: the document graph),
@@ -33,6 +31,9 @@ import numpy as np
 from _common import data_path, machine_line, table, write_markdown
 
 
+HEADER = ["vectors", "size", "compiled s", "numpy s", "shared", "scikit-learn s", "shared"]
+
+
 def timed(fn, repeat):
     seconds, out = [], None
     for _ in range(repeat):
@@ -48,21 +49,20 @@ def shared(a, b):
 
 
 def matrices(quick):
-    from semnmf._utils.validation import unit_rows
-
     rng = np.random.default_rng(0)
     rows = 3000 if quick else None
     out = []
     for name, n in (("term vectors (random, NG20's shape)", 55_859),
                     ("document vectors (random, NG20's shape)", 18_846)):
         X = rng.standard_normal((rows or n, 384)).astype(np.float32)
-        out.append((name, unit_rows(X)))
+        out.append((name, X / np.linalg.norm(X, axis=1, keepdims=True)))
     folder = os.path.join(data_path(), "ng20")
     if os.path.isdir(folder):
         from semnmf import load_dataset
 
-        X = load_dataset(folder).tfidf()
-        out.append(("NG20 TF-IDF (sparse)", unit_rows(X[:rows] if rows else X)))
+        X = load_dataset(folder).tfidf()  # unit rows (a document without terms dropped)
+        X = X[:rows] if rows else X
+        out.append(("NG20 TF-IDF (sparse)", X[X.getnnz(axis=1) > 0]))
     else:
         print(f"NG20 not found at {folder}: its TF-IDF row is skipped.")
     return out
@@ -71,34 +71,22 @@ def matrices(quick):
 def run(name, X, repeat, k=10):
     from sklearn.neighbors import NearestNeighbors
 
-    from semnmf.graphs.knn import _cosine_kneighbors
+    from semnmf.graphs import cosine_kneighbors
 
     row = {"matrix": name, "shape": X.shape}
-    _cosine_kneighbors(X[:50], k)  # compile (cached after the first process)
-    row["compiled"], (_, ref) = timed(lambda: _cosine_kneighbors(X, k), repeat)
+    cosine_kneighbors(X[:50], k)  # compile (cached after the first process)
+    row["compiled"], (_, ref) = timed(lambda: cosine_kneighbors(X, k), repeat)
     os.environ["SEMNMF_KERNELS"] = "0"
     try:
-        row["numpy"], (_, ind) = timed(lambda: _cosine_kneighbors(X, k), repeat)
+        row["numpy"], (_, ind) = timed(lambda: cosine_kneighbors(X, k), repeat)
     finally:
         del os.environ["SEMNMF_KERNELS"]
     row["numpy_shared"] = shared(ref, ind)
     search = NearestNeighbors(n_neighbors=k, metric="cosine", algorithm="brute").fit(X)
     row["sklearn"], (_, ind) = timed(search.kneighbors, 1 if X.shape[0] > 30_000 else repeat)
     row["sklearn_shared"] = shared(ref, ind)
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        if not hasattr(X, "toarray"):  # the torch search takes dense rows
-            from semnmf.graphs.knn import _cosine_kneighbors_torch
-
-            row["torch"], (_, ind) = timed(lambda: _cosine_kneighbors_torch(X, k, "cpu"),
-                                           repeat)
-            row["torch_shared"] = shared(ref, ind)
     print(f"{name} {X.shape}: " + ", ".join(
-        f"{key} {row[key]:.2f} s" for key in ("compiled", "numpy", "sklearn", "torch")
-        if key in row), flush=True)
+        f"{key} {row[key]:.2f} s" for key in ("compiled", "numpy", "sklearn")), flush=True)
     return row
 
 
@@ -111,26 +99,19 @@ def main(argv=None):
     body = []
     for r in rows:
         cells = [r["matrix"], f"{r['shape'][0]:,} x {r['shape'][1]:,}", f"{r['compiled']:.2f}"]
-        for key in ("numpy", "sklearn", "torch"):
-            if key in r:
-                cells += [f"{r[key]:.2f} ({r[key] / r['compiled']:.2f}x)",
-                          f"{r[key + '_shared']:.5f}"]
-            else:
-                cells += ["not run", ""]
+        for key in ("numpy", "sklearn"):
+            cells += [f"{r[key]:.2f} ({r[key] / r['compiled']:.2f}x)", f"{r[key + '_shared']:.5f}"]
         body.append(cells)
     if args.quick:  # a check of the script: printed, not written
-        print(table(["vectors", "size", "compiled s", "numpy s", "shared", "scikit-learn s",
-                     "shared", "torch (CPU) s", "shared"], body))
+        print(table(HEADER, body))
         return
     write_markdown("knn.md",
-                   "The cosine kNN search on the CPU: compiled, numpy, scikit-learn, torch",
+                   "The cosine kNN search on the CPU: compiled, numpy, scikit-learn",
                    [(None, f"`benchmarks/bench_knn.py --repeat {args.repeat}`; "
                            f"{machine_line()}; 10 neighbours per point; seconds (median), "
                            "the ratio to the compiled search, and the share of each point's "
                            "neighbours that the compiled search finds too."),
-                    (None, table(["vectors", "size", "compiled s", "numpy s", "shared",
-                                  "scikit-learn s", "shared", "torch (CPU) s", "shared"],
-                                 body))])
+                    (None, table(HEADER, body))])
 
 
 if __name__ == "__main__":

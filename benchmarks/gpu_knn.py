@@ -6,7 +6,7 @@
 On NG20 the word graph (a kNN search among the vocabulary's 55,850 term vectors) took
 16.7 s of the 35 s of a run from the embedding cache on one H200's machine, on its CPU
 (``results/gpu_semantics.md``). ``knn_graph(..., device="cuda")`` runs that search on the
-GPU (:func:`semnmf.graphs.knn._cosine_kneighbors_torch`). This script, run once on a
+GPU (:func:`semnmf.graphs.cosine_kneighbors` with ``device="cuda"``). This script, run once on a
 machine with one GPU, measures on ``--corpus`` (a folder under ``--data`` with
 ``docs.jsonl`` and ``labels.txt``), k = its number of classes, seed 0:
 
@@ -16,7 +16,7 @@ machine with one GPU, measures on ``--corpus`` (a folder under ``--data`` with
    (the library before this change). Wall seconds, NMI, the run's timings.
 2. **The searches alone**, on the run's term vectors and document vectors and on
    ``--synthetic`` random unit vectors of the same width (device only: the CPU would take
-   minutes): the CPU search (:func:`~semnmf.graphs.knn._cosine_kneighbors`, the host's
+   minutes): the CPU search (:func:`~semnmf.graphs.cosine_kneighbors`, the host's
    threads) against the device's, median seconds of three, and how far their neighbours
    agree (the share of each point's neighbours both find; the largest distance gap).
 3. **Where encoding spends its time** on the device: cutting the documents into chunks
@@ -118,21 +118,20 @@ def agreement(a, b):
 
 
 def search(name, X, device, cpu=True, k=10):
-    from semnmf._utils.validation import unit_rows
-    from semnmf.graphs.knn import _cosine_kneighbors, _cosine_kneighbors_torch
+    from semnmf.graphs import cosine_kneighbors
 
-    Xn = unit_rows(np.asarray(X, dtype=np.float32))
+    Xn = np.asarray(X, dtype=np.float32)
     row = {"matrix": name, "rows": int(Xn.shape[0]), "width": int(Xn.shape[1]), "k": k}
 
     def on_device():
-        out = _cosine_kneighbors_torch(Xn, k, device)
+        out = cosine_kneighbors(Xn, k, device=device)
         sync(device)
         return out
 
     on_device()  # warm up: CUDA context, kernels
     row["device_s"], (dist_d, ind_d) = timed(on_device, 3)
     if cpu:
-        row["cpu_s"], (dist_c, ind_c) = timed(lambda: _cosine_kneighbors(Xn, k), 2)
+        row["cpu_s"], (dist_c, ind_c) = timed(lambda: cosine_kneighbors(Xn, k), 2)
         row["agree_mean"], row["agree_min"] = agreement(ind_c, ind_d)
         row["max_distance_gap"] = float(np.abs(dist_c - dist_d).max())
     say(f"  search {name} {Xn.shape}: device {row['device_s']:.3f} s"

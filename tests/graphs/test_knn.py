@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from semnmf.graphs import cluster_log2_neighbors, knn_graph, log2_neighbors, normalized_cut_scaling
+from semnmf.graphs import (cluster_log2_neighbors, cosine_kneighbors, knn_graph, log2_neighbors,
+                           normalized_cut_scaling)
 
 from conftest import blobs, random_symmetric_graph, text_like, transcribed_q
 
@@ -140,6 +141,37 @@ def test_compiled_search_keeps_the_lower_index_among_ties(sparse, monkeypatch):
         np.testing.assert_array_equal(ind0, ind)
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_cosine_kneighbors_is_the_brute_force_search(sparse):
+    rng = np.random.default_rng(24)
+    X = rng.random((50, 9)) * (rng.random((50, 9)) < 0.6)
+    X[:, 0] += 0.01                                        # a direction, no ties
+    U = X / np.linalg.norm(X, axis=1, keepdims=True)
+    D = 1.0 - U @ U.T
+    np.fill_diagonal(D, np.inf)
+    ref = np.argsort(D, axis=1, kind="stable")[:, :6]
+    dist, ind = cosine_kneighbors(sp.csr_matrix(X * 3.0) if sparse else X * 3.0, 6)
+    np.testing.assert_array_equal(ind, ref)                # the scale does not matter
+    np.testing.assert_allclose(dist, np.take_along_axis(D, ref, axis=1), atol=1e-12)
+    # knn_graph is made of this search: its edges are the first neighbours' pairs
+    W = knn_graph(X, 6, symmetrize=None)
+    assert all(set(W[i].indices) == set(ind[i]) for i in range(50))
+
+
+def test_cosine_kneighbors_refuses_what_has_no_neighbours():
+    X = np.random.default_rng(25).random((8, 3))
+    X[5] = 0.0
+    with pytest.raises(ValueError, match=r"1 row\(s\) of X are all zeros .*row 5.*knn_graph"):
+        cosine_kneighbors(X, 2)
+    for bad in (True, 2.5, [2] * 8):
+        with pytest.raises(ValueError, match="n_neighbors must be an integer"):
+            cosine_kneighbors(X[:5], bad)
+    with pytest.raises(ValueError, match=r"between 1 and n_samples - 1 = 4"):
+        cosine_kneighbors(X[:5], 5)
+    with pytest.raises(ValueError, match="device must be"):
+        cosine_kneighbors(X[:5], 2, device="gpu")
+
+
 # -- the search on a GPU (run here on PyTorch's CPU build: the same code) -------------------
 @pytest.mark.parametrize("memory", [None, 1e-3])        # one chunk; a few rows per chunk
 def test_torch_cosine_search_is_the_cpu_search(memory):
@@ -186,6 +218,9 @@ def test_knn_graph_runs_the_cosine_search_of_dense_rows_on_the_device(monkeypatc
     knn_graph(sp.csr_matrix(np.abs(X)), 4, device="cuda")
     knn_graph(X, 4, metric="euclidean", device="cuda")
     assert asked == ["cuda:1"]
+    dist, ind = cosine_kneighbors(np.delete(X, 5, axis=0), 4, device="cuda:0")
+    assert asked == ["cuda:1", "cuda:0"]
+    np.testing.assert_array_equal(ind, cosine_kneighbors(np.delete(X, 5, axis=0), 4)[1])
 
 
 def test_knn_graph_on_a_real_gpu_is_the_cpu_graph():

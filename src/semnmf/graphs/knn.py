@@ -25,9 +25,9 @@ nearest-neighbour search whose memory is bounded by row chunks, never n x n:
   similarities ``X_chunk Xᵀ`` of the L2-normalized rows, each row's most similar kept by
   ``argpartition`` (sparse rows) or in one pass by a compiled kernel
   (:func:`._knn_kernels.top_similar`, dense rows), chunks on several threads within the
-  same ``working_memory`` budget. On 2 cores it took 12.8 s against 36.8 s for
+  same ``working_memory`` budget. On 2 cores it took 13.0 s against 45.2 s for
   ``NearestNeighbors(metric="cosine")`` on 55,859 dense vectors of 384 dimensions (NG20's
-  term vectors' shape), and 3.8 s against 5.2 s on NG20's TF-IDF
+  term vectors' shape), and 4.0 s against 4.9 s on NG20's TF-IDF
   (``benchmarks/results/knn.md``).
 - metric="cosine" with ``device="cuda"`` (dense rows, e.g. sentence-model vectors): the same
   chunked search on a GPU with PyTorch (:func:`_cosine_kneighbors_torch`): each chunk's
@@ -51,7 +51,8 @@ from .._utils.devices import check_device, is_device_name, resolve_device
 from .._utils.validation import check_matrix, check_square_nonnegative, empty_rows, unit_rows
 from .._utils.parallel import compiled_kernels, n_threads, thread_pool
 
-__all__ = ["knn_graph", "normalized_cut_scaling", "log2_neighbors", "cluster_log2_neighbors"]
+__all__ = ["knn_graph", "cosine_kneighbors", "normalized_cut_scaling", "log2_neighbors",
+           "cluster_log2_neighbors"]
 
 METRICS = ("cosine", "euclidean")
 WEIGHTS = ("auto", "cosine", "self-tuning", "heat", "binary")
@@ -349,6 +350,46 @@ def _graph(values, ind, keep, q_keep, n, symmetrize, self_loops):
     W.eliminate_zeros()
     W.sort_indices()
     return W
+
+
+def cosine_kneighbors(X, n_neighbors, *, device="cpu", n_jobs=None):
+    """Exact cosine nearest neighbours of the rows of X among themselves: the search of
+    :func:`knn_graph` (metric="cosine"), before any graph is made of it.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        Rows with a direction (no row of zeros: such a row has no cosine to anything;
+        :func:`knn_graph` gives it no edges). They are L2-normalized here.
+    n_neighbors : int
+        Neighbours of each row, in [1, n_samples - 1]; a row is never its own neighbour
+        (a duplicate of it is).
+    device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
+        Where the search of dense rows runs (as in :func:`knn_graph`).
+    n_jobs : int or None, default=None
+        Threads of the CPU search (default: the package's, :func:`semnmf.set_threads`).
+
+    Returns
+    -------
+    dist : ndarray of shape (n_samples, n_neighbors), float64
+        Cosine distances ``1 − cos``, increasing along each row.
+    ind : ndarray of int64, shape (n_samples, n_neighbors)
+        The neighbours' rows.
+    """
+    device = search_device(device)
+    X = check_matrix(X, "X", nonnegative=False)
+    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral):
+        raise ValueError(f"n_neighbors must be an integer, got {n_neighbors!r}.")
+    k = int(_check_n_neighbors(n_neighbors, X.shape[0])[0])
+    empty = empty_rows(X)
+    if empty.any():
+        raise ValueError(f"{int(empty.sum())} row(s) of X are all zeros and have no cosine "
+                         f"to any other (the first is row {int(np.flatnonzero(empty)[0])}): "
+                         "drop them, or use knn_graph, which gives them no edges.")
+    Xn = unit_rows(X)
+    if device != "cpu" and not sp.issparse(Xn):
+        return _cosine_kneighbors_torch(Xn, k, device)
+    return _cosine_kneighbors(Xn, k, n_jobs)
 
 
 def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
