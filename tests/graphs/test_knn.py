@@ -120,6 +120,7 @@ def test_compiled_search_keeps_the_lower_index_among_ties(sparse, monkeypatch):
     distances (which tied index it keeps at the k-th place may differ)."""
     from semnmf.graphs.knn import _cosine_kneighbors
 
+    monkeypatch.setenv("SEMNMF_KERNELS", "1")
     rng = np.random.default_rng(23)
     X = np.zeros((60, 12))
     for row in X:

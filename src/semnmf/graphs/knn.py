@@ -46,6 +46,7 @@ import scipy.sparse as sp
 from joblib import effective_n_jobs
 from sklearn import get_config
 from sklearn.neighbors import NearestNeighbors
+from sklearn.utils.extmath import safe_sparse_dot
 
 from .._utils.devices import check_device, is_device_name, resolve_device
 from .._utils.validation import check_matrix, check_square_nonnegative, empty_rows, unit_rows
@@ -419,7 +420,7 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
     workers = max(1, min(n_threads() if n_jobs is None else effective_n_jobs(n_jobs), n))
     budget = get_config()["working_memory"] * 2 ** 20
     rows = int(max(1, min(n, budget // (3 * 8 * n * workers))))
-    XnT = sp.csr_matrix(Xn.T) if sp.issparse(Xn) else np.ascontiguousarray(Xn.T)
+    XnT = Xn.T if sp.issparse(Xn) else np.ascontiguousarray(Xn.T)
     dist = np.empty((n, n_neighbors), dtype=np.float64)
     ind = np.empty((n, n_neighbors), dtype=np.int64)
 
@@ -429,8 +430,9 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
 
     def work(start):
         stop = min(n, start + rows)
-        S = Xn[start:stop] @ XnT
-        S = S.toarray() if sp.issparse(S) else np.asarray(S)
+        # sparse x sparse straight into a dense chunk (scikit-learn's kernel from 1.9;
+        # bitwise scipy's product made dense), else BLAS
+        S = np.asarray(safe_sparse_dot(Xn[start:stop], XnT, dense_output=True))
         if kernel is not None:               # one pass per row (see _knn_kernels)
             kernel(S, n_neighbors, start, dist, ind)
             return
