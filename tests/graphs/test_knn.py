@@ -134,6 +134,11 @@ def test_compiled_search_keeps_the_lower_index_among_ties(sparse, monkeypatch):
     np.testing.assert_array_equal(np.take_along_axis(S, ind, axis=1), 1.0 - dist)
     if not sparse:
         np.testing.assert_array_equal(ind, ref)
+        import sklearn
+        with sklearn.config_context(working_memory=1e-3):   # a few rows per chunk
+            dist2, ind2 = _cosine_kneighbors(Xs, 7, n_jobs=2)
+        np.testing.assert_array_equal(ind2, ref)             # chunk offsets and threads
+        np.testing.assert_array_equal(dist2, dist)
     monkeypatch.setenv("SEMNMF_KERNELS", "0")
     dist0, ind0 = _cosine_kneighbors(Xs, 7)
     np.testing.assert_array_equal(dist0, dist)

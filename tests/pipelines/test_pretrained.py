@@ -217,6 +217,47 @@ def test_chunks_are_read_as_their_token_ids_without_tokenizing_again(tmp_path):
     assert np.all(E[2] == 0) and np.allclose(np.linalg.norm(E[[0, 1, 3]], axis=1), 1)
 
 
+@pytest.mark.parametrize("change", ["pad_token_id", "lower_case", "prompt", "truncate_dim",
+                                    "three_special"])
+def test_a_model_that_does_more_than_its_forward_pass_reads_the_texts(change, monkeypatch):
+    """No pad id, a lower-casing first module, a default prompt, a cut dimension or more
+    special tokens than max_tokens leaves room for: the texts go through model.encode."""
+    model = _torch_model()
+    encoder = SentenceEncoder.from_model(model, "ids-model")
+    assert encoder.reads_ids
+    encoder = SentenceEncoder.from_model(model, "ids-model")   # a fresh special-token probe
+    if change == "pad_token_id":
+        model.tokenizer.pad_token_id = None
+    elif change == "lower_case":
+        type(model).__iter__ = lambda self: iter([type("First", (), {"do_lower_case": True})()])
+    elif change == "prompt":
+        model.default_prompt_name = "query"
+    elif change == "truncate_dim":
+        model.truncate_dim = 4
+    else:
+        real = model.tokenizer.__call__
+        monkeypatch.setattr(type(model.tokenizer), "__call__", lambda self, texts, **kw: (
+            {**real(texts, **kw), "input_ids": [1, 1, *real(texts, **kw)["input_ids"][1:]]}
+            if kw.get("add_special_tokens", True) and isinstance(texts, str)
+            else real(texts, **kw)))
+    assert not encoder.reads_ids
+
+
+def test_left_padding_is_the_tokenizers(tmp_path):
+    model = _torch_model()
+    model.tokenizer.padding_side = "left"
+    encoder = SentenceEncoder.from_model(model, "ids-model")
+    texts = ["a b c d e f", "short", "one two three"]
+    E = embed_documents(texts, encoder, batch_size=3, cache_dir=False)
+    for f in model.seen:
+        for row, mask in zip(f["input_ids"].tolist(), f["attention_mask"].tolist()):
+            n = sum(mask)
+            assert mask == [0] * (len(mask) - n) + [1] * n and row[-n] == 1 and row[-1] == 2
+    by_text = embed_documents(texts, SentenceEncoder.from_model(_plain(model), "plain"),
+                              batch_size=3, cache_dir=False)
+    np.testing.assert_allclose(E, by_text, atol=1e-6)
+
+
 def _plain(model):
     """The same model seen without ``forward``: the encoder reads texts through ``encode``."""
     class Plain:
@@ -1040,6 +1081,45 @@ def test_device_reaches_the_graph_searches_and_is_recorded(device_loader, tmp_pa
     cpu = semnmf.cluster(texts, 3, labels=labels, semantics="fake-model", embed="both",
                          partition="documents", stem=None, min_df=1, cache_dir=tmp_path)
     assert cpu.extra["semantics"]["graph_device"] is None  # the start kept: no graph
+
+
+def _searches_on_a_pretend_gpu(monkeypatch):
+    """"A GPU is there": "auto" resolves to "cuda" and the device check passes; the torch
+    search runs on PyTorch's CPU build and records the devices it was asked for."""
+    pytest.importorskip("torch")
+    from semnmf._utils import devices
+    from semnmf.graphs import knn
+
+    asked, real = [], knn._cosine_kneighbors_torch
+    monkeypatch.setattr(devices, "gpu_usable", lambda device="cuda": True)
+    monkeypatch.setattr(knn, "check_device", lambda device: None)
+    monkeypatch.setattr(knn, "_cosine_kneighbors_torch",
+                        lambda Xn, k, device: asked.append(device) or real(Xn, k, "cpu"))
+    return asked
+
+
+def test_graph_builders_search_on_the_device_they_are_given(monkeypatch):
+    asked = _searches_on_a_pretend_gpu(monkeypatch)
+    V = np.random.default_rng(26).standard_normal((30, DIM))
+    W = word_graph(V, None, 4, device="cuda:1")
+    A = semantic_document_graph(V, 4, device="cuda")
+    assert asked == ["cuda:1", "cuda"]
+    for G, cpu in ((W, word_graph(V, None, 4)), (A, semantic_document_graph(V, 4))):
+        assert (G.astype(bool) != cpu.astype(bool)).nnz == 0      # the same edges
+        np.testing.assert_allclose(G.toarray(), cpu.toarray(), atol=1e-6)
+
+
+def test_a_run_on_a_gpu_searches_its_graphs_there(device_loader, tmp_path, monkeypatch):
+    import semnmf
+
+    asked = _searches_on_a_pretend_gpu(monkeypatch)
+    texts, labels = synonym_corpus()
+    result = semnmf.cluster(texts, 3, labels=labels, semantics="fake-model", embed="both",
+                            partition="fit", device="auto", stem=None, min_df=1,
+                            cache_dir=tmp_path)   # Semantic-GNMF: the fit stays on the CPU
+    assert asked == ["cuda", "cuda"]              # the word graph, then the document graph
+    assert result.extra["semantics"]["graph_device"] == "cuda"
+    assert result.extra["semantics"]["fit_device"] == "cpu"
 
 
 def test_cli_device_reaches_the_encoder_and_is_recorded(device_loader, tmp_path, capsys):

@@ -32,8 +32,8 @@ def require_torch():
     try:
         import torch
     except ImportError:
-        raise ImportError('the torch engine (device="cuda") needs PyTorch: pip install '
-                          '"semnmf[gpu]" (a CUDA build of torch for a GPU).') from None
+        raise ImportError('device="cuda" needs PyTorch: pip install "semnmf[gpu]" (a CUDA '
+                          'build of torch for a GPU).') from None
     return torch
 
 

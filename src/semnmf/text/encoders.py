@@ -259,15 +259,21 @@ class SentenceEncoder:
     @property
     def reads_ids(self):
         """Whether the model can be given word pieces directly: a sentence-transformers
-        model (a torch module) whose tokenizer wraps a text's pieces in fixed special
-        tokens (:meth:`_special_tokens`) and whose first module does not lower-case. Then
-        :meth:`encode` with ``ids`` skips tokenizing the texts again."""
+        model (a torch module) whose tokenizer wraps a text's pieces in at most two fixed
+        special tokens (:meth:`_special_tokens`; ``max_tokens`` leaves room for two), whose
+        first module does not lower-case, and which adds no prompt and cuts no dimension
+        (``default_prompt_name``, ``truncate_dim``: what ``model.encode`` does that the
+        model's forward pass does not). Then :meth:`encode` with ``ids`` skips tokenizing
+        the texts again."""
         model = self.model
         first = next(iter(model), None) if hasattr(model, "__iter__") else None
-        return (callable(getattr(model, "forward", None))
+        special = (self._special_tokens()
+                   if callable(getattr(model, "forward", None)) else None)
+        return (special is not None and len(special[0]) + len(special[1]) <= 2
                 and getattr(getattr(model, "tokenizer", None), "pad_token_id", None) is not None
                 and not getattr(first, "do_lower_case", False)
-                and self._special_tokens() is not None)
+                and getattr(model, "default_prompt_name", None) is None
+                and getattr(model, "truncate_dim", None) is None)
 
     def _special_tokens(self):
         """(prefix, suffix): the token ids the tokenizer puts around a text's pieces
@@ -308,6 +314,7 @@ class SentenceEncoder:
         features = {"input_ids": input_ids, "attention_mask": mask}
         if "token_type_ids" in getattr(tokenizer, "model_input_names", ()):
             features["token_type_ids"] = np.zeros_like(input_ids)
+        self.model.eval()  # as model.encode: no dropout
         device = self.model.device
         features = {k: torch.from_numpy(v).to(device) for k, v in features.items()}
         with torch.inference_mode():
