@@ -192,6 +192,34 @@ def write_markdown(filename, title, sections):
     print(f"wrote {path}")
 
 
+def timed(fn, repeat=1):
+    """(median seconds of ``repeat`` calls of ``fn``, the last call's result)."""
+    seconds, out = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        seconds.append(time.perf_counter() - t)
+    return float(np.median(seconds)), out
+
+
+def notes_first(lines, name, at=4):
+    """A results page's markdown lines with the hand notes of ``results/<name>_notes.md``
+    (kept on reruns) inserted at line ``at`` (after the title and the machine line)."""
+    notes = os.path.join(RESULTS, f"{name}_notes.md")
+    if os.path.exists(notes):
+        with open(notes, encoding="utf-8") as f:
+            lines[at:at] = [f.read(), ""]
+    return lines
+
+
+def write_page(out, name, lines):
+    """``lines`` as ``<out>/<name>.md``, atomically, with the hand notes first
+    (:func:`notes_first`)."""
+    os.makedirs(out, exist_ok=True)
+    text = "\n".join(notes_first(lines, name))
+    atomic_write(os.path.join(out, f"{name}.md"), lambda f: f.write(text))
+
+
 def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]

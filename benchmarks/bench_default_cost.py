@@ -19,22 +19,12 @@ import argparse
 import os
 import subprocess
 import sys
-import time
 import warnings
 
 import numpy as np
 
-from _common import CORPORA, data_root, machine_line, write_markdown
+from _common import CORPORA, data_root, machine_line, timed, write_markdown
 
-
-
-def timed(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return float(np.median(times)), out
 
 
 def measure(name, repeats):

@@ -23,24 +23,13 @@ script; printed, not written). Writes ``results/knn.md``; hand notes in ``result
 
 import argparse
 import os
-import statistics
-import time
 
 import numpy as np
 
-from _common import data_path, machine_line, table, write_markdown
+from _common import data_path, machine_line, table, timed, write_markdown
 
 
 HEADER = ["vectors", "size", "compiled s", "numpy s", "shared", "scikit-learn s", "shared"]
-
-
-def timed(fn, repeat):
-    seconds, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        seconds.append(time.perf_counter() - t)
-    return statistics.median(seconds), out
 
 
 def shared(a, b):

@@ -39,24 +39,13 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import tempfile
 import time
 
 import numpy as np
 
-from _common import RESULTS, atomic_write, table
+from _common import RESULTS, atomic_write, table, timed, write_page
 from gpu_semantics import machine, quick_copy, say
-
-
-def timed(fn, repeat):
-    """(median seconds of ``repeat`` calls, the last call's result)."""
-    seconds, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        seconds.append(time.perf_counter() - t)
-    return statistics.median(seconds), out
 
 
 def sync(device):
@@ -246,11 +235,7 @@ def write(out, info, record):
                           f"{p['tokenize_s']:.2f}", f"{p['forward_s']:.2f}",
                           f"{p['encode_ids_s']:.2f}", f"{p['encode_text_s']:.2f}",
                           f"{p['cos_min']:.7f} / {p['cos_median']:.7f}"]]), ""]
-    notes = os.path.join(RESULTS, "gpu_knn_notes.md")  # by hand, kept on reruns
-    if os.path.exists(notes):
-        with open(notes, encoding="utf-8") as f:
-            lines[4:4] = [f.read(), ""]
-    atomic_write(os.path.join(out, "gpu_knn.md"), lambda f: f.write("\n".join(lines)))
+    write_page(out, "gpu_knn", lines)
 
 
 def main(argv=None):

@@ -49,7 +49,7 @@ import time
 
 import numpy as np
 
-from _common import RESULTS, atomic_write, raw_text_corpora, table
+from _common import RESULTS, atomic_write, raw_text_corpora, table, write_page
 
 VARIANTS = (("float32", 64), ("float32", 256), ("float16", 256))
 
@@ -189,11 +189,7 @@ def write(out, info, corpora, when=None):
                          ", ".join(f"{k} {v:.2f}" for k, v in r["timings"].items())])
     lines += [table(["corpus", "k", "run", "method", "wall s", "NMI", "partition",
                      "the run's timings (s)"], rows), ""]
-    notes = os.path.join(RESULTS, "gpu_semantics_notes.md")  # by hand, kept on reruns
-    if os.path.exists(notes):  # first, after the machine line
-        with open(notes, encoding="utf-8") as f:
-            lines[4:4] = [f.read(), ""]
-    atomic_write(os.path.join(out, "gpu_semantics.md"), lambda f: f.write("\n".join(lines)))
+    write_page(out, "gpu_semantics", lines)
 
 
 def main(argv=None):
