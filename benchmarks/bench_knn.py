@@ -18,7 +18,8 @@ and NG20's TF-IDF (sparse, from ``../shared/datasets``; skipped with a message w
 absent). Medians of ``--repeat`` runs (scikit-learn: one run on the largest), ratios to the
 compiled search, and whether each finds the compiled search's neighbours (the share of
 each point's neighbours both find). ``--quick`` takes 3,000 rows of each (a check of the
-script; printed, not written). Writes ``results/knn.md``; hand notes in ``results/knn_notes.md`` come after.
+script; printed, not written). Writes ``results/knn.md``; hand notes in
+``results/knn_notes.md`` come after.
 """
 
 import argparse

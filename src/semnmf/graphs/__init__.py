@@ -7,6 +7,6 @@ from .knn import (cluster_log2_neighbors, cosine_kneighbors, knn_graph, log2_nei
                   normalized_cut_scaling)
 from .semantic import semantic_document_graph, word_graph
 
-__all__ = ["knn_graph", "cosine_kneighbors", "normalized_cut_scaling", "log2_neighbors", "cluster_log2_neighbors",
-           "check_affinity", "document_graph", "similarity_graph", "word_graph",
-           "semantic_document_graph"]
+__all__ = ["knn_graph", "cosine_kneighbors", "normalized_cut_scaling", "log2_neighbors",
+           "cluster_log2_neighbors", "check_affinity", "document_graph", "similarity_graph",
+           "word_graph", "semantic_document_graph"]
