@@ -232,8 +232,6 @@ def knn_graph(X, n_neighbors, *, metric="cosine", weight="auto", symmetrize="max
     X = check_matrix(X, "X", nonnegative=False)
     n = X.shape[0]
     q = _check_n_neighbors(n_neighbors, n)
-    if sp.issparse(X) or metric != "cosine":
-        device = "cpu"
     keep, q_keep, dist, ind = _neighbors(X, q, metric, weight, scale_neighbor, n_jobs, device)
     if dist is None:        # at most one point with a direction: no pair at all
         W = sp.csr_matrix((n, n), dtype=np.float64)
@@ -296,10 +294,8 @@ def _neighbors(X, q, metric, weight, scale_neighbor, n_jobs, device="cpu"):
         n_search = max(n_search, min(int(scale_neighbor), m - 1))
     if n_search == 0:
         return keep, q_keep, None, None
-    if metric == "cosine" and device != "cpu":
-        dist, ind = _cosine_kneighbors_torch(Xs, n_search, device)
-    elif metric == "cosine":
-        dist, ind = _cosine_kneighbors(Xs, n_search, n_jobs)
+    if metric == "cosine":
+        dist, ind = _cosine_search(Xs, n_search, device, n_jobs)
     else:
         search = NearestNeighbors(n_neighbors=n_search, metric="euclidean", algorithm="brute",
                                   n_jobs=n_jobs).fit(Xs)
@@ -387,10 +383,15 @@ def cosine_kneighbors(X, n_neighbors, *, device="cpu", n_jobs=None):
         raise ValueError(f"{int(empty.sum())} row(s) of X are all zeros and have no cosine "
                          f"to any other (the first is row {int(np.flatnonzero(empty)[0])}): "
                          "drop them, or use knn_graph, which gives them no edges.")
-    Xn = unit_rows(X)
+    return _cosine_search(unit_rows(X), k, device, n_jobs)
+
+
+def _cosine_search(Xn, n_neighbors, device, n_jobs):
+    """The cosine search of unit rows on ``device`` (resolved): dense rows on a GPU with
+    PyTorch, sparse rows and the CPU's by :func:`_cosine_kneighbors`."""
     if device != "cpu" and not sp.issparse(Xn):
-        return _cosine_kneighbors_torch(Xn, k, device)
-    return _cosine_kneighbors(Xn, k, n_jobs)
+        return _cosine_kneighbors_torch(Xn, n_neighbors, device)
+    return _cosine_kneighbors(Xn, n_neighbors, n_jobs)
 
 
 def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):

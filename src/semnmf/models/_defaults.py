@@ -19,7 +19,3 @@ MAX_LAM = 1e6
 # The largest seed (``random_state``) numpy's generators and scikit-learn take: the runs
 # of a consensus (seeds s .. s + n_runs - 1) must stay at or below it.
 MAX_SEED = 2**32 - 1
-
-# The estimators' ``device`` (NMF, SemanticNMF): "cpu" (the compiled CPU engine), "cuda",
-# "cuda:N" (the torch engine on that GPU) or "auto"; checked in _utils/devices.py.
-from .._utils.devices import DEVICES, is_device_name  # noqa: E402,F401 (re-exported)

@@ -33,7 +33,7 @@ class DeviceOptions(StrOptions):
         super().__init__({"cpu", "cuda", "auto"})
 
     def is_satisfied_by(self, val):
-        from ._defaults import is_device_name  # the name's form only: nothing heavy
+        from .._utils.devices import is_device_name  # the name's form only: nothing heavy
 
         return is_device_name(val)
 

@@ -36,10 +36,10 @@ from ._solvers.torch_problems import DeviceOperators, TorchFrobenius, TorchKL
 from .init import initialize, initialize_context_factor, start_restarts
 from .pipeline import FitResult, final_errors, labels_from_memberships, normalize_columns
 
-# the device names (light: the estimators validate their parameter without this module)
-from ._defaults import DEVICES, is_device_name  # noqa: E402,F401 (re-exported)
-# a GPU's presence, checked below the models too (the sentence encoders): re-exported
-from .._utils.devices import check_device, gpu_usable, require_torch  # noqa: E402,F401
+# the device names and a GPU's presence, checked below the models too (the sentence
+# encoders, the kNN searches): re-exported
+from .._utils.devices import (DEVICES, check_device, gpu_usable,  # noqa: E402,F401
+                              is_device_name, require_torch)
 
 
 def select_device(device):

@@ -57,6 +57,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._utils.devices import check_device
 from .._utils.validation import check_positive_int
 from .._utils.words import LIBRARY
 from ..graphs.semantic import semantic_document_graph, word_graph
@@ -278,10 +279,7 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
     source = _check_source(semantics)
     if embed not in EMBED:
         raise ValueError(f"embed must be one of {EMBED}, got {embed!r}.")
-    if device not in ("cpu", "auto"):  # a GPU asked for and missing: said first
-        from ..models.torch_engine import check_device
-
-        check_device(device)
+    check_device(device)  # a GPU asked for and missing: said first
     if word_mode not in WORD_MODES:
         raise ValueError(f"word_mode must be one of {WORD_MODES}, got {word_mode!r}.")
     inputs = SemanticInputs(X=X, M=M)
@@ -467,10 +465,7 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         if self.refine and (self.embed == "words" or _check_source(self.semantics) == "corpus"):
             raise ValueError("refine=True plays the games on the document vectors; use "
                              "embed='documents' or 'both' with a pretrained source.")
-        if self.device not in ("cpu", "auto"):  # a GPU asked for and missing: said first
-            from ..models.torch_engine import check_device
-
-            check_device(self.device)
+        check_device(self.device)  # a GPU asked for and missing: said first
         partition, why = choose_partition(  # its errors before any expensive work
             corpus, self.n_components, self.partition, semantics=self.semantics,
             embed=self.embed, refine="refine=True" if self.refine else None)

@@ -314,7 +314,6 @@ class SentenceEncoder:
         features = {"input_ids": input_ids, "attention_mask": mask}
         if "token_type_ids" in getattr(tokenizer, "model_input_names", ()):
             features["token_type_ids"] = np.zeros_like(input_ids)
-        self.model.eval()  # as model.encode: no dropout
         device = self.model.device
         features = {k: torch.from_numpy(v).to(device) for k, v in features.items()}
         with torch.inference_mode():
@@ -355,6 +354,8 @@ class SentenceEncoder:
         segment = max(batch_size, SEGMENT // batch_size * batch_size)
         if ids is not None and not self.reads_ids:
             ids = None
+        if ids is not None:
+            self.model.eval()  # as model.encode does: no dropout in the forward passes
         order = np.argsort([-len(t) for t in (texts if ids is None else ids)], kind="stable")
         seconds = fresh = 0
         try:
