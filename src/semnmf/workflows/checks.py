@@ -14,6 +14,7 @@ import numbers
 import os
 import re
 
+from .._utils.devices import check_device
 from .._utils.words import LIBRARY, check_number
 from ..experiments.methods import CLI_METHODS, CONSENSUS_METHODS
 from ..models._defaults import MAX_LAM, MAX_SEED
@@ -282,9 +283,7 @@ def _check_combinations(s, w):
 
 def _check_extras(s, w):
     """The device, the time column, the default consensus' own starts, seed words."""
-    if s.device not in ("cpu", "auto"):  # a GPU asked for and missing: said first
-        from ..models.torch_engine import check_device
-        check_device(s.device, w)
+    check_device(s.device, w)  # a GPU asked for and missing: said first (cpu, auto pass)
     if s.time_column is not None:
         from .timeline import PERIODS
 
