@@ -164,7 +164,10 @@ def document_graph_lam(n_documents, n_components):
 #: fit below the start on banking77 (164 tokens per cluster: -0.009 at the library's weight)
 #: and nyt_frontpage (506: -0.013); the next corpus, thucnews_titles (5,980), gains +0.144
 #: from the fit. The threshold is the geometric midpoint of that gap; leave-one-corpus-out
-#: keeps both low corpora on the start and every other on the fit.
+#: kept both low corpora on the start and every other on the fit. On 10 seeds the fit is
+#: -0.004 (banking77) and -0.019 (nyt_frontpage) and thucnews_titles gains +0.126; the
+#: threshold chosen on all 11 is the same, but banking77's loss is then within the 0.005
+#: tolerance, so the fold without nyt_frontpage fits everywhere (held-out worst -0.019).
 FEW_TOKENS_PER_CLUSTER = 1750
 #: What the run's partition is: "fit" (Semantic-GNMF's), "documents" (k-means of the
 #: document vectors, its start), or "auto" (:func:`document_partition`).
