@@ -79,8 +79,8 @@ TEXT_REASON = ("the default (Semantic-NMF, KL loss), chosen by leave-one-corpus-
 
 SEMANTICS_NOTE = ("the [embeddings] extra is installed, and pretrained semantics stay opt-in "
                   "(--semantics minilm): above this default on 9 of the 11 shared raw-text "
-                  "corpora (up to +0.24 NMI) and 0.002 below on the other two, but its first "
-                  "run embeds every document: minutes on a CPU; with a GPU (--device cuda) "
+                  "corpora (up to +0.23 NMI) and 0.002-0.016 below on the other two, but its "
+                  "first run embeds every document: minutes on a CPU; with a GPU (--device cuda) "
                   "7-75 s on those corpora, several times this default's time "
                   "(benchmarks/results/minilm.md, benchmarks/results/gpu_semantics.md)")
 
