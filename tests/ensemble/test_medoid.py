@@ -59,6 +59,7 @@ def test_kl_consensus_combines_its_runs_by_the_mmm():
     with its seed; the labels are the MMM of the three (seeded s), and the record names
     the runs, how they were combined and each one's NMI with the result."""
     from semnmf.ensemble import combine, mixture_consensus
+    from semnmf.ensemble.runs import MMM_STARTS
 
     X, y = planted_corpus(n_per=25, k=3, noise=0.35, seed=2)
     fitted = kl_consensus(X, 3, random_state=5, max_iter=60)
@@ -68,7 +69,8 @@ def test_kl_consensus_combines_its_runs_by_the_mmm():
     np.testing.assert_array_equal(fitted.members_,
                                   np.column_stack([run.members_ for run in single]))
     assert fitted.members_.shape == (X.shape[0], 3 * len(MEMBERS))
-    np.testing.assert_array_equal(fitted.labels_, mixture_consensus(runs, 3, random_state=5))
+    np.testing.assert_array_equal(fitted.labels_,
+                                  mixture_consensus(runs, 3, n_init=MMM_STARTS, random_state=5))
     np.testing.assert_array_equal(fitted.labels_, combine(runs, 3, "mmm", random_state=5)[0])
     assert fitted.kept_seeds_ == [5, 6, 7]
     record = fitted.consensus_
@@ -76,6 +78,7 @@ def test_kl_consensus_combines_its_runs_by_the_mmm():
     assert [run["nmi"] for run in record["runs"]] == pytest.approx(
         [nmi(column, fitted.labels_) for column in runs.T], abs=1e-4)
     assert "MMM" in record["combined"] and record["members"] == list(MEMBERS)
+    assert record["em_starts"] == MMM_STARTS == 2
     # one run is its own consensus
     np.testing.assert_array_equal(single[0].partitions_[:, 0], single[0].labels_)
     assert single[0].consensus_["runs"] == [{"seed": 5, "nmi": 1.0}]

@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 from semnmf import GTNMF, NMF, ClusterEnsemble, HierarchicalNMF, SphericalKMeans
 from semnmf.ensemble import consensus, mixture_consensus, pairwise_agreement
-from semnmf.ensemble.runs import CONSENSUS_METHODS, cluster_means, combine, run_seeds
+from semnmf.ensemble.runs import CONSENSUS_METHODS, MMM_STARTS, cluster_means, combine, run_seeds
 from semnmf.metrics import ari
 
 from conftest import planted_corpus
@@ -38,7 +38,7 @@ def test_matches_runs_fitted_and_combined_by_hand(data, method):
     assert ensemble.kept_seeds_ == seeds
     np.testing.assert_array_equal(ensemble.partitions_, partitions)
     if method == "mmm":
-        expected = mixture_consensus(partitions, 3, random_state=7)
+        expected = mixture_consensus(partitions, 3, n_init=MMM_STARTS, random_state=7)
     else:
         expected = consensus(partitions, 3, method=method, random_state=7).labels
     np.testing.assert_array_equal(ensemble.labels_, expected)
@@ -52,6 +52,7 @@ def test_matches_runs_fitted_and_combined_by_hand(data, method):
     assert record["mean_pairwise_nmi_of_kept"] == pytest.approx(
         agreement[~np.eye(3, dtype=bool)].mean())
     assert (record["anmi"] is None) == (method == "mmm")
+    assert record.get("em_starts") == (MMM_STARTS if method == "mmm" else None)
     assert ari(y, ensemble.labels_) > 0.9
 
 

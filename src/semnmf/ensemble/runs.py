@@ -25,6 +25,13 @@ CONSENSUS_METHODS = ("anmi", *_METHODS, "mmm", "medoid")
 
 __all__ = ["ClusterEnsemble", "CONSENSUS_METHODS", "run_seeds", "combine", "cluster_means"]
 
+# EM starts per latent-class model in the "mmm" consensus of runs (mixture_consensus's own
+# default is 5). On the 25 shared corpora x 15 seeds (benchmarks/results/
+# default_medoid_notes.md, stop 48) two starts gave the KL consensus (14 counts-only corpora)
+# worst -0.0119 and mean +0.0047 over the best baseline against -0.0118 and +0.0048 with
+# five, and the MMM of three raw-text runs -0.0014 / +0.0464 against -0.0017 / +0.0465, in
+# 0.42x the MMM's time; one start was 0.24x, and 0.0005 lower on the mean of both kinds.
+MMM_STARTS = 2
 
 
 
@@ -53,8 +60,10 @@ def combine(partitions, n_clusters, method="anmi", random_state=None):
     """One partition out of the columns of ``partitions`` (n_documents x n_partitions).
 
     Documents labelled -1 in every column (no term: no run could place them) stay -1;
-    the others are combined by ``method`` (see :data:`CONSENSUS_METHODS`; "medoid" keeps
-    the column of :func:`~semnmf.ensemble.consensus.medoid` as it is). Returns
+    the others are combined by ``method`` (see :data:`CONSENSUS_METHODS`; "mmm" is
+    :func:`~semnmf.ensemble.mixture.mixture_consensus` with :data:`MMM_STARTS` EM starts per
+    model; "medoid" keeps the column of :func:`~semnmf.ensemble.consensus.medoid` as it
+    is). Returns
     ``(labels, chosen, anmi)``: ``chosen`` is the consensus function that made the
     partition (the best by ANMI for "anmi") and ``anmi`` its ANMI with the partitions
     (None for "mmm"; the medoid's mean NMI with the others for "medoid").
@@ -65,7 +74,8 @@ def combine(partitions, n_clusters, method="anmi", random_state=None):
     placed = (L >= 0).any(axis=1)
     labels = np.full(L.shape[0], -1, dtype=np.int64)
     if method == "mmm":
-        labels[placed] = mixture_consensus(L[placed], n_clusters, random_state=random_state)
+        labels[placed] = mixture_consensus(L[placed], n_clusters, n_init=MMM_STARTS,
+                                           random_state=random_state)
         return labels, "mmm", None
     if method == "medoid":  # one of the columns as it is, its missing labels -1
         codes, categories = check_label_matrix(L, require_labelled_rows=False)
@@ -92,7 +102,8 @@ class ClusterEnsemble(ClusterMixin, BaseEstimator):
         Runs kept by objective (the smallest); None keeps them all.
     consensus : {"anmi", "cspa", "hgpa", "mcla", "mmm", "medoid"}, default="anmi"
         Strehl & Ghosh's consensus functions (cspa, hgpa, mcla), the best of them by ANMI
-        ("anmi"), the multinomial-mixture (latent class) consensus ("mmm"), or the kept
+        ("anmi"), the multinomial-mixture (latent class) consensus ("mmm", with
+        :data:`MMM_STARTS` EM starts per model), or the kept
         run that agrees most with the others ("medoid": SN eq. 12's criterion over the
         runs' own partitions).
     n_components : int or None, default=None
@@ -211,6 +222,8 @@ class ClusterEnsemble(ClusterMixin, BaseEstimator):
                            "runs": [dict(run) for run in self.runs_],
                            "kept_seeds": list(self.kept_seeds_),
                            "mean_pairwise_nmi_of_kept": self._mean_pairwise_nmi}
+        if method == "mmm":
+            self.consensus_["em_starts"] = MMM_STARTS
         if method == "medoid":  # the run whose partition it is (the first of equal ones)
             self.consensus_["medoid_seed"] = next(
                 seed for seed, column in zip(self.kept_seeds_, self.partitions_.T)
