@@ -56,6 +56,18 @@ def test_matches_runs_fitted_and_combined_by_hand(data, method):
     assert ari(y, ensemble.labels_) > 0.9
 
 
+def test_combine_mmm_fits_each_model_from_mmm_starts_starts():
+    """combine's "mmm" is mixture_consensus with MMM_STARTS EM starts per model, not its
+    default of 5: on this noisy ensemble the two give different partitions."""
+    rng = np.random.default_rng(2)
+    truth = np.repeat(np.arange(3), 10)
+    L = np.column_stack([np.where(rng.random(30) < 0.4, rng.integers(0, 3, 30), truth)
+                         for _ in range(3)])
+    starts = mixture_consensus(L, 3, n_init=MMM_STARTS, random_state=0)
+    assert ari(starts, mixture_consensus(L, 3, n_init=5, random_state=0)) < 1
+    np.testing.assert_array_equal(combine(L, 3, "mmm", random_state=0)[0], starts)
+
+
 def test_recluster_equals_a_fresh_combine(data):
     X, _ = data
     ensemble = ClusterEnsemble(NMF(3, init="random", max_iter=40), n_runs=4,

@@ -27,7 +27,7 @@ examples:
   semnmf cluster bbc -k 5 --method nmf          plain NMF for comparison
   semnmf cluster docs.csv -k 10 --text-column body --out results/
   semnmf cluster my_folder/ -k 4 --context window --window 10
-  semnmf cluster bbc -k 5 --consensus mmm --runs 3             three runs: better, 1.5-2.5x time
+  semnmf cluster bbc -k 5 --consensus mmm --runs 3             three runs: better, 1.4-2.2x time
   semnmf cluster bbc -k 5 --consensus mmm --runs 10 --keep 5   consensus of the 5 best of 10 runs
   semnmf cluster bbc -k 5 --refine gt                          refine with GTNMF
   semnmf cluster bbc -k 5 --semantics minilm                   with pretrained semantics

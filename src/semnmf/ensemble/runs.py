@@ -30,7 +30,9 @@ __all__ = ["ClusterEnsemble", "CONSENSUS_METHODS", "run_seeds", "combine", "clus
 # default_medoid_notes.md, stop 48) two starts gave the KL consensus (14 counts-only corpora)
 # worst -0.0119 and mean +0.0047 over the best baseline against -0.0118 and +0.0048 with
 # five, and the MMM of three raw-text runs -0.0014 / +0.0464 against -0.0017 / +0.0465, in
-# 0.42x the MMM's time; one start was 0.24x, and 0.0005 lower on the mean of both kinds.
+# 0.43x (counts) and 0.42x (raw text) the MMM's time; one start was 0.24x, and 0.0005 lower
+# on the mean of both kinds. Each corpus moved by at most 0.0052: equal within the seeds'
+# noise, so the cost decided.
 MMM_STARTS = 2
 
 
