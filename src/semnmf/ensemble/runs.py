@@ -65,8 +65,7 @@ def combine(partitions, n_clusters, method="anmi", random_state=None):
     the others are combined by ``method`` (see :data:`CONSENSUS_METHODS`; "mmm" is
     :func:`~semnmf.ensemble.mixture.mixture_consensus` with :data:`MMM_STARTS` EM starts per
     model; "medoid" keeps the column of :func:`~semnmf.ensemble.consensus.medoid` as it
-    is). Returns
-    ``(labels, chosen, anmi)``: ``chosen`` is the consensus function that made the
+    is). Returns ``(labels, chosen, anmi)``: ``chosen`` is the consensus function that made the
     partition (the best by ANMI for "anmi") and ``anmi`` its ANMI with the partitions
     (None for "mmm"; the medoid's mean NMI with the others for "medoid").
     """
@@ -105,9 +104,8 @@ class ClusterEnsemble(ClusterMixin, BaseEstimator):
     consensus : {"anmi", "cspa", "hgpa", "mcla", "mmm", "medoid"}, default="anmi"
         Strehl & Ghosh's consensus functions (cspa, hgpa, mcla), the best of them by ANMI
         ("anmi"), the multinomial-mixture (latent class) consensus ("mmm", with
-        :data:`MMM_STARTS` EM starts per model), or the kept
-        run that agrees most with the others ("medoid": SN eq. 12's criterion over the
-        runs' own partitions).
+        :data:`MMM_STARTS` EM starts per model), or the kept run that agrees most with the
+        others ("medoid": SN eq. 12's criterion over the runs' own partitions).
     n_components : int or None, default=None
         Number of consensus clusters; None takes the estimator's ``n_components``.
     random_state : int, RandomState instance or None, default=None
