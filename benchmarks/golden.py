@@ -90,6 +90,9 @@ def _run_corpus(name, corpus):
                                         "n_iter": None}
     mmm = ensemble.mixture_consensus(parts, k, random_state=0)
     out["consensus-mmm/0"] = {"labels": _digest(mmm), "objective": None, "n_iter": None}
+    # the consensus of runs (the KL consensus, --consensus mmm): MMM_STARTS EM starts
+    runs = ensemble.combine(parts, k, "mmm", random_state=0)[0]
+    out["combine-mmm/0"] = {"labels": _digest(runs), "objective": None, "n_iter": None}
     return out
 
 
