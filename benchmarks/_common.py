@@ -220,6 +220,14 @@ def write_page(out, name, lines):
     atomic_write(os.path.join(out, f"{name}.md"), lambda f: f.write(text))
 
 
+def neighbour_agreement(a, b):
+    """Share of each row's neighbours (rows of indices ``a`` and ``b``, k each) that both
+    searches found: (mean, min) over the rows."""
+    k = a.shape[1]
+    shared = np.array([np.intersect1d(x, y).size / k for x, y in zip(a, b)])
+    return float(shared.mean()), float(shared.min())
+
+
 def table(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]

@@ -27,15 +27,10 @@ import os
 
 import numpy as np
 
-from _common import data_path, machine_line, table, timed, write_markdown
+from _common import data_path, machine_line, neighbour_agreement, table, timed, write_markdown
 
 
 HEADER = ["vectors", "size", "compiled s", "numpy s", "shared", "scikit-learn s", "shared"]
-
-
-def shared(a, b):
-    k = a.shape[1]
-    return float(np.mean([np.intersect1d(x, y).size / k for x, y in zip(a, b)]))
 
 
 def matrices(quick):
@@ -71,10 +66,10 @@ def run(name, X, repeat, k=10):
         row["numpy"], (_, ind) = timed(lambda: cosine_kneighbors(X, k), repeat)
     finally:
         del os.environ["SEMNMF_KERNELS"]
-    row["numpy_shared"] = shared(ref, ind)
+    row["numpy_shared"] = neighbour_agreement(ref, ind)[0]
     search = NearestNeighbors(n_neighbors=k, metric="cosine", algorithm="brute").fit(X)
     row["sklearn"], (_, ind) = timed(search.kneighbors, 1 if X.shape[0] > 30_000 else repeat)
-    row["sklearn_shared"] = shared(ref, ind)
+    row["sklearn_shared"] = neighbour_agreement(ref, ind)[0]
     print(f"{name} {X.shape}: " + ", ".join(
         f"{key} {row[key]:.2f} s" for key in ("compiled", "numpy", "sklearn")), flush=True)
     return row

@@ -44,7 +44,7 @@ import time
 
 import numpy as np
 
-from _common import RESULTS, atomic_write, table, timed, write_page
+from _common import RESULTS, atomic_write, neighbour_agreement, table, timed, write_page
 from gpu_semantics import machine, quick_copy, say
 
 
@@ -99,13 +99,6 @@ def end_to_end(folder, k, model, device):
     return runs, corpus, V, found, E
 
 
-def agreement(a, b):
-    """Share of each row's neighbours found by both searches: (mean, min)."""
-    k = a.shape[1]
-    shared = np.array([np.intersect1d(x, y).size / k for x, y in zip(a, b)])
-    return float(shared.mean()), float(shared.min())
-
-
 def search(name, X, device, cpu=True, k=10):
     from semnmf.graphs import cosine_kneighbors
 
@@ -121,7 +114,7 @@ def search(name, X, device, cpu=True, k=10):
     row["device_s"], (dist_d, ind_d) = timed(on_device, 3)
     if cpu:
         row["cpu_s"], (dist_c, ind_c) = timed(lambda: cosine_kneighbors(Xn, k), 2)
-        row["agree_mean"], row["agree_min"] = agreement(ind_c, ind_d)
+        row["agree_mean"], row["agree_min"] = neighbour_agreement(ind_c, ind_d)
         row["max_distance_gap"] = float(np.abs(dist_c - dist_d).max())
     say(f"  search {name} {Xn.shape}: device {row['device_s']:.3f} s"
         + (f", cpu {row['cpu_s']:.3f} s ({row['cpu_s'] / row['device_s']:.1f}x), neighbours "

@@ -48,7 +48,7 @@ from sklearn import get_config
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.extmath import safe_sparse_dot
 
-from .._utils.devices import check_device, is_device_name, resolve_device
+from .._utils.devices import check_device, is_device_name, require_torch, resolve_device
 from .._utils.validation import check_matrix, check_square_nonnegative, empty_rows, unit_rows
 from .._utils.parallel import compiled_kernels, n_threads, thread_pool
 
@@ -477,8 +477,6 @@ def _cosine_kneighbors_torch(Xn, n_neighbors, device="cuda"):
         Cosine distances ``1 − cos``, increasing along each row.
     ind : ndarray of int64, shape (n, n_neighbors)
     """
-    from .._utils.devices import require_torch
-
     torch = require_torch()
     n = Xn.shape[0]
     Y = torch.from_numpy(np.ascontiguousarray(Xn, dtype=np.float32)).to(device)

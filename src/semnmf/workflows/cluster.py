@@ -410,8 +410,8 @@ def _inputs(settings, corpus, X, wc, timings, extra):
     if settings.semantics == "corpus":
         X, M = as_dtype(X, settings.dtype), as_dtype(M, settings.dtype)
         return settings, X, None, build_model(settings), {} if M is None else {"M": M}
+    from .._utils.devices import resolve_device
     from .._utils.progress import log
-    from ..graphs.knn import search_device
     from ..pipelines.pretrained import pretrained_inputs, semantic_model
     from ..text.encoders import encoder_device
 
@@ -440,7 +440,8 @@ def _inputs(settings, corpus, X, wc, timings, extra):
                                "semantics": settings.semantics}
     encoder = None if settings.semantics == "glove" else encoder_device(settings.device)
     graphs = graph is not None or inputs.A is not None
-    graph_device = search_device(settings.device) if graphs else None  # the kNN searches
+    # where the kNN searches ran (the device was checked with the settings)
+    graph_device = resolve_device(settings.device) if graphs else None
     fit_device = None if model is None else getattr(model, "device", "cpu")
     if settings.device != "cpu":
         fit = ("no fit" if fit_device is None else
