@@ -45,6 +45,18 @@ def make_planted(docs_per_topic=DOCS_PER_TOPIC, seed=0):
     return texts, labels
 
 
+@pytest.fixture(scope="session", autouse=True)
+def word_counts_by_default():
+    """``semantics="auto"`` decides as without the [embeddings] extra (as in CI), so a
+    test's run does not depend on what is installed here; the tests of the sentence path
+    patch ``embeddings_installed`` back (tests/workflows/test_semantics_auto.py)."""
+    from semnmf.workflows import semantics
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(semantics, "embeddings_installed", lambda: False)
+        yield
+
+
 @pytest.fixture(scope="session")
 def planted():
     """(texts, labels) of the planted corpus: 30 documents, 3 topics of 10."""

@@ -18,10 +18,12 @@ def fresh_logger(monkeypatch):
 
 
 def test_enabled_message_goes_to_stderr(fresh_logger, capsys):
-    log("fitting [yellow]now[/]", enabled=True)
+    log("fitting [yellow]now[/]", enabled=True, markup=True)
     out, err = capsys.readouterr()
     assert out == ""
     assert "fitting now" in err  # markup rendered, not printed raw
+    log('pip install "semnmf[embeddings]"', enabled=True)  # text, not markup
+    assert 'pip install "semnmf[embeddings]"' in capsys.readouterr().err
 
 
 def test_disabled_message_is_debug_only(fresh_logger, capsys, caplog):

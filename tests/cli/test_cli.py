@@ -452,28 +452,3 @@ def test_a_counts_only_corpus_gets_the_kl_consensus_and_says_why(corpus_files, t
     assert method_name(None, "corpus", corpus_files["csv"])[0] == "snmf-robust"
     assert method_name(None, "corpus", corpus_files["counts_only"], engine="dask")[0] == \
         "snmf-robust"
-
-
-def test_raw_text_says_semantics_stay_opt_in_when_the_extra_is_installed(
-        corpus_files, tmp_path, monkeypatch):
-    """With sentence-transformers installed, the default run on raw text says (and records)
-    that --semantics minilm is opt-in; without it, nothing is said."""
-    import importlib
-
-    workflow = importlib.import_module("semnmf.workflows.cluster")
-    runs = {}
-    for installed in (True, False):
-        monkeypatch.setattr(workflow, "embeddings_installed", lambda: installed)
-        out = tmp_path / f"text-{installed}"
-        assert main(["cluster", corpus_files["csv"], "-k", "3", "--out", str(out), *FAST]) == 0
-        runs[installed] = read_run(out)["method_choice"]
-    assert runs[True]["semantics"] == workflow.SEMANTICS_NOTE
-    assert "--semantics minilm" in runs[True]["semantics"]
-    assert "semantics" not in runs[False] and runs[False]["why"] == runs[True]["why"]
-    # counts only with a word-context setting: snmf-robust, but no text to embed
-    monkeypatch.setattr(workflow, "embeddings_installed", lambda: True)
-    out = tmp_path / "counts"
-    assert main(["cluster", corpus_files["counts_only"], "-k", "3", "--lam", "5", "--out",
-                 str(out), *FAST]) == 0
-    choice = read_run(out)["method_choice"]
-    assert choice["why"] == runs[True]["why"] and "semantics" not in choice

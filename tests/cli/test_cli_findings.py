@@ -172,7 +172,7 @@ NOT_APPLYING = {
     "window with nmf": (["--method", "nmf", "--window", "5"], "--window"),
     "window with document": (["--context", "document", "--window", "5"], "--window"),
     "lam-scale with nmf": (["--method", "nmf", "--lam-scale", "absolute"], "--lam-scale"),
-    "embed without semantics": (["--embed", "words"], "--embed"),
+    "embed without semantics": (["--semantics", "none", "--embed", "words"], "--embed"),
     "lam with nmf": (["--method", "nmf", "--lam", "1"], "--lam"),
 }
 

@@ -244,16 +244,25 @@ def _french_csv(tmp_path):
 
 def test_french_function_words_get_a_hint_and_a_stop_word_file_removes_them(tmp_path, capsys):
     source = _french_csv(tmp_path)
-    assert main(["cluster", str(source), "-k", "3", "--out", str(tmp_path / "a"),
+    # the French list, detected: the function words are gone and no hint is needed
+    assert main(["cluster", str(source), "-k", "3", "--out", str(tmp_path / "auto"),
                  "--method", "nmf", *FAST]) == 0
+    captured = capsys.readouterr()
+    assert "--max-df 0.3" not in captured.err
+    assert read_run(tmp_path / "auto")["language"]["language"] == "fr"
+    with open(tmp_path / "auto" / "topics.csv", newline="", encoding="utf-8") as f:
+        assert not {row["term"] for row in csv.DictReader(f)} & set(FUNCTION_WORDS)
+    # under the English list they dominate, and the run says what to do
+    assert main(["cluster", str(source), "-k", "3", "--out", str(tmp_path / "a"),
+                 "--method", "nmf", "--language", "english", *FAST]) == 0
     captured = capsys.readouterr()
     hints = [line for line in captured.err.splitlines() if "--max-df 0.3" in line]
     assert len(hints) == 1 and "--stop-words FILE" in hints[0]
     assert read_run(tmp_path / "a")["hints"]
     stop = tmp_path / "french.txt"
     stop.write_text("# mots vides\n" + "\n".join(FUNCTION_WORDS) + "\n", encoding="utf-8")
-    for extra in ([], ["--language", "none"]):
-        out = tmp_path / f"b{len(extra)}"
+    for extra in (["--language", "english"], ["--language", "none"]):
+        out = tmp_path / f"b{extra[1]}"
         assert main(["cluster", str(source), "-k", "3", "--out", str(out), "--method", "nmf",
                      "--stop-words", str(stop), *extra, *FAST]) == 0
         captured = capsys.readouterr()

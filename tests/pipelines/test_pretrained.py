@@ -1244,7 +1244,7 @@ def test_cli_document_partition_run(fake_loader, tmp_path, capsys):
     assert model.info["consensus"]["method"] == "document vectors' k-means"
     assert nmi(got, model.assign(texts)[0]) > 0.9
     # --partition is for embedded documents only: one line, before any work
-    for options in (["--partition", "documents"],
+    for options in (["--semantics", "none", "--partition", "documents"],
                     ["--semantics", "fake-model", "--embed", "words", "--partition", "fit"],
                     ["--semantics", "fake-model", "--partition", "documents", "--refine",
                      "gt"]):
@@ -1254,7 +1254,7 @@ def test_cli_document_partition_run(fake_loader, tmp_path, capsys):
     import semnmf
 
     with pytest.raises(ValueError, match="use it with a sentence model"):
-        semnmf.cluster(texts, 3, partition="documents")
+        semnmf.cluster(texts, 3, semantics="none", partition="documents")
     with pytest.raises(ValueError, match="partition must be one of"):
         semnmf.cluster(texts, 3, semantics="fake-model", partition="words")
     with pytest.raises(ValueError, match="makes no fit"):

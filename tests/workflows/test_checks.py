@@ -65,8 +65,12 @@ CASES = [
     ({"method": "kl-consensus", "n_init": 3}, ["--method", "kl-consensus", "--n-init", "3"],
      "n_init", "--n-init"),
     ({"time_column": "year"}, ["--time-column", "year"], "time_column", "--time-column"),
-    ({"embed": "both"}, ["--embed", "both"], "embed", "--embed"),
-    ({"partition": "documents"}, ["--partition", "documents"], "partition", "--partition"),
+    ({"semantics": "none", "embed": "both"}, ["--semantics", "none", "--embed", "both"],
+     "embed", "--embed"),
+    ({"semantics": "corpus", "pooling": "first"}, ["--semantics", "corpus", "--pooling",
+                                                   "first"], "pooling", "--pooling"),
+    ({"semantics": "none", "partition": "documents"}, ["--semantics", "none", "--partition",
+                                                       "documents"], "partition", "--partition"),
 ]
 
 

@@ -53,11 +53,14 @@ def stdout_console():
 
 
 class _RichStderrHandler(logging.Handler):
-    """One line per record on stderr, rich markup ("[yellow]...[/]") rendered."""
+    """One line per record on stderr; rich markup ("[yellow]...[/]") rendered only in the
+    records logged with ``markup=True`` (other text, "semnmf[embeddings]" say, is shown as
+    written)."""
 
     def emit(self, record):
         try:
-            _stderr_console().print(self.format(record), highlight=False)
+            _stderr_console().print(self.format(record), highlight=False,
+                                    markup=getattr(record, "markup", False))
         except Exception:  # a logging handler must never raise
             self.handleError(record)
 
@@ -128,10 +131,11 @@ def _finish(bar, task_id):
             bar.update(task_id, total=max(task.completed, 1), completed=max(task.completed, 1))
 
 
-def log(message, enabled=True):
-    """Log a one-line status message: INFO, shown on stderr, when ``enabled``; else DEBUG."""
+def log(message, enabled=True, markup=False):
+    """Log a one-line status message: INFO, shown on stderr, when ``enabled``; else DEBUG.
+    ``markup``: the message holds rich markup to render (escape the data it quotes)."""
     if enabled:
         _ensure_handler()
-        logger.info(message)
+        logger.info(message, extra={"markup": markup})
     else:
-        logger.debug(message)
+        logger.debug(message, extra={"markup": markup})

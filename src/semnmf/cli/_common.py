@@ -17,7 +17,19 @@ CONTEXT_CHOICES = ("auto", "document", "sentence", "window")
 # The context options (CONTEXT_NAMES; None: not given, so that an option given where it
 # does not apply can be refused); their defaults (CONTEXT_DEFAULTS, the library's) are
 # filled by context_defaults.
-LANGUAGE_CHOICES = ("english", "none")
+
+
+def language_argument(text):
+    """``--language``: auto, none, english or an ISO 639-1 code with a stop-word list."""
+    import argparse
+
+    from ..text.vectorize import check_stop_words
+
+    try:
+        value = check_stop_words(text.strip())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("stop_words: ")) from None
+    return "none" if value is None else value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,12 +135,15 @@ def add_source_arguments(parser):
 def add_input_arguments(parser):
     """The source options and those that turn the texts into the document-term matrix."""
     text = add_source_arguments(parser)
-    text.add_argument("--language", choices=LANGUAGE_CHOICES,
-                      help="stop words left out of the vocabulary: english (scikit-learn's "
-                           "list) or none, for texts in other languages (default english)")
+    text.add_argument("--language", type=language_argument, metavar="LANG",
+                      help="the stop words left out of the vocabulary: auto (detect the "
+                           "texts' language and take its list), english (scikit-learn's "
+                           "list), an ISO 639-1 code (fr, de, es, ru, ar, tr, zh, ...: the "
+                           "stopwordsiso list) or none (default auto)")
     text.add_argument("--stop-words", metavar="FILE", dest="stop_words_file",
                       help="more stop words, one per line, added to the --language list "
-                           "(with --language none, the file's words alone; default: none)")
+                           "(auto: the detected language's; with --language none, the "
+                           "file's words alone; default: none)")
     text.add_argument("--token-pattern", metavar="REGEX",
                       help="regular expression of a word (default: two or more Unicode "
                            r"letters, (?u)\b[^\W\d_][^\W\d_]+\b, with Chinese, Japanese "
@@ -249,7 +264,10 @@ def log_warning(message):
 
     from .flags import cli_message
 
-    log(f"[yellow]warning:[/] {cli_message(' '.join(str(message).split()))}", True)
+    from rich.markup import escape
+
+    log(f"[yellow]warning:[/] {escape(cli_message(' '.join(str(message).split())))}", True,
+        markup=True)
 
 
 def one_line_warnings(message, category, filename, lineno, file=None, line=None):

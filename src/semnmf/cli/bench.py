@@ -80,6 +80,8 @@ def add_parser(commands):
 
 def _sources(options):
     """(name, path) of each dataset to run; names not found are skipped with a message."""
+    from rich.markup import escape
+
     from .._utils.progress import log
     from ..datasets import BUILTIN
 
@@ -94,8 +96,9 @@ def _sources(options):
         paths = [os.path.join(root, name) for root in roots]
         path = next((p for p in paths if os.path.isdir(p)), None)
         if path is None:
-            log(f"[yellow]skipping {name}:[/] not found in {', '.join(roots)} "
-                "(give --data or set SEMNMF_DATA)", True)
+            log(f"[yellow]skipping {escape(name)}:[/] not found in "
+                f"{escape(', '.join(roots))} (give --data or set SEMNMF_DATA)", True,
+                markup=True)
         else:
             found.append((name, path))
     return found
@@ -103,6 +106,8 @@ def _sources(options):
 
 def run(args):
     """``semnmf bench``: the datasets found, their missing runs, Table 2 (and the sweeps)."""
+    from rich.markup import escape
+
     from .._utils.progress import log
     from ..datasets import load_dataset
     from ..experiments.methods import get_method
@@ -133,7 +138,8 @@ def run(args):
     for name, path in sources:
         corpus = load_dataset(path)
         if corpus.labels is None:
-            log(f"[yellow]skipping {name}:[/] it has no labels to score against", True)
+            log(f"[yellow]skipping {escape(name)}:[/] it has no labels to score against", True,
+                markup=True)
             continue
         X = corpus.tfidf()
         infos[name] = dataset_info(X, corpus.n_classes)

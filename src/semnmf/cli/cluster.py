@@ -140,13 +140,22 @@ def _add_fit_arguments(c):
                           "float64); not with --semantics, whose pipeline sets its own")
     pre = c.add_argument_group("pretrained semantics (needs the [embeddings] extra)")
     pre.add_argument("--semantics", metavar="SOURCE",
-                     help="corpus: word contexts of this corpus only (default); glove: GloVe "
-                          "6B word vectors; minilm: all-MiniLM-L6-v2 (offline); or any "
+                     help="auto (default): all-MiniLM-L6-v2 on raw text in a language it "
+                          "reads, when the [embeddings] extra is installed, word counts "
+                          "otherwise (the run says which and why); none (or corpus): word "
+                          "contexts of this corpus only; glove: GloVe 6B word vectors; "
+                          "minilm: all-MiniLM-L6-v2 (offline), every chunk read; or any "
                           "sentence-transformers model name")
     pre.add_argument("--embed", choices=("words", "documents", "both"),
                      help="what the pretrained model reads: the vocabulary terms (a word graph "
                           "that expands the documents), the documents (chunked, in full: a "
                           "document graph and the start), or both (default both)")
+    pre.add_argument("--pooling", choices=("mean", "first"),
+                     help="how the sentence model reads a document longer than its 256 word "
+                          "pieces: every chunk, their vectors averaged (mean: the default "
+                          "with --semantics minilm), or the first chunk only (first: one "
+                          "forward pass per document, as sentence-transformers reads it; "
+                          "the default when --semantics auto picks the model)")
     pre.add_argument("--partition", choices=("auto", "fit", "documents"),
                      help="with embedded documents, the clusters: the Semantic-NMF fit's "
                           "(fit), or the document vectors' k-means partition, its start, "

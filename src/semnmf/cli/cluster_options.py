@@ -49,8 +49,10 @@ class ClusterOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOption
     tol: float = 1e-4
     seed: int = 0
     dtype: str | None = None
-    semantics: str = "corpus"
+    semantics: str = "auto"
+    semantics_reason: str | None = None
     embed: str | None = None
+    pooling: str | None = None
     partition: str | None = None
     cache_dir: str | None = None
     consensus: str | None = None
@@ -177,18 +179,22 @@ def cluster_options(args):
     line's words, and the command line's own (the input files, the engine, ``--report``)."""
     from ..workflows.checks import check_settings, semantics_source
     from ..workflows.cluster import asked_for
+    from ..workflows.semantics import plan_semantics
 
     given = dict(vars(args))
     k = given.pop("k")
     if "semantics" in given:
         given["semantics"] = semantics_source(given["semantics"], CLI_WORDS)
     given["method"], given["method_reason"] = method_name(
-        given.get("method"), given.get("semantics", "corpus"), given.get("source"),
+        given.get("method"), given.get("semantics", "auto"), given.get("source"),
         given.get("engine", "local"),
         asked_for({OPTION_SETTINGS.get(n, n): v for n, v in given.items()}))
     options = ClusterOptions(**given, **_k_fields(parse_k(k) if isinstance(k, str) else k))
     check_input_files(options)
     check_settings(options.settings(), CLI_WORDS)
+    planned = plan_semantics(options.settings(), options.engine, CLI_WORDS)
+    options = dataclasses.replace(options, semantics=planned.semantics,
+                                  semantics_reason=planned.semantics_reason)
     check_engine_options(options)
     return dataclasses.replace(options, **_method_defaults(options))
 

@@ -33,7 +33,7 @@ FLAGS = {
     # ensembles, refinement, pretrained semantics
     "consensus": "--consensus", "n_runs": "--runs", "n_keep": "--keep",
     "semantics": "--semantics", "embed": "--embed", "cache_dir": "--cache-dir",
-    "partition": "--partition",
+    "partition": "--partition", "pooling": "--pooling",
     # semnmf cluster's own
     "method": "--method", "refine": "--refine", "n_top": "--top",
     "seed_words": "--seed-words", "time_column": "--time-column",

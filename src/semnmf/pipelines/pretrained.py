@@ -245,8 +245,8 @@ def partition_strengths(E, labels, n_clusters):
 
 def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both", *,
                       word_mode="expand", expand=1.0, word_weight=0.3, word_neighbors=10,
-                      n_neighbors=10, document_graph=True, random_state=None, cache_dir=None,
-                      device="cpu", verbose=0):
+                      n_neighbors=10, document_graph=True, pooling="mean", random_state=None,
+                      cache_dir=None, device="cpu", verbose=0):
     """Add pretrained word and document semantics to the inputs of Semantic-NMF.
 
     Parameters
@@ -270,6 +270,11 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
     document_graph : bool, default=True
         Build the document graph A (not needed when the run keeps the start:
         :func:`document_partition`).
+    pooling : {"mean", "first"}, default="mean"
+        How a sentence model reads a document longer than its window: every chunk, their
+        vectors averaged, or the first chunk only (what ``SentenceTransformer.encode``
+        reads, at the cost of one forward pass per document;
+        :func:`semnmf.text.encoders.embed_documents`).
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
         Where the sentence model encodes (:func:`semnmf.text.encoders.encoder_device`)
         and where the kNN searches of the word and document graphs run
@@ -313,8 +318,8 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
         if source == "glove":
             E = document_vectors(corpus, X=X, V=V)
         else:
-            E = document_vectors(corpus, source, cache_dir=cache_dir, device=device,
-                                 verbose=verbose)
+            E = document_vectors(corpus, source, pooling=pooling, cache_dir=cache_dir,
+                                 device=device, verbose=verbose)
         inputs.E = E
         inputs.A = (semantic_document_graph(E, n_neighbors, device=device)
                     if document_graph else None)

@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from .._utils.io import atomic_write, json_default
 from .._utils.validation import reference_labels
 from .context import TokenSequences, word_context
+from .language import resolve_stop_words
 from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
                         count_matrix, count_texts, make_analyzer, prune_columns,
                         split_sentences, weight)
@@ -110,9 +111,13 @@ class Corpus(LabelsMixin):
         Terms of the columns of ``counts``.
     name : str, optional
     lowercase : bool, default=True
-    stop_words : "english", "none", None or list of str, default="english"
-        Words left out of the vocabulary: scikit-learn's English list, none ("none" or
-        None: for texts in other languages), or a list of your own.
+    stop_words : "auto", "english", a language code, "none", None or list of str, \
+default="english"
+        Words left out of the vocabulary: "auto" detects the texts' language and takes its
+        list (:func:`semnmf.text.language.resolve_stop_words`: scikit-learn's list for
+        English, ``stopwordsiso``'s for 57 other languages), "english" scikit-learn's
+        English list, an ISO 639-1 code ("fr", "de", ...) that language's list, none
+        ("none" or None), or a list of your own. ``language`` records what was used.
     token_pattern : str
         Regular expression of a token (as scikit-learn's CountVectorizer). The default,
         :data:`semnmf.text.vectorize.TOKEN_PATTERN`, takes words of two or more Unicode
@@ -163,7 +168,12 @@ class Corpus(LabelsMixin):
             n_labels, labels = len(labels), reference_labels(labels)
         self.texts = texts
         self.name = name or "corpus"
-        self._options = dict(lowercase=lowercase, stop_words=check_stop_words(stop_words),
+        stop_words = check_stop_words(stop_words)
+        if texts is None and (stop_words == "auto" or isinstance(stop_words, dict)):
+            stop_words = None  # counts only: no text to detect a language in, none to read
+        #: what the stop words are (:class:`semnmf.text.language.LanguageChoice`)
+        stop_words, self.language = resolve_stop_words(stop_words, texts)
+        self._options = dict(lowercase=lowercase, stop_words=stop_words,
                              token_pattern=check_token_pattern(token_pattern))
         self.stem = stem
         self.min_df_automatic = min_df is None

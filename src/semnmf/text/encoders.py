@@ -209,6 +209,54 @@ class SentenceEncoder:
     def __repr__(self):
         return f"SentenceEncoder({self.name!r})"
 
+    def word_coverage(self, texts, sample=300, chars=2000, random_state=0):
+        """The share of the words of ``texts`` that the model's tokenizer keeps whole: one
+        word piece, not the unknown token, counted over every occurrence of a word in
+        (the first ``chars`` characters of) a sample of at most ``sample`` texts; None
+        when they hold no word. A model reads a corpus in its own language with most words
+        whole (above 0.8 on the English corpora of ``benchmarks/results/semantics_auto.md``)
+        and one in a language it was not trained on as letters and fragments.
+
+        Only the tokenizer is loaded: from the model folder's ``tokenizer.json`` with the
+        ``tokenizers`` package when it has one, else the model's own."""
+        import random
+        import re
+
+        texts = list(texts)
+        if len(texts) > sample:
+            texts = random.Random(random_state).sample(texts, sample)
+        counts = {}
+        for text in texts:
+            for word in re.findall(r"(?u)\b[^\W\d_]{2,}\b", text[:chars]):
+                counts[word] = counts.get(word, 0) + 1
+        if not counts:
+            return None
+        words = sorted(counts)
+        whole = self._whole_words(words)
+        return sum(counts[w] for w, ok in zip(words, whole) if ok) / sum(counts.values())
+
+    def _whole_words(self, words):
+        """Whether each word is one word piece of the model's vocabulary (not unknown)."""
+        folder = self._source if self._model is None else None
+        path = os.path.join(folder, "tokenizer.json") if folder and os.path.isdir(folder) else ""
+        if path and os.path.isfile(path) and importlib.util.find_spec("tokenizers"):
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_file(path)
+            tokenizer.no_padding()
+            tokenizer.no_truncation()
+            unknown = tokenizer.token_to_id(getattr(tokenizer.model, "unk_token", None)
+                                            or "[UNK]")
+            encoded = tokenizer.encode_batch(words, add_special_tokens=False)
+            return [len(e.ids) == 1 and e.ids[0] != unknown for e in encoded]
+        tokenizer = self.model.tokenizer
+        encoded = tokenizer(words, add_special_tokens=False, return_offsets_mapping=True,
+                            truncation=False, verbose=False)
+        unknown = getattr(tokenizer, "unk_token_id", None)
+        ids = encoded.get("input_ids") or [None] * len(words)
+        return [len(offsets) == 1 and (piece is None or piece[0] != unknown)
+                for offsets, piece in zip(encoded["offset_mapping"], ids)]
+
     def chunks(self, texts, ids=False):
         """Cut texts into pieces of at most ``max_tokens`` word pieces, at white space
         where possible (see ``_windows``).
@@ -551,13 +599,15 @@ def embed_documents(texts, model="minilm", *, pooling="mean", batch_size=None, c
     """Embed whole documents from the embeddings of their chunks.
 
     Every document is cut into consecutive chunks of at most ``max_tokens`` word pieces
-    (:meth:`SentenceEncoder.chunks`) and every chunk is embedded (unit norm). The chunk
-    embeddings are what is cached, so both poolings cost one encoding:
+    (:meth:`SentenceEncoder.chunks`), which are embedded (unit norm) and cached:
 
-    - ``pooling="mean"``: the mean of the chunk vectors weighted by their number of word
-      pieces, scaled to unit norm: long documents are read in full;
-    - ``pooling="first"``: the first chunk only, which is exactly what
-      ``SentenceTransformer.encode`` returns (it truncates at ``max_seq_length``).
+    - ``pooling="mean"``: every chunk is embedded; the document's vector is the mean of
+      its chunk vectors weighted by their number of word pieces, scaled to unit norm: long
+      documents are read in full;
+    - ``pooling="first"``: only each document's first chunk is embedded (read from the
+      cache of every chunk when there is one), which is exactly what
+      ``SentenceTransformer.encode`` returns (it truncates at ``max_seq_length``): one
+      forward pass per document.
 
     An empty document gets a zero vector.
 
@@ -592,9 +642,19 @@ def embed_documents(texts, model="minilm", *, pooling="mean", batch_size=None, c
     texts = _check_texts(texts, "texts")
     encoder = model if isinstance(model, SentenceEncoder) else load_encoder(model, device)
 
+    root = default_cache_dir() if cache_dir is None else cache_dir
+    # the first chunks alone, unless every chunk is cached already (it holds them)
+    kind = "first-chunks" if pooling == "first" and not (
+        root is not False and os.path.exists(_cache_path(os.fspath(root), encoder, "chunks",
+                                                         texts))) else "chunks"
+
     def compute(checkpoint):
         t0 = time.perf_counter()
         pieces, owner, weight, ids = encoder.chunks(texts, ids=True)
+        if kind == "first-chunks":
+            first = first_chunks(owner)
+            pieces, owner, weight = [pieces[i] for i in first], owner[first], weight[first]
+            ids = None if ids is None else [ids[i] for i in first]
         chunking = time.perf_counter() - t0
         batch = batch_size if batch_size is not None else 256 if encoder.on_gpu else 64
         C, encoding = encoder.encode(pieces, batch_size=batch, show_progress=bool(verbose),
@@ -604,7 +664,7 @@ def embed_documents(texts, model="minilm", *, pooling="mean", batch_size=None, c
             f"{seconds:.1f} s ({len(texts) / max(seconds, 1e-9):.1f} documents/s)", verbose)
         return {"E": C, "owner": owner, "weight": weight, "seconds": np.array(seconds)}
 
-    chunks = _cached(texts, encoder, "chunks", compute, cache_dir, verbose)
+    chunks = _cached(texts, encoder, kind, compute, cache_dir, verbose)
     C, owner, weight = chunks["E"], chunks["owner"], chunks["weight"]
     blank = np.array([not t.strip() for t in texts], dtype=bool)
     if blank.any():  # whitespace only: no word piece (entries cached before this rule too)

@@ -18,6 +18,7 @@ __all__ = ["SEMANTICS", "EMBED", "check_available", "term_forms", "word_vectors"
            "combined_context", "expand_documents", "document_vectors"]
 
 #: Named sources; any other string is a sentence-transformers model name or folder.
+#: ("auto" and "none" are the run's: :mod:`semnmf.workflows.semantics`.)
 SEMANTICS = ("corpus", "glove", "minilm")
 #: What is embedded: the vocabulary terms, the documents, or both.
 EMBED = ("words", "documents", "both")
@@ -128,12 +129,13 @@ def combined_context(P, S, weight=1.0):
     return sp.hstack(blocks, format="csr")
 
 
-def document_vectors(corpus, source="minilm", *, X=None, V=None, cache_dir=None, device="cpu",
-                     verbose=0):
+def document_vectors(corpus, source="minilm", *, X=None, V=None, pooling="mean",
+                     cache_dir=None, device="cpu", verbose=0):
     """A vector for every document of ``corpus``.
 
-    With a sentence model, the documents are embedded in full (chunks, mean pooling;
-    cached). With ``"glove"`` (or given term vectors ``V``) no document is embedded: the
+    With a sentence model, the documents are embedded in full (``pooling="mean"``: the
+    mean of their chunks' vectors) or by their first chunk (``"first"``), and cached
+    (:func:`semnmf.text.encoders.embed_documents`). With ``"glove"`` (or given term vectors ``V``) no document is embedded: the
     vector is the TF-IDF-weighted mean of its term vectors, ``X V`` (X's rows L2-normal).
     ``cache_dir`` and ``device`` as :func:`semnmf.text.encoders.embed_documents`.
     """
@@ -151,8 +153,8 @@ def document_vectors(corpus, source="minilm", *, X=None, V=None, cache_dir=None,
             "cannot be embedded; use embed='words' (term vectors only).")
     from .encoders import embed_documents
 
-    return embed_documents(corpus.texts, source, cache_dir=cache_dir, device=device,
-                           verbose=verbose).astype(np.float64)
+    return embed_documents(corpus.texts, source, pooling=pooling, cache_dir=cache_dir,
+                           device=device, verbose=verbose).astype(np.float64)
 
 
 def expand_documents(X, S, strength=1.0):

@@ -44,6 +44,7 @@ from .association import association as association_of, association_inplace
 from .cooccurrence import CONTEXTS, cooccurrence, sum_counts
 from .pruning import budget_record, estimate_nnz, prune_to_budget, warn_if_emptied
 from .corpus import LabelsMixin, token_sequences
+from .language import resolve_stop_words
 from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
                         make_analyzer, ncut_weight, weight)
 
@@ -425,7 +426,12 @@ class ShardedCorpus(LabelsMixin):
         self.stem = None if stem == "auto" else stem
         self._reading = {"text_column": text_column, "label_column": label_column,
                          "encoding": encoding}
-        self._analyzing = {"lowercase": lowercase, "stop_words": check_stop_words(stop_words),
+        stop_words = check_stop_words(stop_words)
+        # the language of the first shard (a sample of the corpus, read once more)
+        stop_words, self.language = resolve_stop_words(
+            stop_words, read_shard(self.paths[0], **self._reading)[0]
+            if stop_words == "auto" or isinstance(stop_words, dict) else None)
+        self._analyzing = {"lowercase": lowercase, "stop_words": stop_words,
                            "token_pattern": check_token_pattern(token_pattern),
                            "stem": self.stem}
         self.client = dask_client(client) if client is not None else None

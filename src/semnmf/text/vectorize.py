@@ -12,6 +12,7 @@ Weightings of the document-term matrix:
 
 import re
 import unicodedata
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,9 +33,9 @@ TOKEN_PATTERN = r"(?u)\b[^\W\d_][^\W\d_]+\b"
 _DEFAULT_WORDS = (f"(?u)(?<![\\w{MARKS}])[^\\W\\d_](?:[^\\W\\d_]|[{MARKS}])+"
                   f"(?![\\w{MARKS}])")
 _MARK = re.compile(f"[{MARKS}]")
-# Stop-word lists by language: scikit-learn ships English only; "none" keeps every word
-# (for other languages, or pass a list of your own as ``stop_words``).
-LANGUAGES = ("english", "none")
+# The stop_words settings besides a language code (semnmf.text.language): "auto" detects
+# the language of the texts, "english" is scikit-learn's list, "none" keeps every word.
+LANGUAGES = ("auto", "english", "none")
 WEIGHTINGS = ("tfidf", "counts", "ncut")
 STEMMERS = (None, "porter", "english")
 
@@ -74,15 +75,26 @@ def check_token_pattern(token_pattern, name="token_pattern"):
 
 
 def check_stop_words(stop_words, name="stop_words"):
-    """``stop_words`` as CountVectorizer takes it: "english", None ("none" means None), or
-    a list of words."""
+    """``stop_words`` checked: "auto", "english", an ISO 639-1 code with a stop-word list
+    (:func:`semnmf.text.language.stop_word_languages`), None ("none" means None), or a list
+    of words, or ``{"language": ..., "extra": words}`` (the language's list and your words).
+    "auto" and the codes are resolved against the texts by
+    :func:`semnmf.text.language.resolve_stop_words`."""
+    if isinstance(stop_words, dict):  # a language's list and words of your own
+        extra = check_stop_words(list(stop_words.get("extra", ())), name)
+        return {"language": check_stop_words(stop_words.get("language"), name),
+                "extra": extra}
     if stop_words is None or (isinstance(stop_words, str) and stop_words.lower() == "none"):
         return None
     if isinstance(stop_words, str):
-        if stop_words.lower() != "english":
-            raise ValueError(f"{name} must be one of {LANGUAGES} or a list of words, got "
-                             f"{stop_words!r}.")
-        return "english"
+        if stop_words.lower() in ("auto", "english"):
+            return stop_words.lower()
+        from .language import language_code
+
+        try:
+            return language_code(stop_words)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
     words = list(stop_words)
     if not all(isinstance(w, str) for w in words):
         raise ValueError(f"{name} must be a list of strings.")
@@ -132,11 +144,16 @@ def make_analyzer(*, lowercase=True, stop_words="english", token_pattern=TOKEN_P
     """
     if stem not in STEMMERS:
         raise ValueError(f"stem must be one of {STEMMERS}, got {stem!r}.")
-    words = CountVectorizer(lowercase=lowercase, stop_words=stop_words,
-                            token_pattern=token_pattern).build_analyzer()
-    if token_pattern == TOKEN_PATTERN:
-        marked_words = CountVectorizer(lowercase=lowercase, stop_words=stop_words,
-                                       token_pattern=_DEFAULT_WORDS).build_analyzer()
+    marked_words = None
+    with warnings.catch_warnings():
+        # a listed word the tokenizer cuts ("quelqu'un") only never matches a token
+        warnings.filterwarnings("ignore", message="Your stop_words may be inconsistent")
+        words = CountVectorizer(lowercase=lowercase, stop_words=stop_words,
+                                token_pattern=token_pattern).build_analyzer()
+        if token_pattern == TOKEN_PATTERN:
+            marked_words = CountVectorizer(lowercase=lowercase, stop_words=stop_words,
+                                           token_pattern=_DEFAULT_WORDS).build_analyzer()
+    if marked_words is not None:
 
         def base(text):
             if text.isascii():  # one fast check: most texts in English end here

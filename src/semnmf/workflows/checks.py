@@ -98,13 +98,13 @@ def _check_seed_range(s, w, runs, runs_said):
 
 
 def semantics_source(value, words=LIBRARY):
-    """``semantics`` as a run compares it: "corpus", "glove" and "minilm" in lower case, a
-    sentence-transformers model name as given (stripped)."""
+    """``semantics`` as a run compares it: "auto", "corpus" ("none" means it), "glove" and
+    "minilm" in lower case, a sentence-transformers model name as given (stripped)."""
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{words('semantics')} needs a source: corpus, glove, minilm or a "
                          f"sentence-transformers model name; got {value!r}.")
-    if value == "corpus":
-        return value
+    if value.strip().lower() in ("auto", "corpus", "none"):  # none: word counts only
+        return {"none": "corpus"}.get(value.strip().lower(), value.strip().lower())
     from ..text.pretrained import _check_source
 
     return _check_source(value)
@@ -171,10 +171,17 @@ def _check_method(s, w):
                          f"from its own (random) centres: drop {w('init')} (use "
                          f"{w('random_state')} or {w('n_init')}).")
     check_context(s, w, method.word_context, f"for {names(lambda m: m.word_context)}")
-    if s.semantics == "corpus" and (s.embed is not None or s.cache_dir is not None):
-        raise ValueError(f"{w('embed') if s.embed is not None else w('cache_dir')} applies "
-                         f"to pretrained semantics: use it with {w('semantics')} glove, "
-                         "minilm or a model name.")
+    given = [n for n in ("embed", "pooling", "cache_dir") if getattr(s, n) is not None]
+    if semantics_source(s.semantics, w) == "corpus" and not s.semantics_reason and given:
+        raise ValueError(f"{w(given[0])} applies to pretrained semantics: use it with "
+                         f"{w('semantics')} glove, minilm or a model name.")
+    if s.pooling not in (None, "mean", "first"):
+        raise ValueError(f"{w('pooling')} must be 'mean' (every chunk of a document) or "
+                         f"'first' (its first chunk), got {s.pooling!r}.")
+    if s.pooling is not None and (s.semantics == "glove" or s.embed == "words"):
+        raise ValueError(f"{w('pooling')} says how a sentence model reads the documents; "
+                         f"with {w.set('semantics', 'glove') if s.semantics == 'glove' else w.set('embed', 'words')} "
+                         f"none is read: drop {w('pooling')}.")
 
 
 def check_context(s, w, applies, where):
@@ -197,6 +204,8 @@ def _check_semantics(s, w):
     dtype, a partition only of embedded documents, one run when the documents are
     embedded, the extra installed."""
     source = semantics_source(s.semantics, w)
+    if source == "auto":  # decided on the corpus (semnmf.workflows.semantics)
+        return
     documents = False
     if s.partition is not None or source != "corpus":
         from ..pipelines.pretrained import check_partition
@@ -299,7 +308,7 @@ def _check_extras(s, w):
 
         _check_seed_range(s, w, N_RUNS, f"kl-consensus's {N_RUNS} runs")
     if s.seed_words is not None:
-        if not s.spec.takes_init or s.consensus or s.semantics != "corpus":
+        if not s.spec.takes_init or s.consensus or s.semantics not in ("corpus", "auto"):
             raise ValueError(f"{w('seed_words')} start and hold the word factors of one "
                              "NMF-family run: use an NMF method (not skmeans), without "
                              f"{w('consensus')} or pretrained semantics.")

@@ -19,7 +19,9 @@ import warnings
 from ..experiments.methods import (CLI_METHODS, CLI_RENAMED, DEFAULT_CLI_METHOD,
                                    DEFAULT_COUNTS_METHOD)
 from .checks import check_settings, semantics_source
-from .inputs import as_dtype, build_word_context, collected_warnings, read_corpus
+from .semantics import decide_semantics, plan_semantics
+from .inputs import (as_dtype, build_word_context, collected_warnings, language_record,
+                     read_corpus)
 from .result import (ClusterResult, ClusterSettings, attach_saved_model, build_model,
                      describe, method_defaults)
 
@@ -77,20 +79,9 @@ TEXT_REASON = ("the default (Semantic-NMF, KL loss), chosen by leave-one-corpus-
                "shared corpora (benchmarks/results/defaults.md); without raw text, or with a "
                "word-context setting given, it builds M from document contexts")
 
-SEMANTICS_NOTE = ("the [embeddings] extra is installed, and pretrained semantics stay opt-in "
-                  "(--semantics minilm): above this default on 9 of the 11 shared raw-text "
-                  "corpora (up to +0.23 NMI) and 0.002-0.016 below on the other two, but its "
-                  "first run embeds every document: minutes on a CPU; with a GPU (--device cuda) "
-                  "7-75 s on those corpora, several times this default's time "
-                  "(benchmarks/results/minilm.md, benchmarks/results/gpu_semantics.md)")
-
-
-def embeddings_installed():
-    """Whether the ``[embeddings]`` extra (sentence-transformers) is installed; nothing is
-    imported."""
-    import importlib.util
-
-    return importlib.util.find_spec("sentence_transformers") is not None
+SEMANTICS_REASON = ("sentence semantics chosen for this corpus (semantics auto): the "
+                    "papers' snmf with all-MiniLM-L6-v2's word and document graphs "
+                    "(benchmarks/results/minilm.md)")
 
 
 def default_method(source, semantics="corpus", engine="local", given=()):
@@ -102,7 +93,7 @@ def default_method(source, semantics="corpus", engine="local", given=()):
     term or a start (:data:`SNMF_SETTINGS`): snmf-robust."""
     from ..datasets import has_raw_text
 
-    if semantics not in (None, "corpus"):
+    if semantics not in (None, "corpus", "auto"):  # auto: decided on the corpus
         return "snmf", None
     if engine == "local" and not set(given) & set(SNMF_SETTINGS) and not has_raw_text(source):
         return DEFAULT_COUNTS_METHOD, COUNTS_REASON
@@ -191,12 +182,13 @@ def cluster(source, k=None, *, method=None, random_state=0, verbose=0,
         raise ValueError("n_components (k) is required: a number of clusters or 'auto'.")
     if "semantics" in settings:
         settings["semantics"] = semantics_source(settings["semantics"])
-    semantics = settings.get("semantics", "corpus")
+    semantics = settings.get("semantics", "auto")
     method, reason = resolve_method(method, semantics, source, engine, asked_for(settings))
     base = ClusterSettings(source=source, method=method, method_reason=reason,
                            random_state=random_state, verbose=int(verbose), **settings,
                            **_k_settings(k))
     check_settings(base)
+    base = plan_semantics(base, engine)
     filled = dataclasses.replace(base, **method_defaults(base))
     if engine == "dask":
         from .dask import run_dask
@@ -250,6 +242,13 @@ def run_cluster(settings, started=None):
     started = time.perf_counter() if started is None else started
     timings, extra = {}, {}
     corpus, X = read_corpus(settings, timings, started)
+    language_record(corpus, extra, settings.verbose)
+    settings, choice = decide_semantics(settings, corpus)
+    if choice is not None:
+        from .._utils.progress import log
+
+        log(f"semantics {choice['value']}: {choice['how']}", settings.verbose)
+        extra["semantics_choice"] = choice
     times = _times(settings, corpus)  # the column is read (and checked) before the fit
     duplicates = _duplicates(corpus)  # said once the fit has run (a failure says one line)
     if duplicates:
@@ -273,10 +272,6 @@ def run_cluster(settings, started=None):
 
         log(f"method {settings.method}: {settings.method_reason}", settings.verbose)
         extra["method_choice"] = {"method": settings.method, "why": settings.method_reason}
-        if (settings.method_reason == TEXT_REASON and corpus.texts is not None
-                and embeddings_installed()):
-            log(SEMANTICS_NOTE, settings.verbose)
-            extra["method_choice"]["semantics"] = SEMANTICS_NOTE
     document_labels = extra.pop("_document_partition", None)
     components = None
     if settings.seed_words is not None:
@@ -421,6 +416,7 @@ def _inputs(settings, corpus, X, wc, timings, extra):
         settings.verbose)
     inputs = pretrained_inputs(corpus, X, M, settings.k, settings.semantics, embed,
                                document_graph=partition != "documents",
+                               pooling=settings.pooling or "mean",
                                random_state=settings.random_state,
                                cache_dir=settings.cache_dir, device=settings.device,
                                verbose=int(settings.verbose))
@@ -450,7 +446,7 @@ def _inputs(settings, corpus, X, wc, timings, extra):
         log(f"device={settings.device!r}: the sentence model on {encoder or 'none'}, the kNN "
             f"graphs on {graph_device or 'none'}, {fit}", settings.verbose)
     extra["semantics"] = {
-        "source": settings.semantics, "embed": embed,
+        "source": settings.semantics, "embed": embed, "pooling": settings.pooling,
         "encoder_device": encoder, "graph_device": graph_device, "fit_device": fit_device,
         "documents_expanded": graph is not None, "document_graph": inputs.A is not None,
         "word_graph_nnz": None if graph is None else int(graph.nnz),

@@ -70,6 +70,7 @@ def run_dask(settings, *, workers=None, scheduler=None, started=None):
     from .._utils.blocks import start_client
     from .._utils.progress import log
     from ..pipelines.saved import SavedModel
+    from .inputs import language_record
     from .result import ClusterResult, describe
 
     started = time.perf_counter() if started is None else started
@@ -89,6 +90,7 @@ def run_dask(settings, *, workers=None, scheduler=None, started=None):
     labels = model.labels_
     extra = {"engine": {"name": "dask", "workers": workers or (None if scheduler else 2),
                         "scheduler": scheduler, "sharded": sharded}}
+    language_record(corpus, extra, settings.verbose)
     # NPMI needs the whole count matrix on the client: none for a sharded corpus
     topics, scores = describe(settings, corpus, labels, model.components_, extra,
                               quality=not sharded)

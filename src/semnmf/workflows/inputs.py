@@ -77,18 +77,16 @@ def read_stop_words(path):
 
 
 def stop_word_list(stop_words, stop_words_file):
-    """``stop_words`` ("english", "none" or None for the default, or a list) with the
-    words of ``stop_words_file`` added (None: the list alone)."""
+    """``stop_words`` ("auto", a language, "none" or None for the default "auto", or a
+    list) with the words of ``stop_words_file`` added: a list, or ``{"language": ...,
+    "extra": words}`` where the language's list is resolved against the texts
+    (:func:`semnmf.text.language.resolve_stop_words`)."""
+    base = "auto" if stop_words is None else stop_words
     if stop_words_file is None:
-        return stop_words
+        return base
     extra = read_stop_words(stop_words_file)
-    base = "english" if stop_words is None else stop_words
-    if isinstance(base, str) and base.lower() == "english":
-        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-        base = sorted(ENGLISH_STOP_WORDS)
-    elif isinstance(base, str):  # "none"
-        base = []
+    if isinstance(base, str):
+        return {"language": base, "extra": extra}
     return sorted(set(base) | set(extra))
 
 
@@ -101,12 +99,23 @@ def corpus_options(settings):
         kwargs["max_df"] = settings.max_df
     if settings.stem is not None:
         kwargs["stem"] = None if settings.stem == "none" else settings.stem
-    stop_words = stop_word_list(settings.stop_words, getattr(settings, "stop_words_file", None))
-    if stop_words is not None:
-        kwargs["stop_words"] = stop_words
+    kwargs["stop_words"] = stop_word_list(settings.stop_words,
+                                          getattr(settings, "stop_words_file", None))
     if settings.token_pattern is not None:
         kwargs["token_pattern"] = settings.token_pattern
     return kwargs
+
+
+def language_record(corpus, extra, verbose):
+    """Say which stop words the corpus's texts lost (when it has texts), and keep it in
+    ``extra["language"]`` (run.json)."""
+    from .._utils.progress import log
+
+    language = getattr(corpus, "language", None)
+    if language and language.get("how") != "list" and (
+            corpus.texts is not None or getattr(corpus, "paths", None)):
+        log(language.line, verbose)
+        extra["language"] = dict(language)
 
 
 def is_matrix(source):

@@ -58,8 +58,10 @@ class ClusterSettings:
     tol: float = 1e-4
     random_state: int = 0
     dtype: str | None = None
-    semantics: str = "corpus"
+    semantics: str = "auto"
+    semantics_reason: str | None = None  # why "auto" became "corpus" (the word counts)
     embed: str | None = None
+    pooling: str | None = None
     partition: str | None = None
     cache_dir: str | None = None
     consensus: str | None = None
@@ -138,8 +140,11 @@ def method_defaults(settings):
         filled["lam_scale"] = "relative"
     if method.takes_init and settings.init is None:
         filled["init"] = "skmeans"
-    if settings.semantics != "corpus" and settings.embed is None:
+    if settings.semantics not in ("corpus", "auto") and settings.embed is None:
         filled["embed"] = "both"
+    if (settings.semantics not in ("corpus", "auto", "glove") and settings.pooling is None
+            and (settings.embed or filled.get("embed")) != "words"):
+        filled["pooling"] = "mean"
     if settings.consensus and settings.n_runs is None:
         filled["n_runs"] = DEFAULT_RUNS
     if method.word_context and settings.lam is None:
@@ -150,7 +155,7 @@ def method_defaults(settings):
         from ..models._defaults import DEFAULT_GRAPH_LAM
 
         filled["graph_lam"] = DEFAULT_GRAPH_LAM
-    if settings.dtype is None and settings.semantics == "corpus":
+    if settings.dtype is None and settings.semantics in ("corpus", "auto"):
         filled["dtype"] = method.dtype
     if method.word_context:
         filled.update({name: value for name, value in CONTEXT_DEFAULTS.items()
@@ -269,7 +274,8 @@ class ClusterResult:
         if wc is not None:
             choices.update({"context": wc.context, "association": wc.association,
                             "top_k": wc.top_k, "pruned": bool(wc.pruning["budget_applied"])})
-        for key in ("duplicates", "degenerate", "hints", "refine"):
+        for key in ("language", "semantics_choice", "duplicates", "degenerate", "hints",
+                    "refine"):
             if self.extra.get(key):
                 choices[key] = self.extra[key]
         combined = (self.extra.get("consensus") or {}).get("combined")

