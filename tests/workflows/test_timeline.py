@@ -59,10 +59,11 @@ def _dated_csv(path, n_per_year=15):
     return path
 
 
-def test_the_command_line_writes_the_tables_and_the_panel(tmp_path):
+def test_the_command_line_writes_the_tables_and_the_panel(tmp_path, capsys):
     source, out = _dated_csv(tmp_path / "docs.csv"), tmp_path / "run"
     assert main(["cluster", str(source), "-k", "2", "--time-column", "date", "--time-period",
                  "year", "--out", str(out), "--max-iter", "50", "-q", "--report"]) == 0
+    assert "layout" not in capsys.readouterr().err  # no matplotlib notice leaks
     record = json.loads((out / "run.json").read_text(encoding="utf-8"))
     assert record["time"] == {"column": "date", "period": "year", "n_undated": 0,
                               "n_periods": 3}

@@ -23,13 +23,15 @@ def language_argument(text):
     """``--language``: auto, none, english or an ISO 639-1 code with a stop-word list."""
     import argparse
 
-    from ..text.vectorize import check_stop_words
+    from ..text.language import language_code
 
+    value = text.strip().lower()
+    if value in ("auto", "english", "none"):
+        return value
     try:
-        value = check_stop_words(text.strip())
+        return language_code(value)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("stop_words: ")) from None
-    return "none" if value is None else value
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,6 +41,7 @@ class ReadOptions:
     source: str
     text_column: str | None = None
     label_column: str | None = None
+    id_column: str | None = None
     encoding: str = "utf-8"
 
 
@@ -127,6 +130,9 @@ def add_source_arguments(parser):
     text.add_argument("--label-column",
                       help="label column (default 'label' if present); empty labels mark "
                            "unlabelled documents, left out of the scores")
+    text.add_argument("--id-column",
+                      help="column of the documents' ids, written to assignments.csv "
+                           "(default 'id' if present, else row numbers)")
     text.add_argument("--encoding",
                       help="encoding of text files, e.g. latin-1 or utf-16 (default utf-8)")
     return text
@@ -233,11 +239,19 @@ def check_context_arguments(options, applies, where):
 
 def output_folder(options, default_name):
     """The output folder (``--out``, else ``semnmf_results/<default_name>``), checked before
-    any work: not a file, and no earlier run's results unless ``--overwrite``."""
+    any work: not a file, and no earlier run's results unless ``--overwrite``. Without
+    ``--out`` an earlier run in the default folder is kept: the results go to the first
+    free ``<default_name>-2``, ``-3``, ... (a command run twice works twice)."""
     from ..datasets import RESULTS_FOLDER
-    from ..report.output import check_output_folder
+    from ..report.output import check_output_folder, earlier_results
 
-    out = check_out(options.out) or os.path.join(RESULTS_FOLDER, default_name)
+    out = check_out(options.out)
+    if out is None:
+        base = out = os.path.join(RESULTS_FOLDER, default_name)
+        number = 1
+        while not options.overwrite and os.path.isdir(out) and earlier_results(out):
+            number += 1
+            out = f"{base}-{number}"
     check_output_folder(out, overwrite=options.overwrite)
     return out
 

@@ -85,7 +85,8 @@ def run(args):
     model = load_model(options.run_dir)
     log(f"{model} from {model.info.get('path')}", verbose)
     corpus = model.read_source(options.source, text_column=options.text_column,
-                               label_column=options.label_column, encoding=options.encoding)
+                               label_column=options.label_column, id_column=options.id_column,
+                               encoding=options.encoding)
     timings["load"] = time.perf_counter() - t0
     log(f"{corpus}", verbose)
     t = time.perf_counter()

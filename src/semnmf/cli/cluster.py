@@ -116,29 +116,10 @@ def add_parser(commands):
     return c
 
 
-def _add_fit_arguments(c):
-    """The fitting options, pretrained semantics, consensus and refinement."""
-    fit = c.add_argument_group("fitting")
-    fit.add_argument("--init", choices=INITS,
-                     help="starting point of the NMF methods (default: skmeans, spherical "
-                          "k-means, as in the papers)")
-    fit.add_argument("--n-init", type=int,
-                     help="starts; the best objective is kept (default 5 for "
-                          f"{DEFAULT_CLI_METHOD}, each "
-                          "start screened by one sweep and the best continued; 1 otherwise)")
-    fit.add_argument("--max-iter", type=int,
-                     help=f"most iterations of a fit (default {default('max_iter')})")
-    fit.add_argument("--tol", type=float,
-                     help="stop when the objective changes by less than this, relative "
-                          f"(default {default('tol'):g})")
-    fit.add_argument("--seed", type=int, help=f"random seed (default {default('seed')})")
-    fit.add_argument("--dtype", choices=DTYPES,
-                     help="floating-point type of X, M and the factors during the fit "
-                          f"(default float32 for {DEFAULT_CLI_METHOD}, whose labels "
-                          "were float64's on 9 "
-                          "of 10 shared corpora and 99.97 %% of them on the tenth, else "
-                          "float64); not with --semantics, whose pipeline sets its own")
-    pre = c.add_argument_group("pretrained semantics (needs the [embeddings] extra)")
+def _add_semantics_arguments(c):
+    """The options of pretrained semantics (sentence models, GloVe)."""
+    pre = c.add_argument_group("pretrained semantics (a sentence model needs the [embeddings] "
+                               "extra)")
     pre.add_argument("--semantics", metavar="SOURCE",
                      help="auto (default): all-MiniLM-L6-v2 on raw text in a language it "
                           "reads, when the [embeddings] extra is installed, word counts "
@@ -164,6 +145,31 @@ def _add_fit_arguments(c):
                           "fit with --refine gt")
     pre.add_argument("--cache-dir", metavar="DIR",
                      help="embedding cache (default $SEMNMF_CACHE or ~/.cache/semnmf)")
+
+
+def _add_fit_arguments(c):
+    """The fitting options, pretrained semantics, consensus and refinement."""
+    fit = c.add_argument_group("fitting")
+    fit.add_argument("--init", choices=INITS,
+                     help="starting point of the NMF methods (default: skmeans, spherical "
+                          "k-means, as in the papers)")
+    fit.add_argument("--n-init", type=int,
+                     help="starts; the best objective is kept (default 5 for "
+                          f"{DEFAULT_CLI_METHOD}, each "
+                          "start screened by one sweep and the best continued; 1 otherwise)")
+    fit.add_argument("--max-iter", type=int,
+                     help=f"most iterations of a fit (default {default('max_iter')})")
+    fit.add_argument("--tol", type=float,
+                     help="stop when the objective changes by less than this, relative "
+                          f"(default {default('tol'):g})")
+    fit.add_argument("--seed", type=int, help=f"random seed (default {default('seed')})")
+    fit.add_argument("--dtype", choices=DTYPES,
+                     help="floating-point type of X, M and the factors during the fit "
+                          f"(default float32 for {DEFAULT_CLI_METHOD}, whose labels "
+                          "were float64's on 9 "
+                          "of 10 shared corpora and 99.97 %% of them on the tenth, else "
+                          "float64); not with --semantics, whose pipeline sets its own")
+    _add_semantics_arguments(c)
     combine = c.add_argument_group("many runs and refinement")
     combine.add_argument("--consensus", choices=CONSENSUS_METHODS,
                          help="combine --runs runs into one partition: cspa / hgpa / mcla "

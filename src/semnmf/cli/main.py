@@ -69,6 +69,23 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("semnmf: interrupted", file=sys.stderr)
         return 130
+    except RuntimeError as exc:
+        if not interrupted(exc):
+            raise
+        print("semnmf: interrupted", file=sys.stderr)
+        return 130
+
+
+def interrupted(exc):
+    """Whether ``exc`` is what a Ctrl-C left behind: a KeyboardInterrupt in its chain, or
+    numba's "no compiled object yet" (another thread reached a kernel whose compilation
+    the interrupt stopped)."""
+    seen = exc
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt) or "no compiled object yet" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 if __name__ == "__main__":  # pragma: no cover

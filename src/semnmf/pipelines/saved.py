@@ -235,7 +235,8 @@ class SavedModel:
                    refine=refine, expansion=expansion)
 
     # -- new documents -------------------------------------------------------------------
-    def read_source(self, source, *, text_column=None, label_column=None, encoding="utf-8"):
+    def read_source(self, source, *, text_column=None, label_column=None, id_column=None,
+                    encoding="utf-8"):
         """Open ``source`` as ``semnmf cluster`` does (:func:`semnmf.load_dataset`), with
         this model's tokenizer and no vocabulary pruning: a Corpus."""
         from ..datasets import load_dataset
@@ -243,7 +244,8 @@ class SavedModel:
         options = self.vectorizer.tokenizer_options()
         stem = self.vectorizer.stem
         return load_dataset(source, text_column=text_column, label_column=label_column,
-                            encoding=encoding, min_df=1, max_df=1.0, stem=stem, **options)
+                            id_column=id_column, encoding=encoding, min_df=1, max_df=1.0,
+                            stem=stem, **options)
 
     def vectorize(self, data):
         """The weighted document-term matrix of ``data`` over the saved vocabulary.

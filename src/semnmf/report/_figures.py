@@ -52,8 +52,7 @@ def timeline_svg(timeline):
               bbox_to_anchor=(1.0, 1.0), frameon=False)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    ax.tick_params(labelsize=8)
-    fig.tight_layout()
+    ax.tick_params(labelsize=8)  # laid out by the figure's constrained layout
     return _svg(fig, "timeline")
 
 

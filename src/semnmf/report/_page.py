@@ -145,6 +145,7 @@ class Summary:
     created: str | None = None
     consensus: str | None = None  # as text
     note: str | None = None  # why the page has no texts
+    decisions: list = field(default_factory=list)  # [(name, value, why), ...] per corpus
 
 
 @dataclass
@@ -257,7 +258,7 @@ def build_page(record, corpus=None, note=None, *, n_documents=3, n_words=10,
             cards=_cards(record, len(cluster_ids), n_outliers, scores, quality, n_words),
             estimator=run.get("estimator") or method, corpus=corpus_name,
             created=run.get("created"), consensus=_consensus(run.get("consensus")),
-            note=note),
+            note=note, decisions=_decisions(run)),
         clusters=views, representatives_by=representatives_by,
         representatives_then=representatives_then,
         documents=_document_list(record, order, texts, labels, list_chars),
@@ -289,6 +290,25 @@ def _colors(cluster_ids):
             colors[c] = f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
     colors[-1] = OUTLIER_COLOR
     return colors
+
+
+def _decisions(run):
+    """What the run decided for this corpus and why (run.json's language,
+    semantics_choice, method_choice): ``[(name, value, why), ...]``."""
+    out = []
+    language = run.get("language")
+    if language and language.get("how") != "list":
+        out.append(("language", language.get("language") or "none",
+                    f"{language.get('how')}; "
+                    f"{language.get('n_stop_words', 0)} stop words"
+                    + (f" ({language['stop_words']})" if language.get("stop_words") else "")))
+    if run.get("semantics_choice"):
+        choice = run["semantics_choice"]
+        out.append(("semantics", choice.get("value"), choice.get("how")))
+    if run.get("method_choice"):
+        choice = run["method_choice"]
+        out.append(("method", choice.get("method"), choice.get("why")))
+    return out
 
 
 def _consensus(value):

@@ -228,6 +228,7 @@ def _load_corpus(run, ids):
     try:
         corpus = load_dataset(source, text_column=args.get("text_column"),
                               label_column=args.get("label_column"),
+                              id_column=args.get("id_column"),
                               encoding=args.get("encoding") or "utf-8", **options)
     except Exception as exc:  # any failure only means: no texts in the report
         return None, f"the source {source!r} could not be read ({' '.join(str(exc).split())})"

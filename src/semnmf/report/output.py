@@ -40,9 +40,9 @@ def check_output_folder(path, overwrite=False, option="--out"):
     if os.path.exists(path) and not os.path.isdir(path):
         raise ValueError(f"{option} {path} is a file; {option} names a folder for the result "
                          "files (it is created if missing).")
-    from ..pipelines.saved import MODEL_FILE
-
-    if os.path.isfile(os.path.join(path, MODEL_FILE)):
+    if os.path.isdir(path):  # (the saved-model module only for a folder that exists)
+        from ..pipelines.saved import MODEL_FILE
+    if os.path.isdir(path) and os.path.isfile(os.path.join(path, MODEL_FILE)):
         raise ValueError(f"{option} {path} is a saved model folder ({MODEL_FILE}): results "
                          f"written there would be mixed with the model; choose another "
                          f"{option}.")

@@ -296,10 +296,12 @@ def _check_extras(s, w):
     if s.time_column is not None:
         from .timeline import PERIODS
 
-        if not (isinstance(s.source, (str, os.PathLike)) and str(s.source).lower()
-                .endswith((".csv", ".tsv", ".jsonl", ".ndjson", ".json"))):
+        from ..datasets import is_frame
+
+        if not (is_frame(s.source) or isinstance(s.source, (str, os.PathLike)) and str(
+                s.source).lower().endswith((".csv", ".tsv", ".jsonl", ".ndjson", ".json"))):
             raise ValueError(f"{w('time_column')} names a column of a CSV, TSV or JSONL "
-                             "source; this source is not one.")
+                             "source or of a data frame; this source is not one.")
         if s.time_period not in PERIODS:
             raise ValueError(f"{w('time_period')} must be one of {', '.join(PERIODS)}, got "
                              f"{s.time_period!r}.")

@@ -79,11 +79,6 @@ TEXT_REASON = ("the default (Semantic-NMF, KL loss), chosen by leave-one-corpus-
                "shared corpora (benchmarks/results/defaults.md); without raw text, or with a "
                "word-context setting given, it builds M from document contexts")
 
-SEMANTICS_REASON = ("sentence semantics chosen for this corpus (semantics auto): the "
-                    "papers' snmf with all-MiniLM-L6-v2's word and document graphs "
-                    "(benchmarks/results/minilm.md)")
-
-
 def default_method(source, semantics="corpus", engine="local", given=()):
     """The default method for ``source``, chosen before reading it, and why: ``(name,
     reason)``. Raw text: snmf-robust (Semantic-NMF, KL); a corpus of counts only (a dataset

@@ -129,19 +129,21 @@ def read_corpus(settings, timings, started):
     """The corpus and X of ``settings.source`` (a name, path, list of texts, Corpus or a
     matrix) read and vectorized with the input settings: (corpus, X)."""
     from .._utils.progress import log
-    from ..datasets import load_dataset
+    from ..datasets import is_frame, is_in_memory_texts, load_dataset, text_list
     from ..text.corpus import Corpus
 
     source, verbose = settings.source, settings.verbose
     kwargs = corpus_options(settings)
     labels = getattr(settings, "labels", None)
-    if labels is not None and not (is_matrix(source) or isinstance(source, (list, tuple))):
+    texts = is_in_memory_texts(source) and not is_frame(source)
+    if labels is not None and not (is_matrix(source) or texts):
         raise ValueError("labels= gives the classes of a matrix's rows or of a list of texts; "
-                         "other sources carry their own labels.")
+                         "other sources (files, data frames: label_column=) carry their own "
+                         "labels.")
     if isinstance(source, Corpus):
         corpus = source
-    elif isinstance(source, (list, tuple)) and labels is not None:
-        corpus = Corpus(list(source), labels=labels, **kwargs)
+    elif texts and labels is not None:
+        corpus = Corpus(text_list(source), labels=labels, **kwargs)
     elif is_matrix(source):
         kwargs.pop("stop_words", None), kwargs.pop("token_pattern", None)
         kwargs.pop("stem", None)
@@ -153,7 +155,9 @@ def read_corpus(settings, timings, started):
         log(f"loading {source if isinstance(source, (str, os.PathLike)) else 'the texts'} ...",
             verbose)
         corpus = load_dataset(source, text_column=settings.text_column,
-                              label_column=settings.label_column, encoding=settings.encoding,
+                              label_column=settings.label_column,
+                              id_column=getattr(settings, "id_column", None),
+                              encoding=settings.encoding,
                               **kwargs)
     timings["load"] = time.perf_counter() - started
     log(f"{corpus}", verbose)

@@ -77,6 +77,7 @@ class ClusterSettings:
     max_nnz: int | None = None
     text_column: str | None = None
     label_column: str | None = None
+    id_column: str | None = None
     encoding: str = "utf-8"
     stop_words: object = None
     stop_words_file: str | None = None

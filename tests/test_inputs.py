@@ -1,0 +1,163 @@
+"""Inputs as users hold them: data frames, Series, arrays and iterables of texts; CSV files
+read strictly (every row as written, or refused naming its line), whatever their delimiter.
+"""
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import semnmf
+from semnmf.cli import main
+from semnmf.datasets import DatasetError, load_dataset
+
+from conftest import make_planted
+
+pd = pytest.importorskip("pandas")
+
+
+@pytest.fixture(scope="module")
+def frame():
+    texts, labels = make_planted(15)
+    return pd.DataFrame({"body": texts, "topic": labels,
+                         "post_id": [f"p{i}" for i in range(len(texts))],
+                         "day": pd.date_range("2024-01-01", periods=len(texts), freq="D")})
+
+
+def test_a_data_frame_with_named_columns(frame, tmp_path):
+    run = semnmf.cluster(frame, 3, text_column="body", label_column="topic",
+                         id_column="post_id", time_column="day")
+    assert run.scores["nmi"] > 0.9 and run.method == "snmf-robust"
+    assert run.corpus.ids.tolist() == frame["post_id"].tolist()
+    assert run.extra["time"]["n_undated"] == 0
+    run.save(tmp_path / "run")
+    rows = list(csv.DictReader(open(tmp_path / "run" / "assignments.csv", encoding="utf-8")))
+    assert [r["doc"] for r in rows] == frame["post_id"].tolist()
+    assert [r["label"] for r in rows] == frame["topic"].tolist()
+
+
+def test_series_arrays_and_iterables_are_texts(frame):
+    expected = semnmf.cluster(frame["body"].tolist(), 3).labels
+    for source in (frame["body"], frame["body"].to_numpy(dtype=str),
+                   (t for t in frame["body"])):
+        run = semnmf.cluster(source, 3)
+        np.testing.assert_array_equal(run.labels, expected)
+        assert run.method == "snmf-robust"  # raw text, not a matrix of counts
+    run = semnmf.cluster(frame["body"], 3, labels=frame["topic"])
+    assert run.scores["nmi"] > 0.9
+
+
+def test_bad_frames_and_missing_texts_are_refused_in_one_line(frame):
+    with pytest.raises(DatasetError, match=r"no text column 'text'; its columns are \['body'"):
+        semnmf.cluster(frame, 3)
+    with pytest.raises(DatasetError, match="no id column 'uid'"):
+        semnmf.cluster(frame, 3, text_column="body", id_column="uid")
+    holes = frame["body"].copy()
+    holes[4] = None
+    with pytest.raises(DatasetError, match=r"texts must all be strings; document 4 is missing"):
+        semnmf.cluster(holes, 3)
+    with pytest.raises(ValueError, match="data frames: label_column="):
+        semnmf.cluster(frame, 3, text_column="body", labels=frame["topic"])
+
+
+def test_the_id_column_of_a_csv_names_the_documents(tmp_path):
+    texts, labels = make_planted(15)
+    path = tmp_path / "posts.csv"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["post_id", "text", "label"])
+        writer.writerows([f"post-{i}", t, y] for i, (t, y) in enumerate(zip(texts, labels)))
+    out = tmp_path / "run"
+    assert main(["cluster", str(path), "-k", "3", "--id-column", "post_id", "--out", str(out),
+                 "-q"]) == 0
+    rows = list(csv.DictReader(open(out / "assignments.csv", encoding="utf-8")))
+    assert [r["doc"] for r in rows] == [f"post-{i}" for i in range(len(texts))]
+
+
+def test_a_stray_quote_that_swallows_a_row_is_refused_with_its_line(tmp_path):
+    """Before, the row with the stray quote took the next one in: 299 documents of 300, a
+    fragment of text became a label, and the run ended well."""
+    texts, labels = make_planted(100)
+    lines = ["id,text,label"]
+    for i, (t, y) in enumerate(zip(texts, labels)):
+        text = f'"{t}, quoted"' if i % 7 == 0 else t
+        lines.append(f"x{i},{text},{y}")
+    lines[51] = lines[51].replace(",", ',"', 1)  # x50,"unclosed quote ...
+    path = tmp_path / "stray.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"stray.csv, line 5[12]"):
+        load_dataset(path)
+    assert main(["cluster", str(path), "-k", "3", "--out", str(tmp_path / "r"), "-q"]) == 2
+
+
+def test_rows_with_more_or_fewer_fields_are_refused(tmp_path):
+    path = tmp_path / "ragged.csv"
+    path.write_text("text,label\napple pie,a\nbanana, split,b\ncherry,c\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"ragged.csv, line 3: 3 field\(s\) where the "
+                                           r"header has 2 \(comma-separated\)"):
+        load_dataset(path)
+    path.write_text("text,label\napple pie,a\n\nbanana\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"line 4: 1 field\(s\) where the header has 2"):
+        load_dataset(path)
+
+
+def test_semicolon_separated_spreadsheets(tmp_path):
+    texts, labels = make_planted(15)
+    path = tmp_path / "excel.csv"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, delimiter=";")
+        writer.writerow(["Text", "Label"])
+        writer.writerows(zip([t.replace(".", ";", 1) for t in texts], labels))
+    corpus = load_dataset(path, text_column="Text", label_column="Label")
+    assert corpus.texts == [t.replace(".", ";", 1) for t in texts]
+    assert list(corpus.labels) == labels
+
+
+FIELD = st.text(alphabet=st.sampled_from(list("ab ,;\t|\"'\n") + ["é", "x"]), max_size=12)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.tuples(FIELD, st.sampled_from(["p", "q", ""])), min_size=1,
+                     max_size=8),
+       delimiter=st.sampled_from([",", ";", "\t"]),
+       quoting=st.sampled_from([csv.QUOTE_MINIMAL, csv.QUOTE_ALL]),
+       damage=st.one_of(st.none(), st.tuples(st.sampled_from(['"', ",", ";", "\t", "\n"]),
+                                             st.floats(0, 1))))
+def test_fuzz_every_row_is_read_as_written_or_refused(tmp_path, rows, delimiter, quoting,
+                                                      damage):
+    """Any CSV written with a delimiter and quoting, then damaged by one stray character:
+    either every row is read as written, or the read stops with one line naming a line;
+    no row is merged, dropped or split silently."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter=delimiter, quoting=quoting, lineterminator="\n")
+    writer.writerow(["text", "label"])
+    writer.writerows(rows)
+    content = buffer.getvalue()
+    if damage is not None:
+        char, where = damage
+        at = len("text,label\n") + int(where * (len(content) - len("text,label\n")))
+        content = content[:at] + char + content[at:]
+    path = tmp_path / "fuzz.csv"
+    path.write_bytes(content.encode("utf-8"))
+    try:
+        corpus = load_dataset(path, min_df=1)
+    except DatasetError as exc:
+        message = str(exc)
+        assert "\n" not in message and "fuzz.csv" in message
+        return
+    except ValueError as exc:  # a corpus of no word at all: said in one line too
+        assert "vocabulary" in str(exc) and "\n" not in str(exc)
+        return
+    expected = list(csv.reader(io.StringIO(content), delimiter=delimiter, strict=True))
+    expected = [r for r in expected[1:] if r]
+    got = list(zip(corpus.texts, corpus.labels if corpus.labels is not None
+                   else [""] * len(corpus.texts)))
+    assert len(got) == len(expected)
+    assert [t for t, _ in got] == [r[0] for r in expected]
+    if damage is None:
+        assert [t for t, _ in got] == [t for t, _ in rows]
