@@ -73,16 +73,18 @@ def semnmf_runs(folder, k, seeds, **settings):
     """(seconds of seed 0 with an empty cache, NMI per seed, what auto decided)."""
     import semnmf
 
-    nmis, seconds, choice = [], None, None
+    nmis, seconds, choice, steps = [], None, None, None
     with tempfile.TemporaryDirectory() as cache:
         for seed in seeds:
             t = time.perf_counter()
             where = {} if settings.get("semantics") == "none" else {"cache_dir": cache}
             run = semnmf.cluster(folder, k, random_state=seed, **settings, **where)
-            seconds = time.perf_counter() - t if seconds is None else seconds
+            if seconds is None:
+                seconds = time.perf_counter() - t
+                steps = {key: round(float(v), 2) for key, v in run.timings.items()}
             nmis.append(float(run.scores["nmi"]))
             choice = run.extra.get("semantics_choice")
-    return seconds, nmis, choice
+    return seconds, nmis, choice, steps
 
 
 def measure(names, root, seeds, cache):
@@ -95,13 +97,14 @@ def measure(names, root, seeds, cache):
         k = len(set(labels))
         print(f"{name}: {len(texts)} documents, k={k}", flush=True)
         cell = {"k": k, "n": len(texts), "seeds": len(seeds)}
-        cell["words_s"], cell["words"], _ = semnmf_runs(folder, k, seeds, semantics="none")
+        cell["words_s"], cell["words"], _, _ = semnmf_runs(folder, k, seeds, semantics="none")
         print(f"  word counts {np.mean(cell['words']):.3f} in {cell['words_s']:.1f} s",
               flush=True)
         cell["minilm_s"], cell["minilm"] = minilm_kmeans(texts, labels, k, seeds)
         print(f"  MiniLM + k-means {np.mean(cell['minilm']):.3f} in {cell['minilm_s']:.1f} s",
               flush=True)
-        cell["default_s"], cell["default"], cell["choice"] = semnmf_runs(folder, k, seeds)
+        (cell["default_s"], cell["default"], cell["choice"],
+         cell["default_steps"]) = semnmf_runs(folder, k, seeds)
         print(f"  default {np.mean(cell['default']):.3f} in {cell['default_s']:.1f} s "
               f"({(cell['choice'] or {}).get('value')})", flush=True)
         cache[name] = cell

@@ -161,3 +161,61 @@ def test_fuzz_every_row_is_read_as_written_or_refused(tmp_path, rows, delimiter,
     assert [t for t, _ in got] == [r[0] for r in expected]
     if damage is None:
         assert [t for t, _ in got] == [t for t, _ in rows]
+
+
+def test_a_folder_of_mixed_encodings_is_read_file_by_file(tmp_path):
+    """One encoding for every file stopped the run at the first file in another one."""
+    folder = tmp_path / "letters"
+    folder.mkdir()
+    words = {"utf-8": "Der Fußball in der Küche, größer als üblich. Ärger über Öfen.",
+             "latin-1": "Le garçon mangeait à côté de l'église, très énervé. Déjà été.",
+             "cp1252": "Les “guillemets” coûtent cher — même à Noël, déjà l’hiver."}
+    for encoding, text in words.items():
+        for i in range(3):
+            (folder / f"{encoding}-{i}.txt").write_bytes((text * 8).encode(encoding))
+    (folder / "notes.md").write_text("not a document", encoding="utf-8")
+    with pytest.warns(UserWarning) as caught:
+        corpus = load_dataset(folder)
+    messages = [str(w.message) for w in caught]
+    assert any("6 of 9 files are not UTF-8" in m for m in messages)
+    assert any("notes.md is not read" in m for m in messages)
+    by_id = dict(zip(corpus.ids, corpus.texts))
+    for encoding, text in words.items():
+        assert all(by_id[f"{encoding}-{i}.txt"] == text * 8 for i in range(3)), encoding
+
+
+def test_utf8_read_as_latin1_is_refused_not_garbled(tmp_path):
+    path = tmp_path / "de.csv"
+    path.write_text("text,label\nFußball in der Küche,a\nKüche und Fußball,b\n",
+                    encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"is UTF-8 text, and read as latin-1 it would be "
+                                           r"garbled \('Fußball' would read 'FuÃ"):
+        load_dataset(path, encoding="latin-1")
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("text,label\nLe garçon à côté,a\nDéjà été,b\n".encode("latin-1"))
+    assert load_dataset(latin, encoding="latin-1", min_df=1).texts[0] == "Le garçon à côté"
+    with pytest.raises(DatasetError, match=r"latin.csv is not valid utf-8 .*it looks like"):
+        load_dataset(latin, min_df=1)
+
+
+@pytest.mark.parametrize("encoding, text", [
+    ("latin-1", "Le garçon mangeait à côté de l'église, très énervé. Déjà été."),
+    ("cp1252", "Les “guillemets” coûtent cher — même à Noël, déjà l’hiver."),
+    ("latin-1", "Él comió una paella en España, qué rico. Año nuevo."),
+    ("latin-1", "Der Fußball in der Küche, größer als üblich. Ärger über Öfen."),
+    ("cp1250", "Příliš žluťoučký kůň úpěl ďábelské ódy. Zažil jsem."),
+    ("cp1251", "Привет, как дела? Это тест русского текста в кодировке."),
+    ("koi8-r", "Привет, как дела? Это тест русского текста в кодировке."),
+    ("cp1253", "Καλημέρα, πώς είσαι; Αυτό είναι ελληνικό κείμενο."),
+    ("cp1254", "Türkçe metin: çalışkan öğrenci, güzel şehir, ılık su."),
+    ("shift_jis", "これは日本語のテキストです。東京の天気は晴れ。"),
+])
+def test_the_detected_encoding_gives_back_the_text(tmp_path, encoding, text):
+    """Not necessarily the codec it was written in (latin-1 German reads the same as
+    cp1250), but one that decodes every byte to the characters written."""
+    from semnmf.datasets import detect_encoding
+
+    path = tmp_path / "doc.txt"
+    path.write_bytes((text * 8).encode(encoding))
+    found = detect_encoding(path)
+    assert path.read_bytes().decode(found) == text * 8, found

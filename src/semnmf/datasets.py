@@ -15,6 +15,7 @@ Named datasets other than the built-in ones are looked up in the folders listed 
 ``SEMNMF_DATA=../shared/datasets semnmf cluster classic4 -k 4``.
 """
 
+import codecs
 import csv
 import importlib.util
 import io
@@ -145,14 +146,93 @@ def _is_utf8(path):
         return False
 
 
-def _read_text(path, encoding="utf-8", fallback=None):
+def _refuse_mojibake(path, encoding):
+    """A file that is valid UTF-8 with letters outside ASCII, asked to be read in a one-byte
+    encoding (latin-1, cp1252, ...), would give mojibake ("fuÃball" for "fußball"):
+    refused, with the fix. UTF-16/32 and the like are left to their own checks."""
+    try:
+        if codecs.lookup(encoding).name.startswith(("utf-16", "utf-32")):
+            return
+        with open(path, "rb") as f:
+            raw = f.read(1 << 20)
+    except (LookupError, OSError):
+        return  # said by the read itself
+    if raw.isascii():
+        return
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(raw) - 3:  # not merely a character cut at the 1 MiB mark
+            return
+        text = raw[:exc.start].decode("utf-8")
+    word = next((w for w in text.split() if not w.isascii()), "")[:20]
+    raise DatasetError(f"{path} is UTF-8 text, and read as {encoding} it would be garbled "
+                       f"({word!r} would read {word.encode('utf-8').decode(encoding, 'replace')!r}): "
+                       "drop encoding= (CLI: --encoding), UTF-8 is the default.")
+
+
+#: How much surer of its language a decoding must read to overrule charset-normalizer's order.
+SURER = 0.05
+
+
+def detect_encoding(path, limit=1 << 20):
+    """The encoding of the (first ``limit`` bytes of the) file at ``path``, a Python codec
+    name, or None when no candidate decodes it.
+
+    The candidates are charset-normalizer's matches, and Windows-1252 when its best match
+    reads as Latin script (on short Western European texts charset-normalizer often
+    prefers a Baltic or Central European page, turning "garçon" into "garēon"); of those
+    that decode, charset-normalizer's first is taken unless py3langid's language
+    identification is clearly surer (:data:`SURER`) of another's text (mis-decoded text
+    reads as no language)."""
+    from charset_normalizer import from_bytes
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    with open(path, "rb") as f:
+        raw = f.read(limit)
+    candidates = [m.encoding for m in from_bytes(raw)]
+    if not candidates:
+        return None
+    decoded = _decode(raw, candidates[0])
+    letters = [c for c in decoded or "" if c.isalpha() and not c.isascii()]
+    if letters and sum(ord(c) < 0x250 for c in letters) > 0.5 * len(letters):
+        candidates.append("cp1252")
+    identify = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    sure = {}
+    for encoding in dict.fromkeys(candidates):
+        text = _decode(raw, encoding)
+        if text is not None:
+            sure[encoding] = float(identify.classify(text)[1])
+    if not sure:
+        return None
+    # charset-normalizer's first, unless another reads clearly surer (cp1251 and
+    # mac-cyrillic differ in a few letters only: a near tie keeps the first)
+    first = next(iter(sure))
+    best = max(sure, key=lambda e: (e == first or sure[e] > sure[first] + SURER, sure[e]))
+    return codecs.lookup(best).name
+
+
+def _decode(raw, encoding):
+    """``raw`` decoded (a character cut at the end of a partial read dropped), or None."""
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        return raw[:exc.start].decode(encoding) if exc.start >= len(raw) - 3 else None
+    except LookupError:
+        return None
+
+
+def _read_text(path, encoding="utf-8", fallback=None, decoded_as=None):
     # Text mode: universal newlines, so the content only holds "\n" line ends. A leading
     # byte-order mark (Excel's "UTF-8 CSV", Notepad) is dropped: it would otherwise stick
     # to the first column name, the first JSON line or the first label. A UTF-16 file
     # (byte-order mark, or NUL bytes) read as something else is told so; a binary file
     # (gzip, PNG, ...) is told so whatever the encoding, never sent round to another one.
+    # ``fallback``: the encoding of a file that does not decode ("detect": charset-normalizer's
+    # guess), noted in ``decoded_as`` (path: encoding).
     if str(encoding).lower().replace("_", "-") not in ("utf-8", "utf8"):
         _refuse_binary(path)  # another codec may decode anything: look first
+        _refuse_mojibake(path, encoding)
     try:
         with open(path, encoding=encoding) as f:
             content = f.read()
@@ -170,13 +250,20 @@ def _read_text(path, encoding="utf-8", fallback=None):
                                "encoding= (CLI: --encoding).") from None
         if not decoding:
             raise DatasetError(f"{path} cannot be read as {encoding} ({exc}).") from None
+        guess = detect_encoding(path)
+        if fallback == "detect" and guess:
+            fallback = guess
         if not fallback:
+            suggest = guess or "latin-1"
             raise DatasetError(
                 f"{path} is not valid {encoding} (byte {exc.object[exc.start]:#x} at position "
-                f"{exc.start}); pass encoding='latin-1' (CLI: --encoding latin-1) or convert "
-                "the file.") from None
+                f"{exc.start}){f'; it looks like {guess}' if guess else ''}: pass "
+                f"encoding='{suggest}' (CLI: --encoding {suggest}) or convert the "
+                "file.") from None
         with open(path, encoding=fallback) as f:
             content = f.read()
+        if decoded_as is not None:
+            decoded_as[path] = fallback
     except LookupError:
         raise DatasetError(f"unknown encoding {encoding!r}: use a Python codec name such as "
                            "'utf-8', 'utf-16' or 'latin-1'.") from None
@@ -407,6 +494,17 @@ def load_dataset(source, *, text_column=None, label_column=None, id_column=None,
     return Corpus(texts, labels, ids, name=name, **corpus_options)
 
 
+def check_source_exists(source):
+    """Refuse a source named by a string or path that names nothing (no file, folder,
+    built-in or $SEMNMF_DATA dataset), as :func:`load_dataset` would, without reading."""
+    if not isinstance(source, (str, os.PathLike)):
+        return
+    source = os.fspath(source)
+    if _find_source(source) is None and not (source.lower() in BUILTIN
+                                             and not os.path.exists(source)):
+        raise _not_found(source)
+
+
 def _not_found(source):
     return DatasetError(
         f"no dataset named or found at {source!r}. Built-in: {', '.join(BUILTIN)}; "
@@ -463,8 +561,6 @@ def check_source_options(source, *, text_column=None, label_column=None, encodin
         return
     source = os.fspath(source)
     path = _find_source(source)
-    if path is None and not (source.lower() in BUILTIN and not os.path.exists(source)):
-        raise _not_found(source)  # said before any work (load_dataset says the same)
     if (path is None or not os.path.isdir(path)
             or not os.path.exists(os.path.join(path, "counts.mtx"))
             or os.path.exists(os.path.join(path, "docs.jsonl"))):
@@ -654,7 +750,16 @@ def _load_text_tree(path, name, encoding, **corpus_options):
     outputs = [e for e in subdirs if _is_output(os.path.join(path, e))]
     _warn_ignored(path, outputs, "they hold semnmf results, not documents")
     subdirs = [e for e in subdirs if e not in outputs]
-    texts, labels, ids = [], [], []
+    texts, labels, ids, decoded_as = [], [], [], {}
+    try:
+        fallback = "detect" if codecs.lookup(encoding).name == "utf-8" else None
+    except LookupError:
+        raise DatasetError(f"unknown encoding {encoding!r}: use a Python codec name such as "
+                           "'utf-8', 'utf-16' or 'latin-1'.") from None
+
+    def read(full):
+        return _read_text(full, encoding, fallback=fallback, decoded_as=decoded_as)
+
     if subdirs:
         _warn_ignored(path, [e for e in entries if e.endswith(".txt")
                              and os.path.isfile(os.path.join(path, e))],
@@ -663,16 +768,27 @@ def _load_text_tree(path, name, encoding, **corpus_options):
             for file in sorted(os.listdir(os.path.join(path, label))):
                 full = os.path.join(path, label, file)
                 if os.path.isfile(full) and not file.startswith("."):
-                    texts.append(_read_text(full, encoding))
+                    texts.append(read(full))
                     labels.append(label)
                     ids.append(f"{label}/{file}")
     else:
         for file in entries:
             full = os.path.join(path, file)
             if os.path.isfile(full) and file.endswith(".txt"):
-                texts.append(_read_text(full, encoding))
+                texts.append(read(full))
                 ids.append(file)
+        _warn_ignored(path, [e for e in entries if not e.endswith(".txt") and
+                             not e.startswith(".") and os.path.isfile(os.path.join(path, e))],
+                      "the documents of a flat folder are its .txt files")
         labels = None
+    if decoded_as:
+        found = {}
+        for name_ in decoded_as.values():
+            found[name_] = found.get(name_, 0) + 1
+        warnings.warn(f"{path}: {len(decoded_as)} of {len(texts)} files are not UTF-8 and were "
+                      "read as " + ", ".join(f"{e} ({n})" for e, n in sorted(found.items()))
+                      + " (charset-normalizer's guess; --encoding names one for all)",
+                      UserWarning, stacklevel=3)
     if not texts:
         raise DatasetError(f"{path} holds no text files (expected .txt files, or one "
                            "sub-folder of files per label).")

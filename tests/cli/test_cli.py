@@ -388,7 +388,7 @@ BAD_RUNS = {
                              r"no label column 'topic'"),
     "window without text": (["{counts_only}", "-k", "3", "--context", "window"], r"no raw text"),
     "unknown encoding": (["{csv}", "-k", "3", "--encoding", "klingon"], r"unknown encoding"),
-    "latin-1 file": (["{latin}", "-k", "3"], r"not valid utf-8 .*--encoding latin-1"),
+    "latin-1 file": (["{latin}", "-k", "3"], r"not valid utf-8 .*it looks like cp1252: pass .*--encoding cp1252"),
 }
 
 

@@ -23,14 +23,18 @@ __all__ = ["add_parser", "run", "parse_k"]
 
 EPILOG = """\
 examples:
-  semnmf cluster bbc -k 5                       Semantic-NMF on the built-in BBC News corpus
+  semnmf cluster bbc -k 5                       the built-in BBC News corpus: the language's stop
+                                                words; sentence semantics when installed (auto)
   semnmf cluster bbc -k 5 --method nmf          plain NMF for comparison
   semnmf cluster docs.csv -k 10 --text-column body --out results/
   semnmf cluster my_folder/ -k 4 --context window --window 10
   semnmf cluster bbc -k 5 --consensus mmm --runs 3             three runs: better, 1.4-2.2x time
   semnmf cluster bbc -k 5 --consensus mmm --runs 10 --keep 5   consensus of the 5 best of 10 runs
   semnmf cluster bbc -k 5 --refine gt                          refine with GTNMF
-  semnmf cluster bbc -k 5 --semantics minilm                   with pretrained semantics
+  semnmf cluster bbc -k 5 --semantics minilm                   sentence semantics, every chunk
+  semnmf cluster bbc -k 5 --semantics none                     word counts only
+  semnmf cluster avis.csv -k 5 --language fr                   French stop words, named
+  semnmf cluster posts.csv -k 8 --id-column post_id            ids of your own in assignments.csv
   semnmf cluster shards/ -k 20 --method nmf --engine dask --workers 2   on Dask workers
 
 SOURCE is "bbc", a dataset name found in $SEMNMF_DATA, a dataset folder (counts.mtx,

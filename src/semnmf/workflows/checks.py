@@ -51,6 +51,9 @@ def check_settings(settings, words=LIBRARY):
     _check_variants(settings, words)
     _check_combinations(settings, words)
     _check_extras(settings, words)
+    from ..datasets import check_source_exists
+
+    check_source_exists(settings.source)  # last: the settings are said wrong first
 
 
 def check_vectorizing(min_df, max_df, token_pattern, words=LIBRARY):
