@@ -25,6 +25,13 @@ def test_a_merge_is_assigned_again_exactly(planted45_csv, tmp_path, capsys):
                  str(edited)]) == 0
     out = capsys.readouterr().out
     assert "cluster 1 (second)" in out and out.strip().endswith(str(edited))
+    # each new cluster with its words (the topics.csv of the edited run)
+    with open(edited / "topics.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for c in (0, 1):
+        words = [r["term"] for r in rows if r["cluster"] == str(c)][:3]
+        line = next(line for line in out.splitlines() if line.startswith(f"cluster {c}"))
+        assert line.split(" documents: ")[1].split()[:3] == words
     assert sorted(os.listdir(edited)) == ["assignments.csv", "model", "run.json", "topics.csv"]
     before, after = clusters(run), clusters(edited)
     assert set(after) == {0, 1}
@@ -61,3 +68,8 @@ def test_bad_edits_are_one_line(planted45_csv, tmp_path, capsys):
     assert not os.path.exists(tmp_path / "x")
     assert main(["edit", str(run), "--out", str(tmp_path / "y")]) == 2
     assert "nothing to edit" in capsys.readouterr().err
+    assert main(["edit", str(run), "--rename", "0=a", "--rename", "0=b", "--out",
+                 str(tmp_path / "z")]) == 2
+    assert capsys.readouterr().err.strip() == ("semnmf: error: --rename names cluster 0 "
+                                               "twice ('a', 'b'): give each cluster one name.")
+    assert not os.path.exists(tmp_path / "z")

@@ -90,8 +90,15 @@ def add_parser(commands):
 def run(args):
     from ..workflows.edit import edit_run
 
+    from ..pipelines.edit import top_words
+
     options = EditOptions(**{k: tuple(v) if isinstance(v, list) else v
                              for k, v in vars(args).items()})
+    named = {}
+    for c, name in options.rename:
+        if named.setdefault(c, name) != name:
+            raise ValueError(f"--rename names cluster {c} twice ({named[c]!r}, {name!r}): give "
+                             "each cluster one name.")
     result = edit_run(options.run_dir, options.out, merge=options.merge,
                       split=options.split, drop=options.drop, rename=dict(options.rename),
                       stop_words_file=options.stop_words, replay=options.replay,
@@ -99,8 +106,10 @@ def run(args):
     if not options.quiet:
         names = result.model.names or [None] * result.model.n_clusters
         sizes = [int((result.labels == c).sum()) for c in range(result.model.n_clusters)]
+        words = top_words(result.model.topics, result.model.vectorizer.vocabulary, 8)
         for c, (size, name) in enumerate(zip(sizes, names)):
-            print(f"cluster {c}{f' ({name})' if name else ''}: {size} documents")
+            print(f"cluster {c}{f' ({name})' if name else ''}: {size} documents: "
+                  f"{' '.join(words[c])}")
         if result.scores:
             print("  ".join(f"{k} {v:.3f}" for k, v in result.scores.items()))
     print(result.folder)

@@ -225,6 +225,9 @@ def _load_corpus(run, ids):
         options["max_df"] = args["max_df"]
     if args.get("stem") is not None:
         options["stem"] = None if args["stem"] == "none" else args["stem"]
+    language = args.get("language")  # as the run: a language, auto (None) or none
+    options["stop_words"] = language if isinstance(language, str) and (
+        language in ("auto", "english", "none") or len(language) == 2) else "auto"
     try:
         corpus = load_dataset(source, text_column=args.get("text_column"),
                               label_column=args.get("label_column"),
