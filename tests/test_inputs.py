@@ -17,11 +17,10 @@ from semnmf.datasets import DatasetError, load_dataset
 
 from conftest import make_planted
 
-pd = pytest.importorskip("pandas")
-
 
 @pytest.fixture(scope="module")
 def frame():
+    pd = pytest.importorskip("pandas")
     texts, labels = make_planted(15)
     return pd.DataFrame({"body": texts, "topic": labels,
                          "post_id": [f"p{i}" for i in range(len(texts))],
@@ -219,3 +218,13 @@ def test_the_detected_encoding_gives_back_the_text(tmp_path, encoding, text):
     path.write_bytes((text * 8).encode(encoding))
     found = detect_encoding(path)
     assert path.read_bytes().decode(found) == text * 8, found
+
+
+def test_a_polars_frame_and_series():
+    pl = pytest.importorskip("polars")
+    texts, labels = make_planted(15)
+    df = pl.DataFrame({"body": texts, "topic": labels, "pid": [f"p{i}" for i in range(45)]})
+    run = semnmf.cluster(df, 3, text_column="body", label_column="topic", id_column="pid")
+    assert run.scores["nmi"] > 0.9 and run.corpus.ids.tolist()[:2] == ["p0", "p1"]
+    np.testing.assert_array_equal(semnmf.cluster(df["body"], 3).labels,
+                                  semnmf.cluster(texts, 3).labels)
