@@ -73,3 +73,30 @@ def test_bad_edits_are_one_line(planted45_csv, tmp_path, capsys):
     assert capsys.readouterr().err.strip() == ("semnmf: error: --rename names cluster 0 "
                                                "twice ('a', 'b'): give each cluster one name.")
     assert not os.path.exists(tmp_path / "z")
+
+
+def test_an_edit_moves_only_the_documents_it_names(tmp_path):
+    """On a run refined by the centroid step, a merge moved 13 BBC documents it did not
+    name (the edited model had dropped the step); it now maps the run's clusters."""
+    import semnmf
+
+    run = tmp_path / "run"
+    assert main(["cluster", "bbc", "-k", "5", "--max-iter", "50", "--out", str(run),
+                 "-q"]) == 0
+    with open(run / "run.json", encoding="utf-8") as f:
+        assert json.load(f)["refine"]["n_changed"] > 0  # the step moved documents
+    texts = semnmf.load_dataset("bbc").texts
+    before = semnmf.load_model(run / "model").assign(texts)[0]
+    assert main(["edit", str(run), "--merge", "0,1", "--out", str(tmp_path / "m"), "-q"]) == 0
+    merged = np.where(before == 1, 0, before)
+    np.testing.assert_array_equal(clusters(tmp_path / "m"),
+                                  np.where(merged > 1, merged - 1, merged))
+    assert main(["edit", str(run), "--drop", "2", "--out", str(tmp_path / "d"), "-q"]) == 0
+    after = clusters(tmp_path / "d")
+    kept = before != 2
+    np.testing.assert_array_equal(after[kept], np.where(before > 2, before - 1, before)[kept])
+    assert set(after[~kept]) <= {0, 1, 2, 3}
+    # the edited runs' saved models give the same clusters again
+    for name in ("m", "d"):
+        assert (semnmf.load_model(tmp_path / name / "model").assign(texts)[0]
+                == clusters(tmp_path / name)).all()

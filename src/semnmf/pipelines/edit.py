@@ -8,7 +8,10 @@ cluster) and gains a column map (:attr:`SavedModel.columns`): the cluster of eac
 for a dropped one. A document is assigned as before (``transform`` with the word factors
 fixed, or cosines to the centroids) and goes to the cluster of its best kept column; so a
 merged cluster is the union of its columns, a dropped cluster's documents go to their next
-best cluster, and new documents are assigned with the edits applied. A split replaces the
+best cluster, and new documents are assigned with the edits applied. A run refined by the
+centroid step keeps its step when no cluster is split: the run's rule and step give a
+document its cluster of the run, which the edit maps, so an edit moves only the documents
+of the clusters it names. A split replaces the
 cluster's columns by the two word vectors of a rank-2 NMF of its documents (HierNMF2's
 split, Kuang & Park 2013), scaled to the cluster's column norm; stop words are zeroed in
 every column. The edited run's labels are the edited model's assignment of the training
@@ -184,6 +187,11 @@ def edit_model(model, edits, X=None, labels=None, random_state=0):
 def _edited(model, est, W, columns, names, edits, before):
     n_clusters = int(columns.max()) + 1
     topics = _topics(W, columns, n_clusters)
+    # the run's centroid step stays when the columns are still the run's clusters (no
+    # split): its documents keep their clusters of the run, mapped by the edit
+    step = model.step if model.step is not None and W.shape[0] == len(
+        model.columns if model.columns is not None else model.topics) and not edits.split \
+        else None
     if est is not None:
         _set_columns(est, W)
         new = SavedModel(model.vectorizer, estimator=est, topics=topics,
@@ -194,6 +202,7 @@ def _edited(model, est, W, columns, names, edits, before):
                          method=model.info.get("method"), n_clusters=n_clusters,
                          consensus=model.info.get("consensus"))
     new.columns = columns
+    new.step = step
     new.names = names if any(names) else None
     record = {"merge": [list(map(int, g)) for g in edits.merge],
               "split": list(map(int, edits.split)), "drop": list(map(int, edits.drop)),

@@ -306,12 +306,28 @@ class SavedModel:
             if name == "HierarchicalNMF":
                 return est.predict_membership(X)
             factors, cosine = np.asarray(est.transform(X)), name == "SphericalKMeans"
-        if self.columns is not None:
+        if self.columns is not None and self.step is None:
             return _edited_assignment(factors, self.columns, empty, cosine)
+        if self.columns is not None:  # an edit of a run refined by the centroid step
+            return self._edited_step(X, factors, empty, cosine)
         labels = argmax_labels(factors, empty)
         if self.step is not None:
             return self._step(X, labels)
         return labels, strengths_from_factors(factors, labels, cosine=cosine)
+
+    def _edited_step(self, X, factors, empty, cosine):
+        """An edited model of a run refined by the centroid step (merges, drops, renames:
+        its columns are the run's clusters): the run's own rule and step give each
+        document its cluster of the run, which the edit maps to its new cluster; only the
+        documents of a dropped cluster go to their best kept column. So an edit moves only
+        the documents it names."""
+        labels, strengths = self._step(X, argmax_labels(factors, empty))
+        edited, edited_strengths = _edited_assignment(factors, self.columns, empty, cosine)
+        mapped = np.where(labels >= 0, self.columns[np.maximum(labels, 0)], -1)
+        dropped = (labels >= 0) & (mapped < 0)
+        mapped[dropped] = edited[dropped]
+        strengths = np.where(dropped, edited_strengths, strengths)
+        return mapped.astype(np.int64), strengths
 
     def _step(self, X, labels):
         """The run's centroid step after the model's rule: (labels, cosine strengths)."""
