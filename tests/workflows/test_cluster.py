@@ -296,9 +296,14 @@ def test_the_centroid_step_is_not_made_where_it_was_not_measured(tmp_path, monke
     with pytest.raises(ValueError, match="refine='centroid' moves documents by the cosine"):
         semnmf.cluster(texts, 3, semantics="glove", refine="centroid")
     run = semnmf.cluster(texts, 3, max_iter=20)
-    edited = edit_model(run.saved, Edits(rename={0: "first"}))
-    assert edited.step is None and edited.kind == "estimator"
+    edited = edit_model(run.saved, Edits(rename={0: "first"}))  # the columns are the run's
+    assert edited.step is run.saved.step and edited.kind == "estimator"
     np.testing.assert_allclose(edited.topics, run.saved.topics)
     edited.save(tmp_path / "edited")
     record = json.loads((tmp_path / "edited" / "model.json").read_text())
+    assert "then the run's centroid step" in record["refine"]["assigned_with"]
+    split = edit_model(run.saved, Edits(split=[0]), X=run.X, labels=run.labels)
+    assert split.step is None  # new columns: the run's step no longer applies
+    split.save(tmp_path / "split")
+    record = json.loads((tmp_path / "split" / "model.json").read_text())
     assert "drops the centroid step" in record["refine"]["assigned_with"]
