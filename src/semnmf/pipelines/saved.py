@@ -402,8 +402,8 @@ class SavedModel:
             refine = {**refine, "min_gain": self.step["min_gain"],
                       "assigned_with": "the model's rule, then the run's centroid step"}
         elif refine and refine.get("method") == "centroid":
-            refine = {**refine, "assigned_with": "the model's rule alone (an edit of the "
-                      "clusters drops the centroid step)"}
+            refine = {**refine, "assigned_with": "the model's rule alone (an edit that "
+                      "splits a cluster drops the centroid step)"}
         elif refine:
             refine = {**refine, "assigned_with": "the underlying model (before refinement): "
                       "new documents are not players of the refinement's games"}
