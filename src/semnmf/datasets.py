@@ -17,6 +17,7 @@ Named datasets other than the built-in ones are looked up in the folders listed 
 
 import codecs
 import csv
+import functools
 import importlib.util
 import io
 import json
@@ -186,7 +187,6 @@ def detect_encoding(path, limit=1 << 20):
     identification is clearly surer (:data:`SURER`) of another's text (mis-decoded text
     reads as no language)."""
     from charset_normalizer import from_bytes
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     with open(path, "rb") as f:
         raw = f.read(limit)
@@ -197,7 +197,7 @@ def detect_encoding(path, limit=1 << 20):
     letters = [c for c in decoded or "" if c.isalpha() and not c.isascii()]
     if letters and sum(ord(c) < 0x250 for c in letters) > 0.5 * len(letters):
         candidates.append("cp1252")
-    identify = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    identify = _language_identifier()
     sure = {}
     for encoding in dict.fromkeys(candidates):
         text = _decode(raw, encoding)
@@ -210,6 +210,14 @@ def detect_encoding(path, limit=1 << 20):
     first = next(iter(sure))
     best = max(sure, key=lambda e: (e == first or sure[e] > sure[first] + SURER, sure[e]))
     return codecs.lookup(best).name
+
+
+@functools.lru_cache(maxsize=1)
+def _language_identifier():
+    """py3langid's identifier with normalized probabilities, loaded once per process."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
 
 
 def _decode(raw, encoding):
