@@ -581,3 +581,16 @@ def test_unit_cluster_means_are_the_clusters_directions():
     for row, c in zip(means, ids):
         ref = dense[clusters == c].sum(axis=0)
         np.testing.assert_allclose(row, ref / np.linalg.norm(ref))
+
+
+def test_the_run_record_is_shown_as_json(source, tmp_path):
+    """The context's nested record (pruning) was shown as Python prints it: None, quotes."""
+    out = tmp_path / "run"
+    _run(["cluster", source, "-k", "3", "--max-iter", "20", "-q", "--out", str(out),
+          "--report"])
+    page = _read(os.path.join(out, "report.html"))
+    run = read_json(os.path.join(out, "run.json"))
+    assert run["context"]["pruning"]["top_k"] is None  # a nested record with a null
+    assert "&#39;top_k&#39;" not in page and ": None" not in page
+    shown = html.escape(json.dumps(run["context"]["pruning"])).replace("&quot;", "&#34;")
+    assert f"<td>context.pruning</td><td>{shown}</td>" in page

@@ -620,8 +620,9 @@ def _run_details(run):
     record = [(key, fmt(run[key])) for key in (
         "method", "estimator", "source", "corpus", "objective", "n_iter", "effective_lambda",
         "graph_lambda", "n_leaves", "n_outliers", "n_factorizations") if run.get(key) is not None]
-    for group in ("data", "context"):
-        record += [(f"{group}.{k}", str(v)) for k, v in (run.get(group) or {}).items()]
+    for group in ("data", "context"):  # as JSON writes them (null, not Python's None)
+        record += [(f"{group}.{k}", v if isinstance(v, str) else json.dumps(v, default=str))
+                   for k, v in (run.get(group) or {}).items()]
     return RunDetails(
         record=record,
         parameters=[(k, v if isinstance(v, str) else json.dumps(v))
