@@ -258,8 +258,10 @@ def _read_text(path, encoding="utf-8", fallback=None, decoded_as=None):
                                "encoding= (CLI: --encoding).") from None
         if not decoding:
             raise DatasetError(f"{path} cannot be read as {encoding} ({exc}).") from None
-        guess = detect_encoding(path)
-        if fallback == "detect" and guess:
+        # the encoding it looks like, when it is not given (a file in a folder, or the
+        # error's suggestion)
+        guess = detect_encoding(path) if fallback in (None, "detect") else None
+        if fallback == "detect":
             fallback = guess
         if not fallback:
             suggest = guess or "latin-1"
@@ -337,14 +339,18 @@ def is_in_memory_texts(source):
     return hasattr(source, "__iter__") and (shape is None or len(shape) == 1)
 
 
+def _missing(value):
+    """None or NaN: a data frame's missing value."""
+    return value is None or (isinstance(value, float) and value != value)
+
+
 def text_list(source, what="texts"):
     """An in-memory sequence of texts (not a frame) as a list of str; a missing value
     (None, NaN) or a value of another type is refused in one line naming its position."""
     texts = source.to_list() if hasattr(source, "to_list") else list(source)
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            kind = ("missing" if text is None or (isinstance(text, float) and text != text)
-                    else type(text).__name__)
+            kind = "missing" if _missing(text) else type(text).__name__
             raise DatasetError(f"{what} must all be strings; document {i} is {kind}: fill or "
                                "drop it (a pandas column: df[col].fillna('')).")
     return texts
@@ -372,7 +378,7 @@ def _read_frame(frame, text_column, label_column, id_column=None):
     label_column = label_column or ("label" if "label" in columns else None)
     labels = frame_column(frame, label_column) if label_column else None
     if labels is not None:  # NaN marks an unlabelled document, as an empty CSV cell does
-        labels = [None if isinstance(y, float) and y != y else y for y in labels]
+        labels = [None if _missing(y) else y for y in labels]
     id_column = id_column or ("id" if "id" in columns else None)
     ids = [str(i) for i in frame_column(frame, id_column)] if id_column else None
     return texts, labels, ids
@@ -838,14 +844,15 @@ def _read_table(path, text_column, label_column, encoding, id_column=None):
 
 
 def read_column(source, column, encoding="utf-8"):
-    """The values of one column (CSV / TSV) or field (JSONL) of a table source, one per
-    document in the order :func:`load_dataset` reads them (None where a record lacks it).
+    """The values of one column (CSV / TSV, a data frame's: dates as ISO text) or field
+    (JSONL) of a table source, one per document in the order :func:`load_dataset` reads them
+    (None where a record lacks it).
     Refused, in one line, for a source that is not such a table or has no such column."""
     if is_frame(source):
         if column not in [str(c) for c in source.columns]:
             raise DatasetError(f"the data frame has no column {column!r}; its columns are "
                                f"{[str(c) for c in source.columns]}.")
-        return [None if v is None or (isinstance(v, float) and v != v) else
+        return [None if _missing(v) else
                 v.isoformat() if hasattr(v, "isoformat") else v
                 for v in frame_column(source, column)]
     path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None

@@ -33,9 +33,6 @@ TOKEN_PATTERN = r"(?u)\b[^\W\d_][^\W\d_]+\b"
 _DEFAULT_WORDS = (f"(?u)(?<![\\w{MARKS}])[^\\W\\d_](?:[^\\W\\d_]|[{MARKS}])+"
                   f"(?![\\w{MARKS}])")
 _MARK = re.compile(f"[{MARKS}]")
-# The stop_words settings besides a language code (semnmf.text.language): "auto" detects
-# the language of the texts, "english" is scikit-learn's list, "none" keeps every word.
-LANGUAGES = ("auto", "english", "none")
 WEIGHTINGS = ("tfidf", "counts", "ncut")
 STEMMERS = (None, "porter", "english")
 
