@@ -857,7 +857,7 @@ def read_column(source, column, encoding="utf-8"):
                 for v in frame_column(source, column)]
     path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
     if path is None or not os.path.isfile(path) or not path.lower().endswith(
-            (".csv", ".tsv", ".jsonl", ".ndjson", ".json")):
+            TABLE_SUFFIXES):
         raise DatasetError(f"a column ({column!r}) is read from a CSV, TSV or JSONL file; "
                            f"{source!r} is not one.")
     if path.lower().endswith((".jsonl", ".ndjson", ".json")):

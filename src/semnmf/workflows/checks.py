@@ -299,10 +299,10 @@ def _check_extras(s, w):
     if s.time_column is not None:
         from .timeline import PERIODS
 
-        from ..datasets import is_frame
+        from ..datasets import TABLE_SUFFIXES, is_frame
 
         if not (is_frame(s.source) or isinstance(s.source, (str, os.PathLike)) and str(
-                s.source).lower().endswith((".csv", ".tsv", ".jsonl", ".ndjson", ".json"))):
+                s.source).lower().endswith(TABLE_SUFFIXES)):
             raise ValueError(f"{w('time_column')} names a column of a CSV, TSV or JSONL "
                              "source or of a data frame; this source is not one.")
         if s.time_period not in PERIODS:
