@@ -1,6 +1,13 @@
 """Shared helpers of the benchmark scripts: the corpus list, the leave-one-corpus-out
-routine, locating the shared datasets and loading them once, caches and markdown tables."""
+routine, locating the shared datasets and loading them once, caches and markdown tables.
 
+Every script of the suite (``benchmarks/*.py``) and of the studies
+(``benchmarks/studies/*.py``, which put this folder on ``sys.path``) reads the corpora from
+:func:`data_path`, keeps its resumable cells under :data:`CACHE_ROOT` and writes its page to
+:data:`RESULTS`."""
+
+import gzip
+import io
 import json
 import os
 import platform
@@ -11,6 +18,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
+# The one cache folder (gitignored): finished cells, labels and traces that let a rerun
+# resume. A result page never needs it; deleting it only makes the next run measure again.
+CACHE_ROOT = os.path.join(HERE, "cache")
 DEFAULT_DATA = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "datasets"))
 
 # ------------------------------------------------------------------ corpora
@@ -52,6 +62,8 @@ TABLE3 = subset("cstr", "classic4", "ng5", "ng20")    # ensemble.md: SN Table 3'
 SEMANTICS = subset("classic4", "ng5", "bbc", "ng20", "cstr")        # semantics.md
 LAMBDA_SWEEP = subset("cstr", "classic3", "classic4", "bbc", "ng5")  # lambda_sweep.md
 GOLDEN_CORPORA = subset("cstr", "classic4", "bbc")     # golden.json
+SPEED = subset("classic4", "ng20")                    # speed.md; scale.md's agreement
+GPU = subset("bbc", "ng20")                           # gpu.md
 
 
 def all_corpora(root=None):
@@ -99,7 +111,7 @@ def leave_one_out(folds, candidates, score):
 
 def worst_then_mean(value, tolerance=0.0):
     """The score of a candidate on its training folds: its worst fold first, its mean over
-    the folds second (a mean hides a collapse on one fold; issue 37).
+    the folds second (a mean hides a collapse on one fold).
 
     ``value(candidate, fold)``: the candidate's result on one fold, larger is better (a
     margin over the best baseline, an NMI). ``tolerance``: a worst fold within this of 0
@@ -235,11 +247,19 @@ def table(header, rows):
 
 
 def atomic_write(path, write):
-    """Write the text file ``path`` through a temporary file renamed into place."""
+    """Write the text file ``path`` through a temporary file renamed into place; a ``.gz``
+    path is gzip-compressed (no name or time stamp in its header: the same text gives the
+    same bytes)."""
     tmp = f"{path}.tmp{os.getpid()}"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            write(f)
+        if path.endswith(".gz"):
+            text = io.StringIO()
+            write(text)
+            with open(tmp, "wb") as f:
+                f.write(gzip.compress(text.getvalue().encode("utf-8"), mtime=0))
+        else:
+            with open(tmp, "w", encoding="utf-8") as f:
+                write(f)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -247,9 +267,11 @@ def atomic_write(path, write):
 
 
 def load_cache(path):
-    """The JSON cache of finished benchmark cells at ``path`` ({} when absent)."""
+    """The JSON cache of finished benchmark cells at ``path`` ({} when absent; a ``.gz``
+    path is read through gzip)."""
     if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
+        with (gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz")
+              else open(path, encoding="utf-8")) as f:
             return json.load(f)
     return {}
 

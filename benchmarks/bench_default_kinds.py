@@ -51,14 +51,13 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (RESULTS, all_corpora, data_root, leave_one_out, load_cache,  # noqa: E402
+from _common import (CACHE_ROOT, RESULTS, all_corpora, data_root, leave_one_out, load_cache,  # noqa: E402
                      machine_line, pending, save_cache, table, worst_then_mean, write_markdown)
 import bench_portfolio as bp  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-FITS = os.path.join(HERE, "cache", "default_kinds_fits.json")
-COMBOS = os.path.join(HERE, "cache", "default_kinds_combos.json")
-LABELS = os.path.join(HERE, "cache", "default_kinds")
+FITS = os.path.join(CACHE_ROOT, "default_kinds_fits.json")
+COMBOS = os.path.join(CACHE_ROOT, "default_kinds_combos.json")
+LABELS = os.path.join(CACHE_ROOT, "default_kinds")
 JSON_OUT = os.path.join(RESULTS, "default_kinds25.json")
 SEEDS = (0, 1, 2, 3, 4)
 BUDGET = bp.BUDGET
@@ -269,7 +268,7 @@ class Data:
         self.best_base = {n: max(bp.BASELINES, key=lambda b: np.mean(
             [self.pcells[key(n, s, b)]["nmi"] for s in SEEDS])) for n in self.names}
         self._agree = {}
-        gate_cache = os.path.join(HERE, "cache", "default_kinds_gate2.json")
+        gate_cache = os.path.join(CACHE_ROOT, "default_kinds_gate2.json")
         self._gate_path = gate_cache
         self._gate = load_cache(gate_cache)
 

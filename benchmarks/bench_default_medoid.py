@@ -55,11 +55,11 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (HERE, RESULTS, all_corpora, data_root, leave_one_out,  # noqa: E402
+from _common import (CACHE_ROOT, RESULTS, all_corpora, data_root, leave_one_out,  # noqa: E402
                      load_cache, machine_line, n_classes, save_cache, table,
                      worst_then_mean, write_markdown)
 
-CACHE = os.path.join(HERE, "cache", "default_medoid")
+CACHE = os.path.join(CACHE_ROOT, "default_medoid")
 TIMES = os.path.join(CACHE, "times.json")
 SEEDS = tuple(range(15))
 RUNS = (3, 5)

@@ -35,13 +35,13 @@ import warnings
 
 import numpy as np
 
-from _common import (HERE, RESULTS, TABLE3, load, load_cache, machine_line,
+from _common import (CACHE_ROOT, RESULTS, TABLE3, load, load_cache, machine_line,
                      mean_sd, save_cache, table, write_markdown)
 from semnmf import SemanticNMF, ari, nmi
 from semnmf.ensemble import consensus, mixture_consensus, pairwise_agreement
 from semnmf.refine import refine
 
-CACHE = os.path.join(HERE, "cache", "ensemble.json")
+CACHE = os.path.join(CACHE_ROOT, "ensemble.json")
 # start name -> SemanticNMF parameters. "random-tol1e-6" is a supplement: with the default
 # tol=1e-4 the random starts of NG5 stop after 3 iterations (see the results file).
 INITS = {"skmeans": {"init": "skmeans"}, "random": {"init": "random"},

@@ -36,9 +36,9 @@ import warnings
 
 import numpy as np
 
-from _common import HERE, load, load_cache, machine_line, save_cache, table, write_markdown
+from _common import CACHE_ROOT, load, load_cache, machine_line, save_cache, table, write_markdown
 
-CACHE = os.path.join(HERE, "cache", "kl.json")
+CACHE = os.path.join(CACHE_ROOT, "kl.json")
 METHODS = ["sklearn-kl", "nmf-kl", "nmf-kl-float32", "snmf-kl"]
 LABELS = {
     "sklearn-kl": 'scikit-learn NMF(solver="mu", beta_loss="kullback-leibler")',

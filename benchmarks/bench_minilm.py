@@ -51,11 +51,11 @@ import warnings
 
 import numpy as np
 
-from _common import (HERE, RESULTS, data_root, leave_one_out, load_cache, machine_line,
+from _common import (CACHE_ROOT, RESULTS, data_root, leave_one_out, load_cache, machine_line,
                      n_classes, raw_text_corpora, save_cache, table, worst_then_mean,
                      write_markdown)
 
-CACHE = os.path.join(HERE, "cache", "minilm.json")
+CACHE = os.path.join(CACHE_ROOT, "minilm.json")
 
 # What we saw (2026-11-27); kept here so that --report-only rewrites the whole file.
 NOTES = """\

@@ -50,12 +50,11 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (RESULTS, all_corpora, data_root, leave_one_out, load_cache,  # noqa: E402
+from _common import (CACHE_ROOT, RESULTS, all_corpora, data_root, leave_one_out, load_cache,  # noqa: E402
                      machine_line, pending, save_cache, table, worst_then_mean, write_markdown)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CACHE = os.path.join(HERE, "cache", "portfolio.json")
-LABELS = os.path.join(HERE, "cache", "portfolio")
+CACHE = os.path.join(CACHE_ROOT, "portfolio.json")
+LABELS = os.path.join(CACHE_ROOT, "portfolio")
 JSON_OUT = os.path.join(RESULTS, "portfolio.json")
 
 MEMBERS = ("skmeans", "nmf", "nmf-kl", "default", "snmf")

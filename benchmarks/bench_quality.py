@@ -26,13 +26,13 @@ import warnings
 import numpy as np
 from sklearn.decomposition import NMF as SkNMF
 
-from _common import (FIRST_SEVEN, HERE, load, load_cache, machine_line, mean_sd,
+from _common import (CACHE_ROOT, FIRST_SEVEN, load, load_cache, machine_line, mean_sd,
                      save_cache, table, write_markdown)
 from semnmf import clustering_scores
 from semnmf.experiments.methods import get_method
 from semnmf.experiments.protocol import shared_start
 
-CACHE = os.path.join(HERE, "cache", "quality.json")
+CACHE = os.path.join(CACHE_ROOT, "quality.json")
 METHODS = ["skmeans", "nmf", "snmf", "sklearn-mu", "sklearn-cd"]
 PAPER = {  # Neurocomputing 2022, Table 2 (best 10 of 50 runs): NMI, ARI
     "cstr": {"skmeans": (0.76, 0.80), "nmf": (0.73, 0.75), "snmf": (0.76, 0.80)},

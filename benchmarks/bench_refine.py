@@ -37,14 +37,14 @@ import warnings
 
 import numpy as np
 
-from _common import (FIRST_SEVEN, load_cache, save_cache, HERE, load, machine_line, mean_sd, table,
+from _common import (CACHE_ROOT, FIRST_SEVEN, load_cache, save_cache, load, machine_line, mean_sd, table,
                      write_markdown)
 from semnmf import clustering_scores
 from semnmf.experiments.methods import get_method
 from semnmf.refine import GTNMF
 from semnmf.refine.gtnmf import replicator_dynamics
 
-CACHE = os.path.join(HERE, "cache", "refine.json")
+CACHE = os.path.join(CACHE_ROOT, "refine.json")
 METHODS = {"nmf": "NMF", "snmf": "SemanticNMF"}
 VARIANTS = {"eq9": {}, "log2": {"n_neighbors": "log2"}, "t3": {"max_iter": 3}}  # eq9 = defaults
 VARIANT_NAMES = {"eq9": "GTNMF() defaults (eq. 9)",

@@ -44,11 +44,11 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (HERE, RESULTS, all_corpora, data_root, leave_one_out,  # noqa: E402
+from _common import (CACHE_ROOT, RESULTS, all_corpora, data_root, leave_one_out,  # noqa: E402
                      load_cache, machine_line, n_classes, save_cache, table,
                      worst_then_mean, write_markdown)
 
-CACHE = os.path.join(HERE, "cache", "refine_centroid.json")
+CACHE = os.path.join(CACHE_ROOT, "refine_centroid.json")
 SEEDS = (0, 1, 2, 3, 4)
 BASELINES = ("skmeans", "nmf", "nmf-kl")
 SHARES = (0.25, 0.5, 0.75)

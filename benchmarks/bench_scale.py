@@ -33,6 +33,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "src"))
+sys.path.insert(0, HERE)
+from _common import SPEED, data_root  # noqa: E402
 
 TOPICS, WORDS_PER_DOC = 20, 40
 
@@ -159,7 +161,7 @@ def agreement(names, n_blocks=8, workers=2, methods=("nmf", "snmf", "default")):
     client = start_client(workers, processes=True)
     rows = []
     for name in names:
-        path = os.path.join(HERE, "..", "..", "shared", "datasets", name)
+        path = os.path.join(data_root(), name)
         corpus = load_dataset(path)
         X = corpus.tfidf()
         k = corpus.n_classes
@@ -263,7 +265,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="part", required=True)
     a = sub.add_parser("agreement")
-    a.add_argument("names", nargs="*", default=["classic4", "ng20"])
+    a.add_argument("names", nargs="*", default=list(SPEED))
     a.add_argument("--methods", nargs="+", choices=("nmf", "snmf", "default"),
                    default=["nmf", "snmf", "default"],
                    help="nmf, snmf: the estimators' defaults on X in 8 blocks; default: the "

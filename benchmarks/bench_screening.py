@@ -41,10 +41,10 @@ for _v in ("SEMNMF_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL
 
 import numpy as np  # noqa: E402
 
-from _common import CORPORA, HERE, machine_line, write_markdown  # noqa: E402
+from _common import CACHE_ROOT, CORPORA, machine_line, write_markdown  # noqa: E402
 from defaults_study import BASELINES, Data, load_cache  # noqa: E402
 
-CACHE = os.path.join(HERE, "cache", "screening")
+CACHE = os.path.join(CACHE_ROOT, "screening")
 STARTS = 5
 SWEEPS = (0, 1, 2, 3, 5, 10, 20, None)   # None: at convergence
 

@@ -36,14 +36,14 @@ import warnings
 
 import numpy as np
 
-from _common import (HERE, SEMANTICS, load, load_cache, machine_line, mean_sd,
+from _common import (CACHE_ROOT, SEMANTICS, load, load_cache, machine_line, mean_sd,
                      save_cache, table, write_markdown)
 from semnmf import SemanticNMF, clustering_scores, topic_coherence
 from semnmf.pipelines import PretrainedSemanticNMF
 from semnmf.text.pretrained import term_forms
 from semnmf.text import encoders
 
-CACHE = os.path.join(HERE, "cache", "semantics.json")
+CACHE = os.path.join(CACHE_ROOT, "semantics.json")
 METHODS = ["minilm-kmeans", "minilm-kmeans-full", "snmf", "words-glove", "words-minilm",
            "documents", "both"]
 LABELS = {"minilm-kmeans": "MiniLM + k-means (truncated, as shipped)",

@@ -31,10 +31,10 @@ sys.path.insert(0, HERE)
 
 import numpy as np  # noqa: E402
 
-from _common import (RESULTS, atomic_write, data_root, load_cache, machine_line,  # noqa: E402
+from _common import (CACHE_ROOT, RESULTS, atomic_write, data_root, load_cache, machine_line,  # noqa: E402
                      notes_first, raw_text_corpora, save_cache, table)
 
-CACHE = os.path.join(HERE, "cache", "semantics_auto.json")
+CACHE = os.path.join(CACHE_ROOT, "semantics_auto.json")
 
 
 def read_corpus(folder):

@@ -26,7 +26,7 @@ import numba
 import numpy as np
 from sklearn.decomposition import NMF as SkNMF
 
-from _common import load, machine_line, table, write_markdown
+from _common import SPEED, load, machine_line, table, write_markdown
 from semnmf import NMF
 from semnmf.metrics import nmi
 from semnmf.models._solvers.fro_kernels import warm_up
@@ -151,7 +151,7 @@ def main():
     parser.add_argument("--iters", type=int, default=50)
     parser.add_argument("--snmf-iters", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--datasets", default="classic4,ng20")
+    parser.add_argument("--datasets", default=",".join(SPEED))
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     warm_up((4, 20))

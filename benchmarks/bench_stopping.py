@@ -26,13 +26,13 @@ import warnings
 
 import numpy as np
 
-from _common import CORPORA, COUNTS_ONLY, HERE, leave_one_out, load, machine_line, write_markdown
+from _common import CACHE_ROOT, CORPORA, COUNTS_ONLY, leave_one_out, load, machine_line, write_markdown
 
 # every shared corpus, then the counts-only row of each one with raw text
 ROWS = [*CORPORA, *(f"{name}-doc" for name in CORPORA if name not in COUNTS_ONLY)]
 TOLS = [1e-4, 2e-4, 3e-4, 5e-4, 1e-3, 2e-3]
 PARTITION_RULES = [(delta, m) for delta in (0.001, 0.002, 0.005, 0.01) for m in (1, 2, 3)]
-CACHE = os.path.join(HERE, "cache", "stopping")
+CACHE = os.path.join(CACHE_ROOT, "stopping")
 
 
 def trace_row(row, seeds):

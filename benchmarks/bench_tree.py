@@ -23,10 +23,10 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (HERE, TREE, load, load_cache, machine_line, mean_sd,  # noqa: E402
+from _common import (CACHE_ROOT, TREE, load, load_cache, machine_line, mean_sd,  # noqa: E402
                      save_cache, table, write_markdown)
 
-CACHE = os.path.join(HERE, "cache", "tree.json")
+CACHE = os.path.join(CACHE_ROOT, "tree.json")
 SEEDS = (0, 1, 2)
 LABEL_SEEDS = tuple(range(20))  # the labels part: 20 seeds (cheap next to the trees of rules)
 

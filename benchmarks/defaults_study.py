@@ -39,10 +39,10 @@ for _v in ("SEMNMF_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL
 
 import numpy as np  # noqa: E402
 
-from _common import (CORPORA, HERE, RESULTS, data_root, leave_one_out, machine_line,  # noqa: E402
+from _common import (CACHE_ROOT, CORPORA, RESULTS, data_root, leave_one_out, machine_line,  # noqa: E402
                      write_markdown)
 
-CACHE_DIR = os.environ.get("SEMNMF_DEFAULTS_CACHE", os.path.join(HERE, "cache", "defaults"))
+CACHE_DIR = os.environ.get("SEMNMF_DEFAULTS_CACHE", os.path.join(CACHE_ROOT, "defaults"))
 BASELINES = ["skmeans", "nmf", "nmf-kl"]
 LAMS = [0.1, 1, 10]
 FIT_LIMIT = 180.0  # seconds: a method whose fit exceeds this is not fitted on further seeds
@@ -777,7 +777,7 @@ def cmd_report(args):
                            crow)))
     sections.insert(0, ("Conclusion", kept_conclusion("defaults.md")))
     write_markdown("defaults.md", "Choosing a robust default by leave-one-corpus-out", sections)
-    with open(os.path.join(HERE, "cache", "defaults", "summary.json"), "w") as f:
+    with open(os.path.join(CACHE_ROOT, "defaults", "summary.json"), "w") as f:
         json.dump({"mean": mean, "best_base": best_base, "rows": rows}, f, indent=1)
 
 CONFIRM = ["snmfkl-hyb-l1-s5", "snmfkl-hyb-l1", "snmfkl-hyb-l10", "K1-mcla", "H1-mcla"]

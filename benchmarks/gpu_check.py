@@ -57,11 +57,10 @@ import warnings
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-RESULTS = os.path.join(HERE, "results")
-DEFAULT_DATA = os.environ.get("SEMNMF_BENCH_DATA",
-                              os.path.normpath(os.path.join(HERE, "..", "..", "shared",
-                                                            "datasets")))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import GPU, RESULTS, data_path  # noqa: E402
+
+DEFAULT_DATA = data_path()
 METHODS = [("NMF", "frobenius"), ("NMF", "kl"), ("SemanticNMF", "frobenius"),
            ("SemanticNMF", "kl")]
 
@@ -500,7 +499,7 @@ def main(argv=None):
     sections = [("Machine", "\n".join(lines))]
     report = Report(args.out, device, argv, sections)
 
-    wanted = ("bbc",) if args.quick else ("bbc", "ng20")
+    wanted = GPU[:1] if args.quick else GPU
     corpora = {}
     for name in wanted:
         loaded = load_corpus(name, args.data)

@@ -58,6 +58,20 @@ def test_one_corpus_list(common, tmp_path):
     assert common.all_corpora(str(tmp_path)) == ["ng5", "alpha", "zeta"]
 
 
+def test_one_cache_folder_and_gzip_caches(common, tmp_path):
+    assert common.CACHE_ROOT == str(BENCHMARKS / "cache")
+    for name in ("cells.json", "cells.json.gz"):
+        path = str(tmp_path / name)
+        common.save_cache(path, {"a": {"x": 1}})
+        common.save_cache(path, {"a": {"y": 2}, "b": [0.5]})
+        assert common.load_cache(path) == {"a": {"x": 1, "y": 2}, "b": [0.5]}
+    import gzip
+
+    first = (tmp_path / "cells.json.gz").read_bytes()
+    assert gzip.decompress(first) == (tmp_path / "cells.json").read_bytes()
+    common.save_cache(str(tmp_path / "cells.json.gz"), {})
+    assert (tmp_path / "cells.json.gz").read_bytes() == first  # no time stamp in the header
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cells.json", "cells.json.gz"]
 
 
 def test_benchmark_scripts_use_no_private_helper_of_the_library():
