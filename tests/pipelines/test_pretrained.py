@@ -775,8 +775,9 @@ def test_minilm_pooling_agrees_with_sentence_transformers(minilm, tmp_path):
     assert os.path.exists(tmp_path / "embeddings")
 
 
-# -- benchmarks/gpu_semantics.py ---------------------------------------------------------------
-GPU_SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "gpu_semantics.py")
+# -- benchmarks/studies/gpu_semantics.py ---------------------------------------------------------------
+GPU_SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "studies",
+                          "gpu_semantics.py")
 
 
 def _script_env(tmp_path):
@@ -821,13 +822,13 @@ def test_gpu_carry_packs_and_unpacks_the_corpora(tmp_path):
     import importlib.util
 
     path = os.path.join(os.path.dirname(GPU_SCRIPT), "gpu_carry.py")
-    sys.path.insert(0, os.path.dirname(GPU_SCRIPT))
+    saved = list(sys.path)  # the script puts benchmarks/ (the harness) on the path
     try:
         spec = importlib.util.spec_from_file_location("gpu_carry", path)
         carry = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(carry)
     finally:
-        sys.path.remove(os.path.dirname(GPU_SCRIPT))
+        sys.path[:] = saved
     data = tmp_path / "shared"
     (data / "tiny").mkdir(parents=True)
     (data / "tiny" / "docs.jsonl").write_text('{"text": "aero medic"}\n' * 50)
@@ -865,7 +866,7 @@ def test_gpu_semantics_markdown_is_rebuilt_from_saved_runs(tmp_path):
                          env=_script_env(tmp_path), timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]
     report = (tmp_path / "out" / "gpu_semantics.md").read_text()
-    assert "`benchmarks/gpu_semantics.py`, then;" in report
+    assert "`benchmarks/studies/gpu_semantics.py`, then;" in report
     assert report.index("| small |") < report.index("| big |")  # fewest chunks first
     merged = json.loads((tmp_path / "out" / "gpu_semantics.json").read_text())
     assert list(merged["corpora"]) == ["small", "big"] and merged["when"] == "then"

@@ -34,8 +34,8 @@ resumable, and safe to run side by side on disjoint ``--corpora``. ``--report`` 
 a per-kind leave-one-corpus-out: for counts-only corpora among the variants alone or in the
 3-member consensus, for raw text among today's default, its variants and the static rules.
 
-Reproduce: ``PYTHONPATH=src python benchmarks/bench_portfolio.py`` (for its cache), then
-``PYTHONPATH=src python benchmarks/bench_default_kinds.py --part fits``, ``--part consensus``,
+Reproduce: ``PYTHONPATH=src python benchmarks/studies/bench_portfolio.py`` (for its cache), then
+``PYTHONPATH=src python benchmarks/studies/bench_default_kinds.py --part fits``, ``--part consensus``,
 ``--part variants-consensus --variants lam0 --corpora cstr classic3 ng20_cai cluto_fbis
 cluto_hitech cluto_k1a cluto_k1b cluto_la1 cluto_mm cluto_re0 cluto_tr11 cluto_tr31
 cluto_tr45 cluto_wap`` (what this run computed) and ``--report``.
@@ -50,7 +50,7 @@ import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import (CACHE_ROOT, RESULTS, all_corpora, data_root, leave_one_out, load_cache,  # noqa: E402
                      machine_line, pending, save_cache, table, worst_then_mean, write_markdown)
 import bench_portfolio as bp  # noqa: E402
@@ -819,7 +819,7 @@ def report(names, elapsed=None):
              f"(fit + M) per corpus, from the portfolio's run for its members and this run "
              f"for the new variants. {check}\n\n{machine_line()}; 2 cores shared with other "
              f"work." + (f" This study's run took {elapsed / 60:.0f} min." if elapsed else "")
-             + "\n\nReproduce: `PYTHONPATH=src python benchmarks/bench_default_kinds.py "
+             + "\n\nReproduce: `PYTHONPATH=src python benchmarks/studies/bench_default_kinds.py "
              "--part fits`, `--part consensus`, `--part variants-consensus --variants lam0 "
              "--corpora` (the 14 counts-only corpora), `--report` (needs `bench_portfolio.py`'s "
              "cache; see the script's docstring).")

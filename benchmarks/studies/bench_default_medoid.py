@@ -40,7 +40,7 @@ the single run's fit, each the best of three, interleaved, each after a garbage 
 Labels are cached in ``benchmarks/cache/default_medoid/`` (resumable); the results are
 written to ``benchmarks/results/default_medoid.md``.
 
-Reproduce: ``PYTHONPATH=src python benchmarks/bench_default_medoid.py`` (``--corpora`` to
+Reproduce: ``PYTHONPATH=src python benchmarks/studies/bench_default_medoid.py`` (``--corpora`` to
 restrict the measuring, ``--report`` to rewrite the results from the cache).
 """
 
@@ -54,7 +54,7 @@ import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import (CACHE_ROOT, RESULTS, all_corpora, data_root, leave_one_out,  # noqa: E402
                      load_cache, machine_line, n_classes, save_cache, table,
                      worst_then_mean, write_markdown)
@@ -313,7 +313,7 @@ def report(names):
              "Every candidate ends with the default's centroid step. The medoid and the MMM "
              "have no constant fitted to the corpora: R = 3 is set by its cost.\n\n"
              f"{machine_line()}\n\nReproduce: `PYTHONPATH=src python "
-             "benchmarks/bench_default_medoid.py`.")
+             "benchmarks/studies/bench_default_medoid.py`.")
     write_markdown("default_medoid.md",
                    "The medoid or the MMM of a few runs of the default (issue 37)",
                    [(None, intro), *sections])

@@ -1,6 +1,6 @@
 """Pretrained semantics on one GPU: what ``--semantics minilm --device cuda`` costs.
 
-    python benchmarks/gpu_semantics.py --data DIR --model FOLDER [--device cuda] [--out DIR]
+    python benchmarks/studies/gpu_semantics.py --data DIR --model FOLDER [--device cuda] [--out DIR]
                                        [--corpora a,b,...] [--cpu-chunks N] [--quick]
 
 Issue 37 asks what sentence semantics cost on a CPU and on a GPU. On two CPU cores the
@@ -23,10 +23,10 @@ This script, run once on a machine with one GPU, measures for every raw-text cor
 ``--model`` is a sentence-transformers folder (all-MiniLM-L6-v2; on the device machine,
 which reaches no registry, a copy carried with the call: ``gpu_carry.py`` packs it and the
 corpora here and unpacks them there). The run of ``results/gpu_semantics.md``: ``python
-benchmarks/gpu_carry.py pack .gpu`` (the model and PyStemmer's wheel), ``... pack .gpu_ng20
+benchmarks/studies/gpu_carry.py pack .gpu`` (the model and PyStemmer's wheel), ``... pack .gpu_ng20
 --corpora ng20 --no-model`` and ``... pack .gpu_rest --corpora <the other ten> --no-model``;
-then two calls on one machine, each ``python3 benchmarks/gpu_carry.py unpack .gpu
-.gpu_ng20`` (or ``.gpu_rest``) and ``python3 benchmarks/gpu_semantics.py --data /tmp/data
+then two calls on one machine, each ``python3 benchmarks/studies/gpu_carry.py unpack .gpu
+.gpu_ng20`` (or ``.gpu_rest``) and ``python3 benchmarks/studies/gpu_semantics.py --data /tmp/data
 --model /tmp/minilm --corpora ... --out $OUT``; then ``--from-json`` on the two JSON files.
 
 Writes ``gpu_semantics.md`` and ``gpu_semantics.json`` to ``--out`` (default: $OUT when
@@ -49,7 +49,8 @@ import time
 
 import numpy as np
 
-from _common import RESULTS, atomic_write, raw_text_corpora, table, write_page
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
+from _common import RESULTS, atomic_write, raw_text_corpora, table, write_page  # noqa: E402
 
 VARIANTS = (("float32", 64), ("float32", 256), ("float16", 256))
 
@@ -166,7 +167,7 @@ def write(out, info, corpora, when=None):
     atomic_write(os.path.join(out, "gpu_semantics.json"), lambda f: json.dump(
         {"machine": info, "when": when, "corpora": corpora}, f, indent=1))
     lines = ["# `--semantics minilm` on one GPU", "",
-             f"`benchmarks/gpu_semantics.py`, {when}; "
+             f"`benchmarks/studies/gpu_semantics.py`, {when}; "
              "machine: "
              + ", ".join(f"{k} {v}" for k, v in info.items()), "",
              "## Encoding the documents' chunks (cache off)", ""]

@@ -1,6 +1,6 @@
 """The report's map (issue 35): the anchor layout against t-SNE, on time and separation.
 
-    python benchmarks/bench_report_map.py [--datasets bbc,classic4,ng20] [--max-points 5000]
+    python benchmarks/studies/bench_report_map.py [--datasets bbc,classic4,ng20] [--max-points 5000]
 
 On each corpus the documents are clustered by ``semnmf.NMF`` (k = number of classes,
 TF-IDF rows, seed 0), and the map's sample (at most ``--max-points`` documents, a fixed
@@ -29,11 +29,14 @@ benchmarks/results/report_map.md.
 """
 
 import argparse
+import os
+import sys
 import time
 
 import numpy as np
 
-from _common import load, machine_line, table, write_markdown
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
+from _common import load, machine_line, table, write_markdown  # noqa: E402
 
 CONCLUSION = """\
 The report's default is `tsne`. Against the anchor layout it separates the clusters
@@ -127,7 +130,7 @@ def main():
         ("Results", table(header, rows_out)),
         ("Conclusion", CONCLUSION),
         ("Machine", machine_line()),
-        ("Reproduce", f"`python benchmarks/bench_report_map.py --datasets {args.datasets}`"),
+        ("Reproduce", f"`python benchmarks/studies/bench_report_map.py --datasets {args.datasets}`"),
     ])
 
 

@@ -1,10 +1,10 @@
 """How the default's screened starts were chosen (``n_init=5, screen_iter=1``).
 
-    python benchmarks/bench_screening.py trace independent [--corpora a,b] [--seeds 10]
-    python benchmarks/bench_screening.py trace pool        [--corpora a,b] [--seeds 10]
-    python benchmarks/bench_screening.py trace shared      [--corpora a,b] [--seeds 10]
-    python benchmarks/bench_screening.py trace weighting   [--corpora a,b] [--seeds 5]
-    python benchmarks/bench_screening.py report
+    python benchmarks/studies/bench_screening.py trace independent [--corpora a,b] [--seeds 10]
+    python benchmarks/studies/bench_screening.py trace pool        [--corpora a,b] [--seeds 10]
+    python benchmarks/studies/bench_screening.py trace shared      [--corpora a,b] [--seeds 10]
+    python benchmarks/studies/bench_screening.py trace weighting   [--corpora a,b] [--seeds 5]
+    python benchmarks/studies/bench_screening.py report
 
 The method is the default's: ``SemanticNMF(k, lam=1, loss="kl")``, window-10 PPMI when the
 corpus has raw text, else document SPPMI pruned to 50 contexts per word (as in
@@ -41,6 +41,7 @@ for _v in ("SEMNMF_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL
 
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import CACHE_ROOT, CORPORA, machine_line, write_markdown  # noqa: E402
 from defaults_study import BASELINES, Data, load_cache  # noqa: E402
 
@@ -303,7 +304,7 @@ def weighting_table():
 def cmd_report(args):
     sections = [
         (None, f"Machine: {machine_line()}; one thread per fit, two fits at a time. "
-               "Produced by `benchmarks/bench_screening.py` (see its docstring). Cells: mean "
+               "Produced by `benchmarks/studies/bench_screening.py` (see its docstring). Cells: mean "
                "NMI over the seeds minus the best of spherical k-means, NMF and NMF-KL (their "
                "10-seed means); k = number of classes."),
         ("Independent starts (each the best of 10 k-means restarts), fitted to convergence",

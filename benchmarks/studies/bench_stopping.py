@@ -1,6 +1,6 @@
 """The default's stopping rule: what a looser ``tol`` would save and what it would cost.
 
-    python benchmarks/bench_stopping.py [--corpora a,b] [--seeds 5]
+    python benchmarks/studies/bench_stopping.py [--corpora a,b] [--seeds 5]
 
 For every shared corpus (window PPMI when it has raw text) and the counts-only version of
 the raw-text ones (``-doc``: document SPPMI pruned to 50 contexts per word, what a corpus
@@ -21,11 +21,13 @@ Writes benchmarks/results/defaults_stopping.md.
 import argparse
 import json
 import os
+import sys
 import time
 import warnings
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import CACHE_ROOT, CORPORA, COUNTS_ONLY, leave_one_out, load, machine_line, write_markdown
 
 # every shared corpus, then the counts-only row of each one with raw text
@@ -172,7 +174,7 @@ def main():
             f"Chosen: {', '.join(f'{t:g}' for t in chosen)}.")
     write_markdown("defaults_stopping.md", "The default's stopping rule", [
         (None, f"Machine: {machine_line()}. Seeds 0..{args.seeds - 1} per row. Reproduce: "
-               "`python benchmarks/bench_stopping.py` (see its docstring for the method)."),
+               "`python benchmarks/studies/bench_stopping.py` (see its docstring for the method)."),
         ("Summary", "\n".join(summary)),
         ("Leave-one-corpus-out", loco),
         ("A partition rule besides tol = 1e-4", "\n".join(moved)),

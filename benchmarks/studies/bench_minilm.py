@@ -1,7 +1,7 @@
 """``--semantics minilm`` against all-MiniLM-L6-v2 + k-means on every shared raw-text corpus
 (issue 37, item 3 and its second target).
 
-    python benchmarks/bench_minilm.py [--datasets a,b,...] [--seeds 3]
+    python benchmarks/studies/bench_minilm.py [--datasets a,b,...] [--seeds 3]
                                       [--graph-lams 0.5,1,2,4,...,512] [--report-only]
 
 For each shared corpus with raw text (a ``docs.jsonl``), smallest text first, k = number
@@ -51,6 +51,7 @@ import warnings
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import (CACHE_ROOT, RESULTS, data_root, leave_one_out, load_cache, machine_line,
                      n_classes, raw_text_corpora, save_cache, table, worst_then_mean,
                      write_markdown)
@@ -433,7 +434,7 @@ def report(cache, order):
               "pipeline (s, cached vectors)", "default (s)", "seeds"]
     sections = [(None, f"Machine: {machine_line()} (CPU only, 2 cores shared with other "
                        "jobs: the seconds are inflated by their load). Produced by "
-                       "`benchmarks/bench_minilm.py`; see its docstring for the protocol. "
+                       "`benchmarks/studies/bench_minilm.py`; see its docstring for the protocol. "
                        "NMI, k = number of classes, mean over the seeds.")]
     sections.append(("Every corpus, losses first", table(header, [r[2] for r in rows])))
     sections.append(("The document partition below 1,750 corpus tokens per cluster",

@@ -1,6 +1,6 @@
 """What game-theoretic refinement (GTNMF) gains over NMF and SemanticNMF.
 
-    python benchmarks/bench_refine.py [--seeds 5] [--ng20-seeds 5] [--datasets cstr,...]
+    python benchmarks/studies/bench_refine.py [--seeds 5] [--ng20-seeds 5] [--datasets cstr,...]
                                       [--variants log2,t3] [--no-trajectory] [--report-only]
 
 Protocol (GT §V, Tripodi, Vascon & Pelillo 2016, on our text corpora): for each dataset
@@ -32,11 +32,13 @@ interrupted run resumes. Writes benchmarks/results/refine.md.
 
 import argparse
 import os
+import sys
 import time
 import warnings
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import (CACHE_ROOT, FIRST_SEVEN, load_cache, save_cache, load, machine_line, mean_sd, table,
                      write_markdown)
 from semnmf import clustering_scores

@@ -1,6 +1,6 @@
 """Pretrained semantics (issue 6): sentence-embedding k-means against our pipelines.
 
-    python benchmarks/bench_semantics.py [--datasets classic4,ng5,bbc,ng20,cstr]
+    python benchmarks/studies/bench_semantics.py [--datasets classic4,ng5,bbc,ng20,cstr]
                                          [--seeds 3] [--methods ...] [--report-only]
                                          [--recost] [--ratio]
 
@@ -31,12 +31,14 @@ cached in benchmarks/cache/semantics.json; writes benchmarks/results/semantics.m
 
 import argparse
 import os
+import sys
 import time
 import warnings
 
 import numpy as np
 
-from _common import (CACHE_ROOT, SEMANTICS, load, load_cache, machine_line, mean_sd,
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
+from _common import (CACHE_ROOT, SEMANTICS, load, load_cache, machine_line, mean_sd,  # noqa: E402
                      save_cache, table, write_markdown)
 from semnmf import SemanticNMF, clustering_scores, topic_coherence
 from semnmf.pipelines import PretrainedSemanticNMF
@@ -193,7 +195,7 @@ def embedding_seconds(method, costs):
 
 
 def report(cache, datasets, methods):
-    sections = [(None, f"Machine: {machine_line()}. Produced by `benchmarks/bench_semantics.py`; "
+    sections = [(None, f"Machine: {machine_line()}. Produced by `benchmarks/studies/bench_semantics.py`; "
                        "see its docstring for the protocol.")]
     summary = []
     for name in datasets:

@@ -30,7 +30,7 @@ The step's seconds are compared with the fit's (the run without the step), per c
 Cells are cached in ``benchmarks/cache/refine_centroid.json`` (resumable); the results are
 written to ``benchmarks/results/refine_centroid.md``.
 
-Reproduce: ``PYTHONPATH=src python benchmarks/bench_refine_centroid.py`` (``--corpora`` to
+Reproduce: ``PYTHONPATH=src python benchmarks/studies/bench_refine_centroid.py`` (``--corpora`` to
 restrict the measuring, ``--report`` to rewrite the results from the cache).
 """
 
@@ -43,7 +43,7 @@ import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import (CACHE_ROOT, RESULTS, all_corpora, data_root, leave_one_out,  # noqa: E402
                      load_cache, machine_line, n_classes, save_cache, table,
                      worst_then_mean, write_markdown)
@@ -227,7 +227,7 @@ def report(cache):
                "the step (`refine=\"none\"`); every candidate is computed from its labels, "
                "strengths and X (see the script's docstring).\n\n"
                f"{machine_line()}; 2 cores shared with other work, so seconds are noisy.\n\n"
-               "Reproduce: `PYTHONPATH=src python benchmarks/bench_refine_centroid.py`."),
+               "Reproduce: `PYTHONPATH=src python benchmarks/studies/bench_refine_centroid.py`."),
         ("Verdict", verdict),
         ("Summary per candidate", table(header, rows)),
         (f"Every corpus, losses first (sorted by {on_all}'s margin; bold: below −0.02)",

@@ -1,7 +1,7 @@
 """Pack what ``gpu_semantics.py`` needs for a lent GPU machine, and unpack it there.
 
-    python benchmarks/gpu_carry.py pack OUT [--corpora a,b,...] [--data DIR]   # here
-    python3 benchmarks/gpu_carry.py unpack OUT [OUT2 ...]                      # there
+    python benchmarks/studies/gpu_carry.py pack OUT [--corpora a,b,...] [--data DIR]   # here
+    python3 benchmarks/studies/gpu_carry.py unpack OUT [OUT2 ...]                      # there
 
 The device machine reaches no package registry and a call carries at most 64 MiB, with
 the repository. all-MiniLM-L6-v2's float32 weights are 87 MB, so ``pack`` stores them in
@@ -20,7 +20,8 @@ import os
 import shutil
 import sys
 
-from _common import DEFAULT_DATA
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
+from _common import DEFAULT_DATA  # noqa: E402
 
 MODEL_FILES = ("1_Pooling", "config.json", "config_sentence_transformers.json",
                "modules.json", "sentence_bert_config.json", "special_tokens_map.json",

@@ -1,6 +1,6 @@
 """The kNN graphs of ``--semantics minilm`` on one GPU: the search there against the CPU's.
 
-    python benchmarks/gpu_knn.py --data DIR --model FOLDER [--corpus ng20] [--device cuda]
+    python benchmarks/studies/gpu_knn.py --data DIR --model FOLDER [--corpus ng20] [--device cuda]
                                  [--synthetic 200000] [--out DIR] [--quick]
 
 On NG20 the word graph (a kNN search among the vocabulary's 55,850 term vectors) took
@@ -39,11 +39,13 @@ import argparse
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import RESULTS, atomic_write, neighbour_agreement, table, timed, write_page
 from gpu_semantics import machine, quick_copy, say
 
@@ -189,7 +191,7 @@ def write(out, info, record):
     atomic_write(os.path.join(out, "gpu_knn.json"),
                  lambda f: json.dump({"machine": info, **record}, f, indent=1))
     lines = ["# The kNN graphs of `--semantics minilm` on one GPU", "",
-             f"`benchmarks/gpu_knn.py`, {when}; corpus {record.get('corpus')}; machine: "
+             f"`benchmarks/studies/gpu_knn.py`, {when}; corpus {record.get('corpus')}; machine: "
              + ", ".join(f"{k} {v}" for k, v in info.items()), ""]
     if record.get("runs"):
         lines += ["## End to end: `semnmf.cluster(FOLDER, k, semantics=MODEL, device=DEVICE)`",

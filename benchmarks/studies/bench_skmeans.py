@@ -1,7 +1,7 @@
 """Spherical k-means, the start of every NMF-family fit: the compiled Lloyd steps against
 the scipy expressions they replace, and scikit-learn's KMeans, side by side in one run.
 
-    python benchmarks/bench_skmeans.py [--corpora a,b] [--repeat 3]
+    python benchmarks/studies/bench_skmeans.py [--corpora a,b] [--repeat 3]
 
 Per corpus (k = its number of classes), ``SphericalKMeans(k, n_init=10, random_state=0)``
 on its TF-IDF X, as the NMF start runs it:
@@ -24,6 +24,8 @@ Writes benchmarks/results/skmeans.md.
 """
 
 import argparse
+import os
+import sys
 import time
 import warnings
 
@@ -31,7 +33,8 @@ import numpy as np
 from sklearn.cluster import KMeans, kmeans_plusplus
 from sklearn.preprocessing import normalize
 
-from _common import CORPORA, load, machine_line, table, write_markdown
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
+from _common import CORPORA, load, machine_line, table, write_markdown  # noqa: E402
 from semnmf._utils.parallel import n_threads, scipy_path
 from semnmf.metrics import nmi
 from semnmf.models.skmeans import SphericalKMeans, spherical_kmeans_plusplus
@@ -116,7 +119,7 @@ def main():
              "a membership matrix times X, scikit-learn's `kmeans_plusplus`). "
              "**scikit-learn KMeans**: Euclidean k-means on the L2-normalized X, for "
              "scale. Compiled and scipy give the same labels on every corpus (checked by "
-             "the script). Reproduce: `python benchmarks/bench_skmeans.py`.")
+             "the script). Reproduce: `python benchmarks/studies/bench_skmeans.py`.")
     write_markdown("skmeans.md", "Spherical k-means: compiled Lloyd steps", [
         ("Setup", setup),
         ("Per corpus", table(header, rows)),

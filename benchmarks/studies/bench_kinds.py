@@ -15,7 +15,7 @@ command line runs them (``--method skmeans``, ``--method nmf``; NMF-KL as the pr
 ``nmf-kl``) and with its own settings moved one at a time: λ ∈ {0.1, 0.3, 3} and 10 or 20
 contexts per word. Seeds 0-2; NMI against the classes (labels only score).
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_kinds.py [--datasets ...] [--report-only]
+    OMP_NUM_THREADS=1 python benchmarks/studies/bench_kinds.py [--datasets ...] [--report-only]
 
 Cells are cached in ``results/defaults_kinds.json`` (a rerun resumes); writes
 ``results/defaults_kinds.md``.
@@ -29,7 +29,7 @@ import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import (K_ORDER, RESULTS, leave_one_out, load_cache, machine_line, pending,
                      save_cache, table, write_markdown)
 
@@ -172,7 +172,7 @@ def report(cache, names, seeds):
                     for kind in KINDS}
     wins = {kind: sum(margins["default"][(n, kind)] >= 0 for n in names) for kind in KINDS}
     sections = [(None, (
-        f"Machine: {machine_line()}. Reproduce: `python benchmarks/bench_kinds.py` (cells "
+        f"Machine: {machine_line()}. Reproduce: `python benchmarks/studies/bench_kinds.py` (cells "
         "cached in `benchmarks/results/defaults_kinds.json`; `--report-only` rewrites this "
         "file from them).\n\n" + __doc__.split("\n\n", 1)[1].split("\n    OMP")[0].strip()))]
     losses = {kind: ", ".join(f"{n} {margins['default'][(n, kind)]:+.3f}" for n in names

@@ -35,7 +35,7 @@ corpus, losses first, and a leave-one-corpus-out choice among the rules by
 :func:`_common.worst_then_mean`) are written after the pass over seeds 0-1 and again after
 seeds 2-4.
 
-Reproduce: ``PYTHONPATH=src python benchmarks/bench_portfolio.py`` (``--seeds``,
+Reproduce: ``PYTHONPATH=src python benchmarks/studies/bench_portfolio.py`` (``--seeds``,
 ``--corpora`` to restrict, which rewrites the results with that subset; ``--report`` to
 rewrite the full results from the cache).
 """
@@ -49,7 +49,7 @@ import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import (CACHE_ROOT, RESULTS, all_corpora, data_root, leave_one_out, load_cache,  # noqa: E402
                      machine_line, pending, save_cache, table, worst_then_mean, write_markdown)
 
@@ -505,7 +505,7 @@ def report(names, seeds, cache, elapsed=None):
         f"assignments.csv on bbc seed 0 (built-in bbc), cstr seed 1 and thucnews_titles "
         f"seed 0.\n\n{machine_line()}; 2 cores shared with other work, so seconds are "
         f"noisy." + (f" The run took {elapsed / 60:.0f} min." if elapsed else "")
-        + "\n\nReproduce: `PYTHONPATH=src python benchmarks/bench_portfolio.py` "
+        + "\n\nReproduce: `PYTHONPATH=src python benchmarks/studies/bench_portfolio.py` "
         "(resumable; labels cached in `benchmarks/cache/portfolio/`, scores in "
         "`benchmarks/results/portfolio.json`).")
     sections = [

@@ -7,7 +7,7 @@ SemanticNMF (the CLI defaults) is fitted with 3 seeds. Each (corpus, budget) run
 process, so that its peak resident memory is its own. Results are cached in
 ``results/pruning_runs.json`` (a rerun resumes) and written to ``results/pruning.md``.
 
-    SEMNMF_NUM_THREADS=1 nice python benchmarks/bench_pruning.py
+    SEMNMF_NUM_THREADS=1 nice python benchmarks/studies/bench_pruning.py
 """
 
 import argparse
@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import PRUNING, RESULTS, data_root, machine_line, write_markdown  # noqa: E402
 
 CACHE = os.path.join(RESULTS, "pruning_runs.json")
@@ -95,7 +95,7 @@ def main(argv=None):
                         f"{np.mean(r['nmi']):.3f} ± {np.std(r['nmi']):.3f} |")
     write_markdown("pruning.md", "Budget of non-zeros of the word-context matrix", [
         (None, f"Machine: {machine_line()}, single-threaded. Reproduce: "
-               "`python benchmarks/bench_pruning.py` (cached in `results/pruning_runs.json`)."
+               "`python benchmarks/studies/bench_pruning.py` (cached in `results/pruning_runs.json`)."
                "\n\nBudget 0: no budget (the library default); 5,000,000: the default of "
                "`semnmf cluster --max-nnz`. Rule: when the bound of `estimate_nnz` exceeds "
                "the budget, keep the `top_k` strongest contexts per word (pattern "

@@ -1,6 +1,6 @@
 """How the local engine scales with threads: NG20 (k = 20) on 1, 2, 4, 8, ... threads.
 
-    python benchmarks/bench_threads.py [--data DIR] [--threads 1 2 4 8 16] [--out DIR]
+    python benchmarks/studies/bench_threads.py [--data DIR] [--threads 1 2 4 8 16] [--out DIR]
 
 For each number of threads, in a new process with ``SEMNMF_NUM_THREADS`` (and numba's
 threads) set to it: the median of 10 sweeps of NMF Frobenius and NMF-KL (float32, one
@@ -21,8 +21,7 @@ import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: gpu_check
 
 import gpu_check  # noqa: E402  (the per-iteration helpers)
 
@@ -86,7 +85,7 @@ def main(argv=None):
     notes = os.path.join(gpu_check.RESULTS, "threads_notes.md")  # by hand, kept on reruns
     with open(path, "w", encoding="utf-8") as f:
         f.write("# The local engine on more threads (NG20, k = 20)\n\n"
-                f"`python benchmarks/bench_threads.py`, {time.strftime('%Y-%m-%d %H:%M')}, "
+                f"`python benchmarks/studies/bench_threads.py`, {time.strftime('%Y-%m-%d %H:%M')}, "
                 f"{os.cpu_count()} cores; in brackets the speed-up over {base['threads']} "
                 "thread(s).\n\n" + gpu_check.table(header, body) + "\n")
         if os.path.exists(notes):

@@ -1,8 +1,8 @@
 """Measurement groundwork for a robust default method, chosen by leave-one-corpus-out (LOCO).
 
-    python benchmarks/defaults_study.py fit    [--corpora a,b] [--seeds 3] [--methods m1,m2]
-    python benchmarks/defaults_study.py ensemble [--corpora a,b] [--seeds 3]
-    python benchmarks/defaults_study.py report
+    python benchmarks/studies/defaults_study.py fit    [--corpora a,b] [--seeds 3] [--methods m1,m2]
+    python benchmarks/studies/defaults_study.py ensemble [--corpora a,b] [--seeds 3]
+    python benchmarks/studies/defaults_study.py report
 
 `fit` fits every (corpus, method, seed) not yet in the cache; `ensemble` builds the
 consensus portfolios from cached fits; `report` writes benchmarks/results/defaults.md
@@ -39,6 +39,7 @@ for _v in ("SEMNMF_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL
 
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import (CACHE_ROOT, CORPORA, RESULTS, data_root, leave_one_out, machine_line,  # noqa: E402
                      write_markdown)
 

@@ -1,6 +1,6 @@
 """Sweep of Semantic-NMF's relative λ (and of the word-context) on the shared corpora.
 
-    python benchmarks/lambda_sweep.py [--seeds 5] [--datasets cstr,classic4,...]
+    python benchmarks/studies/lambda_sweep.py [--seeds 5] [--datasets cstr,classic4,...]
 
 For each dataset, k = number of classes, TF-IDF + L2 rows, the default initialization
 (spherical k-means); NMI / ARI as mean ± sd over seeds for relative λ in LAMBDAS, with the
@@ -9,12 +9,15 @@ benchmarks/results/lambda_sweep.md. This is where SemanticNMF's default λ comes
 """
 
 import argparse
+import os
+import sys
 import time
 import warnings
 
 import numpy as np
 
-from _common import LAMBDA_SWEEP, load, machine_line, mean_sd, table, write_markdown
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
+from _common import LAMBDA_SWEEP, load, machine_line, mean_sd, table, write_markdown  # noqa: E402
 from semnmf import SemanticNMF, ari, nmi
 from semnmf.models._solvers.mu import squared_norm
 

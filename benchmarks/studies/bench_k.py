@@ -10,15 +10,15 @@ threshold), the k found on each corpus is compared with its number of classes (h
 corpora (ties: smallest mean |log(k_found / k_true)|, then the simpler constant) is applied
 to it. Labels only score; they never choose a k on the corpus they score.
 
-    SEMNMF_NUM_THREADS=1 nice python benchmarks/bench_k.py [--seeds 0 1] [--datasets ...]
+    SEMNMF_NUM_THREADS=1 nice python benchmarks/studies/bench_k.py [--seeds 0 1] [--datasets ...]
 
 Writes results/k_selection.md. Another sample or number of runs per k (``--sample-nnz``,
 ``--min-sample``, ``--max-sample``, ``--runs``) needs a ``--tag``: its curves go to
 ``results/k_selection_TAG.json``, its report to ``results/k_selection_TAG.md`` (with the
 default setting's LOCO hits and cost beside), the default files untouched:
 
-    python benchmarks/bench_k.py --tag sample1m --sample-nnz 1000000 --max-sample 16000
-    python benchmarks/bench_k.py --tag runs10 --runs 10
+    python benchmarks/studies/bench_k.py --tag sample1m --sample-nnz 1000000 --max-sample 16000
+    python benchmarks/studies/bench_k.py --tag runs10 --runs 10
 """
 
 import argparse
@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import (K_ORDER, RESULTS, atomic_write, leave_one_out, load_cache,  # noqa: E402
                      machine_line, pending, write_markdown)
 
@@ -216,7 +216,7 @@ def main(argv=None):
         "Every criterion's constant is a penalty `a` of `curve01(k) + a·log k` (`curve01`: "
         "the curve rescaled to [0, 1] over the candidates) or, for `gain`, the threshold "
         "on the relative dispersion drop per doubling of k. Reproduce: "
-        f"`python benchmarks/bench_k.py{command_options(args, base)}` (curves cached in "
+        f"`python benchmarks/studies/bench_k.py{command_options(args, base)}` (curves cached in "
         f"`{os.path.relpath(path, os.path.dirname(RESULTS))}`).")))
 
     # LOCO table
@@ -321,7 +321,7 @@ def main(argv=None):
                         + os.path.relpath(args.baseline, os.path.dirname(RESULTS)) + "`)"
                         if both else "")
                      + (": the default setting measured again beside this one (`python "
-                        "benchmarks/bench_k.py --tag default_rerun --cache "
+                        "benchmarks/studies/bench_k.py --tag default_rerun --cache "
                         f"{os.path.relpath(args.baseline, os.path.dirname(RESULTS))}`; its "
                         "curves equal those of `results/k_selection_curves.json`, whose times "
                         "were taken under another load)" if both and args.baseline != CACHE

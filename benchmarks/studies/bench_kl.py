@@ -1,7 +1,7 @@
 """KL-loss NMF against scikit-learn's NMF(solver="mu", beta_loss="kullback-leibler"), at
 equal iterations from the same start, side by side in one run; plus SNMF-KL.
 
-    python benchmarks/bench_kl.py [--dataset ng20] [--iters 50] [--fresh]
+    python benchmarks/studies/bench_kl.py [--dataset ng20] [--iters 50] [--fresh]
 
 Both libraries start from scikit-learn's own ``init="nndsvda"`` factors (passed to both as
 a custom init) and run exactly ``--iters`` iterations (scikit-learn: tol=0, max_iter;
@@ -36,6 +36,7 @@ import warnings
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import CACHE_ROOT, load, load_cache, machine_line, save_cache, table, write_markdown
 
 CACHE = os.path.join(CACHE_ROOT, "kl.json")

@@ -1,6 +1,6 @@
 """The exact cosine kNN search of the graphs, side by side with scikit-learn's, on the CPU.
 
-    python benchmarks/bench_knn.py [--repeat 3] [--quick]
+    python benchmarks/studies/bench_knn.py [--repeat 3] [--quick]
 
 Every kNN graph of the package (the word graph of ``--semantics``, Semantic-GNMF's and
 GTNMF's document graphs) is one exact cosine search (:func:`semnmf.graphs.cosine_kneighbors`).
@@ -24,9 +24,11 @@ script; printed, not written). Writes ``results/knn.md``; hand notes in
 
 import argparse
 import os
+import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import data_path, machine_line, neighbour_agreement, table, timed, write_markdown
 
 
@@ -92,7 +94,7 @@ def main(argv=None):
         return
     write_markdown("knn.md",
                    "The cosine kNN search on the CPU: compiled, numpy, scikit-learn",
-                   [(None, f"`benchmarks/bench_knn.py --repeat {args.repeat}`; "
+                   [(None, f"`benchmarks/studies/bench_knn.py --repeat {args.repeat}`; "
                            f"{machine_line()}; 10 neighbours per point; seconds (median), "
                            "the ratio to the compiled search, and the share of each point's "
                            "neighbours that the compiled search finds too."),
