@@ -1,8 +1,9 @@
 """``-k auto`` on every shared corpus: the label-free rules judged by how far their k lands
 from the number of classes and by the NMI at the k they pick, chosen by leave-one-corpus-out
-with the worst held-out corpus first (issue 37).
+with the worst held-out corpus first.
 
-Measure (once per corpus and seed; cached in ``results/k_auto_curves_s{seed}.json``, a rerun
+Measure (once per corpus and seed; cached, gzip-compressed, in
+``results/k_auto_curves_s{seed}.json.gz`` (``_init3_`` with ``--n-init 3``), a rerun
 resumes; one process per seed can run side by side):
 
     SEMNMF_NUM_THREADS=1 python benchmarks/bench_k_auto.py measure --seed 0

@@ -21,7 +21,7 @@ NEAR_MAX = [1.0, 0.8]
 def cache_file(seed, n_init=1):
     """The curves of one seed (runs of ``n_init`` k-means++ starts each)."""
     tag = "" if n_init == 1 else f"_init{n_init}"
-    return os.path.join(RESULTS, f"k_auto_curves{tag}_s{seed}.json")
+    return os.path.join(RESULTS, f"k_auto_curves{tag}_s{seed}.json.gz")
 
 
 def sliced(curves, top):
