@@ -26,6 +26,7 @@ examples:
   semnmf cluster bbc -k 5                       the built-in BBC News corpus: the language's stop
                                                 words; sentence semantics when installed (auto)
   semnmf cluster bbc -k 5 --method nmf          plain NMF for comparison
+  semnmf cluster bbc -k auto                    a recommended k, a range, and every level of it
   semnmf cluster docs.csv -k 10 --text-column body --out results/
   semnmf cluster my_folder/ -k 4 --context window --window 10
   semnmf cluster bbc -k 5 --consensus mmm --runs 3             three runs: better, 1.4-2.2x time
@@ -46,16 +47,14 @@ A folder holding an earlier run's results is refused unless --overwrite (which r
 them first).
 
 Choosing K: there is no single right number of clusters. Start from the number of topics
-you expect (the number of classes of a labelled corpus), then try a few values around it
-(e.g. -k 4, -k 6, -k 8) and read the top words: too small a K mixes topics in one cluster,
-too large a K splits a topic into near-duplicate clusters. -k auto chooses K without labels
-among 2 .. min(50, documents/10) (a geometric grid; -k 2:40 or -k 5,10,20 give the
-candidates): the K whose spherical k-means partitions of a sample of the documents agree
-best across runs (ARI stability), pulled towards 8 (a penalty in |log(K/8)|): a clear
-structure far from 8 still wins, a weak one gets about 8. run.json "k_selection" holds the
-curve. Held out on 25 benchmark corpora it found the number of classes within 30 % on about
-9 and was off by more than 3x on about 2 (banking77's 77 intents always, a 27-topic and two
-17-20-class corpora on some seeds; benchmarks/results/k_auto_init3.md): read the top words.
+you expect, try a few values around it and read the top words: too small a K mixes topics,
+too large a K splits a topic into near-duplicates. -k auto answers at several resolutions:
+it fits at a recommended K (the K whose spherical k-means partitions of a sample agree best
+across runs, pulled towards 8), then merges and splits those clusters, without refitting,
+into a level for every K of a range within sqrt(3) of it. levels.csv holds every level,
+run.json "k_range" and "levels" the range and how each level was made, the report a level
+picker; "semnmf edit RUN --level K" makes a level the run's clusters. --min-cluster-size N
+states the granularity instead (no cluster under N documents, at every level).
 """
 
 
@@ -81,9 +80,14 @@ def add_parser(commands):
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
         argument_default=argparse.SUPPRESS)  # options not given stay out: cluster_options
     c.add_argument("source", metavar="SOURCE", help="corpus to cluster (see below)")
-    c.add_argument("-k", "--n-clusters", required=True, dest="k", type=_k_argument,
-                   help="number of clusters; auto (chosen without labels), a range 2:40 or "
-                        "a list 5,10,20 to choose from (required; see \"Choosing K\" below)")
+    c.add_argument("-k", "--n-clusters", dest="k", type=_k_argument,
+                   help="number of clusters; auto (a recommended k, a range and the clusters "
+                        "at every k of the range, all without labels), a range 2:40 or a "
+                        "list 5,10,20 to choose from (required unless --min-cluster-size; "
+                        "see \"Choosing K\" below)")
+    c.add_argument("--min-cluster-size", type=int, metavar="N",
+                   help="no cluster of fewer than N documents: smaller ones are merged into "
+                        "their nearest, at every level of -k auto; alone, it implies -k auto")
     c.add_argument("--method", choices=MethodChoices(CLI_METHODS),
                    help="; ".join(f"{name}: {m.description}" for name, m in CLI_METHODS.items())
                    + f" (default {DEFAULT_CLI_METHOD}; snmf with --semantics, which runs the "

@@ -37,6 +37,7 @@ class ClusterOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOption
     k: int | None = None
     k_candidates: str | tuple | None = None
     k_label: str | None = None
+    min_cluster_size: int | None = None
     method: str = DEFAULT_CLI_METHOD
     loss: str | None = None
     orthogonal: bool = False
@@ -182,7 +183,10 @@ def cluster_options(args):
     from ..workflows.semantics import plan_semantics
 
     given = dict(vars(args))
-    k = given.pop("k")
+    if "k" not in given and "min_cluster_size" not in given:
+        raise ValueError("-k is required: a number of clusters, auto, a range 2:40 or a list "
+                         "5,10,20 (or give --min-cluster-size N, which implies -k auto).")
+    k = given.pop("k", "auto")
     if "semantics" in given:
         given["semantics"] = semantics_source(given["semantics"], CLI_WORDS)
     given["method"], given["method_reason"] = method_name(

@@ -10,8 +10,9 @@ examples:
   semnmf edit RUN --split 4 --drop 5 --rename 2=sport --out NEW
   semnmf edit RUN --stop-words stop.txt --out NEW       remove words from every topic
   semnmf edit OTHER_RUN --replay NEW --out OTHER_NEW     the edits of NEW on another run
+  semnmf edit AUTO_RUN --level 8 --out RUN_k8           a level of -k auto as the clusters
 
-Cluster numbers are those of RUN. The edits are applied in this order: stop words, splits,
+Cluster numbers are those of RUN (of the level, with --level). The edits are applied in this order: stop words, splits,
 merges, drops, renames; the clusters are then numbered again 0..K-1. Nothing is refitted:
 the new run's model assigns new documents with the edits applied (semnmf assign NEW ...),
 and its run.json lists the edits.
@@ -31,6 +32,7 @@ class EditOptions:
     rename: tuple = ()
     stop_words: str | None = None
     replay: str | None = None
+    level: int | None = None
     overwrite: bool = False
     seed: int = 0
     quiet: bool = False
@@ -81,6 +83,9 @@ def add_parser(commands):
                    help="remove these words (one per line) from every topic")
     e.add_argument("--replay", metavar="RUN_OR_JSON",
                    help="apply the edits recorded in that run's run.json instead")
+    e.add_argument("--level", type=int, metavar="K",
+                   help="make the run's level of K clusters (semnmf cluster -k auto: "
+                        "levels.csv) its clusters, before the other edits")
     e.add_argument("--overwrite", action="store_true", help="replace the results in --out")
     e.add_argument("--seed", type=int, help="random seed of the splits (default 0)")
     e.add_argument("-q", "--quiet", action="store_true", help="print only the folder")
@@ -102,7 +107,7 @@ def run(args):
     result = edit_run(options.run_dir, options.out, merge=options.merge,
                       split=options.split, drop=options.drop, rename=dict(options.rename),
                       stop_words_file=options.stop_words, replay=options.replay,
-                      overwrite=options.overwrite, random_state=options.seed)
+                      level=options.level, overwrite=options.overwrite, random_state=options.seed)
     if not options.quiet:
         names = result.model.names or [None] * result.model.n_clusters
         sizes = [int((result.labels == c).sum()) for c in range(result.model.n_clusters)]

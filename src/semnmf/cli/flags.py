@@ -35,6 +35,7 @@ FLAGS = {
     "consensus": "--consensus", "n_runs": "--runs", "n_keep": "--keep",
     "semantics": "--semantics", "embed": "--embed", "cache_dir": "--cache-dir",
     "partition": "--partition", "pooling": "--pooling",
+    "min_cluster_size": "--min-cluster-size",
     # semnmf cluster's own
     "method": "--method", "refine": "--refine", "n_top": "--top",
     "seed_words": "--seed-words", "time_column": "--time-column",

@@ -174,6 +174,32 @@ def write_assignments(path, ids, labels, true_labels=None, strengths=None):
     atomic_write(path, write)
 
 
+def write_levels(path, ids, levels):
+    """``levels.csv``: ``doc``, then one column ``k<K>`` per level (the document's cluster
+    at K clusters; -1: no cluster), coarsest first. ``levels`` maps K to labels."""
+    ks = sorted(levels)
+
+    def write(f):
+        writer = csv.writer(f)
+        writer.writerow(["doc"] + [f"k{k}" for k in ks])
+        columns = [np.asarray(levels[k]) for k in ks]
+        for i, doc in enumerate(ids):
+            writer.writerow([doc] + [int(column[i]) for column in columns])
+
+    atomic_write(path, write)
+
+
+def read_levels(path):
+    """The levels of a run folder's ``levels.csv`` (``{K: labels}``), or None without one."""
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    header, body = rows[0], rows[1:]
+    return {int(name[1:]): np.array([int(row[j]) for row in body], dtype=np.int64)
+            for j, name in enumerate(header) if j > 0}
+
+
 def write_topics(path, components, vocabulary, n_top=20):
     """``topics.csv``: the ``n_top`` heaviest terms of each row of ``components``
     (``cluster``, ``rank`` from 1, ``term``, ``weight``); terms of weight 0 are not

@@ -125,6 +125,11 @@ def _check_values(s, w):
     check_number(s.tol, "tol", w, low=0)
     check_number(s.n_init, "n_init", w, low=1, integer=True)
     check_number(s.n_top, "n_top", w, low=1, integer=True)
+    check_number(s.min_cluster_size, "min_cluster_size", w, low=1, integer=True)
+    if s.min_cluster_size is not None and s.semantics not in ("corpus", "auto"):
+        raise ValueError(f"{w('min_cluster_size')} merges and splits the clusters of a "
+                         "word-count model; it does not apply to the pretrained semantics' "
+                         f"partition ({w('semantics')} {s.semantics}). Drop one of them.")
     check_vectorizing(s.min_df, s.max_df, s.token_pattern, w)
     if s.refine not in REFINEMENTS:
         raise ValueError(f"{w('refine')} must be None, 'gt', 'centroid' or 'none', got "

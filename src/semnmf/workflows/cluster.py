@@ -319,8 +319,56 @@ def run_cluster(settings, started=None):
     if ensemble is not None:
         result.partitions, result.partition_seeds = ensemble.partitions_, ensemble.kept_seeds_
     attach_saved_model(result, ensemble, step)
+    if settings.k_candidates is not None or settings.min_cluster_size is not None:
+        result = _add_levels(result)
     if times is not None:
         _add_timeline(result, settings, corpus, labels, times)
+    return result
+
+
+def _add_levels(result):
+    """The run's levels (:mod:`semnmf.pipelines.levels`): with ``k="auto"`` every level of
+    the recommended range, with ``min_cluster_size`` the fit's clusters under it merged
+    (the run's clusters become that level). ``result.levels`` maps k to the documents'
+    labels; run.json gets ``k_recommended``, ``k_range`` and ``levels`` (how each level
+    was made)."""
+    from .._utils.progress import log
+    from ..pipelines.levels import build_levels, k_range
+
+    settings = result.settings
+    if result.saved is None:
+        raise ValueError(f"levels need the run's model, and this run has none to save "
+                         f"({result.not_saved}).")
+    t = time.perf_counter()
+    X = result.saved.vectorize(result.corpus)
+    low, high = (k_range(settings.k, X.shape[0]) if settings.k_candidates is not None
+                 else (settings.k, settings.k))
+    start, levels = build_levels(result.saved, X, low, high,
+                                 min_cluster_size=settings.min_cluster_size,
+                                 random_state=settings.random_state)
+    if start.steps:  # small clusters merged: the run's clusters are the start level
+        from ..pipelines.levels import apply_level
+        from .result import describe
+
+        saved = apply_level(result.saved, start.steps, X, settings.random_state)
+        labels, strengths = saved.assign_matrix(X)
+        settings = dataclasses.replace(settings, k=start.k)
+        components = saved.topics
+        topics, scores = describe(settings, result.corpus, labels, components, result.extra)
+        result = dataclasses.replace(result, settings=settings, labels=labels,
+                                     strengths=strengths, components=components,
+                                     topics=topics, scores=scores, saved=saved)
+        log(f"{len(start.steps)} cluster(s) under {settings.min_cluster_size} documents "
+            f"merged into their nearest: {start.k} clusters", settings.verbose)
+    result.levels = {level.k: level.labels for level in levels}
+    result.extra["k_recommended"] = int(start.k)
+    ks = sorted(result.levels)
+    result.extra["k_range"] = [int(ks[0]), int(ks[-1])]
+    result.extra["levels"] = [level.record() for level in levels]
+    result.timings["levels"] = time.perf_counter() - t
+    if len(ks) > 1:
+        log(f"recommended k = {start.k}; levels k = {ks[0]}..{ks[-1]} in levels.csv "
+            "(semnmf edit RUN --level K makes one the run's clusters)", settings.verbose)
     return result
 
 

@@ -56,15 +56,31 @@ def _run_documents(run, run_record, saved):
     return corpus, saved.vectorize(corpus)
 
 
+def _level_steps(run, record, level):
+    """The recorded steps of level ``level`` of a run (run.json ``levels``)."""
+    levels = {int(entry["k"]): entry.get("steps", []) for entry in record.get("levels") or []}
+    if not levels:
+        raise ValueError(f"{run} has no levels: they are made by semnmf cluster -k auto "
+                         "(or --min-cluster-size).")
+    if int(level) not in levels:
+        raise ValueError(f"--level {level}: {run} has levels k = "
+                         f"{', '.join(map(str, sorted(levels)))}.")
+    return levels[int(level)]
+
+
 def edit_run(run, out, *, merge=(), split=(), drop=(), rename=None, stop_words=(),
-             stop_words_file=None, replay=None, overwrite=False, random_state=0):
+             stop_words_file=None, replay=None, level=None, overwrite=False,
+             random_state=0):
     """Edit the saved run folder ``run`` and write the edited run to ``out``.
 
     ``merge``: groups of cluster numbers to merge (``[[3, 7]]``); ``split``, ``drop``:
     cluster numbers; ``rename``: ``{cluster: name}``; ``stop_words`` (and the words of
     ``stop_words_file``, one per line): terms removed from every topic; ``replay``: a run
-    folder (or JSON file) whose recorded edits are applied instead. Numbers are those of
-    ``run``. Returns an :class:`EditResult`."""
+    folder (or JSON file) whose recorded edits are applied instead; ``level``: a k of the
+    run's levels (``k="auto"``: run.json ``levels``), whose merges and splits are applied
+    first (with the run's seed), so that the level's clusters become the run's. Numbers
+    are those of ``run`` (of the level, with ``level``). Returns an
+    :class:`EditResult`."""
     from ..metrics import clustering_scores
     from ..pipelines.edit import Edits, edit_model, replay_edits
     from ..pipelines.saved import load_model
@@ -83,11 +99,21 @@ def edit_run(run, out, *, merge=(), split=(), drop=(), rename=None, stop_words=(
                   drop=list(map(int, drop)), rename={int(c): str(n) for c, n in
                                                      (rename or {}).items()},
                   stop_words=words)
-    if replay is None and not (edits.clusters() or edits.stop_words):
+    steps = None if level is None else _level_steps(run, run_record.run, level)
+    if replay is None and steps is None and not (edits.clusters() or edits.stop_words):
         raise ValueError("nothing to edit: give --merge, --split, --drop, --rename, "
-                         "--stop-words or --replay.")
+                         "--stop-words, --level or --replay.")
     corpus, X = _run_documents(run, run_record, saved)
-    if replay is not None:
+    if steps is not None:
+        from ..pipelines.levels import apply_level
+
+        seed = (run_record.run.get("cli_arguments") or {}).get("seed", 0)
+        saved = apply_level(saved, steps, X, random_state=int(seed or 0))
+        if replay is None and not (edits.clusters() or edits.stop_words):
+            edits = None
+    if edits is None:
+        edited = saved
+    elif replay is not None:
         edited = replay_edits(saved, _recorded_edits(replay), X=X, random_state=random_state)
     else:  # a split needs the run's clusters of the documents (the model's assignment)
         labels = saved.assign_matrix(X)[0] if edits.split else None
@@ -95,9 +121,13 @@ def edit_run(run, out, *, merge=(), split=(), drop=(), rename=None, stop_words=(
     new_labels, strengths = edited.assign_matrix(X)
     scores = (clustering_scores(corpus.labels, new_labels)
               if corpus.labels is not None else None)
-    new_record = {**run_record.run, "edited_from": os.path.abspath(run), "edits": edited.edits,
-                  "cluster_names": edited.names, "n_clusters": edited.n_clusters,
-                  "scores": scores, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    new_record = {key: value for key, value in run_record.run.items()
+                  if key not in ("levels", "k_range", "k_recommended")}  # of the input run
+    new_record.update({"edited_from": os.path.abspath(run), "edits": edited.edits or [],
+                       "cluster_names": edited.names, "n_clusters": edited.n_clusters,
+                       "scores": scores, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    if level is not None:
+        new_record["level"] = int(level)
     result = EditResult(labels=new_labels, strengths=strengths, model=edited,
                         record=new_record, folder=os.fspath(out), scores=scores)
     result.files = _write(out, corpus, result)

@@ -46,6 +46,7 @@ class ClusterSettings:
     source: object
     k: int | None = None
     k_candidates: str | tuple | None = None
+    min_cluster_size: int | None = None
     method: str = DEFAULT_CLI_METHOD
     loss: str | None = None
     orthogonal: bool = False
@@ -222,6 +223,7 @@ class ClusterResult:
     partitions: object = None
     partition_seeds: object = None
     timeline: dict | None = None  # topics over time (workflows.timeline), with time_column
+    levels: dict | None = None  # k -> labels at every level (k="auto", min_cluster_size)
     expansion: dict | None = None  # the word graph that expanded the documents (semantics)
     folder: str | None = None
     files: list = field(default_factory=list)
@@ -380,6 +382,10 @@ def _write_folder(out, result, record, n_top):
         if result.timeline is not None:
             from .timeline import write_timeline
             files += write_timeline(folder, result.timeline)
+        if result.levels and len(result.levels) > 1:
+            from ..report.results import write_levels
+            write_levels(os.path.join(folder, "levels.csv"), result.corpus.ids, result.levels)
+            files.append("levels.csv")
         return files
 
     return staged_folder(out, write)
