@@ -1,4 +1,4 @@
-"""What the default `semnmf cluster SOURCE -k K` costs, against one NMF fit (issue 14's
+"""What the default `semnmf cluster SOURCE -k K` costs, against one NMF fit (the
 target: wall time <= 3x one NMF fit plus building X and M; peak memory <= 1 GB on NG20).
 
     python benchmarks/bench_default_cost.py [--corpora a,b] [--repeats 3]

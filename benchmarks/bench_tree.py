@@ -1,4 +1,4 @@
-"""HierNMF2 benchmarks (issue: hierarchical clustering by rank-2 NMF).
+"""HierNMF2 benchmarks: hierarchical clustering by rank-2 NMF.
 
     python benchmarks/bench_tree.py speed     # NG20: tree to 20 leaves vs one flat NMF k=20
     python benchmarks/bench_tree.py quality   # NG20: NMI at 6 and 20 groups for 2..20 leaves
@@ -513,7 +513,7 @@ def scale_section(cache):
 NOTES = """\
 **What we see**
 
-- **A fast tree (2026-11-24, issue "An engine at the hardware's limit", part 2).** Two
+- **A fast tree (2026-11-24).** Two
   changes, measured on the shared 2-core machine (load 3-5, so ratios in one process,
   interleaved, medians of 3 seeds):
   - **Compiled mNDCG** (`rank2_kernels.mndcg_pair`): once the ANLS iterations are cut, the

@@ -15,7 +15,7 @@ how the test suite checks the script itself. Sections:
    from one spherical k-means start computed once a corpus, fitted by the local engine
    (float64, ``--max-iter``, default 100) and by the torch engine in float32 and in
    float64: the share of documents with the same label, the NMI between the two
-   partitions, the relative objective difference, iterations, fit time. The issue's bar:
+   partitions, the relative objective difference, iterations, fit time. The bar:
    ≥ 99.5 % of the labels, the objective within 1e-4 (float32).
 3. Per iteration on NG20 (BBC with ``--quick``): one sweep of each method on the device
    (KL by ``sampled_addmm`` and by the chunked gather; Frobenius with int32 and int64

@@ -1,4 +1,4 @@
-"""Cheaper consensus and a per-kind word-context weight for the default (issue 37).
+"""Cheaper consensus and a per-kind word-context weight for the default.
 
 Builds on ``bench_portfolio.py`` (its members' labels and scores, cached in
 ``benchmarks/cache/portfolio/`` and ``benchmarks/cache/portfolio.json``, are read, never
@@ -829,7 +829,7 @@ def report(names, elapsed=None):
                 ("Part 2: the word-context weight without raw text", part2 or "(pending)"),
                 ("Part 3: short raw text and document length", part3 or "(pending)")]
     write_markdown("default_kinds25.md", "The default per kind of corpus, and cheap consensus, "
-                   "on the 25 shared corpora (issue 37)", sections)
+                   "on the 25 shared corpora", sections)
     compact = {"summary": summary_rows, "seeds": list(SEEDS), "elapsed_s": elapsed,
                "variants_nmi": {k_: round(v["nmi"], 4) for k_, v in D.fits.items()},
                "combos_nmi": {k_: round(v["nmi"], 4) for k_, v in D.combos.items()}}
@@ -841,7 +841,7 @@ def report(names, elapsed=None):
 def verdict_text(rows, done, notes=()):
     met = [r[0] for r in rows if float(r[1]) >= -0.02 and float(r[3]) >= 0.02]
     best = max(rows, key=lambda r: (float(r[1]), float(r[3])))
-    s = ("Issue 37's target (margin ≥ −0.02 on every corpus, ≥ +0.02 mean): "
+    s = ("The target (margin ≥ −0.02 on every corpus, ≥ +0.02 mean): "
          + (f"met by {', '.join(met)}." if met else
             f"**met by no recipe.** Best by worst, then mean: {best[0]} — worst {best[1]} "
             f"({best[2]}), mean {best[3]}, {best[4]} corpora ≥ −0.02, {best[5]}x / {best[6]}x "

@@ -1,5 +1,4 @@
-"""The medoid or the MMM of a few runs of the default, on every shared corpus and 15 seeds
-(issue 37).
+"""The medoid or the MMM of a few runs of the default, on every shared corpus and 15 seeds.
 
 Five seeds hid how badly one run of the default can go: on cluto_mm (two classes) seeds 0-4
 of the KL consensus were 0.009 below the best baseline on average, and seed 9 collapsed
@@ -27,9 +26,9 @@ For each evaluation seed s = 0..14 the candidates are then computed from those l
   single run for raw text (cost: three runs triple the fit).
 
 Each is scored by its margin over the best of spherical k-means, NMF and NMF-KL on that
-corpus (their mean NMI over seeds 0-4 in ``results/portfolio.json``, as every issue-37
-study). Seconds: on seed 0, the library's default run's wall time, that of today's default
-(``method="snmf-robust"``, the default when issue 37 was filed, on every corpus), that of
+corpus (their mean NMI over seeds 0-4 in ``results/portfolio.json``, as every study of
+the per-kind default). Seconds: on seed 0, the library's default run's wall time, that of today's default
+(``method="snmf-robust"``, the default before the per-kind default, on every corpus), that of
 three runs combined by the MMM for raw text (``consensus="mmm", n_runs=3``, which the step
 follows: the ``MMM of 3`` candidate, whose runs ClusterEnsemble orders by objective) and
 the single run's fit, each the best of three, interleaved, each after a garbage collection
@@ -315,7 +314,7 @@ def report(names):
              f"{machine_line()}\n\nReproduce: `PYTHONPATH=src python "
              "benchmarks/studies/bench_default_medoid.py`.")
     write_markdown("default_medoid.md",
-                   "The medoid or the MMM of a few runs of the default (issue 37)",
+                   "The medoid or the MMM of a few runs of the default",
                    [(None, intro), *sections])
 
 

@@ -1,5 +1,5 @@
 """The default on kinds of counts-only corpora it was never tuned on: binary words and a
-1,000-term vocabulary (the issue's held-out corpora include both kinds).
+1,000-term vocabulary (the held-out corpora the default was asked to serve include both kinds).
 
 Every shared corpus gives two counts-only rows, built from its term counts (after the
 loader's pruning):

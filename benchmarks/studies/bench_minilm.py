@@ -1,5 +1,4 @@
-"""``--semantics minilm`` against all-MiniLM-L6-v2 + k-means on every shared raw-text corpus
-(issue 37, item 3 and its second target).
+"""``--semantics minilm`` against all-MiniLM-L6-v2 + k-means on every shared raw-text corpus.
 
     python benchmarks/studies/bench_minilm.py [--datasets a,b,...] [--seeds 3]
                                       [--graph-lams 0.5,1,2,4,...,512] [--report-only]
@@ -111,7 +110,7 @@ corpora, 10 seeds (seeds 5-9 added in stop 48, on 2026-11-27; on seeds 0-4 m10 w
     inside the tolerance, so with nyt_frontpage held out the smallest threshold is 0 (the
     fit everywhere) and nyt_frontpage gets its fit's −0.019. The threshold chosen on all
     11 corpora is unchanged (1,740; the library's 1,750), but its held-out estimate is
-    worst −0.019, not −0.003. Neither number clears the issue's target: the partition rule
+    worst −0.019, not −0.003. Neither number clears the target: the partition rule
     rests on two corpora.
   - Section below.
 - **Cost.** Such a run skips the fit and the word vectors: seconds once the documents are

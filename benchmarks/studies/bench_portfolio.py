@@ -1,4 +1,4 @@
-"""A label-free combination of a small portfolio of methods, on every shared corpus (issue 37).
+"""A label-free combination of a small portfolio of methods, on every shared corpus.
 
 Does a label-free *combination* of a few methods give a default that never loses badly?
 On every corpus of ``../shared/datasets`` (:func:`_common.all_corpora`), k = the number of
@@ -449,7 +449,7 @@ def report(names, seeds, cache, elapsed=None):
     best_c = max(candidates, key=lambda c: (min(margin[c].values()),
                                             np.mean(list(margin[c].values()))))
     bm = np.array([margin[best_c][n] for n in done])
-    verdict = (f"Issue 37's target (margin ≥ −0.02 on every corpus and ≥ +0.02 on average): "
+    verdict = (f"The target (margin ≥ −0.02 on every corpus and ≥ +0.02 on average): "
                + (f"met by {', '.join(target)}." if target else
                   f"**met by no candidate.** The best by worst-then-mean is {best_c}: worst "
                   f"{f(bm.min())} ({min(done, key=lambda n: margin[best_c][n])}), mean "
@@ -476,7 +476,7 @@ def report(names, seeds, cache, elapsed=None):
         f"default's gains where the default leads "
         f"({', '.join(f'{n} {f(dm_of[n])} → {f(mmm_of[n])}' for n in given_back)}). "
         f"It costs {rel_mmm.mean():.1f}x the default's seconds on average "
-        f"({np.median(rel_mmm):.1f}x median): the issue's time target (≤ today's default) "
+        f"({np.median(rel_mmm):.1f}x median): the time target (≤ today's default) "
         f"fails as well."
         f"\n- Even choosing the best member per corpus and seed with the labels gives a mean "
         f"margin of only {f(oracle.mean())}: the mean target is at the ceiling of any choice "
@@ -519,8 +519,8 @@ def report(names, seeds, cache, elapsed=None):
         ("Gains that show on one corpus only", gains),
         ("What the choosing rules picked", chosen_table),
     ]
-    write_markdown("portfolio.md", "A label-free portfolio of methods on every shared corpus "
-                   "(issue 37)", sections)
+    write_markdown("portfolio.md", "A label-free portfolio of methods on every shared corpus",
+                   sections)
     # compact committed scores
     compact = {"seeds": list(seeds), "elapsed_s": elapsed, "corpora": {n: info[n] for n in done},
                "best_baseline": best,

@@ -107,7 +107,7 @@ def main(argv=None):
         ("Reading", "ng20_cai unpruned (document context, 26,214 terms) is not run: "
          "`estimate_nnz` bounds its C by 166,342,356 non-zeros (sampled estimate "
          "74.8 M); the block-wise build counts 49.3 M positive PPMI entries unpruned (about "
-         "0.6 GB per CSR copy, several GB at the peak: the issue's 9.4k-document "
+         "0.6 GB per CSR copy, several GB at the peak: a reported 9.4k-document "
          "corpus had 64 M non-zeros, 3 minutes and 3.6 GB). With the default budget it is "
          "built block by block to at most 5 M non-zeros. Below the budget (CSTR, CLASSIC4, "
          "BBC) nothing changes. Pruning is not free in NMI: at 1 M non-zeros CLASSIC4 loses "

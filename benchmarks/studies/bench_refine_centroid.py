@@ -1,4 +1,4 @@
-"""The centroid step after the default fit, on every shared corpus (issue 37).
+"""The centroid step after the default fit, on every shared corpus.
 
 Does moving every document to its most cosine-similar cluster centroid
 (:func:`semnmf.refine.centroid_refine`, one assignment step of spherical k-means from the
@@ -21,8 +21,8 @@ and X:
   agreement for kl-consensus), the others keep their cluster.
 
 Each is scored by its margin over the best of spherical k-means, NMF and NMF-KL on that
-corpus (their mean NMI over seeds 0-4 in ``results/portfolio.json``, as every issue-37
-study), chosen by leave-one-corpus-out with :func:`_common.worst_then_mean`. On seed 0 the
+corpus (their mean NMI over seeds 0-4 in ``results/portfolio.json``, as every study of
+the per-kind default), chosen by leave-one-corpus-out with :func:`_common.worst_then_mean`. On seed 0 the
 library's default run (with the step) is made too; the report says which candidates'
 labels it equals.
 The step's seconds are compared with the fit's (the run without the step), per corpus.
@@ -207,7 +207,7 @@ def report(cache):
         f"and loses on {', '.join(f'{c} ({g:+.3f})' for c, g in sorted(gains.items(), key=lambda cg: cg[1]) if g < -0.01)}: "
         "it moves the default towards spherical k-means, which is the best baseline on "
         f"{sum(best[c][1] == 'skmeans' for c in corpora)} of the corpora.\n"
-        f"- Issue 37's targets (≥ −0.02 on every corpus, ≥ +0.02 on average): worst "
+        f"- The targets (≥ −0.02 on every corpus, ≥ +0.02 on average): worst "
         f"{'met' if min(held.values()) >= -0.02 else 'not met'}, mean "
         f"{'met' if np.mean(list(held.values())) >= 0.02 else 'not met'}.\n"
         + "".join(against_chosen(x) for x in CANDIDATES if x not in ("none", on_all)) +
@@ -239,7 +239,7 @@ def report(cache):
                 for c in sorted(corpora, key=held.get)])),
     ]
     write_markdown("refine_centroid.md", "The centroid step after the default fit, on the "
-                   "25 shared corpora (issue 37)", sections)
+                   "25 shared corpora", sections)
     print(verdict)
 
 

@@ -1,4 +1,4 @@
-"""The report's map (issue 35): the anchor layout against t-SNE, on time and separation.
+"""The report's map: the anchor layout against t-SNE, on time and separation.
 
     python benchmarks/studies/bench_report_map.py [--datasets bbc,classic4,ng20] [--max-points 5000]
 

@@ -1,4 +1,4 @@
-"""Pretrained semantics (issue 6): sentence-embedding k-means against our pipelines.
+"""Pretrained semantics: sentence-embedding k-means against our pipelines.
 
     python benchmarks/studies/bench_semantics.py [--datasets classic4,ng5,bbc,ng20,cstr]
                                          [--seeds 3] [--methods ...] [--report-only]
@@ -56,7 +56,7 @@ LABELS = {"minilm-kmeans": "MiniLM + k-means (truncated, as shipped)",
           "documents": "documents: MiniLM document graph + start",
           "both": "both (`--semantics minilm`)"}
 NEEDS_TEXT = {"minilm-kmeans", "minilm-kmeans-full", "documents", "both"}
-# the issue's measured MiniLM + k-means NMI, for the targets
+# MiniLM + k-means NMI as first reported, for the targets
 ISSUE_MINILM = {"classic4": 0.82, "ng5": 0.85, "bbc": 0.87}
 
 

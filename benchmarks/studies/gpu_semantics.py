@@ -3,7 +3,7 @@
     python benchmarks/studies/gpu_semantics.py --data DIR --model FOLDER [--device cuda] [--out DIR]
                                        [--corpora a,b,...] [--cpu-chunks N] [--quick]
 
-Issue 37 asks what sentence semantics cost on a CPU and on a GPU. On two CPU cores the
+What do sentence semantics cost on a CPU and on a GPU? On two CPU cores the
 first run encodes every document in 69-471 s (38 minutes for NG20; ``results/minilm.md``).
 This script, run once on a machine with one GPU, measures for every raw-text corpus under
 ``--data`` (dataset folders with ``docs.jsonl`` and ``labels.txt``, smallest first):
