@@ -223,8 +223,8 @@ def sections(seeds, caches, names, classes, found, loco, n_init, planted_check):
         "outside [classes/3, 3·classes] (**out of range**), averaged over the seeds; the "
         "mean |log(k / classes)|; the **NMI gap**: the runs' NMI at the chosen k minus at the "
         "grid point nearest the number of classes (labels only score). Reproduce: `python "
-        f"benchmarks/bench_k_auto.py measure{opt} --seed S` (each seed), then `python "
-        f"benchmarks/bench_k_auto.py report{opt} --seeds " + " ".join(map(str, seeds)) + "`.")),
+        f"benchmarks/studies/bench_k_auto.py measure{opt} --seed S` (each seed), then `python "
+        f"benchmarks/studies/bench_k_auto.py report{opt} --seeds " + " ".join(map(str, seeds)) + "`.")),
         ("Summary", "\n".join([
             head,
             line(f"the old default, {old} (chosen on 10 corpora"

@@ -6,7 +6,7 @@ Measure (once per corpus and seed; cached, gzip-compressed, in
 ``results/k_auto_curves_s{seed}.json.gz`` (``_init3_`` with ``--n-init 3``), a rerun
 resumes; one process per seed can run side by side):
 
-    SEMNMF_NUM_THREADS=1 python benchmarks/bench_k_auto.py measure --seed 0
+    SEMNMF_NUM_THREADS=1 python benchmarks/studies/bench_k_auto.py measure --seed 0
 
 For every corpus, :func:`semnmf.experiments.selection.measure_candidates` measures every
 label-free curve over the geometric grid 2 .. min(100, n/10) (wider than the library's
@@ -18,7 +18,7 @@ the clusterwise stabilities (``cluster_jaccard``), each cluster's share of the s
 
 Report (``results/k_auto.md``):
 
-    python benchmarks/bench_k_auto.py report --seeds 0 1
+    python benchmarks/studies/bench_k_auto.py report --seeds 0 1
 
 Every rule is replayed on the cached curves. Per corpus and seed a rule's k has a **log
 error** |log(k / classes)|, is a **hit** within ±30 % and **in range** within [classes/3,
@@ -34,7 +34,7 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # benchmarks/: _common
 from _common import all_corpora, atomic_write, load_cache, pending  # noqa: E402
 from k_auto_report import cache_file  # noqa: E402
 
