@@ -74,6 +74,20 @@ def test_one_cache_folder_and_gzip_caches(common, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cells.json", "cells.json.gz"]
 
 
+def test_the_suite_is_curated_and_every_study_is_indexed():
+    """At most 12 scripts beside the harness; the studies' index names every study, and the
+    pages and files both READMEs link to exist."""
+    suite = sorted(p.name for p in BENCHMARKS.glob("*.py") if p.name != "_common.py")
+    assert len(suite) <= 12, suite
+    readme = (BENCHMARKS / "README.md").read_text(encoding="utf-8")
+    index = (BENCHMARKS / "studies" / "README.md").read_text(encoding="utf-8")
+    studies = sorted(p.name for p in BENCHMARKS.glob("studies/*.py"))
+    assert [name for name in studies if f"`{name}" not in index] == []
+    for folder, text in ((BENCHMARKS, readme), (BENCHMARKS / "studies", index)):
+        for link in re.findall(r"\]\(([^)#]+)\)", text):
+            assert (folder / link).exists(), link
+
+
 def test_benchmark_scripts_use_no_private_helper_of_the_library():
     """No ``from semnmf... import _x`` and no ``module._x(...)`` beyond the known ones."""
     found = set()
