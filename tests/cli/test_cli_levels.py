@@ -106,3 +106,31 @@ def test_edit_level_refusals_are_one_line(auto_run, planted45_csv, tmp_path, cap
     assert main(["edit", str(auto_run), "--level", "40", "--out", str(tmp_path / "f")]) == 2
     err = capsys.readouterr().err.strip()
     assert "--level 40" in err and "levels k =" in err and len(err.splitlines()) == 1
+
+
+def test_the_report_carries_every_level_with_its_words(auto_run):
+    from semnmf.report._page import build_page
+    from semnmf.report._reading import read_run
+
+    record = read_run(auto_run)
+    page = build_page(record)
+    levels, _ = read_levels(auto_run)
+    assert page.levels.ks == sorted(levels) and page.levels.current == len(page.clusters)
+    for k, level in page.levels.by_k.items():
+        assert [view["id"] for view in level["views"]] == list(range(k))
+        assert all(view["words"] for view in level["views"])
+        assert sum(view["size"] for view in level["views"]) == 45
+
+
+def test_a_damaged_levels_file_is_one_line(auto_run, tmp_path):
+    import shutil
+
+    from semnmf.report._reading import read_run
+
+    copy = tmp_path / "copy"
+    shutil.copytree(auto_run, copy)
+    with open(copy / "levels.csv", encoding="utf-8") as f:
+        lines = f.readlines()
+    (copy / "levels.csv").write_text("".join(lines[:-3]), encoding="utf-8")
+    with pytest.raises(ValueError, match="levels.csv does not list the documents"):
+        read_run(copy)

@@ -329,3 +329,62 @@ def test_representatives_break_ties_by_words_and_skip_duplicates(tmp_path):
     assert shown[0].score > shown[1].score > shown[2].score > 0
     assert page.representatives_by.startswith("cosine") and page.representatives_then == \
         "ties by id"
+
+
+@pytest.fixture(scope="module")
+def auto_run(tmp_path_factory):
+    """A planted run of -k auto (90 documents, 3 topics) with its levels and report."""
+    texts, labels = make_planted(docs_per_topic=30)
+    folder = tmp_path_factory.mktemp("levels")
+    source = write_csv(folder / "planted.csv", zip(texts, labels), ["text", "label"])
+    out = str(folder / "run")
+    assert main(["cluster", str(source), "-k", "auto", "--method", "nmf", "--max-iter", "50",
+                 "-q", "--out", out, "--report"]) == 0
+    with open(os.path.join(out, "levels.csv"), newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    return out, rows
+
+
+@needs_chromium
+def test_the_level_picker_redraws_the_table_map_and_list(auto_run, tmp_path_factory):
+    out, rows = auto_run
+    levels = [int(name[1:]) for name in rows[0] if name != "doc"]
+    b = Browser(tmp_path_factory.mktemp("chromium-levels"))
+    try:
+        b.open(os.path.join(out, "report.html"))
+        assert not b.errors
+        assert not b.js("document.getElementById('level-tools').hidden")
+        current = int(b.js("document.getElementById('level-pick').value"))
+        finest = max(levels)
+        assert finest > current
+        b.js(f"(() => {{ const s = document.getElementById('level-pick'); s.value = "
+             f"'{finest}'; s.dispatchEvent(new Event('change')); }})()")
+        b.wait_for(f"document.querySelectorAll('#cluster-rows tr').length === {finest}")
+        # the chips of both filters name the level's clusters, "all" first
+        assert b.js("[...document.querySelectorAll('.chips')].map(c => c.children.length)") \
+            == [finest + 1, finest + 1]
+        # the list shows each document's cluster at that level (levels.csv)
+        level_of = {r["doc"]: r[f"k{finest}"] for r in rows}
+        listed = [tuple(r) for r in b.js(
+            "[...document.querySelectorAll('#doc-table tbody tr')].map(tr => "
+            "[tr.cells[0].textContent, tr.cells[1].textContent])")]
+        assert listed and all(level_of[doc] == c for c, doc in listed)
+        # the map's colours: one per cluster of the level
+        fills = set(b.js("[...document.querySelectorAll('#map-svg circle')]"
+                         ".map(c => c.getAttribute('fill'))"))
+        assert len(fills) == finest
+        # a cluster of the level filters the list to its documents
+        b.click('#cluster-rows tr[data-cluster="0"]')
+        b.wait_for("document.getElementById('doc-count').textContent.includes('cluster 0')")
+        expected = sum(r[f"k{finest}"] == "0" for r in rows)
+        assert f"{expected} of 90 documents" in b.js(
+            "document.getElementById('doc-count').textContent")
+        # back to the run's level: the run's table (with its links) again
+        b.js(f"(() => {{ const s = document.getElementById('level-pick'); s.value = "
+             f"'{current}'; s.dispatchEvent(new Event('change')); }})()")
+        b.wait_for(f"document.querySelectorAll('#cluster-rows tr').length === {current}")
+        assert b.js("document.querySelectorAll('#cluster-rows a[href^=\"#cluster-\"]')"
+                    ".length") == current
+        assert not b.errors
+    finally:
+        b.close()

@@ -32,7 +32,7 @@ rule of earlier versions, which pulls towards the fewest clusters). ``stable_clu
 
 The default (``stability``: the runs' mean pairwise ARI, a = -0.7, c = 8, each run the
 best of 3 k-means++ starts) was chosen by leave-one-corpus-out on the 25 shared corpora,
-among the rules that find planted clusters of 3 to 20 topics (``benchmarks/bench_k_auto.py``,
+among the rules that find planted clusters of 3 to 20 topics (``benchmarks/studies/bench_k_auto.py``,
 ``benchmarks/results/k_auto_init3.md``): held out, it lands within ±30 % of the number of
 classes on about 9 of the 25 corpora and outside [classes/3, 3·classes] on about 2 (the
 earlier rule, ``stability_nmi`` with ``-0.3 log k`` and one start, chosen on 10 corpora: 7

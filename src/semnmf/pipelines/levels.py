@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .edit import Edits, edit_model
+from .edit import Edits, edit_model, top_words
 
 __all__ = ["Level", "k_range", "build_levels", "apply_level", "RANGE_FACTOR"]
 
@@ -52,18 +52,24 @@ def k_range(k, n_documents, factor=RANGE_FACTOR):
 class Level:
     """One level: ``k`` clusters, the ``steps`` (edit records of
     :func:`semnmf.pipelines.edit.edit_model`, in order) that make it from the fitted
-    model, and the documents' ``labels``."""
+    model, the documents' ``labels`` and each cluster's top ``words``."""
 
     k: int
     steps: list
     labels: np.ndarray = field(repr=False)
+    words: list = field(default_factory=list, repr=False)
 
     def record(self):
         """The ``levels`` entry of run.json (the labels go to levels.csv)."""
         sizes = np.bincount(self.labels[self.labels >= 0], minlength=self.k)
-        return {"k": int(self.k), "sizes": sizes.tolist(),
+        return {"k": int(self.k), "sizes": sizes.tolist(), "words": self.words,
                 "steps": [{key: step[key] for key in ("merge", "split") if step.get(key)}
                           for step in self.steps]}
+
+
+def _level(model, steps, labels, n_words=10):
+    return Level(model.n_clusters, list(steps), labels,
+                 top_words(model.topics, model.vectorizer.vocabulary, n_words))
 
 
 def _sums(Xn, labels, k):
@@ -183,13 +189,13 @@ def build_levels(model, X, low, high, *, min_cluster_size=None, random_state=0):
             < min_cluster_size:
         model, labels = _merge(model, labels, Xn, min_cluster_size)
         steps.append(model.edits[-1])
-    start = Level(model.n_clusters, list(steps), labels)
+    start = _level(model, steps, labels)
     levels = [start]
     current, current_labels, path = model, labels, list(steps)
     while current.n_clusters > max(2, low):
         current, current_labels = _merge(current, current_labels, Xn, min_cluster_size)
         path = path + [current.edits[-1]]
-        levels.insert(0, Level(current.n_clusters, path, current_labels))
+        levels.insert(0, _level(current, path, current_labels))
     current, current_labels, path, tried = model, labels, list(steps), set()
     while current.n_clusters < high:
         split = _split(current, current_labels, X, Xn, min_cluster_size, random_state, tried)
@@ -197,7 +203,7 @@ def build_levels(model, X, low, high, *, min_cluster_size=None, random_state=0):
             break
         current, current_labels = split
         path = path + [current.edits[-1]]
-        levels.append(Level(current.n_clusters, path, current_labels))
+        levels.append(_level(current, path, current_labels))
     return start, levels
 
 

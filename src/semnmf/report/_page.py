@@ -92,6 +92,19 @@ class DocumentList:
 
 
 @dataclass
+class Levels:
+    """The levels of ``-k auto`` for the level picker: ``current`` is the run's k; each
+    entry of ``by_k`` holds every document's cluster (run order) and the clusters'
+    id, colour, size, top words and main labels."""
+    current: int
+    by_k: dict  # {k: {"clusters": ndarray, "views": [dict, ...]}}
+
+    @property
+    def ks(self):
+        return sorted(self.by_k)
+
+
+@dataclass
 class Curve:
     """A selection curve: y by x, the chosen x marked."""
     title: str
@@ -202,6 +215,7 @@ class Page:
     labels: LabelTable | None = None
     runs: list | None = None  # [(name, NMI with the final partition, clusters), ...]
     documents: DocumentList | None = None
+    levels: Levels | None = None
     timeline: Timeline | None = None
     representatives_then: str | None = None  # what breaks ties of representatives_by
     versions: str = ""
@@ -269,6 +283,8 @@ def build_page(record, corpus=None, note=None, *, n_documents=3, n_words=10,
         written=time.strftime("%Y-%m-%d %H:%M"))
     if X is not None and len(cluster_ids) >= 2:
         page.map = _document_map(X, clusters, max_points, colors, layout)
+    if record.levels and len(record.levels) > 1 and not record.is_tree:
+        page.levels = _levels(record, labels, len(cluster_ids))
     if record.is_tree:
         page.tree = Tree(root=_tree(record.tree, colors, 8),
                          open_depth=99 if len(cluster_ids) <= 30 else 4)
@@ -276,6 +292,27 @@ def build_page(record, corpus=None, note=None, *, n_documents=3, n_words=10,
         page.labels = _label_table(clusters, labels, colors, scores, n_outliers,
                                    "outliers" if record.is_tree else "none")
     return page
+
+
+def _levels(record, labels, n_clusters):
+    """The :class:`Levels` of a run with levels.csv: each level's clusters with the words
+    run.json ``levels`` recorded for them."""
+    words = {int(entry["k"]): entry.get("words") or []
+             for entry in record.run.get("levels") or []}
+    by_k = {}
+    for k, clusters in record.levels.items():
+        ids = sorted(set(clusters[clusters >= 0].tolist()))
+        colors = _colors(ids)
+        views = []
+        for c in ids:
+            members = np.flatnonzero(clusters == c)
+            top = words.get(k, [])
+            views.append({"id": c, "color": colors[c], "size": int(members.size),
+                          "words": " ".join(top[c][:10]) if c < len(top) else "",
+                          "labels": (_label_mix(labels, members, 2)
+                                     if labels is not None else None)})
+        by_k[int(k)] = {"clusters": clusters, "views": views}
+    return Levels(current=n_clusters if n_clusters in by_k else max(by_k), by_k=by_k)
 
 
 def _colors(cluster_ids):

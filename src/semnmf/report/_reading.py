@@ -60,6 +60,7 @@ class RunRecord:
     tree: dict | None = None
     partitions: tuple | None = None
     timeline: list | None = None  # rows of topics_over_time.csv
+    levels: dict | None = None  # {k: clusters} of levels.csv (-k auto)
 
     @property
     def is_tree(self):
@@ -116,7 +117,24 @@ def read_run(run_dir):
     return RunRecord(run_dir=run_dir, run=run, topics=topics, tree=tree,
                      timeline=_read_timeline(timeline_path),
                      partitions=_read_partitions(os.path.join(run_dir, "partitions.csv")),
+                     levels=_read_levels(os.path.join(run_dir, "levels.csv"),
+                                         len(assignments["ids"])),
                      **assignments)
+
+
+def _read_levels(path, n_documents):
+    """levels.csv as ``{k: clusters}`` (None without one); a file that does not match
+    assignments.csv is a ValueError naming it."""
+    from .results import read_levels
+
+    try:
+        levels = read_levels(path)
+    except (ValueError, IndexError) as exc:
+        raise ValueError(f"{path} is damaged ({exc}): run the command again.") from None
+    if levels is not None and any(len(v) != n_documents for v in levels.values()):
+        raise ValueError(f"{path} does not list the documents of assignments.csv: run the "
+                         "command again.")
+    return levels
 
 
 def _read_assignments(path, expected=None):

@@ -70,6 +70,12 @@ def page_data(page):
         index = {name: j for j, name in enumerate(names)}
         data["label_names"] = names
         data["labels"] = [index[v] for v in docs.labels]
+    if page.levels is not None:  # the level picker: every level's clusters, list order
+        data["levels"] = {
+            "current": page.levels.current,
+            "by_k": {str(k): {"cluster": np.asarray(level["clusters"])[docs.order].tolist(),
+                              "clusters": level["views"]}
+                     for k, level in page.levels.by_k.items()}}
     m = page.map
     if m is not None:
         position = np.empty(len(docs.order), dtype=np.int64)

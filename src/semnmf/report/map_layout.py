@@ -1,6 +1,6 @@
 """The layouts of the report's map: 2-D positions of (a sample of) the documents.
 
-Two layouts, measured against each other in ``benchmarks/bench_report_map.py``
+Two layouts, measured against each other in ``benchmarks/studies/bench_report_map.py``
 (``benchmarks/results/report_map.md``):
 
 - :func:`anchor_layout`: each cluster an anchor on the unit circle, each document at the

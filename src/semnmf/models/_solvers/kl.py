@@ -74,7 +74,7 @@ can increase F; KL updates do drive most word weights of a topic towards 0 (on N
 80% of W is below 2.2e-16 after 50 iterations), so the two runs part: on NG20 after 50
 iterations from the same start scikit-learn's divergence is 2.9e-5 (relative) higher
 than ours; with both heuristics added to our kernel the two agree to rounding
-(``benchmarks/bench_kl.py``, ``benchmarks/results/kl.md``). Shrinking entries do reach the subnormal range (1% of W
+(``benchmarks/studies/bench_kl.py``, ``benchmarks/results/kl.md``). Shrinking entries do reach the subnormal range (1% of W
 on NG20 after 50 iterations); on the machine of the benchmark a pass over W with them
 costs no more than over W with them flushed to zero, so they are left alone.
 """

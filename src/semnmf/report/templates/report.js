@@ -165,6 +165,73 @@
     state.page = 0;
     render();
   });
+  /* -- levels (-k auto): another resolution redraws the table, map and list -------- */
+  var pick = document.getElementById("level-pick");
+  if (pick && D.levels) {
+    var table = document.getElementById("cluster-rows");
+    var heads = [].map.call(document.querySelectorAll("#cluster-table thead th"),
+                            function (th) { return th.textContent; });
+    var runRows = [].slice.call(table.children);
+    var runChips = [].map.call(document.querySelectorAll(".chips"), function (box) {
+      return [].slice.call(box.children);
+    });
+    var runLevel = { cluster: D.cluster, clusters: D.clusters };
+    var levelRow = function (c) {
+      var tr = el("tr", "pick");
+      tr.dataset.cluster = String(c.id);
+      tr.title = "click: show only this cluster on the map and in the document list";
+      var first = el("td");
+      first.appendChild(swatch(c.id));
+      first.appendChild(document.createTextNode(String(c.id)));
+      tr.appendChild(first);
+      var size = el("td");
+      size.appendChild(el("span", "num", c.size));
+      tr.appendChild(size);
+      if (heads.indexOf("main labels") >= 0) tr.appendChild(el("td", null, c.labels || "–"));
+      var words = el("td");
+      words.appendChild(el("span", "words", c.words));
+      tr.appendChild(words);
+      if (heads.indexOf("NPMI") >= 0) tr.appendChild(el("td", null, "–"));
+      return tr;
+    };
+    var levelChip = function (c) {
+      var chip = el("button", "chip");
+      chip.type = "button";
+      chip.dataset.cluster = String(c.id);
+      chip.title = c.words.split(" ").slice(0, 5).join(" ");
+      chip.appendChild(swatch(c.id));
+      chip.appendChild(document.createTextNode(String(c.id)));
+      return chip;
+    };
+    var setLevel = function (k) {
+      var atRun = +k === D.levels.current, level = D.levels.by_k[String(k)];
+      var shown = atRun ? runLevel : { cluster: level.cluster, clusters: level.clusters };
+      D.cluster = shown.cluster;
+      colors = {}; names = {};
+      shown.clusters.forEach(function (c) { colors[c.id] = c.color; names[c.id] = c.words; });
+      colors[-1] = D.none_color;
+      table.textContent = "";
+      (atRun ? runRows : level.clusters.map(levelRow)).forEach(function (row) {
+        table.appendChild(row);
+      });
+      document.querySelectorAll(".chips").forEach(function (box, b) {
+        box.textContent = "";
+        (atRun ? runChips[b] : [runChips[b][0]].concat(level.clusters.map(levelChip)))
+          .forEach(function (chip) { box.appendChild(chip); });
+      });
+      points.forEach(function (dot) {
+        dot.setAttribute("fill", colors[D.cluster[+dot.getAttribute("data-i")]] || D.none_color);
+      });
+      if (svg) svg.querySelectorAll("text.anchor").forEach(function (t) {
+        t.style.display = atRun ? "" : "none";
+      });
+      state.cluster = null;
+      state.page = 0;
+      render();
+    };
+    pick.addEventListener("change", function () { setLevel(pick.value); });
+    document.getElementById("level-tools").hidden = false;
+  }
   prev.addEventListener("click", function () { state.page -= 1; renderList(); });
   next.addEventListener("click", function () { state.page += 1; renderList(); });
   document.getElementById("doc-tools").hidden = false;
