@@ -28,8 +28,9 @@ def test_parse_k():
 
 def test_candidate_grid():
     grid = candidate_grid(10_000)
-    assert grid[:5] == [2, 3, 4, 5, 6] and grid[-1] == 50
-    assert grid == sorted(set(grid)) and len(grid) <= 16
+    assert grid[:5] == [2, 3, 4, 5, 6] and grid[-1] == 24  # 3x the score's center, 8
+    assert grid == sorted(set(grid)) and len(grid) <= 12
+    assert candidate_grid(10_000, k_max=50)[-1] == 50
     assert candidate_grid(200) == [2, 3, 4, 5, 6, 8, 10, 12, 15, 20]
     assert candidate_grid(20) == [2]
 
