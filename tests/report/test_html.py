@@ -594,3 +594,14 @@ def test_the_run_record_is_shown_as_json(source, tmp_path):
     assert "&#39;top_k&#39;" not in page and ": None" not in page
     shown = html.escape(json.dumps(run["context"]["pruning"])).replace("&quot;", "&#34;")
     assert f"<td>context.pruning</td><td>{shown}</td>" in page
+
+
+def test_the_search_index_holds_every_distinct_word_within_its_budget():
+    from semnmf.report._page import SEARCH_CHARS, SEARCH_TOTAL, _search_words, search_limit
+
+    text = "Oscar night. " + "the film won " * 50 + "Zebra-like ÉCOLE, oscar."
+    assert _search_words(text) == "oscar night the film won zebra like école"
+    assert len(_search_words(" ".join(f"w{i}" for i in range(10_000)), 100)) <= 100
+    assert search_limit(10) == SEARCH_CHARS
+    assert search_limit(10**6) * 10**6 <= max(SEARCH_TOTAL, 1000 * 10**6)
+    assert search_limit(10**6) >= 1000

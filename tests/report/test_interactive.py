@@ -156,6 +156,8 @@ def run(tmp_path_factory):
     pages of the list per cluster; document 7 has a word no other document has."""
     texts, labels = make_planted(docs_per_topic=30)
     texts[7] = "Zanzibarish " + texts[7]
+    # document 12 has a word no other has far into its text (the search reads it all)
+    texts[12] += " " + " ".join(["football match goal team player"] * 12) + " quokkaesque."
     folder = tmp_path_factory.mktemp("interactive")
     source = write_csv(folder / "planted.csv", zip(texts, labels), ["text", "label"])
     out = str(folder / "run")
@@ -388,3 +390,14 @@ def test_the_level_picker_redraws_the_table_map_and_list(auto_run, tmp_path_fact
         assert not b.errors
     finally:
         b.close()
+
+
+@needs_chromium
+def test_search_finds_a_word_deep_in_a_document(browser, run):
+    _, rows = run
+    _reset(browser)
+    browser.click("#doc-search")
+    browser.type("quokkaesque")
+    browser.wait_for("document.querySelectorAll('#doc-table tbody tr').length === 1")
+    assert _listed(browser) == [(rows[12]["cluster"], rows[12]["doc"])]
+    _reset(browser)

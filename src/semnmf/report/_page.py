@@ -10,6 +10,7 @@ from the corpus when there is one; everything else from the run's files.
 import colorsys
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -23,6 +24,11 @@ TAB20 = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e37
          "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896",
          "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"]
 OUTLIER_COLOR = "#b0b0b0"
+# the search index of a document: its distinct words, lowercase, in the order they first
+# occur, up to this many characters (a search finds a word anywhere in a text of that size)
+SEARCH_CHARS = 20_000
+SEARCH_TOTAL = 16_000_000  # and at most this many in all (a large corpus: less each)
+_WORD = re.compile(r"\w+")
 
 
 # -- the page model ----------------------------------------------------------------------
@@ -89,6 +95,8 @@ class DocumentList:
     labels: list | None
     excerpts: list | None
     excerpt_chars: int = 160
+    search: list | None = None  # each document's distinct words (_search_words)
+    search_chars: int = SEARCH_CHARS
 
 
 @dataclass
@@ -541,7 +549,28 @@ def _document_list(record, order, texts, labels, chars):
                    for i in rows] if strength is not None else None),
         labels=[str(labels[i]) for i in rows] if labels is not None else None,
         excerpts=[_excerpt(texts[i], chars) for i in rows] if texts is not None else None,
-        excerpt_chars=chars)
+        excerpt_chars=chars, search_chars=search_limit(len(rows)),
+        search=([_search_words(texts[i], search_limit(len(rows))) for i in rows]
+                if texts is not None else None))
+
+
+def search_limit(n_documents):
+    """The characters of each document's search index: :data:`SEARCH_CHARS`, less when
+    ``n_documents`` of them would pass :data:`SEARCH_TOTAL` (at least 1,000)."""
+    return max(1000, min(SEARCH_CHARS, SEARCH_TOTAL // max(n_documents, 1)))
+
+
+def _search_words(text, limit=SEARCH_CHARS):
+    """The distinct words of ``text``, lowercase, in the order they first occur, joined by
+    spaces, at most ``limit`` characters: what the report's search looks in."""
+    seen, size = {}, 0
+    for word in _WORD.findall(str(text).lower()):
+        if word not in seen:
+            size += len(word) + 1
+            if size > limit:
+                break
+            seen[word] = None
+    return " ".join(seen)
 
 
 def _document_map(X, clusters, max_points, colors, layout="tsne", seed=0):

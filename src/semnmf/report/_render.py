@@ -64,7 +64,8 @@ def page_data(page):
             "clusters": [{"id": c.id, "color": c.color, "words": " ".join(c.words[:5])}
                          for c in page.clusters],
             "ids": [str(v) for v in docs.ids], "cluster": docs.clusters,
-            "strength": docs.strength, "text": docs.excerpts, "labels": None, "map": None}
+            "strength": docs.strength, "text": docs.excerpts, "search": docs.search,
+            "labels": None, "map": None}
     if docs.labels is not None:
         names = sorted(set(docs.labels))
         index = {name: j for j, name in enumerate(names)}

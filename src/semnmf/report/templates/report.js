@@ -16,7 +16,8 @@
   function label(i) { return D.labels ? D.label_names[D.labels[i]] : ""; }
   var hay = new Array(n);
   for (var i = 0; i < n; i++) {
-    hay[i] = (D.ids[i] + " " + label(i) + " " + (D.text ? D.text[i] : "")).toLowerCase();
+    hay[i] = (D.ids[i] + " " + label(i) + " " + (D.text ? D.text[i] : "") + " " +
+              (D.search ? D.search[i] : "")).toLowerCase();
   }
   function el(tag, cls, text) {
     var e = document.createElement(tag);
