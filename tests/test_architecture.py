@@ -1,4 +1,5 @@
-"""The layers of the package (README, "Architecture"): imports only run down.
+"""The layers of the package (README.md, "Architecture"; docs/architecture.md): imports
+only run down.
 
 Every ``import`` and ``from ... import`` in ``src/semnmf`` is read with :mod:`ast`,
 including those inside functions (an import deferred for speed is still a dependency).
