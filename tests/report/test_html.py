@@ -605,3 +605,28 @@ def test_the_search_index_holds_every_distinct_word_within_its_budget():
     assert search_limit(10) == SEARCH_CHARS
     assert search_limit(10**6) * 10**6 <= max(SEARCH_TOTAL, 1000 * 10**6)
     assert search_limit(10**6) >= 1000
+
+
+def test_an_edited_run_says_so_and_its_names_reach_the_filters_and_map(planted45_csv,
+                                                                        tmp_path):
+    import json
+
+    from semnmf.cli import main
+    from semnmf.report._page import build_page
+    from semnmf.report._reading import read_run
+    from semnmf.report._render import page_data, render_page
+
+    run, edited = tmp_path / "run", tmp_path / "edited"
+    assert main(["cluster", planted45_csv, "-k", "3", "--method", "nmf", "--max-iter", "50",
+                 "-q", "--out", str(run)]) == 0
+    assert main(["edit", str(run), "--merge", "0,2", "--rename", "1=spaceward", "--out",
+                 str(edited), "-q"]) == 0
+    page = build_page(read_run(edited))
+    decisions = {name: (value, how) for name, value, how in page.summary.decisions}
+    assert decisions["edited"][0] == f"from {run}"
+    assert "merge 0,2" in decisions["edited"][1] and "rename 1=spaceward" in decisions["edited"][1]
+    html_text = render_page(page)
+    chips = html_text.split('class="chips"', 1)[1].split("</div>", 1)[0]
+    assert "spaceward" in chips  # the filter button names the cluster
+    names = {c["id"]: c["name"] for c in json.loads(json.dumps(page_data(page)))["clusters"]}
+    assert names == {0: None, 1: "spaceward"}  # the script names it in the map and list

@@ -41,8 +41,9 @@ def timeline_svg(timeline):
     ax = fig.add_subplot()
     x = list(range(len(periods)))
     for c, shares in timeline.shares.items():
+        name = timeline.names.get(c)
         ax.plot(x, shares, "-o", color=timeline.colors[c], markersize=3, linewidth=1.5,
-                label=str(c))
+                label=f"{c} {name}" if name else str(c))
     step = max(1, len(periods) // 12)
     ax.set_xticks(x[::step], [str(p) for p in periods[::step]], rotation=45, ha="right")
     ax.set_ylabel("share of the period's documents", fontsize=9)

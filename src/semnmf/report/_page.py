@@ -133,6 +133,7 @@ class Timeline:
     period: str | None = None
     n_undated: int = 0
     by_class: bool = False  # topics_over_time_by_class.csv was written too
+    names: dict = field(default_factory=dict)  # cluster -> name given by semnmf edit --rename
 
 
 @dataclass
@@ -353,7 +354,27 @@ def _decisions(run):
     if run.get("method_choice"):
         choice = run["method_choice"]
         out.append(("method", choice.get("method"), choice.get("why")))
+    if run.get("k_range"):
+        low, high = run["k_range"]
+        out.append(("k", run.get("k_recommended"),
+                    f"recommended without labels (-k auto); levels k = {low}..{high} from the "
+                    "same fit (the level picker of the cluster table)"))
+    if run.get("edited_from"):
+        out.append(("edited", f"from {run['edited_from']}", _edits_text(run)))
     return out
+
+
+def _edits_text(run):
+    """The edits of an edited run, in words: ``merge 0,2; split 4; ...``."""
+    parts = [f"level {run['level']}"] if run.get("level") is not None else []
+    for edit in run.get("edits") or []:
+        parts += [f"merge {','.join(map(str, group))}" for group in edit.get("merge", [])]
+        parts += [f"split {c}" for c in edit.get("split", [])]
+        parts += [f"drop {c}" for c in edit.get("drop", [])]
+        parts += [f"rename {c}={name}" for c, name in (edit.get("rename") or {}).items()]
+        if edit.get("stop_words"):
+            parts.append(f"{len(edit['stop_words'])} stop word(s) removed")
+    return "; ".join(parts) + " (no refit: semnmf edit)" if parts else "semnmf edit"
 
 
 def _consensus(value):
@@ -655,7 +676,14 @@ def _timeline(record, colors, time):
                     colors={c: colors.get(c, "#777777") for c in shares},
                     period=time.get("period"), n_undated=int(time.get("n_undated") or 0),
                     by_class=os.path.isfile(os.path.join(record.run_dir,
-                                                         "topics_over_time_by_class.csv")))
+                                                         "topics_over_time_by_class.csv")),
+                    names=_names(record))
+
+
+def _names(record):
+    """``{cluster: name}`` of the clusters ``semnmf edit --rename`` named."""
+    return {c: str(name) for c, name in enumerate(record.run.get("cluster_names") or [])
+            if name}
 
 
 def _label_table(clusters, labels, colors, scores, n_outliers, outlier_name):

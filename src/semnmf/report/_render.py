@@ -61,8 +61,8 @@ def page_data(page):
     docs = page.documents
     data = {"leaf": page.is_tree, "none_color": OUTLIER_COLOR,
             "none_name": "outliers" if page.is_tree else "none",
-            "clusters": [{"id": c.id, "color": c.color, "words": " ".join(c.words[:5])}
-                         for c in page.clusters],
+            "clusters": [{"id": c.id, "color": c.color, "words": " ".join(c.words[:5]),
+                          "name": c.name} for c in page.clusters],
             "ids": [str(v) for v in docs.ids], "cluster": docs.clusters,
             "strength": docs.strength, "text": docs.excerpts, "search": docs.search,
             "labels": None, "map": None}

@@ -9,8 +9,10 @@
   var D = JSON.parse(source.textContent);
   var n = D.ids.length, PER = 20;
   var state = { cluster: null, query: "", page: 0 };
-  var colors = {}, names = {};
-  D.clusters.forEach(function (c) { colors[c.id] = c.color; names[c.id] = c.words; });
+  var colors = {}, names = {}, given = {};
+  D.clusters.forEach(function (c) {
+    colors[c.id] = c.color; names[c.id] = c.words; given[c.id] = c.name;
+  });
   colors[-1] = D.none_color;
   var unit = D.leaf ? "leaf" : "cluster";
   function label(i) { return D.labels ? D.label_names[D.labels[i]] : ""; }
@@ -31,7 +33,9 @@
     return s;
   }
   function thousands(v) { return String(v).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
-  function clusterName(c) { return c < 0 ? D.none_name : String(c); }
+  function clusterName(c) {
+    return c < 0 ? D.none_name : String(c) + (given[c] ? " " + given[c] : "");
+  }
   function terms() {
     return state.query.split(/\s+/).filter(function (t) { return t.length > 0; });
   }
@@ -108,7 +112,7 @@
       t.setAttribute("x", (a[1] / 1000).toFixed(3));
       t.setAttribute("y", (-a[2] / 1000).toFixed(3));
       t.setAttribute("class", "anchor");
-      t.textContent = String(a[0]);
+      t.textContent = clusterName(a[0]);
       svg.appendChild(t);
     });
     svg.addEventListener("mouseover", function (e) {
@@ -208,8 +212,10 @@
       var atRun = +k === D.levels.current, level = D.levels.by_k[String(k)];
       var shown = atRun ? runLevel : { cluster: level.cluster, clusters: level.clusters };
       D.cluster = shown.cluster;
-      colors = {}; names = {};
-      shown.clusters.forEach(function (c) { colors[c.id] = c.color; names[c.id] = c.words; });
+      colors = {}; names = {}; given = {};
+      shown.clusters.forEach(function (c) {
+        colors[c.id] = c.color; names[c.id] = c.words; given[c.id] = c.name;
+      });
       colors[-1] = D.none_color;
       table.textContent = "";
       (atRun ? runRows : level.clusters.map(levelRow)).forEach(function (row) {
