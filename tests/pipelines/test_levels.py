@@ -102,3 +102,16 @@ def test_apply_level_with_no_steps_is_the_model(nmf6):
     _, X, saved = nmf6
     assert apply_level(saved, [], X) is saved
     assert sp.issparse(X)
+
+
+def test_cohesion_is_the_mean_cosine_to_the_cluster_direction_and_rises_with_k(nmf6):
+    _, X, saved = nmf6
+    _, levels = build_levels(saved, X, 2, 8, random_state=0)
+    Xn = _unit_rows(X)
+    for level in levels:
+        expected = np.mean([Xn[i] @ (s := np.asarray(Xn[level.labels == level.labels[i]]
+                                                      .sum(axis=0)).ravel()) / np.linalg.norm(s)
+                            for i in range(X.shape[0])])
+        assert level.cohesion == pytest.approx(float(np.ravel(expected)[0]), rel=1e-9)
+    merged = [level.cohesion for level in levels if level.k <= 6]
+    assert merged == sorted(merged)  # a merge never raises the objective

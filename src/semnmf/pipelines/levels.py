@@ -52,24 +52,31 @@ def k_range(k, n_documents, factor=RANGE_FACTOR):
 class Level:
     """One level: ``k`` clusters, the ``steps`` (edit records of
     :func:`semnmf.pipelines.edit.edit_model`, in order) that make it from the fitted
-    model, the documents' ``labels`` and each cluster's top ``words``."""
+    model, the documents' ``labels``, each cluster's top ``words`` and the ``cohesion``
+    of the partition: the spherical k-means objective per document, the mean cosine of a
+    document to its cluster's mean direction (``sum_c ||s_c|| / n``; a label-free curve
+    over the levels)."""
 
     k: int
     steps: list
     labels: np.ndarray = field(repr=False)
     words: list = field(default_factory=list, repr=False)
+    cohesion: float = float("nan")
 
     def record(self):
         """The ``levels`` entry of run.json (the labels go to levels.csv)."""
         sizes = np.bincount(self.labels[self.labels >= 0], minlength=self.k)
         return {"k": int(self.k), "sizes": sizes.tolist(), "words": self.words,
+                "cohesion": round(float(self.cohesion), 6),
                 "steps": [{key: step[key] for key in ("merge", "split") if step.get(key)}
                           for step in self.steps]}
 
 
-def _level(model, steps, labels, n_words=10):
+def _level(model, steps, labels, Xn, n_words=10):
+    sums = _sums(Xn, labels, model.n_clusters)
+    cohesion = float(np.linalg.norm(sums, axis=1).sum()) / max(int((labels >= 0).sum()), 1)
     return Level(model.n_clusters, list(steps), labels,
-                 top_words(model.topics, model.vectorizer.vocabulary, n_words))
+                 top_words(model.topics, model.vectorizer.vocabulary, n_words), cohesion)
 
 
 def _sums(Xn, labels, k):
@@ -189,13 +196,13 @@ def build_levels(model, X, low, high, *, min_cluster_size=None, random_state=0):
             < min_cluster_size:
         model, labels = _merge(model, labels, Xn, min_cluster_size)
         steps.append(model.edits[-1])
-    start = _level(model, steps, labels)
+    start = _level(model, steps, labels, Xn)
     levels = [start]
     current, current_labels, path = model, labels, list(steps)
     while current.n_clusters > max(2, low):
         current, current_labels = _merge(current, current_labels, Xn, min_cluster_size)
         path = path + [current.edits[-1]]
-        levels.insert(0, _level(current, path, current_labels))
+        levels.insert(0, _level(current, path, current_labels, Xn))
     current, current_labels, path, tried = model, labels, list(steps), set()
     while current.n_clusters < high:
         split = _split(current, current_labels, X, Xn, min_cluster_size, random_state, tried)
@@ -203,7 +210,7 @@ def build_levels(model, X, low, high, *, min_cluster_size=None, random_state=0):
             break
         current, current_labels = split
         path = path + [current.edits[-1]]
-        levels.append(_level(current, path, current_labels))
+        levels.append(_level(current, path, current_labels, Xn))
     return start, levels
 
 
