@@ -36,6 +36,7 @@ HELP_WIDTH = 100
 CLI_MARKER = "<!-- semnmf-cli-help -->"
 REPOSITORY_FOLDER = "repository"     # where linked repository files go in the site
 BRANCH = "main"
+REPOSITORY = Path(__file__).resolve().parents[1]   # this file is docs/hooks.py
 
 # [text](target) with a relative target; images too (the "!" is outside the match)
 LINK = re.compile(r"\]\((?P<target>[^)\s#]+)(?P<fragment>#[^)\s]*)?\)")
@@ -60,8 +61,7 @@ def _columns(width):
 
 def cli_reference(heading_level=2):
     """Markdown of ``semnmf --help`` and ``semnmf COMMAND --help`` for every command."""
-    repository = Path(__file__).resolve().parents[1]
-    source = str(repository / "src")
+    source = str(REPOSITORY / "src")
     if source not in sys.path:   # a checkout that is not installed still documents itself
         sys.path.insert(0, source)
     from semnmf.cli.main import COMMANDS, build_parser
@@ -77,9 +77,9 @@ def cli_reference(heading_level=2):
 
 
 def _outside_targets(markdown, source, config):
-    """``(match, path)`` for every relative link of ``markdown`` (the text of the page
-    file ``source``) whose target lies outside docs/; links inside code blocks are left
-    alone. ``path`` is the resolved target, which may not exist."""
+    """``(line number, match, path)`` for every relative link of ``markdown`` (the text
+    of the page file ``source``) whose target lies outside docs/; links inside code blocks
+    are left alone. ``path`` is the resolved target, which may not exist."""
     docs = Path(config.docs_dir).resolve()
     folder = Path(source).resolve().parent
     fenced = False
@@ -97,18 +97,18 @@ def _outside_targets(markdown, source, config):
                 yield number, match, path
 
 
-def _site_copy(path, repository):
+def _site_copy(path):
     """Where the site keeps its copy of the repository file ``path``."""
-    relative = posixpath.join(REPOSITORY_FOLDER, path.relative_to(repository).as_posix())
+    relative = posixpath.join(REPOSITORY_FOLDER, path.relative_to(REPOSITORY).as_posix())
     return relative[:-3] + ".html" if path.suffix == ".md" else relative
 
 
-def _render(path, repository):
+def _render(path):
     """A repository Markdown file as a plain HTML page."""
     import markdown as md
 
     body = md.markdown(path.read_text(encoding="utf-8"), extensions=["tables", "fenced_code"])
-    name = html.escape(path.relative_to(repository).as_posix())
+    name = html.escape(path.relative_to(REPOSITORY).as_posix())
     return (f'<!doctype html>\n<html><head><meta charset="utf-8"><title>{name}</title>'
             '<style>body{font-family:sans-serif;max-width:60rem;margin:2rem auto;'
             'padding:0 1rem}table{border-collapse:collapse}td,th{border:1px solid #ccc;'
@@ -117,8 +117,9 @@ def _render(path, repository):
             f'built.</em></p>\n{body}\n</body></html>\n')
 
 
-def _usable(path, repository):
-    return path.is_relative_to(repository) and path.is_file()
+def _usable(path):
+    """Whether ``path`` is a file of the repository (which a page may link to)."""
+    return path.is_relative_to(REPOSITORY) and path.is_file()
 
 
 def on_files(files, config):
@@ -126,39 +127,38 @@ def on_files(files, config):
     sets no repo_url), so that the links resolve and mkdocs checks them as its own."""
     if config.repo_url:
         return files
-    repository = Path(config.config_file_path).resolve().parent
     added = set()
     for page in list(files.documentation_pages()):
         text = Path(page.abs_src_path).read_text(encoding="utf-8")
         for _, _, path in _outside_targets(text, page.abs_src_path, config):
-            if path in added or not _usable(path, repository):
+            if path in added or not _usable(path):
                 continue   # a missing target is reported with its page (on_page_markdown)
             added.add(path)
-            uri = _site_copy(path, repository)
+            uri = _site_copy(path)
             if path.suffix == ".md":
-                files.append(File.generated(config, uri, content=_render(path, repository)))
+                files.append(File.generated(config, uri, content=_render(path)))
             else:
                 files.append(File.generated(config, uri, abs_src_path=str(path)))
     return files
 
 
 def on_page_markdown(markdown, page, config, files):
+    """The CLI reference in place of its marker; links outside docs/ resolved."""
     if CLI_MARKER in markdown:
         markdown = markdown.replace(CLI_MARKER, cli_reference())
-    repository = Path(config.config_file_path).resolve().parent
     repo_url = (config.repo_url or "").rstrip("/")
     lines = markdown.split("\n")
     for number, match, path in reversed(list(
             _outside_targets(markdown, page.file.abs_src_path, config))):
         fragment = match.group("fragment") or ""
-        if not _usable(path, repository):
+        if not _usable(path):
             log.warning("Doc file '%s' contains a link '%s', which is not a file of the "
                         "repository", page.file.src_uri, match.group("target"))
             continue
         if repo_url:
-            target = f"{repo_url}/blob/{BRANCH}/{path.relative_to(repository).as_posix()}"
+            target = f"{repo_url}/blob/{BRANCH}/{path.relative_to(REPOSITORY).as_posix()}"
         else:   # relative to this page's source, as mkdocs resolves (and checks) links
-            target = posixpath.relpath(_site_copy(path, repository),
+            target = posixpath.relpath(_site_copy(path),
                                        posixpath.dirname(page.file.src_uri) or ".")
         line = lines[number]
         lines[number] = line[:match.start()] + f"]({target}{fragment})" + line[match.end():]
@@ -166,6 +166,7 @@ def on_page_markdown(markdown, page, config, files):
 
 
 def on_page_content(html_text, page, config, files):
+    """Sphinx roles of the rendered docstrings shown as their code name."""
     def name(match):
         text = match.group("name")
         return f"<code>{text.rpartition('.')[2] if match.group('short') else text}</code>"
