@@ -45,6 +45,45 @@ def make_planted(docs_per_topic=DOCS_PER_TOPIC, seed=0):
     return texts, labels
 
 
+# What makes a test slow (the `slow` marker, added at collection): a headless browser, a
+# Dask cluster, the shared datasets, or another Python process. `python -m pytest` runs
+# every test (CI); `python -m pytest -m "not slow and not golden"` is the quick loop.
+SLOW_SIGNS = {
+    "a headless browser": ("Browser(", "CHROMIUM"),
+    "a Dask cluster": ("dask", "LocalCluster", "Client("),
+    "the shared datasets": ("shared_dataset", "SHARED_DATASETS", "/shared/"),
+    "another process": ("subprocess.",),
+}
+
+
+def slow_reason(item):
+    """Why ``item`` is slow (a :data:`SLOW_SIGNS` key), or None: read from the source of
+    the test function and of the fixtures it uses that this file defines."""
+    import inspect
+
+    sources = []
+    for obj in [getattr(item, "function", None)] + [
+            item.session._fixturemanager.getfixturedefs(name, item)
+            for name in getattr(item, "fixturenames", ())]:
+        if isinstance(obj, (list, tuple)):
+            obj = obj[-1].func if obj else None
+        try:
+            sources.append(inspect.getsource(obj))
+        except (TypeError, OSError):
+            pass
+    text = "\n".join(sources)
+    for reason, signs in SLOW_SIGNS.items():
+        if any(sign in text for sign in signs):
+            return reason
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if slow_reason(item):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def word_counts_by_default():
     """``semantics="auto"`` decides as without the [embeddings] extra (as in CI), so a
