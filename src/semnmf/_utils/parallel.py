@@ -2,8 +2,9 @@
 and the memory layout the compiled passes read dense factors in (:func:`cache_aligned`).
 
 scipy's sparse kernels and numba's compiled loops release the GIL, so a sparse x dense
-product split by row blocks over threads runs about 1.6x faster on two cores. Every part
-of semnmf that runs work on threads takes them from here.
+product split by row blocks runs faster on several threads
+(``benchmarks/results/threads.md``). Every part of semnmf that runs work on threads takes
+them from here.
 """
 
 import contextlib
@@ -28,7 +29,7 @@ _executor_workers = 0
 
 @functools.lru_cache(maxsize=1)
 def _cpu_count():
-    # os.cpu_count() costs ~9 µs a call here, and every compiled pass asks
+    # os.cpu_count() is not free, and every compiled pass asks
     return os.cpu_count() or 1
 
 
@@ -85,12 +86,11 @@ def map_blocks(func, n_items, workers):
 
     The threads take the next index from a shared counter until none is left (a thread
     slowed down on a shared machine leaves its share to the others). The caller works
-    instead of waiting: on CLASSIC4's X (247,158 non-zeros, k = 4, 2 cores) a pass of
-    :class:`~semnmf.models._solvers.fro_kernels.CSRKernel` took 0.43 ms handed to two
-    pool threads and 0.39 ms with the caller as one of the two (0.56 ms on one thread).
-    Results are returned in index order, so sums over them do not depend on which thread
-    ran what. When ``func`` raises, no thread starts a new index, every thread has
-    stopped before this returns, and the first exception raised is re-raised.
+    instead of waiting, which is faster than handing every index to the pool
+    (``benchmarks/results/design_notes.md``). Results are returned in index order, so sums
+    over them do not depend on which thread ran what. When ``func`` raises, no thread starts
+    a new index, every thread has stopped before this returns, and the first exception
+    raised is re-raised.
     """
     if workers <= 1 or n_items <= 1:
         return [func(i) for i in range(n_items)]
@@ -127,9 +127,8 @@ def cache_aligned(array):
     The compiled passes load row j of a dense factor R (p, k) for every non-zero a_ij, as
     whole vectors. numpy only promises 16-byte alignment, so with rows of 32 or 64 bytes
     (k = 4 or 8 in float64, 8 or 16 in float32) half or all of those loads may straddle two
-    cache lines. On CLASSIC4 (k = 4, float64, one thread) the X pass took 163-166 µs with R
-    on a 64-byte boundary and 189-191 µs 16 bytes off it; the Xᵀ pass 186-190 against
-    236-239 µs. numpy placed the same factors at 0, 16, 32 or 48 bytes from run to run.
+    cache lines, which made the passes measurably slower, and numpy placed the same factors
+    at 0, 16, 32 or 48 bytes from run to run (``benchmarks/results/speed.md``).
     Copied once per fit (the factors are updated in place afterwards), this costs one pass
     over the factor.
     """

@@ -466,13 +466,11 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
     Rmixmod's BIC does not count. On small ensembles (a few hundred documents) this
     lets BIC buy likelihood with tiny extra components of the pooled models
     (``Binary_pk_Ek``, ``Binary_pk_Ej``, ``Binary_pk_E``), each centred on a frequent
-    pattern of label noise. Measured on 3 planted groups of equal size, 10 partitions,
-    20% label noise, ``n_components=range(1, 7)``: BIC chose 6 components for 2 of 5
-    seeds with 150 documents (ICL: 3 for all 5) and 3 for all 5 seeds with 600; with
-    unequal groups and about 90 documents both criteria overshot for 4 of 5 seeds.
-    The freedom grows with the number of partitions: on 20000 documents, 50 partitions
-    and 10 groups, BIC over ``range(1, 13)`` chose ``Binary_pk_E`` with 12 components,
-    two of them nearly empty (the partition itself was right, ARI 1.000). When the
+    pattern of label noise. On planted groups with label noise BIC overshoots the number
+    of groups on small ensembles more often than ICL, both overshoot on small unequal
+    groups, and the freedom grows with the number of partitions: with many partitions BIC
+    adds nearly empty components to a right partition
+    (``benchmarks/results/design_notes.md``). When the
     number of clusters matters, prefer ``criterion="icl"``, the ``Ekjh``/``Ekj``
     models, or a fixed ``n_components``; :func:`mixture_consensus` drops components
     that end up empty.

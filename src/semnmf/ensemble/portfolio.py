@@ -8,24 +8,18 @@ Three cheap, different runs combined by the multinomial-mixture consensus
 - NMF with the KL loss, one start;
 - spherical k-means.
 
-Why (``benchmarks/results/default_kinds25.md``, ``portfolio.md``): on the 14 shared corpora
-without raw text (k = number of classes, seeds 0-4) today's Semantic-NMF default was 0.082
-NMI below the best of spherical k-means / NMF / NMF-KL on its worst corpus and 0.025 below on
-average; this consensus, chosen by leave-one-corpus-out on 13 of those 14 folds, is 0.022
-below on its worst and 0.005 below on average, at a median 0.39x the time. With raw text the
-Semantic-NMF default keeps its gains (classic4 +0.112, agnews +0.089), which no consensus
-kept, so the command line's default picks this recipe for counts-only corpora only.
+Why: without raw text this consensus is closer to the best of spherical k-means / NMF /
+NMF-KL than the Semantic-NMF default, on its worst corpus and on average, and cheaper; with
+raw text the Semantic-NMF default keeps gains that no consensus kept, so the command line's
+default picks this recipe for counts-only corpora only. Chosen by leave-one-corpus-out on
+the shared counts-only corpora: ``benchmarks/results/default_kinds25.md``,
+``benchmarks/results/portfolio.md``.
 
 The consensus is made three times (seeds s, s+1, s+2) and the three consensus partitions
-are combined again by the MMM (``benchmarks/results/default_medoid.md``, 15 seeds): over
-the 14 counts-only corpora one run was worst 0.061 below the best baseline (cluto_mm, where
-one seed in fifteen collapsed to an NMI near 0) and -0.008 on average; keeping the run that
-agrees most with the other two (their medoid, :func:`~semnmf.ensemble.consensus.medoid`)
-was worst 0.013 below and +0.000 on average; their MMM is worst 0.012 below and +0.005 on
-average, above the medoid on 8 corpora by more than 0.002 and below it on two by as much
-(cluto_tr31 0.006, cluto_k1b 0.002). Every MMM here fits each latent-class model from
-:data:`~semnmf.ensemble.runs.MMM_STARTS` EM starts (2; with 5, worst and mean within
-0.0002 and each corpus within 0.0052, in 2.3x the MMM's time).
+are combined again by the MMM, which guards against a run that collapsed better than one
+run does and as well as the three runs' medoid (:func:`~semnmf.ensemble.consensus.medoid`),
+and scores higher on average (``benchmarks/results/default_medoid.md``). Every MMM here fits each latent-class model from
+:data:`~semnmf.ensemble.runs.MMM_STARTS` EM starts.
 
 The one-start NMF-KL starts from spherical k-means with the run's seed and ten restarts,
 which is the third member itself; and that k-means is the best of the ten restarts behind

@@ -26,13 +26,8 @@ CONSENSUS_METHODS = ("anmi", *_METHODS, "mmm", "medoid")
 __all__ = ["ClusterEnsemble", "CONSENSUS_METHODS", "run_seeds", "combine", "cluster_means"]
 
 # EM starts per latent-class model in the "mmm" consensus of runs (mixture_consensus's own
-# default is 5). On the 25 shared corpora x 15 seeds (benchmarks/results/
-# default_medoid_notes.md, stop 48) two starts gave the KL consensus (14 counts-only corpora)
-# worst -0.0119 and mean +0.0047 over the best baseline against -0.0118 and +0.0048 with
-# five, and the MMM of three raw-text runs -0.0014 / +0.0464 against -0.0017 / +0.0465, in
-# 0.43x (counts) and 0.42x (raw text) the MMM's time; one start was 0.24x, and 0.0005 lower
-# on the mean of both kinds. Each corpus moved by at most 0.0052: equal within the seeds'
-# noise, so the cost decided.
+# default is 5). Two starts score as five within the seeds' noise at under half the time,
+# and one start scores lower, so the cost decided (benchmarks/results/default_medoid.md).
 MMM_STARTS = 2
 
 

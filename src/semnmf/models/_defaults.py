@@ -9,7 +9,7 @@ estimators take their defaults from here.
 DEFAULT_LAM = 10.0
 
 # Relative weight of the document-graph term of GNMF and SemanticGNMF (``graph_lam``),
-# from the sweeps reported in their docstrings (CSTR, CLASSIC4, BBC, NG5).
+# from the sweeps in benchmarks/results/design_notes.md.
 DEFAULT_GRAPH_LAM = 3.0
 
 # The largest weight (``lam``, ``graph_lam``) accepted: at 10⁶ the other term of the

@@ -173,15 +173,7 @@ class GNMF(_GraphRegularized, _BaseNMF):
         (:func:`effective_graph_lambda`), so ``graph_lam`` weighs the mean squared distance of a
         document's factors to its neighbours' against the squared reconstruction error,
         the same way on every corpus and graph. The default is the middle of the flat
-        optimum of this sweep (NMI, mean of seeds 0 and 1, skmeans start, 0/1 5-NN graph,
-        TF-IDF with unit rows)::
-
-            graph_lam  0      1      3      10     30     100    1000
-            CSTR     0.735  0.747  0.752  0.746  0.749  0.699  0.700
-            CLASSIC4 0.531  0.582  0.589  0.586  0.586  0.586  0.615
-            BBC      0.799  0.840  0.832  0.821  0.807  0.784  0.748
-            NG5      0.709  0.757  0.759  0.750  0.746  0.738  0.708
-
+        optimum of a sweep over the shared corpora (``benchmarks/results/design_notes.md``).
         Cai et al.'s default λ = 100 on a 0/1 5-NN graph is about graph_lam = 700.
     lam_scale : {"relative", "absolute"}, default="relative"
         "absolute" uses ``graph_lam`` as Cai et al.'s λ directly.
@@ -296,17 +288,8 @@ class SemanticGNMF(_GraphRegularized, SemanticNMF):
     lam : float, default=10.0
         Weight of the word-context term, as in :class:`~semnmf.SemanticNMF`.
     graph_lam : float, default=3.0
-        Weight of the document-graph term, as GNMF's ``graph_lam``. Sweep (NMI, seed 0,
-        skmeans start, lam = 10 with the default document-level PPMI built from X, 0/1
-        5-NN graph)::
-
-            graph_lam  0      1      3      10     100
-            CSTR     0.748  0.781  0.770  0.764  0.739
-            CLASSIC4 0.767  0.791  0.786  0.748  0.614
-            BBC      0.760  0.811  0.819  0.813  0.780
-            NG5      0.367  0.427    -    0.640  0.713
-
-        (NG5: Semantic-NMF itself is at 0.37 with this M and seed; the graph repairs it.)
+        Weight of the document-graph term, as GNMF's ``graph_lam``; the same default
+        suits it beside the word-context term (``benchmarks/results/design_notes.md``).
     lam_scale : {"relative", "absolute"}, default="relative"
         Applies to both weights: "relative" makes each term relative
         (:func:`~semnmf.models.semantic.effective_lambda`, :func:`effective_graph_lambda`),

@@ -11,7 +11,7 @@ The flat labels (``labels_``) are by default each document's best leaf *topic*: 
 non-negative least-squares fit of the document against all leaves' term vectors at once
 (``assign_labels="topics"``), rather than the leaf the splits routed it to (the paper's
 partition, ``assign_labels="tree"``). The paper does not give a flat labelling beyond
-its snapshots; see :class:`HierarchicalNMF` for why and what it measured.
+its snapshots; see :class:`HierarchicalNMF` for why (``benchmarks/results/tree_labels.md``).
 """
 
 import json
@@ -104,7 +104,8 @@ def mndcg(w_parent, w_left, w_right):
     w_right = np.asarray(w_right, dtype=np.float64).ravel()
     if min(w_parent.min(initial=0), w_left.min(initial=0), w_right.min(initial=0)) >= 0:
         # compiled (rank2_kernels.mndcg_pair): same formulas, one pass, sorting only the
-        # positive weights; 10x the numpy version below on NG20's 55,850 terms
+        # positive weights; much faster than the numpy version below
+        # (benchmarks/results/design_notes.md)
         left, right = _mndcg_pair(w_parent, w_left, w_right, *_mndcg_tables(w_parent.size))
         return float(left), float(right)
     return _mndcg_numpy(w_parent, w_left, w_right)
@@ -468,10 +469,9 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         the last one (see :func:`~semnmf.models._solvers.rank2.rank2_nmf`).
     partition_tol : float, default=3e-3
         Fraction of a node's documents allowed to change side per iteration under
-        ``stop="partition"``. On NG20 (20 leaves) it needs 2.9x fewer ANLS iterations than
-        the paper's rule with the same NMI; on the other shared corpora 2.5-3.4x fewer,
-        NMI within ±0.05 of the paper's rule (benchmarks/results/tree.md). Looser values
-        (2e-2) lose class-level NMI on small corpora.
+        ``stop="partition"``. It needs several times fewer ANLS iterations than the
+        paper's rule at about the same NMI, while looser values (2e-2) lose class-level
+        NMI on small corpora (``benchmarks/results/tree.md``).
     assign_labels : {"topics", "tree"}, default="topics"
         How ``labels_`` (and :meth:`predict`) give each document a leaf. "tree": the leaf
         the splits routed it to (Algorithm 3; outliers -1), which is the partition the
@@ -482,10 +482,8 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         cosine-similar leaf centroid), outliers included. A split is a hard decision
         between two children made before the leaves below it exist; a document sent the
         wrong way at the root stays there. Looking at every leaf at once repairs that
-        (an extension beyond the paper, derived here): at 20 leaves it raised NMI over
-        the tree's own partition by +0.015 to +0.066 on 9 of 10 shared corpora (NG20
-        equal; 10 seeds), and put it at or above one flat NMF from a random start on 9 of
-        10 where the tree's partition was on 4 (benchmarks/results/tree_labels.md).
+        (an extension beyond the paper, derived here): it raised NMI over the tree's own
+        partition on the shared corpora (``benchmarks/results/tree_labels.md``).
         The memberships are compared as they are, without the semantic splitter's
         per-split ``scale``. Before 0.2 ``labels_`` was always the tree's partition
         (outliers -1); pass ``"tree"`` for that.

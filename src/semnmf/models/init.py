@@ -24,9 +24,9 @@ INITS = ("skmeans", "random", "nndsvda")
 SKMEANS_OFFSET = 0.2
 
 # Restarts of the spherical k-means start (the best cosine objective is kept). One
-# k-means run is cheap next to the factorization, and a better start matters: on NG5,
-# SemanticNMF's mean NMI over 5 seeds goes from 0.69 ± 0.08 (1 restart) to 0.79 ± 0.02
-# (10 restarts); on CSTR from 0.72 to 0.74.
+# k-means run is cheap next to the factorization, and a better start matters: ten
+# restarts raised SemanticNMF's NMI and narrowed its spread over seeds
+# (benchmarks/results/design_notes.md).
 SKMEANS_RESTARTS = 10
 
 

@@ -25,8 +25,9 @@ def fit_local(problem, options):
     Xt = transpose_csr(X)
     factored = M is not None and problem.context_factor
     Mt = transpose_csr(M) if factored else None
-    # MᵀW of each start's Q: compiled and threaded (scipy's product was 10 % of BBC's
-    # default fit, five starts); the Dask engine's client forms it the same way
+    # MᵀW of each start's Q: compiled and threaded (scipy's product was a visible share of
+    # the default fit's time, benchmarks/results/design_notes.md); the Dask engine's client
+    # forms it the same way
     context_product = product_operator(Mt) if factored else None
     strategy, Z0, W0 = problem.start
     restarts = start_restarts(options.n_init, options.screen_iter)

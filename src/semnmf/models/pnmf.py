@@ -22,10 +22,10 @@ Update. With ∇F = (Z ZᵀA Z + A Z ZᵀZ) − 2 A Z, the multiplicative rule o
 
     Z ← Z ⊙ [ 2 A Z / (Z (ZᵀA Z) + A Z (ZᵀZ)) ]^η,        A Z = X (XᵀZ).
 
-The original rule has η = 1. It is not monotone: on random problems we measured the
-objective rising in 8% of the sweeps even with Z rescaled by its least-squares scalar
-before every sweep (a common stabilization), and in a third of them without. We use
-η = 1/3, for which F is non-increasing. Yang & Oja (2010) prove the convergence of a
+The original rule has η = 1. It is not monotone: on random problems the objective rose
+in some sweeps even with Z rescaled by its least-squares scalar before every sweep (a
+common stabilization), and in more of them without (``benchmarks/results/design_notes.md``).
+We use η = 1/3, for which F is non-increasing. Yang & Oja (2010) prove the convergence of a
 PNMF rule, but that paper is not in ``papers/`` and we could not check which exponent it
 uses, so the proof (of ‖X − ZZᵀX‖² = tr A − 2 tr(ZᵀAZ) + tr(ZᵀZ ZᵀAZ), twice F) is given
 here in full:
@@ -40,8 +40,8 @@ here in full:
   its minimizer solves −4 (AZ)_ik + 2 (Z ZᵀAZ + AZ ZᵀZ)_ik (Z'_ik/Z_ik)³ = 0, which is the
   update with η = 1/3. Hence F(Z') ≤ G(Z', Z) ≤ G(Z, Z) = F(Z).
 
-On CSTR and CLASSIC4 the η = 1/3 rule stops (tol = 1e-4) after 16-19 sweeps against 11-12
-for η = 1, at the same objective to within 0.05%.
+On the shared corpora the η = 1/3 rule stops (tol = 1e-4) after a few more sweeps than
+η = 1, at about the same objective (``benchmarks/results/design_notes.md``).
 
 Start: any of the package's starts gives Z (W is not used); Z is then scaled by the
 scalar s that minimizes F(sZ), s² = tr(ZᵀAZ) / tr(ZᵀZ ZᵀAZ) (exact, so F only drops).

@@ -175,26 +175,12 @@ def partition_topics(X, labels, n_components, M=None, *, lam=1.0, lam_scale="rel
     ``--semantics``, :func:`semnmf.pipelines.pretrained.document_partition`), whose mean
     TF-IDF rows rank rare words first.
 
-    The weight: λ trades the topics' coherence against how well they cover their
-    clusters. Measured on the MiniLM k-means partitions of six shared corpora (seed 0, 500
-    sweeps), as NPMI of the top 10 words / the share of a cluster's documents that hold
-    one of its top 10 words:
-
-    ============  ==============  ==============  ==============
-    corpus        λ = 0 (means)   λ = 1           λ = 10
-    ============  ==============  ==============  ==============
-    nyt_frontpage -0.493 / 0.65   -0.106 / 0.51   +0.081 / 0.34
-    banking77     -0.223 / 0.98   -0.068 / 0.80   -0.059 / 0.61
-    bbc           +0.237 / 0.99   +0.306 / 0.95   +0.376 / 0.92
-    m10           -0.007 / 0.58   +0.035 / 0.56   +0.058 / 0.51
-    agnews        +0.109 / 0.64   +0.188 / 0.56   +0.228 / 0.48
-    gnad10k       +0.074 / 1.00   +0.112 / 0.99   +0.130 / 0.84
-    ============  ==============  ==============  ==============
-
-    At λ = 10, the fit's weight, topics drift from their clusters. On the headlines, one
-    cluster's "day time new going home" becomes "pro away football giants"; on banking77,
-    the lost-card cluster loses "card". λ = 1, the default's relative weight, keeps most of
-    the coherence and most of the coverage, so it is this function's default.
+    The weight: λ trades the topics' coherence (NPMI of the top words) against how well
+    they cover their clusters (the share of a cluster's documents that hold one of its top
+    words). At λ = 10, the fit's weight, the topics drift from their clusters; λ = 1, the
+    default's relative weight, keeps most of the coherence and most of the coverage, so it
+    is this function's default (``benchmarks/results/design_notes.md``,
+    ``benchmarks/results/minilm.md``).
 
     Parameters
     ----------
@@ -209,11 +195,9 @@ def partition_topics(X, labels, n_components, M=None, *, lam=1.0, lam_scale="rel
         As in :class:`SemanticNMF` (Frobenius loss).
     max_iter, tol : int, float, default=500, 0.0
         Sweeps, and the relative objective change that stops them earlier (0: never). With
-        Z held the topics keep changing while the objective barely does: on NYT
-        front-page headlines NPMI is -0.080 after 10 sweeps, +0.022 after 100, +0.061
-        after 200 and +0.081 after 500, where ``tol=1e-4`` stops at 12 and ``1e-6`` at
-        539. A sweep costs O(k (nnz X + nnz M)): 500 take about a second on banking77
-        (k = 77).
+        Z held the topics keep improving over hundreds of sweeps while the objective
+        barely changes, so a tolerance would stop them early
+        (``benchmarks/results/design_notes.md``). A sweep costs O(k (nnz X + nnz M)).
 
     Returns
     -------

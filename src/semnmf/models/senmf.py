@@ -40,13 +40,10 @@ shifted PPMI of a symmetric co-occurrence count is).
 Start of S (the paper is silent): S = α (I + 10⁻³ 11ᵀ), a scaled identity (each cluster
 first explains the word pairs inside it, as in symmetric NMF M ≈ WWᵀ) with a small floor
 off the diagonal (a zero entry never moves under multiplicative updates), α the scalar
-that minimizes ‖M − α W S Wᵀ‖². We first used the unconstrained least-squares fit
-G⁺(WᵀMW)G⁺ (symmetrized, clipped at 0, same floor and scalar), and measured it to trap the
-iterations: from random starts it stalls at the 10th sweep with NMI 0.01-0.06 on CSTR and
-CLASSIC4 and 0.01-0.65 on a planted corpus, against 0.51-0.76, 0.55-0.57 and 1.0 (6 of 6
-seeds) from the scaled identity; from the k-means start both give 0.788 on CSTR and the
-identity 0.68-0.69 against 0.66 on CLASSIC4 (default λ; shifted PPMI of documents for
-CSTR, which has no raw text, of a 10-word window for CLASSIC4; two seeds each). The
+that minimizes ‖M − α W S Wᵀ‖². The unconstrained least-squares fit G⁺(WᵀMW)G⁺
+(symmetrized, clipped at 0, same floor and scalar), used first, trapped the iterations:
+from random starts they stalled within a few sweeps far below the scaled identity's NMI,
+and from the k-means start it was no better (``benchmarks/results/design_notes.md``). The
 least-squares fit involves the inverse Gram matrix of a random W, which is ill-conditioned
 (near-collinear columns), so its clipped entries carry no cluster structure.
 

@@ -400,8 +400,8 @@ def _row_sq_norms(X):
     """Squared L2 norm of each row. For sparse X, bitwise ``X.multiply(X).sum(axis=1)``:
     scipy's row sum is ``np.add.reduceat`` over the non-empty rows' values, here over
     the squares of X's own values, without the element-wise sparse product (which
-    matches the two patterns entry by entry into a new matrix: CLASSIC4's X 0.89 →
-    0.24 ms, twice per spherical k-means fit). Where that product would differ (a
+    matches the two patterns entry by entry into a new matrix, twice per spherical k-means
+    fit: ``benchmarks/results/default_cost.md``). Where that product would differ (a
     square that is 0 is dropped from its pattern; duplicate entries are summed first;
     integer values sum in another dtype), it is used as it is."""
     if not sp.issparse(X):

@@ -7,18 +7,16 @@ and document i goes to argmax_j x̂_iᵀ c_j. Each document's own cluster is amo
 candidates, so the spherical k-means objective Σ_i x̂_iᵀ c_{label(i)} (Dhillon & Modha's
 coherence, with the centroids held fixed) cannot decrease. It is not iterated: further
 steps walk towards spherical k-means' own local optimum and give back what the
-factorization found (benchmarks/results/refine_centroid.md: worst margin -0.039 after 3
-steps, -0.046 after 100, against -0.020 after one). ``min_gain`` moves only the documents
-that gain a relative margin; a tie never moves a document.
+factorization found (more steps scored lower than one:
+``benchmarks/results/refine_centroid.md``). ``min_gain`` moves only the documents that gain
+a relative margin; a tie never moves a document.
 
 Why: the NMF-KL family labels a document by the largest entry of its factor row, which
 counts how many of its words each topic explains. Where documents are short and clusters
 many (77 banking intents, 40 queries each) that rule and the cosine geometry of TF-IDF
-disagree on a quarter of the documents, and the cosine one is right more often (NMI
-+0.070). The default run (``semnmf.cluster``) makes the step with ``min_gain=0.05``: on
-the 25 shared corpora it lifts the default's worst margin over the best of spherical
-k-means, NMF and NMF-KL from -0.065 to -0.013 (-0.020 held out), and costs classic4 0.026
-and ng20_cai 0.017.
+disagree on many documents, and the cosine one is right more often. The default run
+(``semnmf.cluster``) makes the step with ``min_gain=0.05``, chosen by leave-one-corpus-out
+on the shared corpora: ``benchmarks/results/refine_centroid.md``.
 
 Costs one sparse product with the k centroids, O(nnz(X)·k); X is not densified.
 """

@@ -36,7 +36,7 @@ __all__ = ["GTNMF", "refine", "replicator_dynamics"]
 
 # Strategy entries below the smallest normal float64 are flushed to 0: replicator
 # dynamics drives losing strategies to 0 geometrically, and subnormal numbers make every
-# later product ~100x slower. Such an entry can never become an argmax.
+# later product much slower. Such an entry can never become an argmax.
 _TINY = np.finfo(np.float64).tiny
 
 
@@ -179,7 +179,7 @@ def _replicate(A, X, *, tol, max_iter, callback=None, verbose=0):
             Y[Y < _TINY] = 0.0
             D = Y - X
             np.multiply(D, D, out=D)                # not np.linalg.norm: a BLAS dot on a
-            change = float(np.sqrt(D.sum()))        # busy machine costs ~1 ms per call
+            change = float(np.sqrt(D.sum()))        # busy machine wakes its thread pool
             X = Y
             history.append(change)
             if callback is not None:
@@ -276,10 +276,9 @@ class GTNMF(ClusterMixin, BaseEstimator):
         like √n for the same per-document change.
     max_iter : int, default=10000
         Maximum number of replicator iterations. Real corpora converge slowly: documents
-        on a cluster border drift over hundreds of iterations. Measured to tol=1e-4: BBC
-        (n = 2225, k = 5) 1000-1200 iterations (< 1 s), 20 Newsgroups (n = 18846,
-        k = 20) 4300 iterations (~25 s at ~5.6 ms each); labels barely change after the
-        first few hundred.
+        on a cluster border drift over hundreds to thousands of iterations, while the
+        labels barely change after the first few hundred
+        (``benchmarks/results/design_notes.md``).
     verbose : int, default=0
         Show a progress bar on stderr.
     estimator : estimator or None, default=None

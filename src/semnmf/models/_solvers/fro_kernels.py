@@ -48,11 +48,8 @@ from .simd import row_combination, row_combination_add, row_product, update_row
 _FASTMATH = {"reassoc", "contract", "nsz"}
 
 # A pass uses at most one thread per this much work, non-zeros x columns (one thread
-# below it: a thread hand-off costs more than the work). With the vector kernels, one
-# pass over 250,000 non-zeros at k = 4 takes 0.2 ms on one thread; two threads made it
-# slower up to about 1 M non-zeros x columns and faster above (NG20's rows, 2 cores:
-# 0.38 M 0.71x, 0.76 M 0.97x, 1.0 M 1.14x, 1.8 M 1.22-1.34x, 6.7 M 1.98x). On a 16-core
-# machine 16 threads on CLASSIC4's 247,158 non-zeros had made a sweep 2.3x slower than 2.
+# below it: a thread hand-off costs more than the work). Two threads made a pass slower
+# below about this much work and faster above it (benchmarks/results/design_notes.md).
 _WORK_PER_THREAD = 1_000_000
 
 # Blocks per thread: more blocks than threads lets a thread that is slowed down on a
@@ -70,9 +67,9 @@ def _row_product(indptr, indices, data, R, i, acc, shape):
     registers, :func:`semnmf.models._solvers.simd.row_product` (R C-contiguous). For a
     run-time k (``shape == ()``, k above ``_MAX_VECTOR_K``) the loop over the k
     columns, which LLVM vectorizes, taking four non-zeros per update of the sums: the
-    loop then waits for acc's previous store a quarter as often (NG20's X, k = 20: 5.7 →
-    4.9 ns per non-zero; k = 12: 4.2 → 2.8). Indices are read as unsigned, which spares
-    the negative-index wraparound of every access (8-12 %).
+    loop then waits for acc's previous store a quarter as often. Indices are read as
+    unsigned, which spares the negative-index wraparound of every access (both faster:
+    ``benchmarks/results/design_notes.md``).
     """
     if len(shape) > 0:
         row_product(indptr, indices, data, R, i, acc, shape)
@@ -201,8 +198,8 @@ def mu_rows(a_indptr, a_indices, a_data, R, b_indptr, b_indices, b_data, S, c, p
 
     ``pair``: ``()`` when the B S term is absent (B, S, c are not read), ``(0,)`` when it
     is there. A tuple, not a flag, so that numba compiles each case on its own: with a
-    run-time flag the row loop ran 1.5x slower (CLASSIC4's X, k = 4, one thread: 0.24
-    against 0.16 ms a pass, the same numbers). Returns ``Σ_rows F ⊙ (A R)`` (after the
+    run-time flag the row loop ran slower, with the same numbers
+    (``benchmarks/results/design_notes.md``). Returns ``Σ_rows F ⊙ (A R)`` (after the
     update) in float64 and adds ``Fᵀ F`` of these rows to ``gram`` (k x k, float64).
     ``shape``: see :func:`_vector_width`.
 
@@ -210,7 +207,7 @@ def mu_rows(a_indptr, a_indices, a_data, R, b_indptr, b_indices, b_data, S, c, p
     old F), then the row products and the update, then the chunk's share of Fᵀ F while
     its rows are in cache. Blocked so, the two k x k products per row cost what one BLAS
     call over all rows does; done row by row they cost more than the row products
-    themselves at k = 20 (NG20's Xᵀ, one thread: 14 ms on top of 9 ms; now 1.5 ms).
+    themselves at k = 20 (``benchmarks/results/speed.md``).
     """
     k = len(shape) if len(shape) > 0 else F.shape[1]
     acc = np.empty(k, dtype=F.dtype)
@@ -243,10 +240,9 @@ def _vector_width(k):
     k zeros for k ≤ ``_MAX_VECTOR_K``, else ``()`` (the loop over a run-time k).
 
     With a compile-time k the row products run in vector registers
-    (:mod:`semnmf.models._solvers.simd`): one thread, float64, against the loop over a
-    run-time k, ns per non-zero: k = 4 1.0 → 0.6 (CLASSIC4's X), 9 3.0 → 1.9, 16 5.0 →
-    3.1, 20 5.2 → 3.8, 30 9.3 → 6.4, 50 14.6 → 11.5 (NG20's X). Each k compiles once
-    per dtype (cached on disk); past 64 the run-time loop serves.
+    (:mod:`semnmf.models._solvers.simd`), faster than the loop over a run-time k at every
+    k measured (``benchmarks/results/speed.md``). Each k compiles once per dtype (cached
+    on disk); past 64 the run-time loop serves.
     """
     return (0,) * k if k <= _MAX_VECTOR_K else ()
 
@@ -385,11 +381,11 @@ def _mirrored(indptr, indices, data, tol, start, stop, cursor):
     Rows i are visited in increasing order, so the mirrors (j, i) that row j must hold
     for them come in increasing column order too: a cursor per row j points at the next
     one (the first time row j is reached, at its first column ≥ ``start``, by one binary
-    search), and each mirror is one look-up instead of a binary search (4x faster on
-    BBC's window PPMI). Entries below the diagonal are only counted: the cursors map the
-    upper entries one-to-one onto lower ones (blocks of rows own disjoint column ranges of
-    the mirrors), so equal counts over all blocks mean every lower entry was reached.
-    ``cursor``: one entry per row, all -1, of indptr's dtype."""
+    search), and each mirror is one look-up instead of a binary search (faster:
+    ``benchmarks/results/design_notes.md``). Entries below the diagonal are only counted:
+    the cursors map the upper entries one-to-one onto lower ones (blocks of rows own
+    disjoint column ranges of the mirrors), so equal counts over all blocks mean every lower
+    entry was reached. ``cursor``: one entry per row, all -1, of indptr's dtype."""
     upper = 0
     lower = 0
     for i in range(start, stop):
@@ -428,12 +424,9 @@ def is_symmetric(A, ulps=4):
     products ``M R`` in another order, which the compiled sweep allows anyway.
 
     One compiled pass with a cursor per row (:func:`_mirrored`, by row blocks on the
-    threads; a row count of cursors per block), no copy of A: on NG20's window PPMI
-    (15 M non-zeros) 0.15 s on one thread (a binary search per entry took 0.5 s; forming
-    Aᵀ 0.2-0.8 s, with Aᵀ's 180 MB and the transpose's temporaries, which were the peak
-    of SemanticNMF(loss="kl")'s fit: 445 MB above the data, 97-145 MB without them;
-    benchmarks/results/kl.md). BBC's window PPMI (4 M non-zeros): 32 ms on one thread,
-    24 ms on two (it was 13 % of the default fit).
+    threads; a row count of cursors per block), no copy of A: forming Aᵀ to compare was
+    slower and made the peak memory of SemanticNMF(loss="kl")'s fit
+    (``benchmarks/results/kl.md``, ``benchmarks/results/design_notes.md``).
     """
     if not sp.issparse(A) or A.shape[0] != A.shape[1]:
         return False

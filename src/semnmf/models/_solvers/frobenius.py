@@ -30,19 +30,18 @@ the square root is Ding et al.'s. W, Q and the objective are those of eq. (5)-(7
 unchanged (λ = 0 gives orthogonal NMF, λ > 0 orthogonal Semantic-NMF). Why this form and
 not Yoo & Choi's (2008) Stiefel-manifold rule Z ← Z ⊙ XW / (Z (XW)ᵀ Z), the other
 reference of §6.1: Yoo & Choi's ratio is homogeneous of degree −2 in the scale of Z, so it
-does not fix that scale (for n = d = k = 1 it maps z to 1/z and back): on CSTR and
-CLASSIC4 diag(ZᵀZ) drifted to 10²-10⁴ in 200 sweeps, while Ding's square root sends the
-scale to diag(ZᵀZ) ≈ 1 (measured 0.90-0.99).
+does not fix that scale (for n = d = k = 1 it maps z to 1/z and back), so diag(ZᵀZ)
+drifts far from 1, while Ding's square root sends the scale to diag(ZᵀZ) ≈ 1
+(``benchmarks/results/design_notes.md``).
 
 What holds, and what does not (the tests check the former):
 
 - The objective (5) is *not* guaranteed to decrease: the update descends a Lagrangian
   with the constraint folded in, not F itself (Ding et al.'s monotonicity argument is
-  about that Lagrangian, and was later questioned, e.g. by Mirzal 2014). Measured on
-  CSTR and CLASSIC4 from the k-means start: F falls for the first 70-90 sweeps, then
-  rises in about half of the later ones, by relative amounts of 1e-8 to 1e-7.
-  ``_mu.run`` stops on the absolute relative change, so a non-monotone history still
-  converges.
+  about that Lagrangian, and was later questioned, e.g. by Mirzal 2014). From the
+  k-means start F falls at first, then rises in many later sweeps by tiny relative
+  amounts (``benchmarks/results/design_notes.md``). ``_mu.run`` stops on the absolute
+  relative change, so a non-monotone history still converges.
 - Fixed points satisfy Z ⊙ (Z ZᵀXW − XW) = 0 (the square root does not move them).
   Summing each column of this identity over the documents gives, with P = ZᵀXW ≥ 0
   and G = ZᵀZ,

@@ -61,8 +61,8 @@ kept exactly). (ZWᵀ)_ij is floored at ε·mean(x_ij > 0) (ε = float32 machine
 scikit-learn's guard, made scale-free) before dividing and in the objective, so a
 degenerate start with (ZWᵀ)_ij = 0 at a non-zero x_ij stays finite. F is the floored
 objective, and the updates are exact MU for it wherever the floor is inactive, which is
-the case in practice: a tiny (ZWᵀ)_ij at a non-zero costs x_ij log(x_ij / (ZWᵀ)_ij) in F
-(on NG20 after 50 iterations the smallest is 2.8e-8, three times the floor).
+the case in practice: a tiny (ZWᵀ)_ij at a non-zero costs x_ij log(x_ij / (ZWᵀ)_ij) in F,
+so the fit keeps it above the floor (``benchmarks/results/design_notes.md``).
 
 Against scikit-learn. With λ = 0 these are the updates of scikit-learn's
 ``NMF(solver="mu", beta_loss="kullback-leibler")`` (its W is our Z, its H our Wᵀ), with two
@@ -70,13 +70,12 @@ heuristics of scikit-learn left out: it clamps (ZWᵀ)_ij at 1.2e-7 whatever the
 X, and after each update it sets the entries of H below 2.2e-16 to zero
 (``_fit_multiplicative_update``, "necessary for stability with beta_loss < 1", applied
 for beta_loss <= 1). The zeroing is not a step of the auxiliary-function argument and
-can increase F; KL updates do drive most word weights of a topic towards 0 (on NG20,
-80% of W is below 2.2e-16 after 50 iterations), so the two runs part: on NG20 after 50
-iterations from the same start scikit-learn's divergence is 2.9e-5 (relative) higher
-than ours; with both heuristics added to our kernel the two agree to rounding
-(``benchmarks/studies/bench_kl.py``, ``benchmarks/results/kl.md``). Shrinking entries do reach the subnormal range (1% of W
-on NG20 after 50 iterations); on the machine of the benchmark a pass over W with them
-costs no more than over W with them flushed to zero, so they are left alone.
+can increase F; KL updates do drive most word weights of a topic towards 0, so the two
+runs part (scikit-learn's divergence ends a little higher); with both heuristics added to
+our kernel the two agree to rounding (``benchmarks/studies/bench_kl.py``,
+``benchmarks/results/kl.md``, ``benchmarks/results/design_notes.md``). Shrinking entries do
+reach the subnormal range, but a pass over W with them costs no more than over W with them
+flushed to zero, so they are left alone.
 """
 
 import numpy as np

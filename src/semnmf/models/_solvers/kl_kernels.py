@@ -101,7 +101,7 @@ def ratio_rows(indptr, indices, data, L, R, out, start, stop, floor, with_log, s
     the non-zeros of these rows, in float64 (0 unless ``with_log``; entries a_ij = 0
     count 0, as 0 log 0 = 0). The ratios of a row are kept in a small buffer and their
     logarithms taken in a second loop, so that the main loop stays free of calls and
-    vectorizes (a log call inside it made the pass about 1.3x slower here). ``shape``:
+    vectorizes (a log call inside it made the pass slower). ``shape``:
     see :func:`~.fro_kernels._vector_width`. The Dask engine's block tasks call this;
     :class:`RatioKernel` takes the logarithms with numpy instead (:func:`ratio_block`).
     """
@@ -193,10 +193,11 @@ def column_sums(F, dtype=None):
     numbers, faster.
 
     numpy sums the rows of a C-ordered F in order when k ≥ 2, one row of k columns
-    per step of its generic reduction loop: 100 µs for Z (7,095 x 4, CLASSIC4), and
-    the KL sweep takes eight such sums (1ᵀZ, 1ᵀW, 1ᵀQ). This loop adds the rows in the
-    same order, in the same dtype, without reassociation (26 µs). k = 1 (a contiguous
-    axis, which numpy sums pairwise), non-C-ordered F and other dtypes are left to numpy.
+    per step of its generic reduction loop, and the KL sweep takes eight such sums (1ᵀZ,
+    1ᵀW, 1ᵀQ). This loop adds the rows in the same order, in the same dtype, without
+    reassociation, in a fraction of numpy's time (``benchmarks/results/kl.md``). k = 1 (a
+    contiguous axis, which numpy sums pairwise), non-C-ordered F and other dtypes are left
+    to numpy.
     """
     if (F.ndim != 2 or F.shape[1] < 2 or not F.flags.c_contiguous
             or F.dtype not in (np.float32, np.float64)):
@@ -270,15 +271,14 @@ class RatioKernel:
 
         def block(b):
             # the ratios kept, their logarithms by numpy's vectorized log: a log per
-            # non-zero in the compiled loop cost more than the rest of the pass
-            # (CLASSIC4's window PPMI, k = 4, one thread: 7.5 against 2.3 ns a non-zero).
+            # non-zero in the compiled loop cost more than the rest of the pass.
             # Rows in chunks of about _LOG_CHUNK non-zeros bound the buffer.
             # The ratios and their logarithms are in the factors' dtype: the ratios are
             # computed in it (the estimators pass data and factors of one dtype), and
             # float32 X and M (the command line's default) then take float32 logarithms,
-            # 2-2.5x faster than float64's (1.57 M: 0.66 against 1.69 ms), each within a
-            # few float32 ulps of the float64 one (at most 3.6 measured); the sum is
-            # float64. The Dask engine's block tasks (ratio_rows) take float64 logarithms.
+            # faster than float64's, each within a few float32 ulps of the float64 one
+            # (benchmarks/results/kl.md); the sum is float64. The Dask engine's block tasks
+            # (ratio_rows) take float64 logarithms.
             start, stop = blocks[b]
             ratios = np.empty(min(_LOG_CHUNK, int(indptr[stop] - indptr[start])),
                               dtype=L.dtype)

@@ -24,11 +24,11 @@ from ..._utils.progress import progress
 # Seung valid (a larger curvature still majorizes), so the objective remains
 # non-increasing. It only guards 0/0 (a factor row or column that is all zero has a zero
 # numerator too), so it is far below any product of the factors: scikit-learn's float32
-# machine epsilon (1.2e-7) made the Frobenius updates depend on X's scale (BBC's counts
-# scaled by 1e-6, largest value 7e-5: NMI 0.50 -> 0.03, every factor driven to zero),
-# while the problem is scale-equivariant. 1e-30 is a normal float32 number; the
-# objectives of the golden set moved in their 7th-10th digit, no label or iteration.
-# The range of X it serves: ``_utils.validation.SCALE_LIMITS``.
+# machine epsilon (1.2e-7) made the Frobenius updates depend on X's scale (on a corpus
+# scaled down far enough every factor was driven to zero,
+# benchmarks/results/design_notes.md), while the problem is scale-equivariant. 1e-30 is a
+# normal float32 number; the golden set's labels and iterations did not move. The range of X
+# it serves: ``_utils.validation.SCALE_LIMITS``.
 EPSILON = 1e-30
 
 

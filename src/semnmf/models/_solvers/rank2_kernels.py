@@ -29,10 +29,9 @@ Both kernels compile once per dtype (float32, float64) and cache on disk; they r
 the GIL, :func:`z_rows` runs on row blocks on the package's thread pool. The column
 scaling of W to unit norm is applied as W is read (``scales``), so it costs no pass.
 
-Measured on NG20 (18,846 x 55,850, 1.67 M non-zeros, float64; shared 2-core machine):
-the W pass over 55,850 rows takes 0.46-0.56 ms where the numpy ``nnls_rank2`` alone took
-1.4-2.4 ms; one thread of :func:`z_rows` does the whole Z half-step in 6.1-6.9 ms where
-scipy's two products alone took 8.3 ms on one thread (X W 5.4, Xᵀ Z 2.9).
+The W pass takes less time than the numpy ``nnls_rank2`` alone took, and one thread of
+:func:`z_rows` does the whole Z half-step in less time than scipy's two products alone
+took (``benchmarks/results/design_notes.md``).
 """
 
 import numba
@@ -151,7 +150,7 @@ def z_rows(indptr, indices, data, W, scales, gram, tcoef, Z, part, start, stop):
         first, last = np.uint64(indptr[i]), np.uint64(indptr[i + 1])
         one, two = np.uint64(1), np.uint64(2)
         # y = X[i] W with two accumulators per column (even and odd non-zeros): one
-        # accumulator is a chain of dependent additions, two let them overlap (1.2x)
+        # accumulator is a chain of dependent additions, two let them overlap
         y1 = y2 = e1 = e2 = 0.0
         k = first
         while k + one < last:
@@ -195,8 +194,9 @@ def z_rows(indptr, indices, data, W, scales, gram, tcoef, Z, part, start, stop):
 def sum_squares(values):
     """Σ v² in float64 for a 1-D array (the ‖X‖² of the objective, eq. 1).
 
-    A plain loop: BLAS ``dot`` gave the same in 0.1 ms unloaded but wakes its thread pool,
-    which cost 4-12 ms a call on a busy machine, once per factorization.
+    A plain loop: BLAS ``dot`` gives the same but wakes its thread pool, which on a busy
+    machine cost far more than the sum, once per factorization
+    (``benchmarks/results/design_notes.md``).
     """
     total = 0.0
     for v in values:

@@ -18,9 +18,8 @@ a small accumulator array does not alias R, so the loop over the columns either 
 its sums in memory (each non-zero waits for the previous store) or, written with k
 scalar sums, stays scalar: one multiply-add per column and non-zero. LLVM's vectorizers
 did not turn either into vector code (the loop vectorizer vectorizes across the
-non-zeros instead, with gathers, 2.8 ns per non-zero at k = 4). Written here with vector
-types, one row product of CLASSIC4's X runs 1.0 → 0.6 ns per non-zero at k = 4 and
-NG20's X 5.2 → 3.8 ns at k = 20 (one thread, float64).
+non-zeros instead, with gathers). Written here with vector types, a row product is faster
+than either (``benchmarks/results/speed.md``).
 
 :func:`row_combination` (and :func:`row_combination_add`, which adds to ``out``) is the
 same with dense coefficients, ``Σ_m c_m R[first + m, :]`` for strided c: a dense row
@@ -65,7 +64,7 @@ from numba.extending import intrinsic
 _EXACT = ("nsz",)
 
 # Widest piece, in lanes: 8 doubles fill an AVX-512 register, 8 floats an AVX2 one. 16
-# float lanes were no faster (NG20's X, k = 8 to 32).
+# float lanes were no faster.
 _MAX_LANES = 8
 
 
@@ -165,12 +164,10 @@ class _Pieces:
         it, so a dot product is the same number wherever it is formed.
 
         One tree instead of two where k = 8m + 4 or more (k = 12, 20, 28, ...): the second
-        tree lay on the path from the loads to the division of every non-zero. A KL pass
-        over NG20's window PPMI (3.3 M non-zeros, one thread), before → after: float32
-        k = 12 14.4-14.9 → 12.0-12.5 ms, k = 20 22.2-24.7 → 18.9-19.9 ms (k = 24, three
-        8-lane pieces: 15-17 ms); float64 k = 12 24 → 18-19 ms, k = 20 44-57 → 37-38 ms.
-        Folding a 2- or 1-lane rest too made k = 5 (BBC) slower, so those keep their own
-        sums."""
+        tree lay on the path from the loads to the division of every non-zero, and the KL
+        pass got faster without it. Folding a 2- or 1-lane rest too made k = 5 slower, so
+        those keep their own sums (``benchmarks/results/kl.md``,
+        ``benchmarks/results/design_notes.md``)."""
         b = self.builder
         groups = {}  # by width, widest first (the order of the pieces)
         for (_, lanes), x_p, y_p in zip(self.parts, x, y):

@@ -45,13 +45,10 @@ from .fro_kernels import _vector_width, packed_csr
 from .simd import row_product_exact
 
 # At most one thread per this many non-zeros of X (the assignment and the sums). A
-# Lloyd iteration hands work to the pool twice; on 2 cores, one spherical k-means fit
-# (10 restarts, float32) ran faster on one thread than on two on every corpus below
-# about a million non-zeros: M10 (66 k non-zeros, k = 10) 190 against 330 ms,
-# SearchSnippets (145 k, 8) 182 / 265, AG News (147 k, 4) 98 / 146, CLASSIC4 (247 k,
-# 4) 70 / 87, BBC (298 k, 5) 120 / 138, and BBC at k = 20 76 / 105 ms (3 restarts).
-# NG20 (1.67 M) gains from two: 1.85-1.94 against 2.1-2.5 s at k = 20, 411 / 457 ms at
-# k = 5. The labels do not depend on the number of threads (module docstring).
+# Lloyd iteration hands work to the pool twice; on 2 cores a spherical k-means fit ran
+# faster on one thread than on two on every corpus below about a million non-zeros, and
+# faster on two above (benchmarks/results/design_notes.md). The labels do not depend on the
+# number of threads (module docstring).
 _MIN_NNZ_FOR_THREADS = 1_000_000
 
 
@@ -64,11 +61,11 @@ def assign_rows(indptr, indices, data, centers_t, labels, sims, start, stop, sha
     passed over, where ``np.argmax`` would return it). ``shape``: ``()`` or a tuple of
     k zeros for a compile-time k ≤ 64
     (:func:`~semnmf.models._solvers.fro_kernels._vector_width`), whose sums are kept in
-    vector registers (:func:`~semnmf.models._solvers.simd.row_product_exact`: 1.2-1.65x
-    faster than the scalar sums four columns at a time it replaced, NG20's X at k = 4 to
-    50); either way each column's sum adds the row's non-zeros in stored order, one at
-    a time, each product rounded before it is added. Indices are read as unsigned (no
-    negative-index wraparound).
+    vector registers (:func:`~semnmf.models._solvers.simd.row_product_exact`, faster
+    than the scalar sums four columns at a time it replaced:
+    ``benchmarks/results/design_notes.md``); either way each column's sum adds the row's
+    non-zeros in stored order, one at a time, each product rounded before it is added.
+    Indices are read as unsigned (no negative-index wraparound).
     """
     k = len(shape) if len(shape) > 0 else centers_t.shape[1]
     acc = np.empty(k, dtype=sims.dtype)

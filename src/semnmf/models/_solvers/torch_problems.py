@@ -10,11 +10,10 @@ Sparse matrices (:class:`DeviceCSR`). X, Xᵀ, M and Mᵀ are torch sparse CSR t
 device, each built once per fit from the canonical scipy CSR (Xᵀ is a CSR of its own, as
 the local engine keeps it: every product reads its matrix by rows, no transposed product;
 a symmetric M serves as its own transpose). The indices are int32 when every count fits
-(PyTorch 2.13's CPU build, one thread, BBC's TF-IDF in float32, k = 5, medians of 10:
-X W 0.21-0.23 ms against 0.27 with int64 indices, Xᵀ Z 0.38-0.40 against 0.42-0.48, the
-sampled ratios 14.5-14.7 against 16.5-16.8; half the index memory), int64 otherwise or
-where the device refuses int32 (a probe on a 2 x 2 matrix). How they fare on a GPU is
-for ``benchmarks/gpu_check.py`` to say.
+(faster products on the CPU build, half the index memory:
+``benchmarks/results/design_notes.md``), int64 otherwise or where the device refuses int32
+(a probe on a 2 x 2 matrix). How they fare on a GPU is for ``benchmarks/gpu_check.py`` to
+say.
 
 Frobenius (:class:`TorchFrobenius`): one sweep is (7a)-(7c) in the order of Algorithm 1,
 the reference path of :class:`.frobenius.FrobeniusProblem` (four sparse x dense(k)
@@ -92,8 +91,8 @@ def index_dtype_for(torch, device, dtype, shape, nnz, index_dtype=None, ratios=N
     """The index dtype of the device's CSR tensors: ``index_dtype`` when given; else int32
     when every count fits and the device multiplies with it, and, for the KL ratios
     (``ratios="auto"``), runs ``sampled_addmm`` with it too where int64 would (the fused
-    sampled product beats a gather by more than int32 beats int64: on NG20 an H200 took
-    0.72 against 6.2 ms a KL sweep, issue 36); else int64."""
+    sampled product beats a gather by more than int32 beats int64:
+    ``benchmarks/results/design_notes.md``); else int64."""
     if index_dtype is not None:
         return index_dtype
     if max(nnz, *shape) >= _INT32_LIMIT or not probe(torch, device, dtype, torch.int32)[0]:
