@@ -183,13 +183,13 @@ WORD_START = "xstart"   # the start measured beside the document k-means start
 
 
 def cli_options(path, k, seed):
-    """The options ``semnmf cluster PATH -k K --semantics minilm --seed S`` runs with."""
+    """The settings ``semnmf cluster PATH -k K --semantics minilm --seed S`` runs with."""
     from semnmf.cli.cluster_options import cluster_options
     from semnmf.cli.main import build_parser
 
     args = build_parser().parse_args(["cluster", path, "-k", str(k), "--semantics", "minilm",
                                       "--seed", str(seed)])
-    return cluster_options(args)
+    return cluster_options(args)[0]
 
 
 def encode(corpus, entry):
@@ -239,7 +239,7 @@ class CliPath:
         from semnmf.workflows.inputs import build_word_context, read_corpus
 
         self.timings = {}
-        options = cli_options(path, k, 0).settings()
+        options = cli_options(path, k, 0)
         t = time.perf_counter()
         self.corpus, self.X = read_corpus(options, self.timings, t)
         self.wc = build_word_context(options, self.corpus, self.timings,

@@ -1,6 +1,7 @@
-"""The typed command line: parsing gives one frozen options object per command (every
-default filled in one place), running gives one ClusterResult (the library's) on either
-engine, saving writes it; one table maps library parameters to flags; cli/ has no import circle,
+"""The typed command line: parsing gives the library's frozen ClusterSettings (the parser
+writes each option under the library's name; every default filled in one place) and the
+command's own options, running gives one ClusterResult (the library's) on either engine,
+saving writes it; one table maps library parameters to flags; cli/ has no import circle,
 no mutated Namespace and no long function."""
 
 import ast
@@ -12,8 +13,9 @@ import pytest
 
 from conftest import make_planted, write_csv
 from semnmf.cli import build_parser, main
-from semnmf.cli.cluster_options import ClusterOptions, cluster_options
+from semnmf.cli.cluster_options import ClusterCommand, cluster_options
 from semnmf.cli.flags import FLAGS, cli_message
+from semnmf.workflows import ClusterSettings
 
 CLI = os.path.join(os.path.dirname(__file__), "..", "..", "src", "semnmf", "cli")
 
@@ -23,35 +25,55 @@ def _options(*argv):
 
 
 def test_defaults_are_filled_for_the_method():
-    default = _options("-k", "5")
-    assert isinstance(default, ClusterOptions)
+    default, command = _options("-k", "5")
+    assert isinstance(default, ClusterSettings) and isinstance(command, ClusterCommand)
     assert (default.method, default.k, default.k_candidates) == ("snmf-robust", 5, None)
     assert (default.lam, default.lam_scale, default.init, default.dtype) == (
         1.0, "relative", "skmeans", "float32")
     assert default.loss is None and default.graph_lam is None  # not options of snmf-robust
     assert (default.context, default.window, default.min_count, default.max_nnz) == (
         "auto", 10, 1, 5_000_000)
-    assert (default.max_iter, default.tol, default.seed, default.top) == (200, 1e-4, 0, 10)
-    assert default.folder_name == "bbc_snmf-robust_k5"
-    nmf = _options("-k", "auto", "--method", "nmf", "--consensus", "mmm")
-    assert (nmf.loss, nmf.lam, nmf.lam_scale, nmf.dtype, nmf.runs) == (
+    assert (default.max_iter, default.tol, default.random_state, default.n_top) == (
+        200, 1e-4, 0, 10)
+    assert (default.verbose, command.engine, command.out) == (1, "local", None)
+    assert command.folder_name(default) == "bbc_snmf-robust_k5"
+    nmf, command = _options("-k", "auto", "--method", "nmf", "--consensus", "mmm")
+    assert (nmf.loss, nmf.lam, nmf.lam_scale, nmf.dtype, nmf.n_runs) == (
         "frobenius", None, None, "float64", 10)
-    assert (nmf.k, nmf.k_candidates, nmf.folder_name) == (None, "auto", "bbc_nmf_kauto")
-    gnmf = _options("-k", "2:4", "--method", "gnmf", "--lam-scale", "absolute")
+    assert (nmf.k, nmf.k_candidates, command.folder_name(nmf)) == (
+        None, "auto", "bbc_nmf_kauto")
+    gnmf, command = _options("-k", "2:4", "--method", "gnmf", "--lam-scale", "absolute")
     assert (gnmf.graph_lam, gnmf.lam_scale, gnmf.k_candidates) == (3.0, "absolute", (2, 3, 4))
+    assert command.k_label == "2-4"
+
+
+def test_the_parser_writes_the_library_names():
+    """Each option is parsed under the setting it sets (FLAGS' name), the command's own
+    options apart."""
+    args = build_parser().parse_args([
+        "cluster", "bbc", "-k", "5", "--seed", "3", "--runs", "4", "--keep", "2", "--top",
+        "7", "--language", "none", "--consensus", "mmm", "-q", "--out", "x"])
+    settings, command = cluster_options(args)
+    assert (settings.random_state, settings.n_runs, settings.n_keep, settings.n_top,
+            settings.stop_words, settings.verbose) == (3, 4, 2, 7, "none", 0)
+    assert (command.out, command.quiet) == ("x", True)
+    given = set(vars(args)) - {"command", "source", "k", "quiet", "out"}
+    assert given <= set(FLAGS) and given <= set(ClusterSettings.__dataclass_fields__)
 
 
 def test_options_are_frozen():
-    options = _options("-k", "5")
+    settings, command = _options("-k", "5")
     with pytest.raises(dataclasses.FrozenInstanceError):
-        options.k = 6
+        settings.k = 6
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        command.out = "elsewhere"
 
 
-def test_options_given_are_kept_and_absent_ones_left_to_the_options():
+def test_options_given_are_kept_and_absent_ones_left_to_the_settings():
     args = build_parser().parse_args(["cluster", "bbc", "-k", "5", "--lam", "3"])
     assert args.lam == 3.0 and not hasattr(args, "max_iter")  # the parser fills nothing
-    options = cluster_options(args)
-    assert options.lam == 3.0 and options.max_iter == 200
+    settings, _ = cluster_options(args)
+    assert settings.lam == 3.0 and settings.max_iter == 200
     assert vars(args) == vars(build_parser().parse_args(["cluster", "bbc", "-k", "5",
                                                          "--lam", "3"]))  # not changed
 

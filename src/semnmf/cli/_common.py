@@ -10,13 +10,13 @@ from dataclasses import dataclass, fields
 
 from .._utils.words import check_number  # noqa: F401 (the commands' checks)
 from ..workflows.checks import MAX_SEED, check_context, check_vectorizing
-from ..workflows.inputs import CONTEXT_DEFAULTS
+from ..workflows.flags import recorded_name
 from .flags import CLI_WORDS, flag
 
 CONTEXT_CHOICES = ("auto", "document", "sentence", "window")
 # The context options (CONTEXT_NAMES; None: not given, so that an option given where it
 # does not apply can be refused); their defaults (CONTEXT_DEFAULTS, the library's) are
-# filled by context_defaults.
+# filled by the library's context_defaults (semnmf.workflows.inputs).
 
 
 def language_argument(text):
@@ -47,11 +47,12 @@ class ReadOptions:
 
 @dataclass(frozen=True, kw_only=True)
 class VectorizeOptions:
-    """How the texts become the document-term matrix (None: the library's default)."""
+    """How the texts become the document-term matrix (None: the library's default), under
+    the library's names (``--language`` sets ``stop_words``, ``--vocab`` ``vocabulary``)."""
 
-    language: str | None = None
+    stop_words: str | None = None
     token_pattern: str | None = None
-    vocab: str | None = None
+    vocabulary: str | None = None
     min_df: int | None = None
     max_df: float = 1.0
     stem: str | None = None
@@ -65,7 +66,7 @@ class OutputOptions:
 
     out: str | None = None
     overwrite: bool = False
-    top: int = 10
+    n_top: int = 10
     quiet: bool = False
 
     @property
@@ -88,16 +89,11 @@ class ContextOptions:
     max_nnz: int | None = None
 
 
-def context_defaults(options):
-    """The context options with their defaults filled in (a dict for ``replace``)."""
-    filled = {name: value for name, value in CONTEXT_DEFAULTS.items()
-              if getattr(options, name) is None}
-    return {**filled, "window_given": options.window is not None}
-
-
 def options_record(options, drop=("window_given",)):
-    """The options as run.json's ``cli_arguments`` records them."""
-    record = {f.name: getattr(options, f.name) for f in fields(options) if f.name not in drop}
+    """The options as run.json's ``cli_arguments`` records them: each under its flag's
+    word (:func:`~semnmf.workflows.flags.recorded_name`)."""
+    record = {recorded_name(f.name): getattr(options, f.name) for f in fields(options)
+              if f.name not in drop}
     return {key: list(value) if isinstance(value, tuple) else value
             for key, value in record.items()}
 
@@ -142,6 +138,7 @@ def add_input_arguments(parser):
     """The source options and those that turn the texts into the document-term matrix."""
     text = add_source_arguments(parser)
     text.add_argument("--language", type=language_argument, metavar="LANG",
+                      dest="stop_words",
                       help="the stop words left out of the vocabulary: auto (detect the "
                            "texts' language and take its list), english (scikit-learn's "
                            "list), an ISO 639-1 code (fr, de, es, ru, ar, tr, zh, ...: the "
@@ -155,7 +152,7 @@ def add_input_arguments(parser):
                            r"letters, (?u)\b[^\W\d_][^\W\d_]+\b, with Chinese, Japanese "
                            "and Korean cut into character bigrams; another pattern keeps "
                            "words as it finds them)")
-    text.add_argument("--vocab", metavar="FILE",
+    text.add_argument("--vocab", metavar="FILE", dest="vocabulary",
                       help="terms of the columns of a dataset folder's counts.mtx, one per "
                            "line (default: its vocab.txt; without one terms are t0, t1, ...)")
     text.add_argument("--min-df", type=int,
@@ -175,7 +172,8 @@ def add_output_arguments(parser, default):
     out.add_argument("--overwrite", action="store_true",
                      help="replace the results of an earlier run in --out (its result files "
                           "are removed first); without it such a folder is refused")
-    out.add_argument("--top", type=int, help="top words shown per cluster (default 10)")
+    out.add_argument("--top", type=int, dest="n_top", metavar="TOP",
+                     help="top words shown per cluster (default 10)")
     out.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
 
@@ -190,8 +188,9 @@ def check_input_files(options):
     checks: ``semnmf cluster`` leaves the rest to the library's
     :func:`~semnmf.workflows.checks.check_settings`)."""
     check_encoding(options.encoding)
-    if options.vocab is not None:
-        require(os.path.isfile(options.vocab), f"--vocab {options.vocab}: no such file.")
+    if options.vocabulary is not None:
+        require(os.path.isfile(options.vocabulary),
+                f"--vocab {options.vocabulary}: no such file.")
     if options.stop_words_file is not None:
         require(os.path.isfile(options.stop_words_file),
                 f"--stop-words {options.stop_words_file}: no such file.")
@@ -202,7 +201,7 @@ def check_input_arguments(options):
     files, how the texts become counts, ``--top``, and the options SOURCE cannot use."""
     check_input_files(options)
     check_vectorizing(options.min_df, options.max_df, options.token_pattern, CLI_WORDS)
-    check_number(options.top, "--top", low=1, integer=True)
+    check_number(options.n_top, "--top", low=1, integer=True)
     check_source(options)
 
 
@@ -214,7 +213,7 @@ def check_source(options):
     check_source_options(options.source, text_column=options.text_column,
                          label_column=options.label_column,
                          encoding=None if options.encoding == "utf-8" else options.encoding,
-                         vocabulary=getattr(options, "vocab", None), words=CLI_WORDS)
+                         vocabulary=getattr(options, "vocabulary", None), words=CLI_WORDS)
 
 
 def check_encoding(encoding):
@@ -299,20 +298,16 @@ def logged_warnings():
     return collected_warnings()
 
 
-# the library's names of the command line's input options that name them otherwise
-_LIBRARY_NAMES = {"stop_words": "language", "vocabulary": "vocab"}
-
-
 def library_view(options, verbose=None):
-    """The input, context and output options of a command as the library's run settings
-    name them (:mod:`semnmf.workflows.inputs` reads this view)."""
+    """The input, context and output options of a command (the library's names) as the
+    library's run settings hold them (:mod:`semnmf.workflows.inputs` reads this view)."""
     from types import SimpleNamespace
 
-    names = ("source", "text_column", "label_column", "encoding", "token_pattern", "min_df",
-             "max_df", "stem", "weighting", "stop_words_file", "context", "window",
-             "window_given", "association", "min_count", "top_k", "max_nnz")
+    names = ("source", "text_column", "label_column", "encoding", "stop_words",
+             "token_pattern", "vocabulary", "min_df", "max_df", "stem", "weighting",
+             "stop_words_file", "context", "window", "window_given", "association",
+             "min_count", "top_k", "max_nnz")
     view = {name: getattr(options, name, None) for name in names}
-    view.update({name: getattr(options, cli, None) for name, cli in _LIBRARY_NAMES.items()})
     view["labels"] = None
     view["verbose"] = options.verbose if verbose is None else verbose
     return SimpleNamespace(**view)

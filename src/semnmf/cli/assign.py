@@ -79,7 +79,7 @@ def run(args):
     timings = {}
     t0 = time.perf_counter()
     # every option checked, and the output folder, before anything is read
-    check_number(options.top, "--top", low=1, integer=True)
+    check_number(options.n_top, "--top", low=1, integer=True)
     check_encoding(options.encoding)
     out = _output_folder(options)
     model = load_model(options.run_dir)
@@ -99,7 +99,7 @@ def run(args):
                            scores=scores, timings=timings)
     clear_output_folder(out)  # an earlier assignment's files (--overwrite): none may stay
     files = write_assign_results(out, corpus, labels, memberships, model, record,
-                                 n_top=max(options.top, 20))
+                                 n_top=max(options.n_top, 20))
     _print_summary(model, corpus, labels, record, scores, options, out, files)
     return 0
 
@@ -112,12 +112,12 @@ def _print_summary(model, corpus, labels, record, scores, options, out, files):
 
     console = stdout_console()
     size = record["cluster_sizes"]
-    topics = top_terms(model.topics, model.vectorizer.vocabulary, options.top)
+    topics = top_terms(model.topics, model.vectorizer.vocabulary, options.n_top)
     table = Table(title=f"{len(corpus)} documents of {corpus.name} assigned to the "
                         f"{model.n_clusters} clusters of {model.info.get('method') or 'a model'}")
     table.add_column("cluster", justify="right")
     table.add_column("size", justify="right")
-    table.add_column(f"top {options.top} words of the model")
+    table.add_column(f"top {options.n_top} words of the model")
     for c, terms in enumerate(topics):
         words = " ".join(term for term, weight in terms if weight > 0)
         table.add_row(str(c), str(size.get(str(c), 0)), words or "(empty)")

@@ -1,6 +1,8 @@
 """``semnmf cluster``: cluster a corpus, print the clusters, write the result folder.
 
-Parsing gives one frozen :class:`~semnmf.cli.cluster_options.ClusterOptions`; the
+Parsing gives the run's frozen :class:`~semnmf.workflows.ClusterSettings` (each option
+written under the library's name) and the command's own options
+(:class:`~semnmf.cli.cluster_options.ClusterCommand`); the
 library's run (:func:`semnmf.workflows.cluster.run_cluster`, what ``semnmf.cluster``
 calls; or the Dask engine, :func:`~semnmf.cli.engine.run_dask`) makes one
 :class:`~semnmf.workflows.ClusterResult` from its settings (the estimator from the method
@@ -170,7 +172,8 @@ def _add_fit_arguments(c):
     fit.add_argument("--tol", type=float,
                      help="stop when the objective changes by less than this, relative "
                           f"(default {default('tol'):g})")
-    fit.add_argument("--seed", type=int, help=f"random seed (default {default('seed')})")
+    fit.add_argument("--seed", type=int, dest="random_state", metavar="SEED",
+                     help=f"random seed (default {default('random_state')})")
     fit.add_argument("--dtype", choices=DTYPES,
                      help="floating-point type of X, M and the factors during the fit "
                           f"(default float32 for {DEFAULT_CLI_METHOD}, whose labels "
@@ -184,10 +187,10 @@ def _add_fit_arguments(c):
                               "(Strehl & Ghosh), anmi (the best of the three by ANMI), mmm "
                               "(multinomial-mixture consensus), medoid (the run that agrees "
                               "most with the others) (default: none, one run)")
-    combine.add_argument("--runs", type=int,
+    combine.add_argument("--runs", type=int, dest="n_runs", metavar="RUNS",
                          help="runs for --consensus, seeds SEED..SEED+RUNS-1 (default "
                               f"{DEFAULT_RUNS})")
-    combine.add_argument("--keep", type=int,
+    combine.add_argument("--keep", type=int, dest="n_keep", metavar="KEEP",
                          help="keep the best KEEP runs by objective, for --consensus "
                               "(default: all)")
     combine.add_argument("--refine", choices=("gt", "centroid", "none"),
@@ -219,16 +222,16 @@ def run(args):
     """``semnmf cluster``: options, the library's run (or the Dask engine's), the result
     folder, the summary."""
     started = time.perf_counter()
-    options = cluster_options(args)
-    out = output_folder(options, options.folder_name)
-    if options.engine == "dask":
-        result = run_dask(options, started)
+    settings, command = cluster_options(args)
+    out = output_folder(command, command.folder_name(settings))
+    if command.engine == "dask":
+        result = run_dask(settings, command, started)
     else:
         from ..workflows.cluster import run_cluster
 
-        result = run_cluster(options.settings(), started)
-    result.save(out, overwrite=options.overwrite, report=options.report,
-                cli_arguments=options.with_choices(result.settings).record())
+        result = run_cluster(settings, started)
+    result.save(out, overwrite=command.overwrite, report=command.report,
+                cli_arguments=command.record(settings, result.settings))
     _print_summary(result, out, result.files)
     return 0
 

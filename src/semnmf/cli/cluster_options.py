@@ -1,12 +1,15 @@
-"""``semnmf cluster``'s options: the one frozen object a run is made from.
+"""``semnmf cluster``'s options: the library's settings of the run, and the command's own.
 
-:func:`cluster_options` reads the parsed command line once: it resolves the method and
-``-k``, refuses what cannot work (the library's own checks,
-:func:`semnmf.workflows.checks.check_settings`, in the flags' words: one line naming the
-option, before any data is read) and fills in every default. The parser leaves out the
-options not given (``argparse.SUPPRESS``), so the defaults are written here only: the
-field defaults of :class:`ClusterOptions` and, for the options whose default depends on
-the method, :func:`_method_defaults`.
+The parser writes each option under the library's name (its ``dest``: ``--seed`` sets
+``random_state``, ``--top`` ``n_top``, ``--language`` ``stop_words``; the table is
+:data:`semnmf.workflows.flags.FLAGS`) and leaves out the options not given
+(``argparse.SUPPRESS``). :func:`cluster_options` makes them the run's
+:class:`~semnmf.workflows.ClusterSettings` (whose field defaults, and
+:func:`semnmf.workflows.result.method_defaults` for those that depend on the method, fill
+the rest) and a :class:`ClusterCommand` of what is not a setting of the run. Before any
+data is read it refuses what cannot work: the library's checks
+(:func:`semnmf.workflows.checks.check_settings`) in the flags' words, one line naming
+the option, and the command line's own (the input files, the engine, ``--report``).
 
 Standard library only (the parser loads this module).
 """
@@ -14,104 +17,57 @@ Standard library only (the parser loads this module).
 import dataclasses
 from dataclasses import dataclass
 
-from ..experiments.methods import CLI_METHODS, DEFAULT_CLI_METHOD
-from ..workflows.checks import CONTEXT_NAMES
-from ..workflows.result import OPTION_NAMES
-from ._common import (ContextOptions, OutputOptions, ReadOptions, VectorizeOptions,
-                      check_input_files, context_defaults, options_record)
+from ..workflows.result import ClusterSettings, arguments_record
+from ._common import check_input_files
 from .engine import check_engine_options
 from .flags import CLI_WORDS
 
+# what a run decided that run.json's cli_arguments records (the rest as given and filled)
+RECORDED_CHOICES = ("k", "association", "top_k", "dtype")
+
 
 @dataclass(frozen=True, kw_only=True)
-class ClusterOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOptions):
-    """Every option of one ``semnmf cluster`` run, defaults filled in.
-
-    ``k`` is the number of clusters, or None while ``k_candidates`` (``"auto"`` or the
-    candidates of ``-k a:b`` / ``-k a,b,c``) holds a label-free choice to make;
-    ``k_label`` names the candidates in the default folder name. An option that does
-    not apply to the method stays None.
-    """
+class ClusterCommand:
+    """What ``semnmf cluster`` takes beside the run's settings: where the results go and
+    what is printed (``out``, ``overwrite``, ``report``, ``quiet``), the engine
+    (``engine``, ``workers``, ``scheduler``: arguments of :func:`semnmf.cluster`, not
+    settings), and ``k_label``, the name of ``-k``'s candidates in the default folder."""
 
     command: str = "cluster"
-    k: int | None = None
-    k_candidates: str | tuple | None = None
-    k_label: str | None = None
-    min_cluster_size: int | None = None
-    method: str = DEFAULT_CLI_METHOD
-    loss: str | None = None
-    orthogonal: bool = False
-    lam: float | None = None
-    lam_scale: str | None = None
-    graph_lam: float | None = None
-    init: str | None = None
-    n_init: int | None = None
-    max_iter: int = 200
-    tol: float = 1e-4
-    seed: int = 0
-    dtype: str | None = None
-    semantics: str = "auto"
-    semantics_reason: str | None = None
-    embed: str | None = None
-    pooling: str | None = None
-    partition: str | None = None
-    cache_dir: str | None = None
-    consensus: str | None = None
-    runs: int | None = None
-    keep: int | None = None
-    refine: str | None = None
+    out: str | None = None
+    overwrite: bool = False
+    quiet: bool = False
+    report: bool = False
     engine: str = "local"
     workers: int | None = None
     scheduler: str | None = None
-    report: bool = False
-    seed_words: str | None = None
-    time_column: str | None = None
-    time_period: str = "auto"
-    device: str = "cpu"
-    method_reason: str | None = None
+    k_label: str | None = None
 
-    @property
-    def spec(self):
-        """The method's registry entry (:class:`semnmf.experiments.methods.Method`)."""
-        return CLI_METHODS[self.method]
-
-    @property
-    def folder_name(self):
+    def folder_name(self, settings):
         """The default result folder: ``<source>_<method>_k<K>``."""
         from ._common import source_name
 
-        return f"{source_name(self.source)}_{self.method}_k{self.k or self.k_label}"
+        return f"{source_name(settings.source)}_{settings.method}_k{settings.k or self.k_label}"
 
-    def record(self):
-        """run.json's ``cli_arguments``."""
-        return options_record(self, drop=("window_given", "k_label"))
-
-    def settings(self):
-        """The library's :class:`~semnmf.workflows.ClusterSettings` of these options (the
-        same run, under the library's names)."""
-        from ..workflows.result import ClusterSettings
-
-        given = {name: getattr(self, OPTION_NAMES.get(name, name))
-                 for name in ClusterSettings.__dataclass_fields__
-                 if name not in ("labels", "verbose")}
-        return ClusterSettings(**given, verbose=int(self.verbose))
-
-    def with_choices(self, settings):
-        """These options with what the run chose (k, the association and top_k of M, the
-        dtype), as run.json's ``cli_arguments`` records them."""
-        return dataclasses.replace(self, k=settings.k, association=settings.association,
-                                   top_k=settings.top_k, dtype=settings.dtype)
+    def record(self, settings, chosen):
+        """run.json's ``cli_arguments``: ``settings`` (as filled; with what the run
+        ``chosen``, its settings, decided: k, the association and top_k of M, the dtype)
+        under the names run folders have always used
+        (:func:`~semnmf.workflows.result.arguments_record`), and these options."""
+        decided = dataclasses.replace(
+            settings, **{name: getattr(chosen, name) for name in RECORDED_CHOICES})
+        own = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if f.name != "k_label"}
+        return {**arguments_record(decided), **own}
 
 
-# the library's names of the options named otherwise (the inverse of OPTION_NAMES)
-OPTION_SETTINGS = {flag: name for name, flag in OPTION_NAMES.items()}
-
-DEFAULTS = ClusterOptions(source="")
+COMMAND_OPTIONS = tuple(f.name for f in dataclasses.fields(ClusterCommand)
+                        if f.name != "k_label")
 
 
 def default(name):
-    """The default of option ``name`` as the help shows it."""
-    return getattr(DEFAULTS, name)
+    """The default of setting ``name`` as the help shows it (:class:`ClusterSettings`')."""
+    return ClusterSettings.__dataclass_fields__[name].default
 
 
 def parse_k(text):
@@ -158,28 +114,32 @@ def method_name(method, semantics, source=None, engine="local", given=()):
 
 
 def _k_fields(value):
-    """``-k`` as the options hold it: k, k_candidates, k_label."""
+    """``-k`` as the settings hold it (k, k_candidates), and its ``k_label``."""
     if isinstance(value, int):
-        return {"k": value}
+        return {"k": value}, None
     kind, grid = value
     if kind == "grid" and len(grid) == 1:
-        return {"k": grid[0]}
+        return {"k": grid[0]}, None
     if kind == "grid" and grid[0] < 2:
         shown = ", ".join(map(str, grid[:4])) + (", ..." if len(grid) > 4 else "")
         raise ValueError(f"-k: the candidates must be at least 2 (one cluster needs no "
                          f"choice); got {shown}.")
     if kind == "auto":
-        return {"k": None, "k_candidates": "auto", "k_label": "auto"}
-    return {"k": None, "k_candidates": tuple(grid), "k_label": f"{grid[0]}-{grid[-1]}"}
+        return {"k": None, "k_candidates": "auto"}, "auto"
+    return {"k": None, "k_candidates": tuple(grid)}, f"{grid[0]}-{grid[-1]}"
 
 
 def cluster_options(args):
-    """The :class:`ClusterOptions` of the parsed command line ``args`` (an
-    ``argparse.Namespace`` holding the options given only), checked and filled: the
-    library's checks (:func:`semnmf.workflows.checks.check_settings`) in the command
-    line's words, and the command line's own (the input files, the engine, ``--report``)."""
+    """``(settings, command)`` of the parsed command line ``args`` (an
+    ``argparse.Namespace`` holding the options given only, under the library's names):
+    the run's :class:`~semnmf.workflows.ClusterSettings`, checked and filled, and its
+    :class:`ClusterCommand`. The checks are the library's
+    (:func:`semnmf.workflows.checks.check_settings`) in the command line's words, and the
+    command line's own (the input files, the engine, ``--report``)."""
     from ..workflows.checks import check_settings, semantics_source
     from ..workflows.cluster import asked_for
+    from ..workflows.inputs import context_defaults
+    from ..workflows.result import method_defaults
     from ..workflows.semantics import plan_semantics
 
     given = dict(vars(args))
@@ -187,29 +147,20 @@ def cluster_options(args):
         raise ValueError("-k is required: a number of clusters, auto, a range 2:40 or a list "
                          "5,10,20 (or give --min-cluster-size N, which implies -k auto).")
     k = given.pop("k", "auto")
+    command = ClusterCommand(**{name: given.pop(name) for name in COMMAND_OPTIONS
+                                if name in given})
     if "semantics" in given:
         given["semantics"] = semantics_source(given["semantics"], CLI_WORDS)
     given["method"], given["method_reason"] = method_name(
         given.get("method"), given.get("semantics", "auto"), given.get("source"),
-        given.get("engine", "local"),
-        asked_for({OPTION_SETTINGS.get(n, n): v for n, v in given.items()}))
-    options = ClusterOptions(**given, **_k_fields(parse_k(k) if isinstance(k, str) else k))
-    check_input_files(options)
-    check_settings(options.settings(), CLI_WORDS)
-    planned = plan_semantics(options.settings(), options.engine, CLI_WORDS)
-    options = dataclasses.replace(options, semantics=planned.semantics,
-                                  semantics_reason=planned.semantics_reason)
-    check_engine_options(options)
-    return dataclasses.replace(options, **_method_defaults(options))
-
-
-def _method_defaults(options):
-    """The defaults that depend on the method (those of the options that apply to it, as
-    the run record shows them: :func:`semnmf.workflows.cluster.method_defaults`) and those
-    of the word-context options."""
-    from ..workflows.result import method_defaults
-
-    filled = method_defaults(options.settings())
-    filled = {OPTION_NAMES.get(name, name): value for name, value in filled.items()
-              if name not in CONTEXT_NAMES + ("window_given",)}
-    return {**filled, **context_defaults(options)}
+        command.engine, asked_for(given))
+    k_fields, k_label = _k_fields(parse_k(k) if isinstance(k, str) else k)
+    command = dataclasses.replace(command, k_label=k_label)
+    settings = ClusterSettings(**given, **k_fields, verbose=int(not command.quiet))
+    check_input_files(settings)
+    check_settings(settings, CLI_WORDS)
+    settings = plan_semantics(settings, command.engine, CLI_WORDS)
+    check_engine_options(settings, command)
+    # the word-context settings are recorded with their defaults for every method
+    return dataclasses.replace(settings, **{**method_defaults(settings),
+                                            **context_defaults(settings)}), command

@@ -32,25 +32,26 @@ def add_engine_arguments(parser):
                             "a local cluster of --workers)")
 
 
-def check_engine_options(options):
-    """Refuse the engine options that cannot work, before reading any data (the library's
-    :func:`~semnmf.workflows.dask.check_dask`, in the command line's words, and
-    ``--report``, which only the command line has)."""
-    if options.engine == "local":
-        if options.workers is not None or options.scheduler is not None:
-            raise ValueError(f"{'--workers' if options.workers is not None else '--scheduler'} "
+def check_engine_options(settings, command):
+    """Refuse the engine options of ``command`` (a
+    :class:`~semnmf.cli.cluster_options.ClusterCommand`) that cannot run ``settings``,
+    before reading any data (the library's :func:`~semnmf.workflows.dask.check_dask`, in
+    the command line's words, and ``--report``, which only the command line has)."""
+    if command.engine == "local":
+        if command.workers is not None or command.scheduler is not None:
+            raise ValueError(f"{'--workers' if command.workers is not None else '--scheduler'} "
                              "applies to --engine dask; add --engine dask or drop it.")
         return
-    if options.report:
+    if command.report:
         raise ValueError("--report runs on the local engine only; drop it or use "
                          "--engine local.")
-    check_dask(options, options.workers, options.scheduler, words=CLI_WORDS)
+    check_dask(settings, command.workers, command.scheduler, words=CLI_WORDS)
 
 
-def run_dask(options, started):
+def run_dask(settings, command, started):
     """``semnmf cluster --engine dask``: the library's Dask run
-    (:func:`semnmf.workflows.dask.run_dask`) of the options' settings."""
+    (:func:`semnmf.workflows.dask.run_dask`) of ``settings`` on ``command``'s workers."""
     from ..workflows.dask import run_dask as run
 
-    return run(options.settings(), workers=options.workers, scheduler=options.scheduler,
+    return run(settings, workers=command.workers, scheduler=command.scheduler,
                started=started)

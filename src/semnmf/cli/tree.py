@@ -7,12 +7,12 @@ import time
 from dataclasses import dataclass
 
 from ..models._defaults import DEFAULT_LAM, MAX_LAM
+from ..workflows.inputs import context_defaults
 from ._common import (ContextOptions, OutputOptions, ReadOptions, VectorizeOptions,
                       add_context_arguments, add_input_arguments, add_output_arguments,
                       check_context_arguments, check_input_arguments, check_number, check_seed,
-                      context_defaults, context_record, data_notes, load_corpus,
-                      logged_warnings, options_record, output_folder, source_name,
-                      word_context)
+                      context_record, data_notes, load_corpus, logged_warnings,
+                      options_record, output_folder, source_name, word_context)
 from .flags import flag
 
 EPILOG = """\
@@ -38,7 +38,8 @@ def add_parser(commands):
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
         argument_default=argparse.SUPPRESS)  # options not given stay out: tree_options
     t.add_argument("source", metavar="SOURCE", help="corpus (as for semnmf cluster)")
-    t.add_argument("--leaves", type=int, required=True, help="number of leaves of the tree")
+    t.add_argument("--leaves", type=int, required=True, dest="n_leaves", metavar="LEAVES",
+                   help="number of leaves of the tree")
     split = t.add_argument_group("splitting")
     split.add_argument("--splitter", choices=("rank2", "semantic", "kmeans"),
                        help="rank2: rank-2 NMF (default, the paper); semantic: rank-2 "
@@ -48,7 +49,7 @@ def add_parser(commands):
                             f"(default {DEFAULT_LAM:g})")
     split.add_argument("--beta", type=float,
                        help="outlier rule |N1| >= beta |N2| (default 9, the paper's)")
-    split.add_argument("--trials", type=int,
+    split.add_argument("--trials", type=int, dest="n_trials", metavar="TRIALS",
                        help="tentative splits per node, T (default 3, the paper's)")
     split.add_argument("--score-threshold", type=float,
                        help="stop when no leaf scores above it (default 0)")
@@ -64,7 +65,8 @@ def add_parser(commands):
                        help="each document's cluster: topics, its best leaf topic over all "
                             "leaves (default; higher NMI on 9 of 10 shared corpora); tree, the "
                             "leaf the splits routed it to, outliers -1 (the paper's)")
-    split.add_argument("--seed", type=int, help="random seed (default 0)")
+    split.add_argument("--seed", type=int, dest="random_state", metavar="SEED",
+                       help="random seed (default 0)")
     add_context_arguments(split)
     add_input_arguments(t)
     add_output_arguments(t, "semnmf_results/<source>_tree<N>")
@@ -75,20 +77,21 @@ def add_parser(commands):
 
 @dataclass(frozen=True, kw_only=True)
 class TreeOptions(ReadOptions, VectorizeOptions, ContextOptions, OutputOptions):
-    """Every option of one ``semnmf tree`` run, defaults filled in."""
+    """Every option of one ``semnmf tree`` run, defaults filled in (the parameters'
+    names; run.json records them under their flags' words)."""
 
     command: str = "tree"
-    leaves: int
+    n_leaves: int
     splitter: str = "rank2"
     lam: float | None = None
     beta: float = 9.0
-    trials: int = 3
+    n_trials: int = 3
     score_threshold: float = 0.0
     max_iter: int = 500
     tol: float = 1e-4
     stop: str = "pg"
     assign_labels: str = "topics"
-    seed: int = 0
+    random_state: int = 0
     report: bool = False
 
 
@@ -96,13 +99,13 @@ def tree_options(args):
     """The :class:`TreeOptions` of the parsed command line (the options given only),
     checked before any data is read, then filled."""
     options = TreeOptions(**vars(args))
-    check_number(options.leaves, flag("n_leaves"), low=1, integer=True)
-    check_seed(options.seed)
+    check_number(options.n_leaves, flag("n_leaves"), low=1, integer=True)
+    check_seed(options.random_state)
     check_number(options.lam, flag("lam"), low=0, high=MAX_LAM)
     check_number(options.beta, flag("beta"))
     if options.beta <= 1:
         raise ValueError(f"--beta must be greater than 1, got {options.beta:g}.")
-    check_number(options.trials, flag("n_trials"), low=1, integer=True)
+    check_number(options.n_trials, flag("n_trials"), low=1, integer=True)
     check_number(options.score_threshold, flag("score_threshold"))
     check_number(options.max_iter, flag("max_iter"), low=1, integer=True)
     check_number(options.tol, flag("tol"), low=0)
@@ -125,11 +128,11 @@ def run(args):
 
     t0 = time.perf_counter()
     options = tree_options(args)
-    out = output_folder(options, f"{source_name(options.source)}_tree{options.leaves}")
+    out = output_folder(options, f"{source_name(options.source)}_tree{options.n_leaves}")
     timings = {}
     corpus, X = load_corpus(options, options.verbose, timings, t0)
-    if options.leaves > X.shape[0]:
-        raise ValueError(f"--leaves {options.leaves} is larger than the number of documents "
+    if options.n_leaves > X.shape[0]:
+        raise ValueError(f"--leaves {options.n_leaves} is larger than the number of documents "
                          f"({X.shape[0]}).")
     wc = None
     if options.splitter == "semantic":
@@ -143,7 +146,7 @@ def run(args):
     # --assign-labels tree the outliers' is 0
     strength = model.predict_membership(X)[1] * (model.labels_ >= 0)
     clear_output_folder(out)  # an earlier run's files (--overwrite): none may stay
-    files = write_tree_results(out, model, corpus, record, n_top=max(options.top, 20),
+    files = write_tree_results(out, model, corpus, record, n_top=max(options.n_top, 20),
                                n_terms=6, title=f"{corpus.name}: {model.n_leaves_} leaves",
                                strengths=strength,
                                saved_model=SavedModel.from_fit(model, corpus,
@@ -154,7 +157,7 @@ def run(args):
 
         write_report(out, corpus=corpus)
         files.append("report.html")
-    print(model.export_text(corpus.vocabulary, n_terms=min(options.top, 8)))
+    print(model.export_text(corpus.vocabulary, n_terms=min(options.n_top, 8)))
     if scores:
         how = ("outliers as one cluster" if options.assign_labels == "tree"
                else "each document's best leaf topic")
@@ -169,11 +172,11 @@ def _fit(options, X, wc, timings):
     """The fitted :class:`semnmf.HierarchicalNMF` of the options."""
     from ..models import HierarchicalNMF
 
-    model = HierarchicalNMF(options.leaves, score_threshold=options.score_threshold,
-                            beta=options.beta, n_trials=options.trials,
+    model = HierarchicalNMF(options.n_leaves, score_threshold=options.score_threshold,
+                            beta=options.beta, n_trials=options.n_trials,
                             splitter=options.splitter, lam=options.lam,
                             max_iter=options.max_iter, tol=options.tol, stop=options.stop,
-                            assign_labels=options.assign_labels, random_state=options.seed,
+                            assign_labels=options.assign_labels, random_state=options.random_state,
                             verbose=int(options.verbose))
     t = time.perf_counter()
     with logged_warnings():

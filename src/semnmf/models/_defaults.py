@@ -19,3 +19,9 @@ MAX_LAM = 1e6
 # The largest seed (``random_state``) numpy's generators and scikit-learn take: the runs
 # of a consensus (seeds s .. s + n_runs - 1) must stay at or below it.
 MAX_SEED = 2**32 - 1
+
+# The stopping rule of the multiplicative-update fits (NMF, SemanticNMF, SeNMF, GNMF,
+# SemanticGNMF, PNMF, SymNMF) and of a clustering run: at most ``max_iter`` iterations,
+# fewer once the objective changes by less than ``tol`` (relative).
+DEFAULT_MAX_ITER = 200
+DEFAULT_TOL = 1e-4

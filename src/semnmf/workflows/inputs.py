@@ -14,6 +14,16 @@ from dataclasses import dataclass
 CONTEXT_DEFAULTS = {"context": "auto", "window": 10, "min_count": 1, "max_nnz": 5_000_000}
 
 
+def context_defaults(settings):
+    """The word-context settings of ``settings`` not given (None), with their defaults
+    (:data:`CONTEXT_DEFAULTS`), and ``window_given`` (a window given on a corpus without
+    raw text is warned about): a dict for ``dataclasses.replace``."""
+    filled = {name: value for name, value in CONTEXT_DEFAULTS.items()
+              if getattr(settings, name) is None}
+    given = getattr(settings, "window_given", False) or settings.window is not None
+    return {**filled, "window_given": given}
+
+
 @dataclass(frozen=True)
 class WordContext:
     """The word-context matrix of a run and what was chosen to build it: the context

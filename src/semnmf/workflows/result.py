@@ -16,16 +16,13 @@ import warnings
 from dataclasses import dataclass, field
 
 from ..experiments.methods import CLI_METHODS, DEFAULT_CLI_METHOD
+from ..models._defaults import DEFAULT_MAX_ITER, DEFAULT_TOL
 from .checks import DEFAULT_RUNS
-from .inputs import CONTEXT_DEFAULTS, context_record, data_notes
+from .flags import recorded_name
+from .inputs import context_defaults, context_record, data_notes
 
 __all__ = ["ClusterSettings", "ClusterResult", "method_defaults", "build_model", "describe",
-           "attach_saved_model", "DEFAULT_RUNS", "OPTION_NAMES"]
-
-# the command line's names (ClusterOptions, run.json's cli_arguments) of the settings it
-# names otherwise
-OPTION_NAMES = {"random_state": "seed", "n_runs": "runs", "n_keep": "keep", "n_top": "top",
-                "stop_words": "language", "vocabulary": "vocab"}
+           "attach_saved_model", "arguments_record", "DEFAULT_RUNS"]
 
 # a term in more than this share of the documents is "very frequent" (the stop-word hint)
 FREQUENT_DF = 0.5
@@ -33,8 +30,10 @@ FREQUENT_DF = 0.5
 
 @dataclass(frozen=True, kw_only=True)
 class ClusterSettings:
-    """Every setting of one clustering run (the library's parameter names); the command
-    line's ``ClusterOptions`` give the same run (``ClusterOptions.settings()``).
+    """Every setting of one clustering run (the library's parameter names), with its
+    default: :func:`semnmf.cluster` and ``semnmf cluster`` (whose parser writes each option
+    under these names) both make one; :func:`method_defaults` fills the defaults that
+    depend on the method.
 
     ``k`` is the number of clusters, or None while ``k_candidates`` (``"auto"`` or a tuple
     of candidates) holds a label-free choice to make. A setting that does not apply to the
@@ -55,8 +54,8 @@ class ClusterSettings:
     graph_lam: float | None = None
     init: str | None = None
     n_init: int | None = None
-    max_iter: int = 200
-    tol: float = 1e-4
+    max_iter: int = DEFAULT_MAX_ITER
+    tol: float = DEFAULT_TOL
     random_state: int = 0
     dtype: str | None = None
     semantics: str = "auto"
@@ -160,9 +159,7 @@ def method_defaults(settings):
     if settings.dtype is None and settings.semantics in ("corpus", "auto"):
         filled["dtype"] = method.dtype
     if method.word_context:
-        filled.update({name: value for name, value in CONTEXT_DEFAULTS.items()
-                       if getattr(settings, name) is None})
-        filled["window_given"] = settings.window_given or settings.window is not None
+        filled.update(context_defaults(settings))
     return filled
 
 
@@ -301,7 +298,7 @@ class ClusterResult:
                             weighting=self.settings.weighting,
                             word_context=self.spec.word_context,
                             cli_arguments=(cli_arguments if cli_arguments is not None
-                                           else _arguments_record(self.settings)),
+                                           else arguments_record(self.settings)),
                             context=context_record(self.settings, self.word_context),
                             scores=self.scores, extra=self.extra, timings=self.timings,
                             n_clusters=self.k)
@@ -360,11 +357,14 @@ def _source_name(source):
     return None
 
 
-def _arguments_record(settings):
-    """run.json's ``cli_arguments`` of a run made in Python: the settings under the
-    command line's names (what ``semnmf report`` reads to re-read the corpus)."""
+def arguments_record(settings):
+    """run.json's ``cli_arguments`` of ``settings``: each setting under its flag's word
+    (:func:`~semnmf.workflows.flags.recorded_name`: ``seed``, ``runs``, ``top``,
+    ``language``, ...; what ``semnmf report`` reads to re-read the corpus and ``semnmf
+    edit`` the seed), a source that is not a name or path as None. ``semnmf cluster``
+    adds its own options to it."""
     record = settings.record()
-    out = {OPTION_NAMES.get(key, key): value for key, value in record.items()
+    out = {recorded_name(key): value for key, value in record.items()
            if key not in ("labels", "verbose")}
     out["source"] = _source_name(settings.source)
     return out
