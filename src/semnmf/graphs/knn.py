@@ -25,10 +25,8 @@ nearest-neighbour search whose memory is bounded by row chunks, never n x n:
   similarities ``X_chunk Xᵀ`` of the L2-normalized rows, each row's most similar kept by
   ``argpartition`` (sparse rows) or in one pass by a compiled kernel
   (:func:`._knn_kernels.top_similar`, dense rows), chunks on several threads within the
-  same ``working_memory`` budget. On 2 cores it took 13.1 s against 38.7 s for
-  ``NearestNeighbors(metric="cosine")`` on 55,859 dense vectors of 384 dimensions (NG20's
-  term vectors' shape), and 2.1 s against 5.2 s on NG20's TF-IDF
-  (``benchmarks/results/knn.md``).
+  same ``working_memory`` budget. It is faster than ``NearestNeighbors(metric="cosine")``
+  on dense vectors and on TF-IDF (``benchmarks/results/knn.md``).
 - metric="cosine" with ``device="cuda"`` (dense rows, e.g. sentence-model vectors): the same
   chunked search on a GPU with PyTorch (:func:`_cosine_kneighbors_torch`): each chunk's
   similarities in one float32 product and its neighbours by ``torch.topk``; only the
@@ -409,8 +407,8 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
     ``n_jobs`` threads (the products, the kernel and numpy's partition release the GIL).
     Each chunk holds about three (b − a) x n arrays; chunks are sized so that all threads
     together stay within scikit-learn's ``working_memory`` (default 1 GiB), never n x n.
-    On 2 cores it took 0.29-0.35x the time of ``NearestNeighbors(metric="cosine")`` on
-    55,859 dense rows and 0.40x on NG20's TF-IDF (``benchmarks/results/knn.md``).
+    It takes a fraction of the time of ``NearestNeighbors(metric="cosine")`` on dense and
+    on sparse rows (``benchmarks/results/knn.md``).
 
     Returns
     -------

@@ -1,6 +1,6 @@
 """Topic editing: merge, split, drop and rename clusters, remove stop words from the topics,
-recorded and replayable on a saved model (issue 35; BERTopic's merge / reduce / delete /
-rename, whose users lose their edits on the next fit).
+recorded and replayable on a saved model (as BERTopic's merge / reduce / delete / rename,
+whose users lose their edits on the next fit).
 
 An edit never refits the model. The saved model keeps its factors (``components_`` of an
 NMF-like model, a spherical k-means' or a consensus' centroids: one *column* per original

@@ -21,22 +21,22 @@ surface form. The vectors become a sparse k-nearest-neighbour word-similarity gr
 
   so W must explain both the corpus co-occurrences and the pretrained similarities.
 
-Measured on CLASSIC4, NG5 and BBC (``benchmarks/results/semantics.md``) the expansion helps
-and the context block does not (β = 1 costs CLASSIC4 0.10 NMI; the pretrained vectors as M,
-:meth:`semnmf.Corpus.embedding_context`, cost more). A kNN graph is local: its best rank-k
-approximation follows generic directions of the embedding rather than the corpus topics.
+On the shared corpora the expansion helps and the context block does not, nor do the
+pretrained vectors as M (:meth:`semnmf.Corpus.embedding_context`), which cost more
+(``benchmarks/results/semantics.md``). A kNN graph is local: its best rank-k approximation
+follows generic directions of the embedding rather than the corpus topics.
 
 **Document semantics**. Every document is embedded in full (chunked, mean of the chunk
 vectors; :func:`semnmf.text.encoders.embed_documents`). k-means of the document vectors is
 the start (:func:`document_start`), and their kNN graph is the document graph of
 Semantic-GNMF (:class:`~semnmf.SemanticGNMF`: the graph term keeps neighbouring documents'
 memberships close while W learns the word topics) and, optionally, the similarity graph of
-the GTNMF refinement (:class:`~semnmf.refine.GTNMF`). The start matters: on CLASSIC4
-(graph weight 3) NMI is 0.80 from the spherical k-means start of X and 0.85 from the
-document k-means start (k-means of the vectors alone: 0.82). The graph weight too: it is
-needed on CLASSIC4 (0.79 without it) and costs BBC above 1 (:data:`DOCUMENT_GRAPH_LAM`),
-while corpora with few documents per cluster need a heavy graph
-(:func:`document_graph_lam` chooses per corpus). Where the corpus has little text per
+the GTNMF refinement (:class:`~semnmf.refine.GTNMF`). The start matters: the document
+k-means start beats the spherical k-means start of X and the document k-means alone. The
+graph weight too: some corpora need the graph, others lose above a weight of 1
+(:data:`DOCUMENT_GRAPH_LAM`), and corpora with few documents per cluster need a heavy graph
+(:func:`document_graph_lam` chooses per corpus; ``benchmarks/results/semantics.md``,
+``benchmarks/results/design_notes.md``). Where the corpus has little text per
 cluster (below :data:`FEW_TOKENS_PER_CLUSTER` corpus tokens per cluster: intents, headlines)
 no graph weight kept the fit from drifting below its start, so the run keeps the start
 itself, the document vectors' k-means partition, and describes its clusters by the word
@@ -126,17 +126,14 @@ WORD_MODES = ("expand", "context")
 
 #: Relative weight of the document graph in the pipeline (Semantic-GNMF's ``graph_lam``)
 #: when each cluster has many documents (at least :data:`FEW_DOCUMENTS_PER_CLUSTER`).
-#: Chosen on BBC and CLASSIC4 (NMI, 3 seeds, document start): 0.5 → 0.896 / 0.825,
-#: 1 → 0.896 / 0.838, 2 → 0.873 / 0.849, 3 → 0.863 / 0.851; NG5 and NG20 were held out.
+#: Chosen on BBC and CLASSIC4 with NG5 and NG20 held out:
+#: ``benchmarks/results/semantics.md``.
 DOCUMENT_GRAPH_LAM = 1.0
 #: The weight when the clusters have few documents each (n / k below
 #: :data:`FEW_DOCUMENTS_PER_CLUSTER`): each word topic is then estimated from few documents
 #: and the document vectors' graph should lead. The rule (threshold and both weights) was
-#: chosen by leave-one-corpus-out on the shared raw-text corpora against MiniLM + k-means
-#: (``benchmarks/results/minilm.md``, 3 seeds): banking77 (40 documents per cluster)
-#: -0.144 → -0.011, nyt_frontpage (115) -0.098 → -0.013, BBC (445) keeps +0.013. (Those two
-#: corpora now keep the document partition, :data:`FEW_TOKENS_PER_CLUSTER`; on 5 seeds the
-#: fit there is -0.140 → -0.009 and -0.097 → -0.013.)
+#: chosen by leave-one-corpus-out on the shared raw-text corpora against MiniLM + k-means:
+#: ``benchmarks/results/minilm.md``.
 DOCUMENT_GRAPH_LAM_FEW = 128.0
 FEW_DOCUMENTS_PER_CLUSTER = 150
 
@@ -145,8 +142,9 @@ def document_graph_lam(n_documents, n_components):
     """The pipeline's document-graph weight for ``n_documents`` in ``n_components``
     clusters, and why: :data:`DOCUMENT_GRAPH_LAM_FEW` below
     :data:`FEW_DOCUMENTS_PER_CLUSTER` documents per cluster on average (n / k), else
-    :data:`DOCUMENT_GRAPH_LAM`. Any threshold from 116 to 445 gives the shared corpora
-    the same weights (nyt_frontpage has 115 per cluster, BBC 445)."""
+    :data:`DOCUMENT_GRAPH_LAM`. The threshold lies in the gap between the shared corpora
+    that needed the heavy graph and those that did not
+    (``benchmarks/results/minilm.md``)."""
     per_cluster = n_documents / max(int(n_components), 1)
     if per_cluster < FEW_DOCUMENTS_PER_CLUSTER:
         return DOCUMENT_GRAPH_LAM_FEW, (
@@ -159,15 +157,11 @@ def document_graph_lam(n_documents, n_components):
 #: Below this many corpus tokens per cluster (the in-vocabulary word occurrences of the
 #: corpus over k) the run keeps the document vectors' k-means partition (its start) instead
 #: of the Semantic-GNMF fit's: each word topic would be estimated from a few hundred tokens,
-#: too few to move documents well. Measured on the shared raw-text corpora, 5 seeds
-#: (``benchmarks/results/minilm.md``): every document-graph weight from 0.5 to 512 left the
-#: fit below the start on banking77 (164 tokens per cluster: -0.009 at the library's weight)
-#: and nyt_frontpage (506: -0.013); the next corpus, thucnews_titles (5,980), gains +0.144
-#: from the fit. The threshold is the geometric midpoint of that gap; leave-one-corpus-out
-#: kept both low corpora on the start and every other on the fit. On 10 seeds the fit is
-#: -0.004 (banking77) and -0.019 (nyt_frontpage) and thucnews_titles gains +0.126; the
-#: threshold chosen on all 11 is the same, but banking77's loss is then within the 0.005
-#: tolerance, so the fold without nyt_frontpage fits everywhere (held-out worst -0.019).
+#: too few to move documents well. On the shared raw-text corpora no document-graph weight
+#: kept the fit above the start on the two corpora with the least text per cluster, while
+#: the next corpus gained from the fit; the threshold is the geometric midpoint of that gap,
+#: and leave-one-corpus-out kept the corpora below it on the start and every other on the
+#: fit (``benchmarks/results/minilm.md``).
 FEW_TOKENS_PER_CLUSTER = 1750
 #: What the run's partition is: "fit" (Semantic-GNMF's), "documents" (k-means of the
 #: document vectors, its start), or "auto" (:func:`document_partition`).
@@ -361,8 +355,9 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         Weight of the word graph beside the PPMI in M (``word_mode="context"``).
     word_neighbors : int, default=10
         Neighbours of each term in the word graph (before the union symmetrization, which
-        gives hub terms more). The expansion multiplies the non-zeros of X by about this (NG5: 0.76 NMI with 5, 0.847 with 10 and 0.848 with 20 at
-        twice the time; CLASSIC4 0.766 / 0.771 with 10 / 20; BBC 0.876 / 0.869).
+        gives hub terms more). The expansion multiplies the non-zeros of X by about this;
+        10 is about as good as 20 at half the time, and better than 5
+        (``benchmarks/results/design_notes.md``).
     n_neighbors : int, default=10
     partition : {"auto", "fit", "documents"}, default="auto"
         The partition returned when documents are embedded: the Semantic-GNMF fit's

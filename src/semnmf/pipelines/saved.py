@@ -566,8 +566,8 @@ def _read_record(path):
 def _write_arrays(f, arrays):
     """``np.savez_compressed(f, **arrays)`` at zlib's fastest level: the same npz (one
     ``NAME.npy`` member per array), read back by ``np.load``. numpy compresses at the
-    default level 6, which took 0.66 s for NG20's model (20 x 55,850 topics and factors:
-    18.3 → 8.4 MB); level 1 takes 0.25 s for 8.9 MB."""
+    default level 6; level 1 is several times faster for a slightly larger file
+    (``benchmarks/results/design_notes.md``)."""
     with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_DEFLATED,
                          compresslevel=1) as archive:
         for name, value in arrays.items():

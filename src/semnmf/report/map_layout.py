@@ -13,10 +13,10 @@ Two layouts, measured against each other in ``benchmarks/studies/bench_report_ma
   its TF-IDF row reduced by a truncated SVD (``features="tfidf"``, ``"tsne-text"``).
 
 The default was chosen on the benchmark's numbers: against the anchors, t-SNE of the
-cluster similarities separates the clusters as well or better (10-NN agreement higher on
-every corpus measured, silhouette 4x higher with 20 clusters, a little lower with 4 or 5)
-and keeps more of the text's neighbourhoods (trustworthiness); t-SNE of the TF-IDF keeps
-the most neighbourhoods but separates the clusters least.
+cluster similarities separates the clusters as well or better (10-NN agreement, and the
+silhouette with many clusters) and keeps more of the text's neighbourhoods
+(trustworthiness); t-SNE of the TF-IDF keeps the most neighbourhoods but separates the
+clusters least.
 
 Both return ``(coords, anchors)``: an ``n x 2`` array in [-1, 1] for the rows asked, and
 ``{cluster: (x, y)}``, where the layout puts each cluster's name.
@@ -121,8 +121,8 @@ def tsne_layout(X, clusters, rows, *, seed=0, n_fit=500, n_components=30, n_neig
     perplexity = float(min(30.0, max(2.0, (len(fit) - 1) / 3.5)))
     tsne = TSNE(2, perplexity=perplexity, init="pca", random_state=seed, max_iter=max_iter,
                 learning_rate="auto", metric="euclidean")
-    # one OpenMP thread: on a busy machine the gradient's threads wait on each other (a few
-    # hundred points: 1.3 s against 8.9 s with the default threads, two loaded cores)
+    # one OpenMP thread: on a busy machine the gradient's threads wait on each other and
+    # are slower than one (benchmarks/results/design_notes.md)
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1, user_api="openmp"):

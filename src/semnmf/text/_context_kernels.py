@@ -154,8 +154,8 @@ def document_cooccurrence_rows(counts, counts_t, start, stop):
     row's partners, so the block is allocated once at its size, then a second fills it;
     rows are shared among the pool's threads by their work (the lengths of their
     documents). scipy's product made the same block in one thread, then needed a sort
-    (its CSC conversion) and a copy without the diagonal: ng20_cai's rows 2,048-4,095
-    (26,214 terms) 1.34 → 0.41 s on two cores; its whole document SPPMI 8.7 → 5.2 s.
+    (its CSC conversion) and a copy without the diagonal, and was slower
+    (``benchmarks/results/design_notes.md``).
     """
     n_terms = counts.shape[1]
     stop = min(stop, n_terms)
@@ -195,8 +195,7 @@ def _select_top_k(values, top_k, keep):
     a stable sort by decreasing value (ties to the earlier entry), found by selection
     instead of a sort: v, the ``top_k``-th largest value, by ``np.partition``; then, in
     order, every entry above v and the first entries equal to v until ``top_k``. O(m),
-    not O(m log m): on ng20_cai's document SPPMI (rows of up to 26,213 entries) the masks
-    took 0.21 s instead of 1.08 s (cProfile), the same masks."""
+    not O(m log m), the same masks as the sort (``benchmarks/results/design_notes.md``)."""
     v = -np.partition(-values, top_k - 1)[top_k - 1]
     ties = top_k
     for e in range(values.size):

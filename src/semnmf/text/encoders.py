@@ -214,8 +214,8 @@ class SentenceEncoder:
         word piece, not the unknown token, counted over every occurrence of a word in
         (the first ``chars`` characters of) a sample of at most ``sample`` texts; None
         when they hold no word. A model reads a corpus in its own language with most words
-        whole (above 0.8 on the English corpora of ``benchmarks/results/semantics_auto.md``)
-        and one in a language it was not trained on as letters and fragments.
+        whole and one in a language it was not trained on as letters and fragments (the
+        coverage of each shared corpus: ``benchmarks/results/semantics_auto.md``).
 
         Only the tokenizer is loaded: from the model folder's ``tokenizer.json`` with the
         ``tokenizers`` package when it has one, else the model's own."""
@@ -377,8 +377,8 @@ class SentenceEncoder:
         sentence-transformers does), in segments of :data:`SEGMENT` texts. With ``ids``
         (each text's word pieces as token ids, from :meth:`chunks`) and a model that
         :attr:`reads_ids`, the model reads those instead of tokenizing the texts again
-        (ordered by their number of pieces); on a GPU, tokenizing again took twice the
-        model's own time (``benchmarks/results/gpu_knn.md``). With
+        (ordered by their number of pieces); on a GPU, tokenizing again cost more than the
+        model itself (``benchmarks/results/gpu_knn.md``). With
         ``checkpoint`` (a folder), each finished segment is saved there and a segment
         already there is read instead of embedded, so a run that was interrupted resumes;
         the folder belongs to one list of texts (the caller keys it, see ``_cached``).
@@ -617,17 +617,17 @@ def embed_documents(texts, model="minilm", *, pooling="mean", batch_size=None, c
     model : str or SentenceEncoder, default="minilm"
     pooling : {"mean", "first"}, default="mean"
     batch_size : int, optional
-        Chunks per forward pass. Default: 256 on a GPU, 64 on the CPU. On an H200, batches
-        of 256 took 0.50-0.94x the time of batches of 64 on the 11 shared raw-text corpora,
-        with the same vectors (cosine ≥ 0.9999996; ``benchmarks/results/gpu_semantics.md``).
+        Chunks per forward pass. Default: 256 on a GPU, 64 on the CPU. On a GPU, batches of
+        256 were faster than batches of 64, with the same vectors
+        (``benchmarks/results/gpu_semantics.md``).
     cache_dir : str, None or False
         Cache folder (default :func:`default_cache_dir`); False turns the cache off.
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
         Where a model named by ``model`` encodes (:func:`encoder_device`). The cache is
         keyed by the model and the texts, not the device or the batch size: an entry
-        computed on a GPU is read on the CPU. The two agree to a cosine of 0.9999996 per
-        document, not bit for bit (``benchmarks/results/gpu_semantics.md``), and a
-        partition can move with vectors that close, as it does from one seed to another.
+        computed on a GPU is read on the CPU. The two agree to rounding per document, not
+        bit for bit (``benchmarks/results/gpu_semantics.md``), and a partition can move
+        with vectors that close, as it does from one seed to another.
     verbose : int
         Progress bar with chunks per second.
 
