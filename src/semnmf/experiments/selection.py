@@ -31,15 +31,13 @@ rule of earlier versions, which pulls towards the fewest clusters). ``stable_clu
 (``param``: a Jaccard threshold) counts the clusters the runs reproduce (Hennig 2007).
 
 The default (``stability``: the runs' mean pairwise ARI, a = -0.7, c = 8, each run the
-best of 3 k-means++ starts) was chosen by leave-one-corpus-out on the 25 shared corpora,
-among the rules that find planted clusters of 3 to 20 topics (``benchmarks/studies/bench_k_auto.py``,
-``benchmarks/results/k_auto_init3.md``): held out, it lands within ±30 % of the number of
-classes on about 9 of the 25 corpora and outside [classes/3, 3·classes] on about 2 (the
-earlier rule, ``stability_nmi`` with ``-0.3 log k`` and one start, chosen on 10 corpora: 7
-and 7, ``benchmarks/results/k_auto.md``). The pull towards 8 is most of that: the curves alone collapse to k = 2 on the
-corpora of many classes (20 Newsgroups, whose most stable split is 2-way); a corpus of
-clear structure far from 8 still wins (planted 3 and 20 topics are found), a corpus of weak
-structure gets about 8.
+best of 3 k-means++ starts) was chosen by leave-one-corpus-out on the shared corpora among
+the rules that find planted clusters of 3 to 20 topics (``benchmarks/results/
+k_auto_init3.md``; the partition it gives: ``benchmarks/results/levels.md``). The pull
+towards 8 does most of the work: the curves alone collapse to k = 2 on corpora of many
+classes, whose most stable split is 2-way; a clear structure far from 8 still wins, a
+weak one gets about 8. ``semnmf cluster -k auto`` then gives the clusters at every k of a
+range around the choice (:mod:`semnmf.pipelines.levels`).
 """
 
 import math
@@ -85,9 +83,9 @@ STABLE_JACCARD = 0.75
 SAMPLE_NNZ, SAMPLE_MIN, SAMPLE_MAX = 250_000, 2000, 8000
 
 
-# the default grid's largest candidate: GRID_FACTOR times the penalty's center (a candidate
-# further from it is never chosen: 0 of 100 replays on the 25 shared corpora with
-# candidates up to 50), and at most a tenth of the documents
+# the default grid's largest candidate: GRID_FACTOR times the penalty's center (further
+# from it the penalty outweighs any curve: benchmarks/results/levels.md), and at most a
+# tenth of the documents
 GRID_FACTOR = 3
 
 
