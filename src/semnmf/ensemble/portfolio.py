@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..metrics import nmi
+from ..models._defaults import DEFAULT_MAX_ITER, DEFAULT_TOL
 from .runs import MMM_STARTS, combine, run_seeds
 
 MEMBERS = ("nmf-kl-screened", "nmf-kl", "skmeans")
@@ -62,8 +63,8 @@ class KLConsensus:
     consensus_: dict
 
 
-def kl_consensus(X, n_components, *, random_state=0, max_iter=200, tol=1e-4, n_runs=N_RUNS,
-                 verbose=0):
+def kl_consensus(X, n_components, *, random_state=0, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
+                 n_runs=N_RUNS, verbose=0):
     """Fit the three members on X (documents x terms) and combine them (module docstring),
     ``n_runs`` times with the seeds ``random_state``, ``random_state + 1``, ...; the runs'
     consensus partitions are combined again by the MMM (seeded ``random_state``, or, for

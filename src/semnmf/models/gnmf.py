@@ -66,7 +66,7 @@ from ._defaults import DEFAULT_GRAPH_LAM
 from ._solvers.frobenius import FrobeniusProblem
 from ._solvers.graph import GraphProblem
 from .nmf import _BaseNMF
-from ._defaults import DEFAULT_LAM
+from ._defaults import DEFAULT_LAM, DEFAULT_MAX_ITER, DEFAULT_TOL
 from .context_term import check_effective, check_lam
 from .semantic import SemanticNMF
 
@@ -235,8 +235,8 @@ class GNMF(_GraphRegularized, _BaseNMF):
 
     def __init__(self, n_components=8, *, graph_lam=DEFAULT_GRAPH_LAM, lam_scale="relative",
                  n_neighbors=5, weight="binary", metric="cosine", bandwidth=None,
-                 init="skmeans", n_init=1, max_iter=200, tol=1e-4, random_state=None,
-                 verbose=0, Z_init=None, W_init=None, lam=DEPRECATED):
+                 init="skmeans", n_init=1, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
+                 random_state=None, verbose=0, Z_init=None, W_init=None, lam=DEPRECATED):
         super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
                          random_state=random_state, verbose=verbose, Z_init=Z_init,
                          W_init=W_init)
@@ -320,8 +320,8 @@ class SemanticGNMF(_GraphRegularized, SemanticNMF):
 
     def __init__(self, n_components=8, *, lam=DEFAULT_LAM, graph_lam=DEFAULT_GRAPH_LAM,
                  lam_scale="relative", n_neighbors=5, weight="binary", metric="cosine",
-                 bandwidth=None, init="skmeans", n_init=1, max_iter=200, tol=1e-4,
-                 random_state=None, verbose=0, Z_init=None, W_init=None):
+                 bandwidth=None, init="skmeans", n_init=1, max_iter=DEFAULT_MAX_ITER,
+                 tol=DEFAULT_TOL, random_state=None, verbose=0, Z_init=None, W_init=None):
         super().__init__(n_components, lam=lam, lam_scale=lam_scale, init=init, n_init=n_init,
                          max_iter=max_iter, tol=tol, random_state=random_state,
                          verbose=verbose, Z_init=Z_init, W_init=W_init)

@@ -19,6 +19,7 @@ from .._utils.blocks import BlockedMatrix, is_blocked
 from .._utils.validation import (check_documents, check_fit_target, check_n_components,
                                  empty_rows, validate_estimator_input)
 from ..metrics import top_terms as _top_terms
+from ._defaults import DEFAULT_MAX_ITER, DEFAULT_TOL
 from ._solvers import mu as _mu
 from .init import resolve_start
 from .pipeline import FitOptions, FitProblem, labels_from_memberships, normalize_columns  # noqa: F401
@@ -87,8 +88,8 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         "W_init": ["array-like", None],
     }
 
-    def __init__(self, n_components=8, *, init="skmeans", n_init=1, max_iter=200, tol=1e-4,
-                 random_state=None, verbose=0, Z_init=None, W_init=None):
+    def __init__(self, n_components=8, *, init="skmeans", n_init=1, max_iter=DEFAULT_MAX_ITER,
+                 tol=DEFAULT_TOL, random_state=None, verbose=0, Z_init=None, W_init=None):
         self.n_components = n_components
         self.init = init
         self.n_init = n_init
@@ -465,8 +466,8 @@ def _twin(model, X, init_W=None, update_W=True, name=None, **inputs):
 
 def non_negative_factorization(X, n_components=8, *, loss="frobenius", orthogonal=False,
                                init="skmeans", W=None, update_W=True, n_init=1,
-                               screen_iter=None, max_iter=200, tol=1e-4, random_state=None,
-                               verbose=0):
+                               screen_iter=None, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
+                               random_state=None, verbose=0):
     """Function twin of :class:`NMF`: X ≈ Z Wᵀ by multiplicative updates.
 
     As scikit-learn's ``non_negative_factorization``, on the same pipeline as :class:`NMF`
@@ -595,8 +596,8 @@ class NMF(_Variants, _BaseNMF):
     _supports_blocks = True
 
     def __init__(self, n_components=8, *, loss="frobenius", orthogonal=False, init="skmeans",
-                 n_init=1, screen_iter=None, max_iter=200, tol=1e-4, random_state=None,
-                 verbose=0, device="cpu", Z_init=None, W_init=None):
+                 n_init=1, screen_iter=None, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
+                 random_state=None, verbose=0, device="cpu", Z_init=None, W_init=None):
         super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
                          random_state=random_state, verbose=verbose, Z_init=Z_init,
                          W_init=W_init)

@@ -27,6 +27,7 @@ from typing import Any, Callable, Protocol, runtime_checkable
 import numpy as np
 
 from .._utils.labels import argmax_labels
+from ._defaults import DEFAULT_MAX_ITER, DEFAULT_TOL
 
 
 @runtime_checkable
@@ -100,8 +101,8 @@ class FitOptions:
 
     n_init: int = 1
     screen_iter: int | None = None
-    max_iter: int = 200
-    tol: float = 1e-4
+    max_iter: int = DEFAULT_MAX_ITER
+    tol: float = DEFAULT_TOL
     random_state: Any = None
     verbose: int = 0
     name: str = "NMF"

@@ -57,6 +57,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from .._utils.validation import check_documents
+from ._defaults import DEFAULT_MAX_ITER, DEFAULT_TOL
 from ._solvers.frobenius import FrobeniusProblem, transpose_csr
 from ._solvers.projective import ProjectiveProblem
 from .init import initialize, resolve_start
@@ -139,8 +140,8 @@ class ProjectiveNMF(_BaseNMF):
         "init": [*_INIT_CONSTRAINT, "array-like"],
     }
 
-    def __init__(self, n_components=8, *, init="skmeans", n_init=1, max_iter=200, tol=1e-4,
-                 random_state=None, verbose=0, Z_init=None):
+    def __init__(self, n_components=8, *, init="skmeans", n_init=1, max_iter=DEFAULT_MAX_ITER,
+                 tol=DEFAULT_TOL, random_state=None, verbose=0, Z_init=None):
         # one factor: no W start (so not _BaseNMF.__init__, which takes W_init)
         self.n_components = n_components
         self.init = init

@@ -10,7 +10,7 @@ import numbers
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._defaults import DEFAULT_LAM
+from ._defaults import DEFAULT_LAM, DEFAULT_MAX_ITER, DEFAULT_TOL
 # the word-context term's rules, written once (re-exported here for the callers of 0.1)
 from .context_term import (check_effective, check_lam, document_context,  # noqa: F401
                            effective_lambda, prepare_context)
@@ -78,8 +78,8 @@ class SemanticNMF(_Variants, _BaseNMF):
 
     def __init__(self, n_components=8, *, lam=DEFAULT_LAM, lam_scale="relative",
                  loss="frobenius", orthogonal=False, init="skmeans", n_init=1,
-                 screen_iter=None, max_iter=200, tol=1e-4, random_state=None, verbose=0,
-                 device="cpu", Z_init=None, W_init=None):
+                 screen_iter=None, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
+                 random_state=None, verbose=0, device="cpu", Z_init=None, W_init=None):
         super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
                          random_state=random_state, verbose=verbose, Z_init=Z_init,
                          W_init=W_init)
@@ -113,8 +113,8 @@ class SemanticNMF(_Variants, _BaseNMF):
 
 def semantic_nmf(X, M=None, n_components=8, *, lam=DEFAULT_LAM, lam_scale="relative",
                  loss="frobenius", orthogonal=False, init="skmeans", W=None, update_W=True,
-                 n_init=1, screen_iter=None, max_iter=200, tol=1e-4, random_state=None,
-                 verbose=0):
+                 n_init=1, screen_iter=None, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
+                 random_state=None, verbose=0):
     """Function twin of :class:`SemanticNMF`: X ≈ Z Wᵀ and M ≈ W Qᵀ (eq. 5, Algorithm 1).
 
     As scikit-learn's ``non_negative_factorization`` for :class:`~sklearn.decomposition.NMF`:

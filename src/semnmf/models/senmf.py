@@ -63,7 +63,7 @@ from ._solvers.frobenius import FrobeniusProblem
 from ._solvers.mu import squared_norm
 from ._solvers.senmf import MAX_DAMPING, SeNMFProblem, _sym, initial_core  # noqa: F401
 from .nmf import _BaseNMF
-from ._defaults import DEFAULT_LAM
+from ._defaults import DEFAULT_LAM, DEFAULT_MAX_ITER, DEFAULT_TOL
 from .context_term import check_lam, document_context, effective_lambda
 
 class SeNMF(_BaseNMF):
@@ -130,8 +130,8 @@ class SeNMF(_BaseNMF):
     }
 
     def __init__(self, n_components=8, *, lam=DEFAULT_LAM, lam_scale="relative", shift=2,
-                 init="skmeans", n_init=1, max_iter=200, tol=1e-4, random_state=None,
-                 verbose=0, Z_init=None, W_init=None):
+                 init="skmeans", n_init=1, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
+                 random_state=None, verbose=0, Z_init=None, W_init=None):
         super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
                          random_state=random_state, verbose=verbose, Z_init=Z_init,
                          W_init=W_init)

@@ -33,6 +33,7 @@ from sklearn.utils.validation import validate_data
 from .._utils.validation import check_matrix, check_n_components, empty_rows
 from ..graphs.documents import check_affinity, similarity_graph
 from ..graphs.knn import METRICS, WEIGHTS, normalized_cut_scaling
+from ._defaults import DEFAULT_MAX_ITER, DEFAULT_TOL
 from ._solvers.mu import reraise, squared_norm
 from ._solvers.symnmf import nnls_rows, symnmf_anls  # noqa: F401 (re-exported)
 from .init import initialize, resolve_start
@@ -303,8 +304,8 @@ class NMFS(ClusterMixin, BaseEstimator):
     }
 
     def __init__(self, n_components=8, *, n_neighbors=None, metric="cosine", weight="auto",
-                 scaling="ncut", init="skmeans", n_init=1, max_iter=200, tol=1e-4,
-                 random_state=None, verbose=0):
+                 scaling="ncut", init="skmeans", n_init=1, max_iter=DEFAULT_MAX_ITER,
+                 tol=DEFAULT_TOL, random_state=None, verbose=0):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.metric = metric
