@@ -29,9 +29,9 @@ AUTO_POOLING = "first"
 
 #: The least share of the corpus's words the sentence model's tokenizer must keep whole
 #: (:meth:`semnmf.text.encoders.SentenceEncoder.word_coverage`) for ``semantics="auto"``
-#: to use it: the geometric midpoint between the highest coverage of a language where
-#: all-MiniLM-L6-v2 clustered worse than word counts (Turkish, 0.14) and the lowest where it
-#: clustered better (German, 0.36-0.38); ``benchmarks/results/semantics_auto.md``.
+#: to use it: the geometric midpoint between the coverage of the languages where
+#: all-MiniLM-L6-v2 clustered worse than word counts and of those where it clustered
+#: better (the languages, coverages and scores: ``benchmarks/results/semantics_auto.md``).
 MIN_WORD_COVERAGE = 0.22
 
 INSTALL_HINT = ('pip install "semnmf[embeddings]" would add sentence semantics '
