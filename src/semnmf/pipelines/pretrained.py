@@ -61,6 +61,7 @@ from .._utils.devices import check_device
 from .._utils.validation import check_positive_int
 from .._utils.words import LIBRARY
 from ..graphs.semantic import semantic_document_graph, word_graph
+from ..models._defaults import DEFAULT_MAX_ITER, DEFAULT_TOL
 from ..models.nmf import DeviceOptions
 from ..text.pretrained import (EMBED, SEMANTICS, _check_source, check_available,
                                     combined_context, document_vectors, expand_documents,
@@ -431,8 +432,8 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
                  graph_lam="auto", word_mode="expand", expand=1.0, word_weight=0.3,
                  word_neighbors=10, n_neighbors=10, partition="auto", refine=False,
                  context="window",
-                 window=10, n_init=1, max_iter=200, tol=1e-4, random_state=None,
-                 cache_dir=None, device="cpu", verbose=0):
+                 window=10, n_init=1, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
+                 random_state=None, cache_dir=None, device="cpu", verbose=0):
         self.n_components = n_components
         self.semantics = semantics
         self.embed = embed
