@@ -85,11 +85,12 @@ def add_parser(commands):
     c.add_argument("-k", "--n-clusters", dest="k", type=_k_argument,
                    help="number of clusters; auto (a recommended k, a range and the clusters "
                         "at every k of the range, all without labels), a range 2:40 or a "
-                        "list 5,10,20 to choose from (required unless --min-cluster-size; "
-                        "see \"Choosing K\" below)")
+                        "list 5,10,20 to choose from (no default: required unless "
+                        "--min-cluster-size; see \"Choosing K\" below)")
     c.add_argument("--min-cluster-size", type=int, metavar="N",
                    help="no cluster of fewer than N documents: smaller ones are merged into "
-                        "their nearest, at every level of -k auto; alone, it implies -k auto")
+                        "their nearest, at every level of -k auto; alone, it implies -k auto "
+                        "(default: no minimum)")
     c.add_argument("--method", choices=MethodChoices(CLI_METHODS),
                    help="; ".join(f"{name}: {m.description}" for name, m in CLI_METHODS.items())
                    + f" (default {DEFAULT_CLI_METHOD}; snmf with --semantics, which runs the "
