@@ -569,12 +569,13 @@ def test_unreadable_file(planted_csv):
 
 
 def test_unreadable_file_message(planted_csv, monkeypatch):
-    import semnmf.datasets
+    import semnmf.datasets.encodings
 
     def denied(path, *args, **kwargs):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(semnmf.datasets, "open", denied, raising=False)
+    # every text file is read through semnmf.datasets.encodings._read_text
+    monkeypatch.setattr(semnmf.datasets.encodings, "open", denied, raising=False)
     with pytest.raises(DatasetError, match=r"cannot read .*planted\.csv: Permission denied"):
         load_dataset(planted_csv)
 
