@@ -172,7 +172,7 @@ def test_architecture_sections_name_every_floor():
     docs = (DOCS / "architecture.md").read_text(encoding="utf-8")
     for unit in units:
         name = {"__init__": "semnmf/__init__.py", "metrics": "metrics.py",
-                "datasets": "datasets.py"}.get(unit, f"{unit}/")
+                }.get(unit, f"{unit}/")
         assert name in readme, f"the README's architecture section does not name {name}"
         assert name in docs, f"docs/architecture.md does not name {name}"
     assert "docs/architecture.md" in readme
