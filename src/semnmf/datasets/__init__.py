@@ -100,13 +100,15 @@ def load_dataset(source, *, text_column=None, label_column=None, id_column=None,
         ``stop_words`` -- "english" or "none" for other languages --, ``token_pattern``,
         ...).
 
-    Labels that are empty (an empty CSV cell, an empty line of ``labels.txt``, a JSON
-    null or a record without the label field) mark unlabelled documents: they are
-    clustered but left out of the scores.
-
     Returns
     -------
     Corpus
+
+    Notes
+    -----
+    Labels that are empty (an empty CSV cell, an empty line of ``labels.txt``, a JSON
+    null or a record without the label field) mark unlabelled documents: they are
+    clustered but left out of the scores.
     """
     if vocab is not None:
         if vocabulary is not None:

@@ -135,6 +135,8 @@ default="english"
         (kept as distributed). The value used is ``min_df``; ``min_df_automatic`` says
         whether it was chosen so.
 
+    Notes
+    -----
     Labels that are None, empty strings or NaN mark *unlabelled* documents: they are no
     class (``n_classes`` does not count them) and are left out of the scores; a corpus
     whose labels are all missing has ``labels = None``.
