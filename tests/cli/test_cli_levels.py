@@ -134,3 +134,20 @@ def test_a_damaged_levels_file_is_one_line(auto_run, tmp_path):
     (copy / "levels.csv").write_text("".join(lines[:-3]), encoding="utf-8")
     with pytest.raises(ValueError, match="levels.csv does not list the documents"):
         read_run(copy)
+
+
+def test_a_level_edit_replays_on_another_auto_run(auto_run, planted45_csv, tmp_path):
+    from semnmf import ari
+
+    levels, _ = read_levels(auto_run)
+    finest = max(levels)
+    other = tmp_path / "other"
+    assert main(["cluster", planted45_csv, "-k", "auto", "--method", "nmf", "--seed", "5",
+                 "--out", str(other), *FAST]) == 0
+    assert main(["edit", str(auto_run), "--level", str(finest), "--out",
+                 str(tmp_path / "level"), "-q"]) == 0
+    assert main(["edit", str(other), "--replay", str(tmp_path / "level"), "--out",
+                 str(tmp_path / "replayed"), "-q"]) == 0
+    replayed = clusters(tmp_path / "replayed")
+    assert len(set(replayed)) == finest
+    assert ari(clusters(tmp_path / "level"), replayed) > 0.8
