@@ -158,14 +158,18 @@ def run(tmp_path_factory):
     texts[7] = "Zanzibarish " + texts[7]
     # document 12 has a word no other has far into its text (the search reads it all)
     texts[12] += " " + " ".join(["football match goal team player"] * 12) + " quokkaesque."
-    folder = tmp_path_factory.mktemp("interactive")
+    return _planted_run(tmp_path_factory.mktemp("interactive"), texts, labels, "3",
+                        "assignments.csv")
+
+
+def _planted_run(folder, texts, labels, k, table):
+    """(run folder, rows of its ``table``) of ``semnmf cluster -k k --report`` on texts."""
     source = write_csv(folder / "planted.csv", zip(texts, labels), ["text", "label"])
     out = str(folder / "run")
-    assert main(["cluster", str(source), "-k", "3", "--method", "nmf", "--max-iter", "50",
+    assert main(["cluster", str(source), "-k", k, "--method", "nmf", "--max-iter", "50",
                  "-q", "--out", out, "--report"]) == 0
-    with open(os.path.join(out, "assignments.csv"), newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    return out, rows
+    with open(os.path.join(out, table), newline="", encoding="utf-8") as f:
+        return out, list(csv.DictReader(f))
 
 
 @pytest.fixture(scope="module")
@@ -337,14 +341,7 @@ def test_representatives_break_ties_by_words_and_skip_duplicates(tmp_path):
 def auto_run(tmp_path_factory):
     """A planted run of -k auto (90 documents, 3 topics) with its levels and report."""
     texts, labels = make_planted(docs_per_topic=30)
-    folder = tmp_path_factory.mktemp("levels")
-    source = write_csv(folder / "planted.csv", zip(texts, labels), ["text", "label"])
-    out = str(folder / "run")
-    assert main(["cluster", str(source), "-k", "auto", "--method", "nmf", "--max-iter", "50",
-                 "-q", "--out", out, "--report"]) == 0
-    with open(os.path.join(out, "levels.csv"), newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    return out, rows
+    return _planted_run(tmp_path_factory.mktemp("levels"), texts, labels, "auto", "levels.csv")
 
 
 @needs_chromium
