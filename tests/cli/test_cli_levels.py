@@ -151,3 +151,12 @@ def test_a_level_edit_replays_on_another_auto_run(auto_run, planted45_csv, tmp_p
     replayed = clusters(tmp_path / "replayed")
     assert len(set(replayed)) == finest
     assert ari(clusters(tmp_path / "level"), replayed) > 0.8
+
+
+def test_python_min_cluster_size_alone_is_auto(planted45_csv):
+    result = semnmf.cluster(planted45_csv, min_cluster_size=12, method="nmf", max_iter=50)
+    assert result.extra["k_range"] and result.levels
+    for labels in result.levels.values():
+        assert np.bincount(labels).min() >= 12
+    with pytest.raises(ValueError, match="min_cluster_size"):
+        semnmf.cluster(planted45_csv, method="nmf")

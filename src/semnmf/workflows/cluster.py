@@ -127,7 +127,9 @@ def cluster(source, k=None, *, method=None, random_state=0, verbose=0,
         its columns and ``labels=`` gives its documents' classes).
     k : int, "auto" or sequence of int
         The number of clusters; "auto" (or candidates) chooses it without labels
-        (``result.choices["k"]`` says how).
+        (``result.choices["k"]`` says how) and gives the clusters at every k of a range
+        around it (``result.levels``, :mod:`semnmf.pipelines.levels`). None with
+        ``min_cluster_size=N`` (no cluster under N documents) means "auto".
     method : str or None, default=None
         The command line's ``--method``: "snmf-robust" (Semantic-NMF, KL loss, lam 1, five
         screened starts, float32), "kl-consensus" (the MMM consensus of NMF-KL and
@@ -173,8 +175,11 @@ def cluster(source, k=None, *, method=None, random_state=0, verbose=0,
         raise TypeError(f"cluster() got an unexpected keyword argument {unknown[0]!r}")
     if "n_components" in settings:
         k = settings.pop("n_components")
+    if k is None and settings.get("min_cluster_size") is not None:
+        k = "auto"  # a minimum cluster size states the granularity: the levels of k="auto"
     if k is None:
-        raise ValueError("n_components (k) is required: a number of clusters or 'auto'.")
+        raise ValueError("n_components (k) is required: a number of clusters or 'auto' (or "
+                         "give min_cluster_size, which implies 'auto').")
     if "semantics" in settings:
         settings["semantics"] = semantics_source(settings["semantics"])
     semantics = settings.get("semantics", "auto")
