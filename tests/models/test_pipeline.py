@@ -50,7 +50,7 @@ def test_an_engine_writes_into_no_estimator(X):
     assert vars(model).keys() == before.keys()
     reference = SemanticNMF(3, random_state=0).fit(X)
     np.testing.assert_array_equal(record.labels, reference.labels_)
-    assert record.lam == reference.lambda_ > 0
+    assert record.effective_lambda == reference.lambda_ > 0
 
 
 @pytest.mark.parametrize("n_init, screen_iter, restarts", [(1, None, 10), (5, 1, 10),

@@ -96,7 +96,7 @@ def _assert_same_run(local, device, rtol=1e-10, tied_starts=False):
     np.testing.assert_allclose(device.Z, local.Z, rtol=1e-7, atol=1e-12)
     if local.Q is not None:
         np.testing.assert_allclose(device.Q, local.Q, rtol=1e-7, atol=1e-12)
-    assert device.lam == local.lam
+    assert device.effective_lambda == local.effective_lambda
 
 
 @pytest.mark.parametrize("corpus", CORPORA)

@@ -116,7 +116,7 @@ def fit_blocked(problem, options):
     (``document_factors()`` gathers it)."""
     from .init import initialize_context_factor, start_restarts
 
-    X, M, lam, loss = problem.X, problem.M, problem.lam, problem.loss
+    X, M, lam, loss = problem.X, problem.M, problem.effective_lambda, problem.loss
     rng = check_random_state(options.random_state)
     Mt = None
     if M is not None:
@@ -153,6 +153,6 @@ def fit_blocked(problem, options):
         W=run.W, Q=run.Q if M is not None else None,
         labels=np.concatenate([part[0] for part in parts]),
         strengths=np.concatenate([part[1] for part in parts]),
-        n_iter=n_iter, history=history, errors=errors, norms=norms, lam=lam,
+        n_iter=n_iter, history=history, errors=errors, norms=norms, effective_lambda=lam,
         engine=X.executor.name, problem=run,
         gather=lambda: np.vstack(ex.gather(run.Z)))

@@ -44,7 +44,7 @@ def fit_local(problem, options):
         else:
             Z, W = initialize(X, problem.n_components, strategy, rng, n_restarts=restarts)
         Q = initialize_context_factor(context_product @ W, W) if factored else None
-        return problem.make_problem(X, Z, W, M=M, Q=Q, lam=problem.lam,
+        return problem.make_problem(X, Z, W, M=M, Q=Q, lam=problem.effective_lambda,
                                     update_W=problem.update_W, Xt=Xt, Mt=Mt)
 
     run, n_iter, history = mu.best_of_runs(
@@ -55,7 +55,7 @@ def fit_local(problem, options):
     norms = normalize_columns(run.Z, run.W, Q)
     return FitResult(W=run.W, Z=run.Z, Q=Q, labels=labels_from_memberships(run.Z, empty_rows(X)),
                      n_iter=n_iter, history=history, errors=errors, norms=norms,
-                     lam=problem.lam, engine="local", problem=run,
+                     effective_lambda=problem.effective_lambda, engine="local", problem=run,
                      start_kmeans=best_kmeans[0] if best_kmeans else None)
 
 

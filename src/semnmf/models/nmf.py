@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.utils._available_if import available_if
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._utils.blocks import BlockedMatrix, is_blocked
@@ -43,8 +43,7 @@ class DeviceOptions(StrOptions):
 
 # The start of the multiplicative-update estimators: a strategy name or the factors
 # themselves, (Z, W) (see semnmf.models.init.resolve_start).
-_INIT_CONSTRAINT = [StrOptions({"skmeans", "random", "nndsvda"}), Hidden(StrOptions({"custom"})),
-                    tuple, list]
+_INIT_CONSTRAINT = [StrOptions({"skmeans", "random", "nndsvda"}), tuple, list]
 
 # Fitted attributes of ``fit`` that ``partial_fit`` does not compute: removed by each call,
 # so that none describes an earlier fit. ``n_iter_`` is set to the batch's inner steps.
@@ -84,12 +83,10 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "Z_init": ["array-like", None],
-        "W_init": ["array-like", None],
     }
 
     def __init__(self, n_components=8, *, init="skmeans", n_init=1, max_iter=DEFAULT_MAX_ITER,
-                 tol=DEFAULT_TOL, random_state=None, verbose=0, Z_init=None, W_init=None):
+                 tol=DEFAULT_TOL, random_state=None, verbose=0):
         self.n_components = n_components
         self.init = init
         self.n_init = n_init
@@ -97,8 +94,6 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
         self.verbose = verbose
-        self.Z_init = Z_init
-        self.W_init = W_init
 
     # Whether X may come as row blocks (blocked / Dask engine) and partial_fit applies.
     _supports_blocks = False
@@ -205,7 +200,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
             check_documents(X)
         M, lam = self._prepare_context(X, **inputs)
         return FitProblem(X=X, n_components=self.n_components, make_problem=self._make_problem,
-                          loss=self._loss(), M=M, lam=lam, context_factor=self._context_factor,
+                          loss=self._loss(), M=M, effective_lambda=lam, context_factor=self._context_factor,
                           start=resolve_start(self, X.shape, dtype=X.dtype),
                           update_W=update_W, data_sizes=sizes)
 
@@ -257,7 +252,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         if result.history is not None:
             self.objective_ = result.history[-1]
             self.objective_history_ = np.asarray(result.history)
-        self.lambda_ = result.lam
+        self.lambda_ = result.effective_lambda
         self.labels_ = result.labels
         self.engine_ = result.engine
 
@@ -556,12 +551,6 @@ class NMF(_Variants, _BaseNMF):
         CPU, and one log line says which. The start (spherical k-means) is computed on the
         CPU; ``transform`` and ``predict`` run on the CPU whatever ``device`` is;
         ``orthogonal=True`` and row blocks run on the CPU only.
-    Z_init, W_init : ndarray, optional
-        Starting factors for the former ``init="custom"``.
-
-        .. deprecated:: 0.2
-           Pass ``init=(Z, W)``; ``init="custom"`` with ``Z_init``/``W_init`` warns
-           (FutureWarning) and is removed in 0.3.
 
     Attributes
     ----------
@@ -597,10 +586,9 @@ class NMF(_Variants, _BaseNMF):
 
     def __init__(self, n_components=8, *, loss="frobenius", orthogonal=False, init="skmeans",
                  n_init=1, screen_iter=None, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
-                 random_state=None, verbose=0, device="cpu", Z_init=None, W_init=None):
+                 random_state=None, verbose=0, device="cpu"):
         super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
-                         random_state=random_state, verbose=verbose, Z_init=Z_init,
-                         W_init=W_init)
+                         random_state=random_state, verbose=verbose)
         self.loss = loss
         self.orthogonal = orthogonal
         self.screen_iter = screen_iter

@@ -142,4 +142,4 @@ def online_step(state, X, *, lam=0.0, lam_scale="relative", forget_factor=1.0,
     state.n_documents += X.shape[0]
     Z = solve_documents(X, W, n_steps, Z)
     return FitResult(W=W, Q=state.Q, labels=labels_from_memberships(Z, empty_rows(X)),
-                     n_iter=n_steps, lam=lam_t, engine="online", Z=Z)
+                     n_iter=n_steps, effective_lambda=lam_t, engine="online", Z=Z)

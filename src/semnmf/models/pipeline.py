@@ -52,7 +52,7 @@ class ProblemFactory(Protocol):
     """Builds one run's :class:`Problem` from its start (the estimator's update rules)."""
 
     def __call__(self, X, Z, W, *, M=None, Q=None, lam=0.0, update_W=True, Xt=None,
-                 Mt=None) -> Problem: ...
+                 Mt=None) -> Problem: ...  # lam: the absolute λ (FitProblem.effective_lambda)
 
 
 @dataclass(frozen=True)
@@ -70,8 +70,10 @@ class FitProblem:
     loss : {"frobenius", "kl"}
     M : matrix or None
         The word-context matrix (None: no word-context term).
-    lam : float
-        Its effective (absolute) weight λ.
+    effective_lambda : float
+        Its effective (absolute) weight λ of the objective (eq. 5), made from the
+        estimator's ``lam`` by :meth:`_prepare_context` (relative to the data term unless
+        ``lam_scale="absolute"``); the solvers' ``lam``.
     context_factor : bool
         Whether M is factorized as M ≈ W Qᵀ with a factor Q of its own (SeNMF's
         M ≈ W S Wᵀ has none).
@@ -88,7 +90,7 @@ class FitProblem:
     make_problem: Callable
     loss: str = "frobenius"
     M: Any = None
-    lam: float = 0.0
+    effective_lambda: float = 0.0
     context_factor: bool = True
     start: tuple = ("skmeans", None, None)
     update_W: bool = True
@@ -134,7 +136,7 @@ class FitResult:
     engine: str
     Z: np.ndarray | None = None
     Q: np.ndarray | None = None
-    lam: float = 0.0
+    effective_lambda: float = 0.0  # the λ the run was fitted with (estimators' lambda_)
     history: list | None = None
     errors: tuple | None = None
     norms: np.ndarray | None = None

@@ -128,7 +128,7 @@ def fit_torch(problem, options, device="cuda", dtype="float32", *, index_dtype=N
     norms = normalize_columns(Z, W, Q)
     return FitResult(W=W, Z=Z, Q=Q, labels=labels_from_memberships(Z, empty_rows(X)),
                      n_iter=n_iter, history=history, errors=errors, norms=norms,
-                     lam=problem.lam, engine=f"torch:{device}", problem=run)
+                     effective_lambda=problem.effective_lambda, engine=f"torch:{device}", problem=run)
 
 
 def _runs(problem, options, ops):
@@ -151,6 +151,6 @@ def _runs(problem, options, ops):
             # Q = s·MᵀW (initialize_context_factor), the product on the device
             W_host = W.cpu().numpy()
             Q = ops.to_device(initialize_context_factor((ops.Mt @ W).cpu().numpy(), W_host))
-        return make(ops, Z, W, Q=Q, lam=problem.lam, update_W=problem.update_W)
+        return make(ops, Z, W, Q=Q, lam=problem.effective_lambda, update_W=problem.update_W)
 
     return new_run
