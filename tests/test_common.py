@@ -5,7 +5,7 @@ only where a check cannot apply, each with its reason), then semnmf's own contra
 ``n_components`` is k, ``objective_`` is finite and lower-is-better, ``labels_`` and the
 document factors have the documented shapes, ``random_state`` makes fits repeatable,
 float32 stays float32 where declared, a bad parameter is one clear ValueError before any
-work, renamed parameters warn and give the same result, and the estimators that build
+work, the names removed in 0.3 are refused as unknown ones, and the estimators that build
 another estimator forward every argument to it.
 """
 
@@ -205,8 +205,8 @@ def test_n_components_is_k(name):
         assert "n_components" not in params
     else:
         assert "n_components" in params
-    for old in ("n_clusters", "n_leaves"):
-        assert params.get(old, "deprecated") == "deprecated"
+    for old in ("n_clusters", "n_leaves"):  # the names of 0.1, removed in 0.3
+        assert old not in params
 
 
 @pytest.mark.parametrize("name", estimators())
@@ -374,61 +374,38 @@ def test_pretrained_bad_parameter():
     assert "\n" not in str(error.value)
 
 
-# Renamed parameters: the old name warns (FutureWarning) and gives the same result.
-DEPRECATED = [
-    ("SphericalKMeans", {"n_clusters": K, "n_components": 8}, {"n_components": K},
-     "n_clusters was renamed n_components in 0.2 and will be removed in 0.3"),
-    ("GNMF", {"lam": 7.0}, {"graph_lam": 7.0}, "lam was renamed graph_lam"),
-    ("HierarchicalNMF", {"n_leaves": 2}, {"n_components": 2}, "n_leaves was renamed"),
-    ("DCN", {"lam": 0.5}, {"cluster_weight": 0.5}, "lam was renamed cluster_weight"),
-]
+# The names of 0.1 that 0.2 kept with a FutureWarning, removed in 0.3 (CHANGELOG.md): an
+# old keyword fails as any unknown parameter does (TypeError, as scikit-learn's estimators),
+# init="custom" as any unknown strategy, GTNMF's positional memberships as no memberships.
+REMOVED = [("SphericalKMeans", "n_clusters"), ("HierarchicalNMF", "n_leaves"),
+           ("GNMF", "lam"), ("DCN", "lam"), ("SymNMF", "H_init"),
+           *[(name.values[0], old) for name in estimators(family="mu")
+             for old in ("Z_init", "W_init")]]
 
 
-@pytest.mark.parametrize("name, old, new, match", [
-    pytest.param(*row, id=row[0], marks=[pytest.mark.skipif(not HAS_TORCH, reason="torch")]
-                 if row[0] in NEEDS_TORCH else []) for row in DEPRECATED])
-def test_renamed_parameter_warns_and_gives_the_same_result(name, old, new, match, data):
-    X = fit_input(name, data)
-    expected = quiet(fresh(name, **new).fit, X)
-    with pytest.warns(FutureWarning, match=match):
-        got = fresh(name, **old).fit(X)
-    np.testing.assert_array_equal(got.labels_, expected.labels_)
-    if hasattr(expected, "objective_"):
-        assert got.objective_ == expected.objective_
+@pytest.mark.parametrize("name, old", [pytest.param(name, old, id=f"{name}-{old}")
+                                       for name, old in dict.fromkeys(REMOVED)])
+def test_removed_parameter_is_an_unknown_keyword(name, old):
+    cls = type(REGISTRY[name][0])
+    assert old not in cls().get_params()
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{old}'"):
+        cls(**{old: 1})
 
 
-@pytest.mark.parametrize("name", estimators(family="mu"))
-def test_custom_start_deprecated_and_equal_to_init_arrays(name, data):
-    X, _ = data
-    Z0, W0 = init_module.initialize(X, K, "random", 0)
-    expected = quiet(fresh(name, init=(Z0, W0)).fit, X)
-    params = {"init": "custom", "Z_init": Z0}
-    if "W_init" in expected.get_params():
-        params["W_init"] = W0
-    with pytest.warns(FutureWarning, match="init='custom'"):
-        got = quiet(fresh(name, **params).fit, X)
-    np.testing.assert_array_equal(got.labels_, expected.labels_)
-    assert got.objective_ == expected.objective_
-    # the start is not modified, and a one-factor model accepts the pair too
-    np.testing.assert_array_equal(Z0, init_module.initialize(X, K, "random", 0)[0])
+@pytest.mark.parametrize("name", estimators(family="mu") + estimators(["SymNMF"]))
+def test_init_custom_is_refused(name, data):
+    estimator = fresh(name, init="custom")
+    with pytest.raises(ValueError, match="'init' parameter .* Got 'custom'"):
+        estimator.fit(fit_input(name, data))
 
 
-def test_symnmf_custom_start_deprecated(data):
-    X, _ = data
-    H0 = np.random.default_rng(0).random((X.shape[0], K))
-    expected = quiet(fresh("SymNMF", init=H0).fit, X)
-    with pytest.warns(FutureWarning, match="H_init"):
-        got = quiet(fresh("SymNMF", init="custom", H_init=H0).fit, X)
-    np.testing.assert_array_equal(got.labels_, expected.labels_)
-
-
-def test_gtnmf_old_positional_memberships(data):
+def test_gtnmf_positional_memberships_are_refused(data):
     X, _ = data
     Z = quiet(NMF(K, random_state=0).fit_transform, X)
+    with pytest.raises(ValueError, match=r"memberships=Z"):
+        GTNMF().fit(X, Z)                      # y: ignored, so no memberships
     expected = GTNMF().fit(X, memberships=Z)
-    with pytest.warns(FutureWarning, match="memberships=Z"):
-        got = GTNMF().fit(X, Z)
-    np.testing.assert_array_equal(got.labels_, expected.labels_)
+    assert expected.labels_.shape == (X.shape[0],)
 
 
 # -- wrappers forward every argument (TensorLy's assert_class_wrapper_correctly_passes_arguments)
@@ -451,8 +428,7 @@ def test_constructor_stores_every_argument(name):
     estimator = REGISTRY[name][0]
     cls = type(estimator)
     for param, default in cls().get_params().items():
-        if param not in NON_DEFAULT or param in ("n_clusters", "n_leaves", "Z_init",
-                                                  "W_init", "H_init", "estimator"):
+        if param not in NON_DEFAULT or param == "estimator":
             continue
         value = NON_DEFAULT[param]
         assert cls(**{param: value}).get_params()[param] == value, (name, param)

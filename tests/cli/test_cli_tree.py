@@ -41,7 +41,7 @@ def test_tree_outputs(tree_run, capsys):
         assert leaf["top_terms"][0]["term"] in svg  # the picture shows the top terms
     run = read_json(os.path.join(out, "run.json"))
     assert run["method"] == "hiernmf2" and run["parameters"]["n_components"] == 3
-    assert "n_leaves" not in run["parameters"]  # the renamed parameter's unset sentinel
+    assert "n_leaves" not in run["parameters"]  # its name of 0.1, removed in 0.3
     assert run["scores"]["nmi"] == pytest.approx(1.0)
     assert set(run["nmi_by_number_of_leaves"]) == {"2", "3"}
     # the leaves' topics, scored as `semnmf cluster` scores its clusters' topics

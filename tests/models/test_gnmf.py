@@ -364,18 +364,6 @@ def test_isolated_documents_are_reported():
     assert labels[-1] == -1 and labels[0] >= 0
 
 
-
-
-def test_gnmf_lam_deprecated():
-    X, _, Z, W, _, A = random_problem(n=45, d=30, k=3, seed=6)
-    common = dict(init=(Z, W), max_iter=20, tol=0)
-    new = quiet_fit(GNMF(3, graph_lam=7.0, **common), X, A=A)
-    with pytest.warns(FutureWarning, match="lam was renamed graph_lam in 0.2"):
-        old = GNMF(3, lam=7.0, **common).fit(X, A=A)
-    np.testing.assert_array_equal(old.components_, new.components_)
-    assert old.graph_lambda_ == new.graph_lambda_
-
-
 def test_graph_models_have_no_partial_fit_nor_row_blocks():
     """SemanticGNMF inherited SemanticNMF's partial_fit and row-block engine, which fitted
     without the graph term (the same W for any graph_lam)."""

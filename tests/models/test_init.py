@@ -102,19 +102,6 @@ def _small_problem(n=30, d=12, k=3, seed=0):
     return X.tocsr(), rng.random((n, k)) + 0.1, rng.random((d, k)) + 0.1
 
 
-@pytest.mark.parametrize("model, names", [
-    (lambda Z, W: semnmf.NMF(3, Z_init=Z, W_init=W), "Z_init and W_init are"),
-    (lambda Z, W: semnmf.ProjectiveNMF(3, Z_init=Z), "Z_init is"),
-    (lambda Z, W: semnmf.SymNMF(3, H_init=Z), "H_init is"),
-])
-def test_deprecated_start_arrays_without_custom_are_refused(model, names):
-    """Z_init / W_init / H_init were silently ignored unless init='custom' was set too."""
-    X, Z, W = _small_problem()
-    with pytest.raises(ValueError, match=f"{names} given but init='(skmeans|random)' does "
-                                         "not use"):
-        model(Z, W).fit(X)
-
-
 def test_one_factor_models_take_the_pair_as_a_list_and_check_its_w():
     X, Z, W = _small_problem()
     as_tuple = semnmf.ProjectiveNMF(3, init=(Z, W), max_iter=5).fit(X)

@@ -410,8 +410,8 @@ def test_bad_input_matrices():
         SemanticNMF(3).fit(X, M=sp.eye(3))
     with pytest.raises(ValueError, match="could not convert|dtype"):
         NMF(2).fit([["a", "b"], ["c", "d"]])
-    with pytest.raises(ValueError, match="init='custom' needs Z_init and W_init"):
-        NMF(3, init="custom").fit(X)
+    with pytest.raises(ValueError, match="'init' parameter of NMF .* Got 'custom'"):
+        NMF(3, init="custom").fit(X)        # the scheme of 0.1 (Z_init, W_init), removed in 0.3
     with pytest.raises(ValueError, match=r"init \(W\) has shape"):
         NMF(3, init=(np.ones((X.shape[0], 3)), np.ones((4, 3)))).fit(X)
     with pytest.raises(ValueError, match="finite and non-negative"):

@@ -297,16 +297,6 @@ def test_list_input():
     assert labels[0] == labels[1] != labels[2] == labels[3]
 
 
-def test_n_clusters_deprecated(corpus):
-    X, _ = corpus
-    new = SphericalKMeans(n_components=3, n_init=2, random_state=0).fit(X)
-    with pytest.warns(FutureWarning, match="n_clusters was renamed n_components in 0.2 "
-                      "and will be removed in 0.3"):
-        old = SphericalKMeans(n_clusters=3, n_init=2, random_state=0).fit(X)
-    np.testing.assert_array_equal(old.labels_, new.labels_)
-    assert old.objective_ == new.objective_
-
-
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
 def test_row_squared_norms_are_scipys(dtype):
     """_row_sq_norms skips scipy's element-wise product, but its numbers must stay

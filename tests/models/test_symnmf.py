@@ -255,7 +255,7 @@ def test_bad_input(Estimator):
 def test_bad_symnmf_starts():
     # bad parameter values: one table for every estimator in tests/test_common.py
     X, _ = planted_corpus()
-    with pytest.raises(ValueError, match="needs H_init"):
-        SymNMF(3, init="custom").fit(X)
+    with pytest.raises(ValueError, match="'init' parameter of SymNMF .* Got 'custom'"):
+        SymNMF(3, init="custom").fit(X)     # the scheme of 0.1 (H_init), removed in 0.3
     with pytest.raises(ValueError, match=r"init \(Z\) has shape"):
         SymNMF(3, init=np.ones((5, 3))).fit(X)

@@ -34,7 +34,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from .._utils.progress import progress
-from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
 from .._utils.validation import FLOAT_DTYPES, check_matrix, check_n_components
 
 __all__ = ["DCN"]
@@ -233,7 +232,7 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
     latent_dim : int, default=10
         Dimension of the code ``f(x)`` in which k-means runs.
     cluster_weight : float, default=1.0
-        Weight λ of the clustering (k-means) term of eq. (3) (``lam`` before 0.2; in
+        Weight λ of the clustering (k-means) term of eq. (3) (``lam`` in 0.1; in
         semnmf ``lam`` is the word-context weight). With ``lam_scale="relative"`` it is
         scale-free: the clustering term is divided by its value at the k-means
         initialization and the reconstruction term by its value after pretraining, so
@@ -279,7 +278,8 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
     cluster_counts_ : ndarray of shape (n_components,)
         Counts ``c_k`` of the incremental centroid update at the end of training.
     lam_ : float
-        The λ of eq. (3) that was used (``lam`` itself when ``lam_scale="absolute"``).
+        The λ of eq. (3) that was used (``cluster_weight`` itself when
+        ``lam_scale="absolute"``).
     autoencoder_ : torch.nn.ModuleDict
         The trained network, with modules ``"encoder"`` and ``"decoder"``:
         ``f(x) = encoder(input_scale_ * x)`` and ``g(z) = decoder(z) / input_scale_``.
@@ -363,7 +363,6 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         "n_threads": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "lam": [Interval(numbers.Real, 0, None, closed="left"), DEPRECATED_OPTION],
     }
 
     def __init__(
@@ -382,7 +381,6 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         n_threads=None,
         random_state=None,
         verbose=0,
-        lam=DEPRECATED,
     ):
         self.n_components = n_components
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -397,7 +395,6 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         self.n_threads = n_threads
         self.random_state = random_state
         self.verbose = verbose
-        self.lam = lam
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -450,7 +447,7 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         X = self._check_X(X, reset=True)
         n_samples, n_features = X.shape
         k = check_n_components(self.n_components, n_samples)
-        weight = renamed_param(self, "lam", "cluster_weight")
+        weight = self.cluster_weight
         hidden = self._check_hidden_layer_sizes()
         batch_size = min(int(self.batch_size), n_samples)
         rng = check_random_state(self.random_state)

@@ -58,7 +58,6 @@ import warnings
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
 from .._utils.validation import empty_rows
 from ..graphs.documents import check_affinity, document_graph  # noqa: F401
 from ..graphs.knn import METRICS
@@ -110,15 +109,12 @@ class _GraphRegularized:
     # silently drop it.
     _supports_blocks = False
 
-    def _graph_weight(self):
-        return self.graph_lam
-
     def _check_graph_params(self, graph_lam):
         check_lam(graph_lam, self.lam_scale, "graph_lam")
 
     def _prepare_graph(self, X, A):
         """Build (or check) the graph, set ``affinity_matrix_`` and ``graph_lambda_``."""
-        graph_lam = self._graph_weight()
+        graph_lam = self.graph_lam
         self._check_graph_params(graph_lam)
         if A is None:
             if X.shape[0] < 2:
@@ -167,7 +163,7 @@ class GNMF(_GraphRegularized, _BaseNMF):
     n_components : int, default=8
         Number of clusters k.
     graph_lam : float, default=3.0
-        Weight of the document-graph term (``lam`` before 0.2; ``lam`` is the
+        Weight of the document-graph term (``lam`` in 0.1; ``lam`` is the
         word-context weight of the semantic estimators). With ``lam_scale="relative"``
         (default) the paper's λ is ``μ = graph_lam / d̄``, d̄ the mean degree of the graph
         (:func:`effective_graph_lambda`), so ``graph_lam`` weighs the mean squared distance of a
@@ -190,13 +186,8 @@ class GNMF(_GraphRegularized, _BaseNMF):
         Distance of the neighbour search (see :func:`~semnmf.refine.knn_graph`).
     bandwidth : float or None, default=None
         t of the heat kernel; None: the mean squared distance over the kNN pairs.
-    init, n_init, max_iter, tol, random_state, verbose, Z_init, W_init
+    init, n_init, max_iter, tol, random_state, verbose
         As in :class:`~semnmf.NMF`.
-    lam : float, default="deprecated"
-        Former name of ``graph_lam``; when set it is used, with a FutureWarning.
-
-        .. deprecated:: 0.2
-           Renamed ``graph_lam``; removed in 0.3.
 
     Attributes
     ----------
@@ -230,26 +221,20 @@ class GNMF(_GraphRegularized, _BaseNMF):
         "weight": [StrOptions(set(GRAPH_WEIGHTS))],
         "metric": [StrOptions(set(METRICS))],
         "bandwidth": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "lam": [Interval(numbers.Real, 0, None, closed="left"), DEPRECATED_OPTION],
     }
 
     def __init__(self, n_components=8, *, graph_lam=DEFAULT_GRAPH_LAM, lam_scale="relative",
                  n_neighbors=5, weight="binary", metric="cosine", bandwidth=None,
                  init="skmeans", n_init=1, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
-                 random_state=None, verbose=0, Z_init=None, W_init=None, lam=DEPRECATED):
+                 random_state=None, verbose=0):
         super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
-                         random_state=random_state, verbose=verbose, Z_init=Z_init,
-                         W_init=W_init)
+                         random_state=random_state, verbose=verbose)
         self.graph_lam = graph_lam
-        self.lam = lam
         self.lam_scale = lam_scale
         self.n_neighbors = n_neighbors
         self.weight = weight
         self.metric = metric
         self.bandwidth = bandwidth
-
-    def _graph_weight(self):
-        return renamed_param(self, "lam", "graph_lam")
 
     _fit_inputs = ("A",)
 
@@ -296,7 +281,7 @@ class SemanticGNMF(_GraphRegularized, SemanticNMF):
         "absolute" passes both as the papers' raw λ.
     n_neighbors, weight, metric, bandwidth
         The document graph, as in :class:`GNMF`.
-    init, n_init, max_iter, tol, random_state, verbose, Z_init, W_init
+    init, n_init, max_iter, tol, random_state, verbose
         As in :class:`~semnmf.NMF`.
 
     Attributes
@@ -314,17 +299,17 @@ class SemanticGNMF(_GraphRegularized, SemanticNMF):
     """
 
     _parameter_constraints: dict = {
-        **{name: rule for name, rule in GNMF._parameter_constraints.items() if name != "lam"},
+        **GNMF._parameter_constraints,
         "lam": [Interval(numbers.Real, 0, None, closed="left")],
     }
 
     def __init__(self, n_components=8, *, lam=DEFAULT_LAM, graph_lam=DEFAULT_GRAPH_LAM,
                  lam_scale="relative", n_neighbors=5, weight="binary", metric="cosine",
                  bandwidth=None, init="skmeans", n_init=1, max_iter=DEFAULT_MAX_ITER,
-                 tol=DEFAULT_TOL, random_state=None, verbose=0, Z_init=None, W_init=None):
+                 tol=DEFAULT_TOL, random_state=None, verbose=0):
         super().__init__(n_components, lam=lam, lam_scale=lam_scale, init=init, n_init=n_init,
                          max_iter=max_iter, tol=tol, random_state=random_state,
-                         verbose=verbose, Z_init=Z_init, W_init=W_init)
+                         verbose=verbose)
         self.graph_lam = graph_lam
         self.n_neighbors = n_neighbors
         self.weight = weight

@@ -26,7 +26,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._utils.progress import progress
-from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
 from .._utils.validation import (check_documents, check_fit_target, check_positive_int,
                                  empty_rows, validate_estimator_input)
 from ..metrics import top_terms as _top_terms
@@ -490,11 +489,6 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
     random_state : int, RandomState or None
     verbose : int, default=0
         Show a progress bar of the splits.
-    n_leaves : int, default="deprecated"
-        Former name of ``n_components``; when set it is used, with a FutureWarning.
-
-        .. deprecated:: 0.2
-           Renamed ``n_components``; removed in 0.3.
 
     Attributes
     ----------
@@ -537,15 +531,12 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         "assign_labels": [StrOptions({"topics", "tree"})],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "n_leaves": [Interval(numbers.Integral, 1, None, closed="left"), DEPRECATED_OPTION],
     }
 
     def __init__(self, n_components=10, *, score_threshold=0.0, beta=9.0, n_trials=3,
                  splitter="rank2", lam=10.0, max_iter=500, tol=1e-4, stop="pg",
-                 partition_tol=3e-3, assign_labels="topics", random_state=None, verbose=0,
-                 n_leaves=DEPRECATED):
+                 partition_tol=3e-3, assign_labels="topics", random_state=None, verbose=0):
         self.n_components = n_components
-        self.n_leaves = n_leaves
         self.score_threshold = score_threshold
         self.beta = beta
         self.n_trials = n_trials
@@ -563,7 +554,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
     def _check_params(self, n_documents):
         """The checks that need the data; the others are in ``_parameter_constraints``.
         Returns the number of leaves to grow."""
-        n_leaves = renamed_param(self, "n_leaves", "n_components")
+        n_leaves = self.n_components
         if n_leaves > n_documents:
             raise ValueError(
                 f"n_components={n_leaves} is larger than the number of non-empty documents "

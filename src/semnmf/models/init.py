@@ -13,7 +13,6 @@ from sklearn.preprocessing import normalize
 from sklearn.utils import check_random_state
 from sklearn.utils.extmath import randomized_svd
 
-from .._utils.deprecation import is_set
 from .skmeans import SphericalKMeans
 
 INITS = ("skmeans", "random", "nndsvda")
@@ -75,32 +74,12 @@ def resolve_start(estimator, X_shape, *, n_factors=2, dtype=np.float64):
     pair ``(Z, W)``, tuple or list, is accepted too, W then shape-checked and unused, so
     that one shared start serves every model). Every start is checked by
     :func:`check_start` (shape, finite, non-negative, no all-zero column).
-
-    The former scheme, ``init="custom"`` with ``Z_init``/``W_init`` (``H_init`` for
-    SymNMF), still works in 0.2 with a FutureWarning; it is removed in 0.3. Those arrays
-    given with a strategy name are refused (they used to be ignored without a word).
     """
     n, d = X_shape
     k = estimator.n_components
     init = estimator.init
-    names = _deprecated_start_names(estimator, n_factors)
     if isinstance(init, str):
-        if init != "custom":
-            given = [name for name in names if _is_given(getattr(estimator, name, None))]
-            if given:
-                raise ValueError(
-                    f"{' and '.join(given)} {'is' if len(given) == 1 else 'are'} given but "
-                    f"init={init!r} does not use {'it' if len(given) == 1 else 'them'}: pass "
-                    f"the start as init={_start_form(estimator, n_factors)} (and drop {'/'.join(given)}).")
-            return init, None, None
-        given = tuple(getattr(estimator, name, None) for name in names)
-        if not all(_is_given(value) for value in given):
-            raise ValueError(f"init='custom' needs {' and '.join(names)}; pass the start as "
-                             f"init={_start_form(estimator, n_factors)} instead.")
-        warnings.warn(f"init='custom' with {'/'.join(names)} is deprecated since 0.2 and "
-                      f"will be removed in 0.3; pass init={_start_form(estimator, n_factors)} instead.",
-                      FutureWarning, stacklevel=4)
-        init = given if n_factors == 2 else given[0]
+        return init, None, None
     pair = isinstance(init, (tuple, list)) and len(init) == 2 and np.ndim(init[0]) == 2
     if n_factors == 1:
         if pair:                        # (Z, W): the shared start of every model, W unused
@@ -112,22 +91,6 @@ def resolve_start(estimator, X_shape, *, n_factors=2, dtype=np.float64):
                          f"factors of shapes {(n, k)} and {(d, k)}.")
     return ("custom", check_start(init[0], (n, k), "init (Z)", dtype),
             check_start(init[1], (d, k), "init (W)", dtype))
-
-
-def _deprecated_start_names(estimator, n_factors):
-    if hasattr(estimator, "H_init"):
-        return ("H_init",)
-    return ("Z_init", "W_init") if n_factors == 2 else ("Z_init",)
-
-
-def _is_given(value):
-    return value is not None and is_set(value)
-
-
-def _start_form(estimator, n_factors):
-    if hasattr(estimator, "H_init"):
-        return "H"
-    return "(Z, W)" if n_factors == 2 else "Z"
 
 
 def nndsvda(X, n_components, random_state=None, eps=1e-6):

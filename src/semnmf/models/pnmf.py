@@ -93,11 +93,6 @@ class ProjectiveNMF(_BaseNMF):
         ``|F(t−1) − F(t)| / F(t−1)``, is below tol (tested from the 10th iteration on).
     random_state : int, RandomState instance or None
     verbose : int, default=0
-    Z_init : ndarray of shape (n_documents, n_components), optional
-        Starting Z for the former ``init="custom"``.
-
-        .. deprecated:: 0.2
-           Pass ``init=Z``; removed in 0.3.
 
     Attributes
     ----------
@@ -135,22 +130,14 @@ class ProjectiveNMF(_BaseNMF):
     """
 
     _parameter_constraints: dict = {
-        **{name: rule for name, rule in _BaseNMF._parameter_constraints.items()
-           if name != "W_init"},
+        **_BaseNMF._parameter_constraints,
         "init": [*_INIT_CONSTRAINT, "array-like"],
     }
 
     def __init__(self, n_components=8, *, init="skmeans", n_init=1, max_iter=DEFAULT_MAX_ITER,
-                 tol=DEFAULT_TOL, random_state=None, verbose=0, Z_init=None):
-        # one factor: no W start (so not _BaseNMF.__init__, which takes W_init)
-        self.n_components = n_components
-        self.init = init
-        self.n_init = n_init
-        self.max_iter = max_iter
-        self.tol = tol
-        self.random_state = random_state
-        self.verbose = verbose
-        self.Z_init = Z_init
+                 tol=DEFAULT_TOL, random_state=None, verbose=0):
+        super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
+                         random_state=random_state, verbose=verbose)
 
     def _make_problem(self, X, Z, W, update_W=True, **unused):
         """``transform``'s problem: (7a) with the fitted W frozen."""

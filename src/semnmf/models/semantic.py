@@ -46,7 +46,7 @@ class SemanticNMF(_Variants, _BaseNMF):
         (SNMF-KL, slides Algorithm 2), see :mod:`semnmf.models._solvers.kl`.
     orthogonal : bool, default=False
         The Neurocomputing paper's §6.1 variant: the Z update of orthogonal NMF.
-    init, n_init, screen_iter, max_iter, tol, random_state, verbose, device, Z_init, W_init
+    init, n_init, screen_iter, max_iter, tol, random_state, verbose, device
         As in :class:`~semnmf.NMF` (``device="cuda"``: the torch engine on a GPU; M's
         products run there too).
 
@@ -79,10 +79,9 @@ class SemanticNMF(_Variants, _BaseNMF):
     def __init__(self, n_components=8, *, lam=DEFAULT_LAM, lam_scale="relative",
                  loss="frobenius", orthogonal=False, init="skmeans", n_init=1,
                  screen_iter=None, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
-                 random_state=None, verbose=0, device="cpu", Z_init=None, W_init=None):
+                 random_state=None, verbose=0, device="cpu"):
         super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
-                         random_state=random_state, verbose=verbose, Z_init=Z_init,
-                         W_init=W_init)
+                         random_state=random_state, verbose=verbose)
         self.loss = loss
         self.orthogonal = orthogonal
         self.screen_iter = screen_iter

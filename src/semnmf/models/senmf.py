@@ -87,7 +87,7 @@ class SeNMF(_BaseNMF):
     shift : float, default=2
         N of the shifted PPMI max(PMI − log N, 0) built from X when ``fit`` gets no M
         (SIGIR: N = 2).
-    init, n_init, max_iter, tol, random_state, verbose, Z_init, W_init
+    init, n_init, max_iter, tol, random_state, verbose
         As in :class:`~semnmf.NMF`. S starts as a scaled identity (least-squares scale
         given the starting W).
 
@@ -131,10 +131,9 @@ class SeNMF(_BaseNMF):
 
     def __init__(self, n_components=8, *, lam=DEFAULT_LAM, lam_scale="relative", shift=2,
                  init="skmeans", n_init=1, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
-                 random_state=None, verbose=0, Z_init=None, W_init=None):
+                 random_state=None, verbose=0):
         super().__init__(n_components, init=init, n_init=n_init, max_iter=max_iter, tol=tol,
-                         random_state=random_state, verbose=verbose, Z_init=Z_init,
-                         W_init=W_init)
+                         random_state=random_state, verbose=verbose)
         self.lam = lam
         self.lam_scale = lam_scale
         self.shift = shift

@@ -18,7 +18,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._utils.deprecation import DEPRECATED, DEPRECATED_OPTION, renamed_param
 from .._utils.progress import log
 from .._utils.validation import (FLOAT_DTYPES, check_matrix, check_n_components, empty_rows,
                                  unit_rows)
@@ -72,11 +71,6 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         int for reproducible results.
     verbose : int, default=0
         Print the objective at every iteration when > 0.
-    n_clusters : int, default="deprecated"
-        Former name of ``n_components``; when set it is used, with a FutureWarning.
-
-        .. deprecated:: 0.2
-           Renamed ``n_components``; removed in 0.3.
 
     Attributes
     ----------
@@ -140,7 +134,6 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), DEPRECATED_OPTION],
     }
 
     def __init__(
@@ -153,7 +146,6 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         tol=1e-4,
         random_state=None,
         verbose=0,
-        n_clusters=DEPRECATED,
     ):
         self.n_components = n_components
         self.init = init
@@ -162,7 +154,6 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
         self.verbose = verbose
-        self.n_clusters = n_clusters
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -233,7 +224,7 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         """
         Xn, zero = self._check_X(X, reset=True)
         n_samples, n_features = Xn.shape
-        k = check_n_components(renamed_param(self, "n_clusters", "n_components"), n_samples)
+        k = check_n_components(self.n_components, n_samples)
         nonzero_idx = np.flatnonzero(~zero)
         if nonzero_idx.size == 0:
             raise ValueError(

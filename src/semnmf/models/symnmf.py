@@ -132,11 +132,6 @@ class SymNMF(ClusterMixin, BaseEstimator):
         multiplicative-update estimators).
     random_state : int, RandomState instance or None
     verbose : int, default=0
-    H_init : ndarray of shape (n_documents, n_components), optional
-        Starting H for the former ``init="custom"``.
-
-        .. deprecated:: 0.2
-           Pass ``init=H``; removed in 0.3.
 
     Attributes
     ----------
@@ -181,12 +176,11 @@ class SymNMF(ClusterMixin, BaseEstimator):
         "tol": [Interval(numbers.Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "H_init": ["array-like", None],
     }
 
     def __init__(self, n_components=8, *, n_neighbors=None, metric="cosine", weight="auto",
                  scaling="ncut", alpha=None, init="random", n_init=1, max_iter=500, tol=1e-3,
-                 random_state=None, verbose=0, H_init=None):
+                 random_state=None, verbose=0):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.metric = metric
@@ -199,7 +193,6 @@ class SymNMF(ClusterMixin, BaseEstimator):
         self.tol = tol
         self.random_state = random_state
         self.verbose = verbose
-        self.H_init = H_init
 
     def _start(self, X, A, rng, start):
         n, k = A.shape[0], self.n_components

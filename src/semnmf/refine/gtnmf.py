@@ -365,9 +365,8 @@ class GTNMF(ClusterMixin, BaseEstimator):
             The documents (TF-IDF rows for text), or the n x n similarity graph for
             metric="precomputed".
         y : ignored
-            Not used (a Pipeline passes it). Before 0.2 the second positional argument
-            was ``memberships``: a 2-D array or an estimator there is still taken as the
-            memberships, with a FutureWarning.
+            Not used (a Pipeline passes it). In 0.1 the second positional argument was
+            ``memberships``: pass them by name, ``fit(X, memberships=Z)``.
         memberships : array-like of shape (n_documents, k), or an estimator
             Non-negative soft memberships, e.g. ``NMF(k).fit_transform(X)``; rows are
             normalized to the simplex (GT §IV), all-zero rows start uniform. An unfitted
@@ -384,12 +383,6 @@ class GTNMF(ClusterMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        if memberships is None and y is not None and (
-                hasattr(y, "fit") or hasattr(y, "labels_") or np.ndim(y) == 2):
-            warnings.warn("GTNMF.fit(X, memberships) is deprecated since 0.2 and will be "
-                          "removed in 0.3: pass fit(X, memberships=Z), or set "
-                          "GTNMF(estimator=...).", FutureWarning, stacklevel=2)
-            memberships = y
         self.estimator_ = None
         if memberships is None:
             if self.estimator is None:

@@ -19,7 +19,6 @@ import time
 
 import numpy as np
 
-from .._utils.deprecation import is_set
 from .._utils.io import atomic_write, write_json
 from .._utils.version import __version__
 from ..metrics import top_terms
@@ -116,10 +115,8 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
     """
     from .._utils.parallel import n_threads
 
-    # renamed parameters left unset (their sentinel, "deprecated") are not parameters
     params = {} if model is None else {
-        k: _describe(v) for k, v in model.get_params().items()
-        if k not in ("Z_init", "W_init", "H_init") and is_set(v)}
+        k: _describe(v) for k, v in model.get_params().items()}
     lam = getattr(model, "lambda_", None) if word_context else None
     clusters, sizes = np.unique(np.asarray(labels), return_counts=True)
     return {
