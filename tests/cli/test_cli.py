@@ -243,27 +243,36 @@ def test_dtype_option(corpus_files, tmp_path, default_run):
 
 def test_default_method_on_each_engine_and_with_semantics():
     """Without --method both engines run the default (snmf-robust); --semantics, which
-    runs the Frobenius updates only, takes Semantic-NMF. --method snmf-kl, the default's
-    name in 0.1, still runs it this release, with a FutureWarning."""
+    runs the Frobenius updates only, takes Semantic-NMF. --method snmf-kl is the
+    registry's snmf-kl (no longer the default's name of 0.1)."""
     from semnmf.cli.cluster_options import method_name
 
     assert method_name(None, "corpus")[0] == "snmf-robust"
     assert method_name(None, "minilm") == ("snmf", None)
     assert method_name("nmf", "corpus") == ("nmf", None)
-    with pytest.warns(FutureWarning, match="now called snmf-robust.*in 0.3 --method snmf-kl "
-                                           "will run the slides' SNMF-KL"):
-        assert method_name("snmf-kl", "corpus")[0] == "snmf-robust"
+    assert method_name("snmf-kl", "corpus") == ("snmf-kl", None)
 
 
-def test_old_default_name_runs_the_default_with_one_warning(corpus_files, tmp_path, capsys):
-    out = tmp_path / "old_name"
+def test_snmf_kl_is_the_slides_snmf_kl_everywhere(corpus_files, tmp_path, capsys):
+    """One meaning of snmf-kl (since 0.3): semnmf cluster --method snmf-kl runs the
+    registry's SNMF-KL (Semantic-NMF, KL loss, lam 10, one start), as semnmf bench and
+    get_method do, without a warning; its loss is its own (--loss is refused)."""
+    from semnmf.experiments.methods import CLI_METHODS, get_method
+
+    assert CLI_METHODS["snmf-kl"] is get_method("snmf-kl")
+    out = tmp_path / "snmf_kl"
     assert main(["cluster", corpus_files["csv"], "-k", "3", "--method", "snmf-kl",
                  "--out", str(out), *FAST]) == 0
-    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
-    assert len(warnings) == 1 and "now called snmf-robust" in warnings[0]
+    assert "warning" not in capsys.readouterr().err.lower()
     run = read_run(out)
-    assert run["method"] == "snmf-robust" and run["parameters"]["lam"] == 1.0
-    assert run["parameters"]["n_init"] == 5 and run["data"]["dtype"] == "float32"
+    assert run["method"] == "snmf-kl" and run["estimator"] == "SemanticNMF"
+    params = run["parameters"]
+    assert (params["loss"], params["lam"], params["n_init"]) == ("kl", 10.0, 1)
+    assert run["data"]["dtype"] == "float64"
+    assert main(["cluster", corpus_files["csv"], "-k", "3", "--method", "snmf-kl",
+                 "--loss", "frobenius", "--out", str(tmp_path / "refused")]) == 2
+    assert "--loss and --orthogonal apply to --method nmf or snmf only" in (
+        capsys.readouterr().err)
 
 
 def test_unlabelled_source(corpus_files, tmp_path):

@@ -81,7 +81,7 @@ def test_lam_refused_without_a_word_context_term(tmp_path, capsys, method):
                  "--lam", "5"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--lam weighs the word-context term" in err[0]
-    assert "snmf, senmf, sgnmf" in err[0]
+    assert "snmf-robust, snmf, snmf-kl, senmf, sgnmf" in err[0]
 
 
 @pytest.mark.parametrize("method", ["snmf", "nmf", "skmeans", "senmf", "pnmf"])

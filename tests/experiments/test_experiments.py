@@ -79,7 +79,7 @@ def test_summarize_keeps_the_best_runs_by_objective():
 def test_method_registry():
     assert get_method("snmf").association == "ppmi"
     assert get_method("senmf").association == "sppmi"
-    assert get_method("senmf").context == "sppmi"  # the field's name before 0.2, read-only
+    assert not hasattr(get_method("senmf"), "context")  # its name of 0.1, removed in 0.3
     assert not get_method("dcn").shared_start
     with pytest.raises(ValueError, match="unknown method 'nope'"):
         get_method("nope")
@@ -89,7 +89,8 @@ def test_method_registry():
 
 def test_one_meaning_per_method_name():
     """The papers' methods keep their paper names in the registry, bench, the tables and
-    the command line; the command line's default is snmf-robust everywhere."""
+    the command line (snmf-kl is the slides' SNMF-KL on the command line too, since 0.3);
+    the command line's default is snmf-robust everywhere."""
     from semnmf.experiments.methods import CLI_METHODS, DEFAULT_CLI_METHOD
 
     snmf, slides, robust = get_method("snmf"), get_method("snmf-kl"), get_method("snmf-robust")
@@ -97,21 +98,20 @@ def test_one_meaning_per_method_name():
     assert slides.params == {"loss": "kl"} and "n_init" not in slides.params  # λ 10, 1 start
     assert robust.params["lam"] == 1.0 and robust.params["n_init"] == 5
     assert DEFAULT_CLI_METHOD == "snmf-robust" and CLI_METHODS["snmf-robust"] is robust
+    assert CLI_METHODS["snmf"] is snmf and CLI_METHODS["snmf-kl"] is slides
     assert all(CLI_METHODS[name].name == name for name in CLI_METHODS)  # one name
     assert "snmf" in TABLE2_ORDER and "snmf-ppmi" not in METHODS
     assert len({m.label for m in METHODS.values()}) == len(METHODS)
 
 
-def test_old_method_names_warn_and_give_the_new_method():
-    with pytest.warns(FutureWarning, match="'snmf-ppmi' is now called 'snmf'"):
-        assert get_method("snmf-ppmi") is get_method("snmf")
-
-
-def test_cache_written_under_an_old_name_is_read(tmp_path):
+def test_names_of_0_1_are_unknown():
+    """snmf-ppmi, snmf's name in 0.1, was removed in 0.3 (CHANGELOG.md): it is an unknown
+    method, and a cache's runs under it are not read as snmf's."""
+    with pytest.raises(ValueError, match="unknown method 'snmf-ppmi'; choose from skmeans"):
+        get_method("snmf-ppmi")
     cache = ResultCache()
     cache.records["planted|paper|snmf-ppmi|0"] = {"nmi": 0.8}
-    assert cache.get("planted", "paper", "snmf", 0) == {"nmi": 0.8}
-    assert cache.get("planted", "paper", "snmf", 1) is None
+    assert cache.get("planted", "paper", "snmf", 0) is None
 
 
 def test_paper_protocol_starts_from_the_shared_kmeans(corpus):
@@ -264,21 +264,15 @@ def test_cli_bench_writes_table_and_resumes(dataset_folder, tmp_path, capsys):
     assert cache.stat().st_mtime_ns == stamp
 
 
-def test_cli_bench_reads_a_cache_of_old_names(dataset_folder, tmp_path, capsys):
-    """A cache written under "snmf-ppmi" fills the "snmf" row; --methods snmf-ppmi warns
-    once and reads as snmf."""
-    out, cache = tmp_path / "results", tmp_path / "cache.json"
-    records = {f"planted|paper|snmf-ppmi|{r}": {"nmi": 0.8, "ari": 0.7, "objective": 1.0}
-               for r in range(2)}
-    cache.write_text(json.dumps(records), encoding="utf-8")
+def test_cli_bench_refuses_a_name_of_0_1(dataset_folder, tmp_path, capsys):
+    """--methods snmf-ppmi (snmf's name in 0.1, removed in 0.3) is refused as any unknown
+    method is, before anything runs."""
+    out = tmp_path / "results"
     assert main(["bench", "planted", "--data", str(dataset_folder), "--methods", "snmf-ppmi",
                  "--runs", "2", "--best", "2", "--seeds", "1", "--out", str(out),
-                 "--cache", str(cache), "--report-only", "--quiet"]) == 0
-    assert capsys.readouterr().err.count("'snmf-ppmi' is now called 'snmf'") == 1
-    row = next(line for line in (out / "table2.md").read_text(encoding="utf-8").splitlines()
-               if line.startswith("| SNMF (PPMI) |"))
-    assert row.startswith("| SNMF (PPMI) | 0.800 ± 0.000 | 0.700 ± 0.000 |")
-    assert row.endswith("| 2 of 2 / 0 |")
+                 "--report-only", "--quiet"]) == 2
+    assert "unknown method 'snmf-ppmi'" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_cli_bench_sweep_figures(dataset_folder, tmp_path, monkeypatch):

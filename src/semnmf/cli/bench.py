@@ -117,7 +117,7 @@ def run(args):
 
     options = BenchOptions(**{**vars(args), "datasets": tuple(getattr(args, "datasets", ()))})
     verbose = not options.quiet
-    # unknown names fail before anything runs; a name of 0.1 warns and gives its new one
+    # unknown names fail before anything runs
     methods = [get_method(m.strip()).name for m in options.methods.split(",") if m.strip()]
     for value, name in ((options.runs, "--runs"), (options.best, "--best"),
                         (options.seeds, "--seeds"), (options.sweep_seeds, "--sweep-seeds")):

@@ -14,7 +14,7 @@ registry, :mod:`semnmf.experiments.methods`, fitted alone or as a
 import argparse
 import time
 
-from ..experiments.methods import CLI_METHODS, CLI_RENAMED, CONSENSUS_METHODS, DEFAULT_CLI_METHOD
+from ..experiments.methods import CLI_METHODS, CONSENSUS_METHODS, DEFAULT_CLI_METHOD
 from ..models._defaults import DEFAULT_GRAPH_LAM, DEFAULT_LAM, MAX_LAM
 from ._common import add_context_arguments, add_input_arguments, add_output_arguments, output_folder
 from ..workflows.checks import DEFAULT_RUNS, DTYPES, INITS, LAM_SCALES, names
@@ -67,14 +67,6 @@ def _k_argument(text):
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-class MethodChoices(tuple):
-    """``--method``'s choices: the registry's command-line names, shown in the help and
-    the errors; the names of 0.1 (CLI_RENAMED) are accepted too, unlisted (they warn)."""
-
-    def __contains__(self, name):
-        return tuple.__contains__(self, name) or name in CLI_RENAMED
-
-
 def add_parser(commands):
     c = commands.add_parser(
         "cluster", help="cluster a corpus and write assignments, topics and run record",
@@ -91,7 +83,7 @@ def add_parser(commands):
                    help="no cluster of fewer than N documents: smaller ones are merged into "
                         "their nearest, at every level of -k auto; alone, it implies -k auto "
                         "(default: no minimum)")
-    c.add_argument("--method", choices=MethodChoices(CLI_METHODS),
+    c.add_argument("--method", choices=tuple(CLI_METHODS),
                    help="; ".join(f"{name}: {m.description}" for name, m in CLI_METHODS.items())
                    + f" (default {DEFAULT_CLI_METHOD}; snmf with --semantics, which runs the "
                    "Frobenius updates)")

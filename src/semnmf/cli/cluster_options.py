@@ -103,14 +103,13 @@ def parse_k(text):
 
 
 def method_name(method, semantics, source=None, engine="local", given=()):
-    """``(method, reason)``: ``--method`` (a name of 0.1 warns), else the default for the
+    """``(method, reason)``: ``--method``, else the default for the
     source, chosen before reading it (:func:`semnmf.workflows.cluster.default_method`:
     snmf-robust with raw text, kl-consensus for counts only, the papers' snmf with
     ``--semantics``), with why."""
     from ..workflows.cluster import resolve_method
 
-    return resolve_method(method, semantics, source, engine, given, option="--method",
-                          quote=False)
+    return resolve_method(method, semantics, source, engine, given)
 
 
 def _k_fields(value):

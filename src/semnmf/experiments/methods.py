@@ -84,11 +84,6 @@ class Method:
         """Whether the method has a word-context term (``lam`` applies)."""
         return self.association is not None
 
-    @property
-    def context(self):
-        """Read-only alias of :attr:`association` (its name before 0.2)."""
-        return self.association
-
     def estimator_class(self):
         module, _, cls = self.estimator.partition(":")
         return getattr(importlib.import_module(module), cls)
@@ -172,9 +167,11 @@ METHODS = {m.name: m for m in [
            description="MMM consensus of NMF-KL (5 screened starts), NMF-KL and spherical "
                        "k-means (the default without raw text)"),
     Method("nmf-kl", "NMF-KL", f"{_M}.nmf:NMF", {"loss": "kl"}),
-    # The slides' SNMF-KL: Semantic-NMF with the KL loss, λ = 10, one start.
+    # The slides' SNMF-KL: Semantic-NMF with the KL loss, λ = 10, one start (the command
+    # line's ``--method snmf --loss kl``, under its own name).
     Method("snmf-kl", "SNMF-KL", f"{_M}.semantic:SemanticNMF", {"loss": "kl"},
-           association="ppmi"),
+           association="ppmi", cli=True,
+           description="the slides' SNMF-KL: Semantic-NMF with the KL loss, lam 10, one start"),
     Method("senmf", "SeNMF", f"{_M}.senmf:SeNMF", association="sppmi", cli=True,
            description="SeNMF (SIGIR tri-factor, shifted PPMI)"),
     Method("sgnmf", "Semantic-GNMF", f"{_M}.gnmf:SemanticGNMF", association="ppmi", graph=True,
@@ -186,40 +183,21 @@ TABLE2_ORDER = ["skmeans", "nmf", "onmf", "pnmf", "gnmf", "dcn", "snmf-pglove", 
                 "nmf-kl", "snmf-kl", "senmf", "sgnmf"]
 
 # ``semnmf cluster --method``: the methods marked ``cli``, in the help's order.
-CLI_ORDER = ["snmf-robust", "kl-consensus", "snmf", "nmf", "skmeans", "senmf", "gnmf", "sgnmf",
-             "pnmf"]
+CLI_ORDER = ["snmf-robust", "kl-consensus", "snmf", "snmf-kl", "nmf", "skmeans", "senmf", "gnmf",
+             "sgnmf", "pnmf"]
 CLI_METHODS = {name: METHODS[name] for name in CLI_ORDER}
 DEFAULT_CLI_METHOD = "snmf-robust"
 # The default for a corpus without raw text (counts only): chosen per corpus, before reading.
 DEFAULT_COUNTS_METHOD = "kl-consensus"
-
-# Names of 0.1 that keep working for one release (FutureWarning): the registry's
-# "snmf-ppmi" is now "snmf".
-RENAMED = {"snmf-ppmi": "snmf"}
-# ``--method snmf-kl`` ran the default in 0.1; this release it still does (FutureWarning),
-# in 0.3 it will run the registry's "snmf-kl", the slides' SNMF-KL.
-CLI_RENAMED = {"snmf-kl": "snmf-robust"}
 
 # Ways of combining the partitions of many runs (semnmf.ensemble.ClusterEnsemble's
 # ``consensus``; held here too so that the parser loads no numpy: a test checks they agree).
 CONSENSUS_METHODS = ("anmi", "cspa", "hgpa", "mcla", "mmm", "medoid")
 
 
-def renamed_warning(old, new, *, removal="0.3"):
-    """The FutureWarning of a method name renamed in 0.2 (one line)."""
-    import warnings
-
-    warnings.warn(f"method {old!r} is now called {new!r}; the old name will be removed "
-                  f"in {removal}.", FutureWarning, stacklevel=3)
-
-
 def get_method(name):
     """The method called ``name`` (its one name, as ``semnmf bench --methods`` and
-    ``semnmf cluster --method`` take it); a name of 0.1 (:data:`RENAMED`) warns and gives
-    the method it became."""
-    if name in RENAMED:
-        renamed_warning(name, RENAMED[name])
-        name = RENAMED[name]
+    ``semnmf cluster --method`` take it)."""
     if name in METHODS:
         return METHODS[name]
     raise ValueError(f"unknown method {name!r}; choose from {', '.join(METHODS)}.")

@@ -24,13 +24,11 @@ import numpy as np
 
 from .._utils.io import atomic_write
 from ..metrics import clustering_scores
-from .methods import RENAMED, get_method
+from .methods import get_method
 
 _logger = logging.getLogger(__name__)
 
 PROTOCOLS = ("paper", "seeds")
-# The names of 0.1 that runs were cached under (the registry's RENAMED, reversed).
-_OLD_NAMES = {new: old for old, new in RENAMED.items()}
 START_SEED = 1000
 
 
@@ -54,10 +52,7 @@ class ResultCache:
         return f"{dataset}|{protocol}|{method}|{run}"
 
     def get(self, dataset, protocol, method, run):
-        record = self.records.get(self.key(dataset, protocol, method, run))
-        if record is None and method in _OLD_NAMES:  # a cache written before the rename
-            record = self.records.get(self.key(dataset, protocol, _OLD_NAMES[method], run))
-        return record
+        return self.records.get(self.key(dataset, protocol, method, run))
 
     def put(self, dataset, protocol, method, run, record):
         key = self.key(dataset, protocol, method, run)

@@ -36,7 +36,7 @@ def table2_rows(cache, dataset, methods, *, runs, best, seeds):
     """Rows (one per method) of one dataset's table, and the per-method summaries."""
     rows, summary = [], {}
     for method in map(get_method, methods):
-        name = method.name  # a name of 0.1 ("snmf-ppmi") is read as the one it became
+        name = method.name
         paper_runs = cache.runs(dataset, "paper", name, runs)
         seed_runs = cache.runs(dataset, "seeds", name, seeds)
         kept = kept_runs(len(paper_runs), runs, best)

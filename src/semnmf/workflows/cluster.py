@@ -16,7 +16,7 @@ import dataclasses
 import time
 import warnings
 
-from ..experiments.methods import (CLI_METHODS, CLI_RENAMED, DEFAULT_CLI_METHOD,
+from ..experiments.methods import (CLI_METHODS, DEFAULT_CLI_METHOD,
                                    DEFAULT_COUNTS_METHOD)
 from .checks import check_settings, semantics_source
 from .semantics import decide_semantics, plan_semantics
@@ -95,18 +95,9 @@ def default_method(source, semantics="corpus", engine="local", given=()):
     return DEFAULT_CLI_METHOD, TEXT_REASON
 
 
-def resolve_method(method, semantics, source=None, engine="local", given=(), *,
-                   option="method", quote=True):
-    """``(method, reason)``: the method asked for (a name of 0.1 warns, naming the
-    ``option``: ``--method`` on the command line, names unquoted), else the default for
-    the source (:func:`default_method`), with why."""
-    if method in CLI_RENAMED:
-        new = CLI_RENAMED[method]
-        old, new_text = (repr(method), repr(new)) if quote else (method, new)
-        warnings.warn(f"{option} {old} is now called {new_text} (the default); in 0.3 "
-                      f"{option} {old} will run the slides' SNMF-KL (lam 10, one start).",
-                      FutureWarning, stacklevel=3)
-        return new, None
+def resolve_method(method, semantics, source=None, engine="local", given=()):
+    """``(method, reason)``: the method asked for, else the default for the source
+    (:func:`default_method`), with why."""
     if method is None:
         return default_method(source, semantics, engine, given)
     if method not in CLI_METHODS:
@@ -133,10 +124,10 @@ def cluster(source, k=None, *, method=None, random_state=0, verbose=0,
     method : str or None, default=None
         The command line's ``--method``: "snmf-robust" (Semantic-NMF, KL loss, lam 1, five
         screened starts, float32), "kl-consensus" (the MMM consensus of NMF-KL and
-        spherical k-means runs), "snmf" (the papers'), "nmf", "skmeans", "senmf", "gnmf",
-        "sgnmf", "pnmf". None: the default for the source (:func:`default_method`):
-        snmf-robust with raw text, kl-consensus for counts only; ``result.choices``
-        records the choice and why.
+        spherical k-means runs), "snmf" (the papers'), "snmf-kl" (the slides' SNMF-KL),
+        "nmf", "skmeans", "senmf", "gnmf", "sgnmf", "pnmf". None: the default for the
+        source (:func:`default_method`): snmf-robust with raw text, kl-consensus for
+        counts only; ``result.choices`` records the choice and why.
     random_state : int, default=0
         The seed (the command line's ``--seed``).
     verbose : int, default=0
