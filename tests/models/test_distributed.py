@@ -61,7 +61,7 @@ def test_given_start_and_word_context_matrix(data):
 
 
 def test_empty_documents_get_minus_one_and_strengths_come_from_the_blocks(data):
-    from semnmf.pipelines.saved import memberships_from_factors
+    from semnmf.pipelines.saved import strengths_from_factors
 
     X, _ = data
     X = sp.vstack([X[:20], sp.csr_matrix((1, X.shape[1])), X[20:]], format="csr")
@@ -80,7 +80,7 @@ def test_empty_documents_get_minus_one_and_strengths_come_from_the_blocks(data):
     result = fit_record(model, _blocks(X, 50))
     assert result.Z is None  # the fit record, Z not gathered
     assert result.strengths[20] == 0 and model.labels_[20] == -1
-    np.testing.assert_allclose(result.strengths, memberships_from_factors(Z, model.labels_),
+    np.testing.assert_allclose(result.strengths, strengths_from_factors(Z, model.labels_),
                                rtol=1e-8, atol=1e-12)
     np.testing.assert_allclose(result.document_factors(), Z, rtol=1e-8, atol=1e-12)
 

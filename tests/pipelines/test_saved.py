@@ -17,8 +17,8 @@ import scipy.sparse as sp
 import semnmf
 from semnmf import (GNMF, NMF, ClusterEnsemble, Corpus, HierarchicalNMF, ProjectiveNMF,
                     SemanticGNMF, SemanticNMF, SeNMF, SphericalKMeans)
-from semnmf.pipelines.saved import (FORMAT_VERSION, SavedModel, load_model,
-                                    memberships_from_factors, run_agreement, save_model)
+from semnmf.pipelines.saved import (FORMAT_VERSION, SavedModel, load_model, run_agreement,
+                                    save_model, strengths_from_factors)
 
 from conftest import make_planted
 
@@ -81,7 +81,7 @@ def test_round_trip_gives_the_same_predictions(corpus, name, tmp_path):
     else:
         expected = estimator.predict(X)
         factors = estimator.transform(X)
-        expected_strength = memberships_from_factors(
+        expected_strength = strengths_from_factors(
             factors, expected, cosine=isinstance(estimator, SphericalKMeans))
     np.testing.assert_array_equal(labels, expected)
     np.testing.assert_allclose(strength, expected_strength, rtol=1e-10, atol=1e-12)

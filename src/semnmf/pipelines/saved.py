@@ -63,12 +63,11 @@ import scipy.sparse as sp
 from .._utils.io import atomic_write, write_json
 from .._utils.version import __version__
 from .._utils.labels import argmax_labels, cluster_means, strengths_from_factors
-from ..models._solvers.mu import memberships_from_factors  # noqa: F401 (the name of 0.1)
 from ..models._state import SAVABLE, check_savable, get_state, json_params, set_state
 from ..text.state import VectorizerState
 
 __all__ = ["SavedModel", "save_model", "load_model", "FORMAT", "FORMAT_VERSION",
-           "strengths_from_factors", "memberships_from_factors", "run_agreement"]
+           "strengths_from_factors", "run_agreement"]
 
 FORMAT = "semnmf-model"
 FORMAT_VERSION = "1.2"  # 1.1: an edited model's column map, cluster names and edits;

@@ -16,7 +16,6 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from ..._utils.parallel import ThreadedProduct, n_threads, row_blocks  # noqa: F401 (re-exported)
-from ..._utils.labels import strengths_from_factors
 from ..._utils.progress import progress
 
 # Denominator guard of the multiplicative updates. Adding a positive constant to the
@@ -166,7 +165,3 @@ def trace_residual(sqX, W, XtZ, WtW, ZtZ):
     value = sqX - 2.0 * float(np.sum(W * XtZ)) + float(np.sum(WtW * ZtZ))
     return 0.5 * max(value, 0.0)
 
-
-# each document's strength (formerly "memberships", a name Z has elsewhere): one rule, in
-# _utils.labels
-memberships_from_factors = strengths_from_factors
