@@ -241,7 +241,7 @@ def device_problem(problem, torch, device, Z, W, **operator_options):
         Q = ops.to_device(initialize_context_factor((ops.Mt @ Wd).cpu().numpy(),
                                                     Wd.cpu().numpy()))
     make = TorchKL if problem.loss == "kl" else TorchFrobenius
-    return make(ops, Zd, Wd, Q=Q, lam=problem.lam)
+    return make(ops, Zd, Wd, Q=Q, lam=problem.effective_lambda)
 
 
 def local_problem(problem, Z, W):
@@ -254,7 +254,7 @@ def local_problem(problem, Z, W):
     Q = None
     if M is not None:
         Q = initialize_context_factor(product_operator(Mt) @ W, W)
-    return problem.make_problem(X, Z.copy(), W.copy(), M=M, Q=Q, lam=problem.lam, Xt=Xt,
+    return problem.make_problem(X, Z.copy(), W.copy(), M=M, Q=Q, lam=problem.effective_lambda, Xt=Xt,
                                 Mt=Mt)
 
 
