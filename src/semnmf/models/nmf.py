@@ -200,7 +200,8 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
             check_documents(X)
         M, lam = self._prepare_context(X, **inputs)
         return FitProblem(X=X, n_components=self.n_components, make_problem=self._make_problem,
-                          loss=self._loss(), M=M, effective_lambda=lam, context_factor=self._context_factor,
+                          loss=self._loss(), M=M, effective_lambda=lam,
+                          context_factor=self._context_factor,
                           start=resolve_start(self, X.shape, dtype=X.dtype),
                           update_W=update_W, data_sizes=sizes)
 

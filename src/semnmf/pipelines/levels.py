@@ -1,18 +1,20 @@
 """Levels: the clusters of one fitted run at several resolutions, without refitting.
 
 ``semnmf cluster -k auto`` fits one model at the recommended k and derives from it a
-nested family of partitions over a range of k (:func:`build_levels`):
+partition at every k of a range (:func:`build_levels`):
 
 - **coarser levels** merge, one step at a time, the two clusters whose merge costs the
   spherical k-means objective least. With ``s_c`` the sum of cluster ``c``'s L2-normalized
   document rows, the objective is ``sum_c ||s_c||``: the sum over the documents of the
   cosine to their cluster's mean direction, the objective of spherical k-means (Dhillon &
-  Modha 2001, the Semantic-NMF paper's S_kmeans baseline [14]), and merging ``a`` and ``b`` lowers it by
-  ``||s_a|| + ||s_b|| - ||s_a + s_b|| >= 0`` (the triangle inequality), 0 only for
-  parallel clusters. The papers are silent on merging; this is the objective's own cost.
+  Modha 2001, the Semantic-NMF paper's S_kmeans baseline [14]), and merging ``a`` and
+  ``b`` lowers it by ``||s_a|| + ||s_b|| - ||s_a + s_b|| >= 0`` (the triangle inequality),
+  0 only for parallel clusters. The papers are silent on merging; this is the objective's
+  own cost. Coarser levels nest: each merges whole clusters of the next finer one.
 - **finer levels** split, one step at a time, the cluster of largest spherical loss
   ``n_c - ||s_c||`` by a rank-2 NMF of its documents (HierNMF2's split, Kuang & Park
-  2013; :func:`semnmf.pipelines.edit.edit_model`).
+  2013; :func:`semnmf.pipelines.edit.edit_model`). The split cluster's two word vectors
+  join the model's columns, so a document of another cluster may move to one of them.
 
 Every step is an edit of the saved model (:mod:`semnmf.pipelines.edit`): a merge maps
 columns, a split adds one. So a level's labels are exactly what the edited model assigns
