@@ -939,17 +939,21 @@ def _fake_torch(monkeypatch, available):
 
 
 @pytest.mark.parametrize("available", [True, False])
-def test_encoder_device_auto_takes_a_gpu_when_torch_sees_one(monkeypatch, available):
+def test_device_auto_takes_a_gpu_when_torch_sees_one(monkeypatch, available):
+    from semnmf._utils.devices import resolve_device
+
     _fake_torch(monkeypatch, available)
-    assert encoders.encoder_device("auto") == ("cuda" if available else "cpu")
+    assert resolve_device("auto") == ("cuda" if available else "cpu")
     # a device named is kept as named (whether it exists is the caller's check)
     for device in ("cpu", "cuda", "cuda:1"):
-        assert encoders.encoder_device(device) == device
+        assert resolve_device(device) == device
 
 
-def test_encoder_device_auto_without_torch_is_the_cpu(monkeypatch):
+def test_device_auto_without_torch_is_the_cpu(monkeypatch):
+    from semnmf._utils.devices import resolve_device
+
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
-    assert encoders.encoder_device("auto") == "cpu"
+    assert resolve_device("auto") == "cpu"
 
 
 @pytest.mark.parametrize("device, batch", [(None, 64), ("cpu", 64), ("cuda:0", 256)])
@@ -1045,12 +1049,15 @@ def test_words_only_semantics_fit_on_the_device_asked_for(device_loader, tmp_pat
     import semnmf
 
     texts, labels = synonym_corpus()
-    monkeypatch.setattr(encoders, "encoder_device",
+    from semnmf._utils import devices
+
+    # the run records where "auto" resolves (the searches resolved it already, on the CPU)
+    monkeypatch.setattr(devices, "resolve_device",
                         lambda device="cpu": "cuda:7" if device == "auto" else device)
     result = semnmf.cluster(texts, 3, labels=labels, semantics="fake-model", embed="words",
                             device="auto", stem=None, min_df=1, cache_dir=tmp_path)
     assert result.model.device == "auto"  # Semantic-NMF: the torch engine when one is usable
-    assert result.extra["semantics"]["encoder_device"] == "cuda:7"  # what encoder_device says
+    assert result.extra["semantics"]["encoder_device"] == "cuda:7"  # what resolve_device says
     assert result.extra["semantics"]["fit_device"] == "auto"
     assert device_loader and set(device_loader) == {"auto"}
     graph = semnmf.cluster(texts, 3, labels=labels, semantics="fake-model", embed="both",
@@ -1130,7 +1137,9 @@ def test_cli_device_reaches_the_encoder_and_is_recorded(device_loader, tmp_path,
     assert status == 0
     assert device_loader and set(device_loader) == {"auto"}
     record = json.loads((out / "run.json").read_text())
-    assert record["semantics"]["encoder_device"] == encoders.encoder_device("auto")
+    from semnmf._utils.devices import resolve_device
+
+    assert record["semantics"]["encoder_device"] == resolve_device("auto")
     assert record["scores"]["nmi"] > 0.9
     capsys.readouterr()
 

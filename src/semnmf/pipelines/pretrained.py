@@ -271,7 +271,7 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
         reads, at the cost of one forward pass per document;
         :func:`semnmf.text.encoders.embed_documents`).
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
-        Where the sentence model encodes (:func:`semnmf.text.encoders.encoder_device`)
+        Where the sentence model encodes (:func:`semnmf._utils.devices.resolve_device`)
         and where the kNN searches of the word and document graphs run
         (:func:`semnmf.graphs.knn.knn_graph`).
 

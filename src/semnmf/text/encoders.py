@@ -39,7 +39,7 @@ from .._utils.io import atomic_write
 from .._utils.progress import log, progress
 from .._utils.validation import check_positive_int
 
-__all__ = ["SentenceEncoder", "encoder_device", "load_encoder", "embed_documents", "embed_terms",
+__all__ = ["SentenceEncoder", "load_encoder", "embed_documents", "embed_terms",
            "first_chunks", "embedding_seconds", "default_cache_dir", "MODEL_ALIASES"]
 
 _EXTRA_HINT = 'pip install "semnmf[embeddings]"'
@@ -510,20 +510,14 @@ def _atomic_savez(path, **arrays):
         return False
 
 
-def encoder_device(device="cpu"):
-    """The torch device a sentence model encodes on: ``"cpu"``, ``"cuda"``/``"cuda:N"``
-    as given, ``"auto"`` a CUDA GPU when PyTorch sees one, else ``"cpu"`` (the names of
-    the estimators' ``device``; whether a named GPU exists is checked by the caller)."""
-    return resolve_device(device)
-
-
 def load_encoder(model="minilm", device="cpu"):
     """The :class:`SentenceEncoder` for ``model`` on ``device``
-    (:func:`encoder_device`), loaded once per process: "minilm" and "all-MiniLM-L6-v2",
+    (:func:`semnmf._utils.devices.resolve_device`: "auto" is a CUDA GPU when PyTorch sees
+    one, else the CPU), loaded once per process: "minilm" and "all-MiniLM-L6-v2",
     or "auto" and the device it resolves to, share one."""
     if isinstance(model, str):
         model = MODEL_ALIASES.get(model.lower(), model)
-    return _load_encoder(model, encoder_device(device))
+    return _load_encoder(model, resolve_device(device))
 
 
 @functools.lru_cache(maxsize=4)
@@ -623,7 +617,7 @@ def embed_documents(texts, model="minilm", *, pooling="mean", batch_size=None, c
     cache_dir : str, None or False
         Cache folder (default :func:`default_cache_dir`); False turns the cache off.
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
-        Where a model named by ``model`` encodes (:func:`encoder_device`). The cache is
+        Where a model named by ``model`` encodes (:func:`semnmf._utils.devices.resolve_device`). The cache is
         keyed by the model and the texts, not the device or the batch size: an entry
         computed on a GPU is read on the CPU. The two agree to rounding per document, not
         bit for bit (``benchmarks/results/gpu_semantics.md``), and a partition can move

@@ -447,7 +447,6 @@ def _inputs(settings, corpus, X, wc, timings, extra):
     from .._utils.devices import resolve_device
     from .._utils.progress import log
     from ..pipelines.pretrained import pretrained_inputs, semantic_model
-    from ..text.encoders import encoder_device
 
     partition, partition_why = run_partition(settings, corpus)
     embed = "documents" if partition == "documents" else settings.embed  # no word vectors
@@ -473,7 +472,7 @@ def _inputs(settings, corpus, X, wc, timings, extra):
         # (kept for the saved model, which expands new documents the same way)
         extra["_expansion"] = {"word_graph": graph, "strength": 1.0,
                                "semantics": settings.semantics}
-    encoder = None if settings.semantics == "glove" else encoder_device(settings.device)
+    encoder = None if settings.semantics == "glove" else resolve_device(settings.device)
     graphs = graph is not None or inputs.A is not None
     # where the kNN searches ran (the device was checked with the settings)
     graph_device = resolve_device(settings.device) if graphs else None
