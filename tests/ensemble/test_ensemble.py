@@ -403,7 +403,8 @@ def test_icl_criterion():
 def test_mixture_recovers_planted_partition():
     truth, labels = planted_ensemble(n_per_group=60, n_groups=4, n_partitions=8, noise=0.3,
                                      missing=0.2, seed=17)
-    out, model = mixture_consensus(labels, n_clusters=4, random_state=0, return_model=True)
+    out, model = mixture_consensus(labels, n_components=4, random_state=0,
+                                   return_model=True)
     assert model.converged_
     assert ari(truth, out) > 0.9
     proba = model.predict_proba(labels)
@@ -439,8 +440,9 @@ GOOD = np.array([[0, 1], [0, 1], [1, 0], [1, 0]])
     (lambda: cspa(np.array([[0, -1], [1, -1], [1, -1]]), 2), "\\(column\\(s\\)\\) \\[1\\] label no document"),
     (lambda: hgpa(np.array([[0, 1], [-1, -1], [1, 0]]), 2),
      "rows \\[1\\]\\) have no label in any partition"),
-    (lambda: mcla(GOOD, 0), "n_clusters must be at least 1"),
-    (lambda: hgpa(GOOD, 5), "n_clusters=5 is larger than the number of documents \\(4\\)"),
+    (lambda: mcla(GOOD, 0), "n_components must be at least 1"),
+    (lambda: hgpa(GOOD, 5),
+     "n_components=5 is larger than the number of documents \\(4\\)"),
     (lambda: cspa(sp.csr_matrix(GOOD), 2), "not a sparse matrix"),
     (lambda: cspa(GOOD, 2, max_samples=0), "max_samples must be a positive integer"),
     (lambda: consensus(GOOD, 2, method="kmeans"), "method must be one of"),

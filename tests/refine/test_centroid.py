@@ -118,11 +118,11 @@ def test_an_empty_cluster_is_never_chosen():
     assert not centers[3].any() and 3 not in set(new)
 
 
-@pytest.mark.parametrize("labels, n_clusters, message", [
+@pytest.mark.parametrize("labels, n_components, message", [
     (np.zeros(5, dtype=int), None, "one cluster per row of X"),
-    (np.full(60, 4), 4, "labels go up to 4 but n_clusters is 4"),
+    (np.full(60, 4), 4, "labels go up to 4 but n_components is 4"),
 ])
-def test_bad_labels_are_one_clear_error(labels, n_clusters, message):
+def test_bad_labels_are_one_clear_error(labels, n_components, message):
     X, _ = planted_corpus(n_per=20, k=3)
     with pytest.raises(ValueError, match=message):
-        centroid_refine(X, labels, n_clusters)
+        centroid_refine(X, labels, n_components)

@@ -48,7 +48,7 @@ def test_topics_skip_zero_weights_and_record_flags_empty_clusters(tmp_path):
     components[0, :3] = [3.0, 2.0, 1.0]   # three positive terms
     components[2, 5] = 1.0                # one; clusters 1 and 3 none
     assigned = np.where(model.labels_ == 3, 0, model.labels_)  # cluster 3 left empty
-    record = run_record(model, assigned, method="nmf", corpus=corpus, X=X, n_clusters=4)
+    record = run_record(model, assigned, method="nmf", corpus=corpus, X=X, n_components=4)
     assert 3 in record["empty_clusters"] and record["n_classes"] == 3
     assert record["threads"] >= 1
     write_results(tmp_path, corpus, assigned, components, record, n_top=5,

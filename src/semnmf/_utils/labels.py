@@ -8,6 +8,8 @@ of the row (or the similarity itself): what ``assignments.csv`` records per docu
 import numpy as np
 import scipy.sparse as sp
 
+from .renamed import renamed
+
 
 def argmax_labels(factors, empty):
     """argmax of each row of ``factors``; the rows marked in ``empty`` (documents without
@@ -36,13 +38,14 @@ def strengths_from_factors(factors, labels, *, cosine=False):
     return out
 
 
-def cluster_means(X, labels, n_clusters):
-    """Mean row of X in each cluster (n_clusters x n_features): the topic of a cluster
+@renamed("n_clusters", "n_components")
+def cluster_means(X, labels, n_components):
+    """Mean row of X in each cluster (n_components x n_features): the topic of a cluster
     that has no factor (a consensus cluster). Documents labelled -1 count nowhere."""
     labels = np.asarray(labels)
     valid = labels >= 0
     indicator = sp.csr_matrix((np.ones(valid.sum()), (labels[valid], np.flatnonzero(valid))),
-                              shape=(n_clusters, X.shape[0]))
+                              shape=(n_components, X.shape[0]))
     sizes = np.maximum(np.asarray(indicator.sum(axis=1)).ravel(), 1)
     means = indicator @ X
     return np.asarray(means.toarray() if sp.issparse(means) else means) / sizes[:, None]

@@ -74,8 +74,9 @@ def add_parser(commands):
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
         argument_default=argparse.SUPPRESS)  # options not given stay out: cluster_options
     c.add_argument("source", metavar="SOURCE", help="corpus to cluster (see below)")
-    c.add_argument("-k", "--n-clusters", dest="k", type=_k_argument,
-                   help="number of clusters; auto (a recommended k, a range and the clusters "
+    c.add_argument("-k", "--n-components", "--n-clusters", dest="k", type=_k_argument,
+                   help="number of clusters (--n-clusters: its name before 0.3); auto (a "
+                        "recommended k, a range and the clusters "
                         "at every k of the range, all without labels), a range 2:40 or a "
                         "list 5,10,20 to choose from (no default: required unless "
                         "--min-cluster-size; see \"Choosing K\" below)")

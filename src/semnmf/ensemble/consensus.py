@@ -54,6 +54,7 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from .._utils.progress import log
+from .._utils.renamed import renamed
 from .._utils.validation import check_n_components
 from ..metrics import ari, nmi
 
@@ -166,7 +167,8 @@ def _metis(adjacency, n_parts, *, vertex_weights=None, seed=0):
 
 
 # ------------------------------------------------------------------------- CSPA
-def cspa(labels, n_clusters, *, max_samples=10000, random_state=None):
+@renamed("n_clusters", "n_components")
+def cspa(labels, n_components, *, max_samples=10000, random_state=None):
     """Cluster-based similarity partitioning (CSPA, Strehl & Ghosh 2002).
 
     The co-association similarity of two documents is the fraction of the ``r``
@@ -177,7 +179,7 @@ def cspa(labels, n_clusters, *, max_samples=10000, random_state=None):
     with ``H`` the hypergraph incidence matrix (:func:`hypergraph_incidence`). The graph
     with vertices = documents and edge weights ``r S_ij`` (the integer number of
     partitions in which ``i`` and ``j`` are together; no self-loops) is cut into
-    ``n_clusters`` balanced parts of least total edge weight by METIS, as Strehl &
+    ``n_components`` balanced parts of least total edge weight by METIS, as Strehl &
     Ghosh do.
 
     With missing labels, a partition counts for a pair only when it labels both
@@ -192,7 +194,7 @@ def cspa(labels, n_clusters, *, max_samples=10000, random_state=None):
     ----------
     labels : array-like of shape (n_documents, n_partitions)
         One column of integer labels per partition; missing labels as ``-1`` or ``NaN``.
-    n_clusters : int
+    n_components : int
         Number of parts asked from METIS (at most ``n_documents``).
     max_samples : int, default=10000
         Largest number of documents accepted. About 24 bytes are needed per document
@@ -205,7 +207,7 @@ def cspa(labels, n_clusters, *, max_samples=10000, random_state=None):
     Returns
     -------
     labels : ndarray of int64 of shape (n_documents,)
-        Consensus clusters numbered ``0..g-1`` (``g <= n_clusters``; METIS may leave a
+        Consensus clusters numbered ``0..g-1`` (``g <= n_components``; METIS may leave a
         part empty).
 
     See Also
@@ -214,7 +216,7 @@ def cspa(labels, n_clusters, *, max_samples=10000, random_state=None):
     """
     codes, _ = check_label_matrix(labels)
     n, r = codes.shape
-    k = check_n_components(n_clusters, n, "n_clusters")
+    k = check_n_components(n_components, n, "n_components")
     if isinstance(max_samples, bool) or not isinstance(max_samples, numbers.Integral) \
             or max_samples < 1:
         raise ValueError(f"max_samples must be a positive integer, got {max_samples!r}.")
@@ -236,12 +238,13 @@ def cspa(labels, n_clusters, *, max_samples=10000, random_state=None):
 
 
 # ------------------------------------------------------------------------- HGPA
-def hgpa(labels, n_clusters, *, random_state=None):
+@renamed("n_clusters", "n_components")
+def hgpa(labels, n_components, *, random_state=None):
     """Hypergraph partitioning (HGPA, Strehl & Ghosh 2002), by star expansion.
 
     HGPA cuts the hypergraph whose vertices are the documents and whose hyperedges are
     the clusters of all partitions (the columns of ``H``, :func:`hypergraph_incidence`)
-    into ``n_clusters`` balanced parts while cutting as few hyperedges as possible.
+    into ``n_components`` balanced parts while cutting as few hyperedges as possible.
     Strehl & Ghosh use the hypergraph partitioner hMETIS; METIS has no hypergraph mode,
     so this implementation partitions the *star expansion* of the hypergraph instead
     (the clique expansion would have O(n²) edges):
@@ -253,7 +256,7 @@ def hgpa(labels, n_clusters, *, random_state=None):
     2. give document vertices weight 1 and hyperedge vertices weight 0 (METIS vertex
        weights), so that METIS's balance constraint counts documents only and a
        hyperedge vertex can go to whichever part is cheapest;
-    3. cut this graph into ``n_clusters`` parts with METIS (minimum edge cut under the
+    3. cut this graph into ``n_components`` parts with METIS (minimum edge cut under the
        balance constraint) and return the parts of the document vertices.
 
     The edge cut equals the number of (document, partition) pairs in which the
@@ -267,7 +270,7 @@ def hgpa(labels, n_clusters, *, random_state=None):
     ----------
     labels : array-like of shape (n_documents, n_partitions)
         One column of integer labels per partition; missing labels as ``-1`` or ``NaN``.
-    n_clusters : int
+    n_components : int
         Number of parts asked from METIS (at most ``n_documents``).
     random_state : int, RandomState instance or None, default=None
         Seeds METIS.
@@ -275,7 +278,7 @@ def hgpa(labels, n_clusters, *, random_state=None):
     Returns
     -------
     labels : ndarray of int64 of shape (n_documents,)
-        Consensus clusters numbered ``0..g-1`` (``g <= n_clusters``).
+        Consensus clusters numbered ``0..g-1`` (``g <= n_components``).
 
     See Also
     --------
@@ -283,7 +286,7 @@ def hgpa(labels, n_clusters, *, random_state=None):
     """
     codes, _ = check_label_matrix(labels)
     n = codes.shape[0]
-    k = check_n_components(n_clusters, n, "n_clusters")
+    k = check_n_components(n_components, n, "n_components")
     rng = check_random_state(random_state)
     H, _ = incidence(codes, n_categories(codes), dtype=np.int64)
     n_edges = H.shape[1]
@@ -295,14 +298,15 @@ def hgpa(labels, n_clusters, *, random_state=None):
 
 
 # ------------------------------------------------------------------------- MCLA
-def mcla(labels, n_clusters, *, random_state=None):
+@renamed("n_clusters", "n_components")
+def mcla(labels, n_components, *, random_state=None):
     """Meta-clustering (MCLA, Strehl & Ghosh 2002).
 
     1. *Meta-graph*: one vertex per hyperedge (cluster of some partition, column of
        ``H``), with edge weights the binary Jaccard similarity of the clusters,
        ``|h_a ∩ h_b| / |h_a ∪ h_b|``, computed from the sparse ``Hᵀ H``. METIS needs
        integer weights: they are ``max(1, round(1000 J))`` for every ``J > 0``.
-    2. *Meta-clusters*: METIS cuts the meta-graph into ``n_clusters`` balanced parts
+    2. *Meta-clusters*: METIS cuts the meta-graph into ``n_components`` balanced parts
        (every hyperedge has vertex weight 1).
     3. *Collapse*: the association of document ``i`` with meta-cluster ``c`` is the mean
        over the hyperedges of ``c`` of ``H[i, e]``, i.e. the fraction of ``c``'s
@@ -312,13 +316,13 @@ def mcla(labels, n_clusters, *, random_state=None):
 
     Every document belongs to at least one hyperedge (a document labelled by no
     partition is refused), so its highest association is positive; a meta-cluster that
-    wins no document disappears, so fewer than ``n_clusters`` clusters can come back.
+    wins no document disappears, so fewer than ``n_components`` clusters can come back.
 
     Parameters
     ----------
     labels : array-like of shape (n_documents, n_partitions)
         One column of integer labels per partition; missing labels as ``-1`` or ``NaN``.
-    n_clusters : int
+    n_components : int
         Number of meta-clusters (at most ``n_documents`` and, for METIS, at most the
         number of hyperedges: more are capped to it).
     random_state : int, RandomState instance or None, default=None
@@ -327,7 +331,7 @@ def mcla(labels, n_clusters, *, random_state=None):
     Returns
     -------
     labels : ndarray of int64 of shape (n_documents,)
-        Consensus clusters numbered ``0..g-1`` (``g <= n_clusters``).
+        Consensus clusters numbered ``0..g-1`` (``g <= n_components``).
 
     See Also
     --------
@@ -335,7 +339,7 @@ def mcla(labels, n_clusters, *, random_state=None):
     """
     codes, _ = check_label_matrix(labels)
     n = codes.shape[0]
-    k = check_n_components(n_clusters, n, "n_clusters")
+    k = check_n_components(n_components, n, "n_components")
     rng = check_random_state(random_state)
     H, _ = incidence(codes, n_categories(codes), dtype=np.float64)
     n_edges = H.shape[1]
@@ -441,7 +445,8 @@ class ConsensusResult:
     skipped: dict = field(default_factory=dict)
 
 
-def consensus(labels, n_clusters, method="anmi", *, max_samples=10000, random_state=None,
+@renamed("n_clusters", "n_components")
+def consensus(labels, n_components, method="anmi", *, max_samples=10000, random_state=None,
               verbose=0):
     """Consensus partition of a cluster ensemble (Strehl & Ghosh, 2002; SN §5.6).
 
@@ -449,7 +454,7 @@ def consensus(labels, n_clusters, method="anmi", *, max_samples=10000, random_st
     ----------
     labels : array-like of shape (n_documents, n_partitions)
         One column of integer labels per partition; missing labels as ``-1`` or ``NaN``.
-    n_clusters : int
+    n_components : int
         Number of consensus clusters.
     method : {"anmi", "cspa", "hgpa", "mcla"}, default="anmi"
         ``"anmi"`` runs :func:`cspa`, :func:`hgpa` and :func:`mcla` and keeps the
@@ -480,7 +485,7 @@ def consensus(labels, n_clusters, method="anmi", *, max_samples=10000, random_st
         raise ValueError(f"method must be one of {valid}, got {method!r}.")
     codes, _ = check_label_matrix(labels)
     n = codes.shape[0]
-    k = check_n_components(n_clusters, n, "n_clusters")
+    k = check_n_components(n_components, n, "n_components")
     rng = check_random_state(random_state)
     methods = _METHODS if method == "anmi" else (method,)
     functions = {"cspa": lambda s: cspa(codes, k, max_samples=max_samples, random_state=s),

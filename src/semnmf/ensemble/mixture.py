@@ -47,6 +47,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._utils.parallel import compiled_kernels, map_blocks, n_threads
 from .._utils.progress import progress
+from .._utils.renamed import renamed
 from .._utils.validation import check_n_components
 from ._labels import MISSING, check_label_matrix, incidence, n_categories, relabel
 
@@ -670,7 +671,8 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
         return self.fit(labels).labels_
 
 
-def mixture_consensus(labels, n_clusters=None, *, models="all", n_init=5, max_iter=200,
+@renamed("n_clusters", "n_components")
+def mixture_consensus(labels, n_components=None, *, models="all", n_init=5, max_iter=200,
                       tol=1e-6, smoothing=1.0, criterion="bic", random_state=None,
                       verbose=0, return_model=False):
     """Consensus partition by a latent class (multinomial mixture) model (SN eq. 13).
@@ -682,7 +684,7 @@ def mixture_consensus(labels, n_clusters=None, *, models="all", n_init=5, max_it
     ----------
     labels : array-like of shape (n_documents, n_partitions)
         One column of integer labels per partition; missing labels as ``-1`` or ``NaN``.
-    n_clusters : int, sequence of int or None, default=None
+    n_components : int, sequence of int or None, default=None
         Number of clusters, or candidates chosen by ``criterion`` (None:
         ``1..max_q m_q``).
     models, n_init, max_iter, tol, smoothing, criterion, random_state, verbose
@@ -699,7 +701,7 @@ def mixture_consensus(labels, n_clusters=None, *, models="all", n_init=5, max_it
         Only when ``return_model`` is true.
     """
     model = MultinomialMixture(
-        n_components=n_clusters, models=models, n_init=n_init, max_iter=max_iter, tol=tol,
+        n_components=n_components, models=models, n_init=n_init, max_iter=max_iter, tol=tol,
         smoothing=smoothing, criterion=criterion, random_state=random_state,
         verbose=verbose,
     ).fit(labels)

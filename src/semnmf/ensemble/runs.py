@@ -14,6 +14,7 @@ from sklearn.utils import check_random_state
 
 from .._utils.labels import cluster_means  # noqa: F401 (a name of this module since 0.2)
 from .._utils.progress import log
+from .._utils.renamed import renamed
 from ..models._defaults import MAX_SEED
 from ._labels import check_label_matrix
 from .consensus import _METHODS, consensus as _consensus, medoid, pairwise_agreement
@@ -53,7 +54,8 @@ def run_seeds(random_state, n_runs):
     return [int(s) for s in drawn[:-1]], int(drawn[-1])
 
 
-def combine(partitions, n_clusters, method="anmi", random_state=None):
+@renamed("n_clusters", "n_components")
+def combine(partitions, n_components, method="anmi", random_state=None):
     """One partition out of the columns of ``partitions`` (n_documents x n_partitions).
 
     Documents labelled -1 in every column (no term: no run could place them) stay -1;
@@ -70,7 +72,7 @@ def combine(partitions, n_clusters, method="anmi", random_state=None):
     placed = (L >= 0).any(axis=1)
     labels = np.full(L.shape[0], -1, dtype=np.int64)
     if method == "mmm":
-        labels[placed] = mixture_consensus(L[placed], n_clusters, n_init=MMM_STARTS,
+        labels[placed] = mixture_consensus(L[placed], n_components, n_init=MMM_STARTS,
                                            random_state=random_state)
         return labels, "mmm", None
     if method == "medoid":  # one of the columns as it is, its missing labels -1
@@ -79,7 +81,7 @@ def combine(partitions, n_clusters, method="anmi", random_state=None):
         column = codes[:, index]
         labels[column >= 0] = np.asarray(categories[index])[column[column >= 0]]
         return labels, "medoid", float(agreement[index])
-    result = _consensus(L[placed], n_clusters, method=method, random_state=random_state)
+    result = _consensus(L[placed], n_components, method=method, random_state=random_state)
     labels[placed] = result.labels
     return labels, result.method, float(result.anmi)
 

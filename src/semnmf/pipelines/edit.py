@@ -195,11 +195,11 @@ def _edited(model, est, W, columns, names, edits, before):
     if est is not None:
         _set_columns(est, W)
         new = SavedModel(model.vectorizer, estimator=est, topics=topics,
-                         method=model.info.get("method"), n_clusters=n_clusters,
+                         method=model.info.get("method"), n_components=n_clusters,
                          refine=model.info.get("refine"))
     else:
         new = SavedModel(model.vectorizer, centers=W, topics=topics,
-                         method=model.info.get("method"), n_clusters=n_clusters,
+                         method=model.info.get("method"), n_components=n_clusters,
                          consensus=model.info.get("consensus"))
     new.columns = columns
     new.step = step

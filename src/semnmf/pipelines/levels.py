@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .._utils.renamed import renamed
 from .edit import Edits, edit_model, top_words
 
 __all__ = ["Level", "k_range", "build_levels", "apply_level", "RANGE_FACTOR"]
@@ -40,10 +41,12 @@ __all__ = ["Level", "k_range", "build_levels", "apply_level", "RANGE_FACTOR"]
 RANGE_FACTOR = 3.0
 
 
-def k_range(k, n_documents, factor=RANGE_FACTOR):
-    """``(low, high)``: the integers within ``sqrt(factor)`` of ``k`` on either side
-    (``ceil(k / sqrt(factor))``, ``floor(k * sqrt(factor))``), at least 2 and below
-    ``n_documents``."""
+@renamed("k", "n_components")
+def k_range(n_components, n_documents, factor=RANGE_FACTOR):
+    """``(low, high)``: the integers within ``sqrt(factor)`` of ``k = n_components`` on
+    either side (``ceil(k / sqrt(factor))``, ``floor(k * sqrt(factor))``), at least 2 and
+    below ``n_documents``."""
+    k = n_components
     root = float(np.sqrt(factor))
     low = max(2, int(np.ceil(k / root - 1e-9)))
     high = max(low, min(int(np.floor(k * root + 1e-9)), int(n_documents) - 1))

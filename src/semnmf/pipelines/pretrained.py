@@ -58,6 +58,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._utils.devices import check_device
+from .._utils.renamed import renamed
 from .._utils.validation import check_positive_int
 from .._utils.words import LIBRARY
 from ..graphs.semantic import semantic_document_graph, word_graph
@@ -73,21 +74,22 @@ __all__ = ["PretrainedSemanticNMF", "SemanticInputs", "SEMANTICS", "EMBED", "WOR
            "partition_strengths", "PARTITIONS"]
 
 
-def document_start(E, n_clusters, random_state=None):
+@renamed("n_clusters", "n_components")
+def document_start(E, n_components, random_state=None):
     """Labels of k-means on the document vectors (unit rows, 10 restarts): the start of
     the document-semantics pipeline, so that NMF begins where sentence-embedding k-means
     ends and the document graph keeps it close while W learns word topics."""
     from sklearn.cluster import KMeans
 
-    n_clusters = check_positive_int(n_clusters, "n_clusters")
+    n_components = check_positive_int(n_components, "n_components")
     E = np.asarray(E, dtype=np.float64)
     keep = np.linalg.norm(E, axis=1) > 0
     labels = np.full(E.shape[0], -1, dtype=np.int64)
-    if keep.sum() < n_clusters:
+    if keep.sum() < n_components:
         raise ValueError(f"only {int(keep.sum())} document(s) have a vector, fewer than the "
-                         f"{n_clusters} clusters asked for.")
+                         f"{n_components} clusters asked for.")
     unit = E[keep] / np.linalg.norm(E[keep], axis=1, keepdims=True)  # cosine geometry
-    km = KMeans(n_clusters, n_init=10, random_state=random_state).fit(unit)
+    km = KMeans(n_components, n_init=10, random_state=random_state).fit(unit)
     labels[keep] = km.labels_
     return labels
 
@@ -169,16 +171,17 @@ FEW_TOKENS_PER_CLUSTER = 1750
 PARTITIONS = ("auto", "fit", "documents")
 
 
-def document_partition(n_tokens, n_clusters, partition="auto"):
+@renamed("n_clusters", "n_components")
+def document_partition(n_tokens, n_components, partition="auto"):
     """Which partition a run with embedded documents returns, and why: ``("documents",
     why)`` when ``partition`` says so or, for "auto", below :data:`FEW_TOKENS_PER_CLUSTER`
-    corpus tokens per cluster (``n_tokens / n_clusters``); else ``("fit", why)``."""
+    corpus tokens per cluster (``n_tokens / n_components``); else ``("fit", why)``."""
     if partition not in PARTITIONS:
         raise ValueError(f"partition must be one of {', '.join(PARTITIONS)}, got "
                          f"{partition!r}.")
     if partition != "auto":
         return partition, "asked for"
-    per_cluster = n_tokens / max(int(n_clusters), 1)
+    per_cluster = n_tokens / max(int(n_components), 1)
     if per_cluster < FEW_TOKENS_PER_CLUSTER:
         return "documents", (
             f"{per_cluster:.0f} corpus tokens per cluster (below {FEW_TOKENS_PER_CLUSTER}): "
@@ -210,7 +213,8 @@ def check_partition(partition, semantics, embed, refine=None, words=LIBRARY):
     return embedded
 
 
-def choose_partition(corpus, n_clusters, partition="auto", *, semantics, embed,
+@renamed("n_clusters", "n_components")
+def choose_partition(corpus, n_components, partition="auto", *, semantics, embed,
                      refine=None):
     """(partition, why) of a run with pretrained semantics, the one rule of the estimator
     and of :func:`semnmf.cluster`: (None, None) without documents embedded by a sentence
@@ -221,10 +225,11 @@ def choose_partition(corpus, n_clusters, partition="auto", *, semantics, embed,
         return None, None
     if refine and partition == "auto":
         return "fit", f"{refine} plays the games from the fit's memberships"
-    return document_partition(float(corpus.counts().sum()), n_clusters, partition)
+    return document_partition(float(corpus.counts().sum()), n_components, partition)
 
 
-def partition_strengths(E, labels, n_clusters):
+@renamed("n_clusters", "n_components")
+def partition_strengths(E, labels, n_components):
     """Cosine of each document vector to its cluster's mean direction (the strength of a
     document-partition run, as spherical k-means' strengths are); 0 for label -1."""
     from .._utils.labels import cluster_means, strengths_from_factors
@@ -232,13 +237,14 @@ def partition_strengths(E, labels, n_clusters):
     E = np.asarray(E, dtype=np.float64)
     norms = np.linalg.norm(E, axis=1, keepdims=True)
     unit = np.divide(E, norms, out=np.zeros_like(E), where=norms > 0)
-    centers = cluster_means(unit, labels, n_clusters)
+    centers = cluster_means(unit, labels, n_components)
     lengths = np.linalg.norm(centers, axis=1, keepdims=True)
     centers = np.divide(centers, lengths, out=np.zeros_like(centers), where=lengths > 0)
     return strengths_from_factors(unit @ centers.T, labels, cosine=True)
 
 
-def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both", *,
+@renamed("n_clusters", "n_components")
+def pretrained_inputs(corpus, X, M, n_components, semantics="minilm", embed="both", *,
                       word_mode="expand", expand=1.0, word_weight=0.3, word_neighbors=10,
                       n_neighbors=10, document_graph=True, pooling="mean", random_state=None,
                       cache_dir=None, device="cpu", verbose=0):
@@ -248,7 +254,7 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
     ----------
     corpus : semnmf.Corpus
     X, M : the corpus's document-term and word-context matrices
-    n_clusters : int
+    n_components : int
     semantics : str
         "corpus" (nothing added), "glove", "minilm" or a sentence-transformers model.
     embed : {"words", "documents", "both"}
@@ -318,7 +324,7 @@ def pretrained_inputs(corpus, X, M, n_clusters, semantics="minilm", embed="both"
         inputs.E = E
         inputs.A = (semantic_document_graph(E, n_neighbors, device=device)
                     if document_graph else None)
-        inputs.start = document_start(E, n_clusters, random_state)
+        inputs.start = document_start(E, n_components, random_state)
         inputs.timings["documents"] = time.perf_counter() - t
     return inputs
 

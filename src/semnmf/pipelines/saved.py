@@ -61,6 +61,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._utils.io import atomic_write, write_json
+from .._utils.renamed import renamed
 from .._utils.version import __version__
 from .._utils.labels import argmax_labels, cluster_means, strengths_from_factors
 from ..models._state import SAVABLE, check_savable, get_state, json_params, set_state
@@ -152,8 +153,10 @@ class SavedModel:
         the rest of model.json.
     """
 
+    @renamed("n_clusters", "n_components")
     def __init__(self, vectorizer, *, estimator=None, centers=None, topics=None,
-                 method=None, n_clusters=None, consensus=None, refine=None, expansion=None):
+                 method=None, n_components=None, consensus=None, refine=None,
+                 expansion=None):
         if estimator is None and centers is None:
             raise ValueError("a saved model needs an estimator or consensus cluster means.")
         if estimator is not None:
@@ -170,10 +173,11 @@ class SavedModel:
                 f"the model has {self.topics.shape[-1]} terms but the vocabulary has "
                 f"{vectorizer.n_terms}: save the model with the corpus (and weighting) it "
                 "was fitted on.")
-        if n_clusters is None:
-            n_clusters = self.topics.shape[0]
-        self.info = {"method": method, "n_clusters": int(n_clusters), "consensus": consensus,
-                     "refine": refine}
+        if n_components is None:
+            n_components = self.topics.shape[0]
+        # model.json keeps the key n_clusters (files of earlier versions read the same)
+        self.info = {"method": method, "n_clusters": int(n_components),
+                     "consensus": consensus, "refine": refine}
         # an edited model (semnmf.pipelines.edit): the cluster of each column of the
         # factors (-1: a dropped column, never chosen), None for the identity
         self.columns = None
@@ -223,7 +227,8 @@ class SavedModel:
             k = int(consensus.get("n_clusters") or (np.max(labels) + 1))
             means = cluster_means(X, labels, k)
             model = cls(vectorizer, centers=means, topics=topics if topics is not None
-                        else means, method=method, n_clusters=k, consensus=dict(consensus),
+                        else means, method=method, n_components=k,
+                        consensus=dict(consensus),
                         refine=refine)
             if estimator is not None:
                 params, _ = json_params(estimator)

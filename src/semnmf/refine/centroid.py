@@ -26,11 +26,13 @@ import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
 from .._utils.labels import cluster_means
+from .._utils.renamed import renamed
 
 __all__ = ["centroid_refine", "centroid_step"]
 
 
-def centroid_refine(X, labels, n_clusters=None, *, min_gain=0.0):
+@renamed("n_clusters", "n_components")
+def centroid_refine(X, labels, n_components=None, *, min_gain=0.0):
     """Move every document to its most cosine-similar cluster centroid (one assignment
     step of spherical k-means from ``labels``), when it is more similar to it than to its
     own cluster's centroid by the relative margin ``min_gain``.
@@ -43,7 +45,7 @@ def centroid_refine(X, labels, n_clusters=None, *, min_gain=0.0):
     labels : array-like of shape (n_documents,)
         The fitted partition; -1 marks a document left out (it stays -1, as does a
         document without any term).
-    n_clusters : int or None
+    n_components : int or None
         The number of clusters (default: the largest label + 1).
     min_gain : float, default=0.0
         A document moves only when x̂ᵀc_new > (1 + min_gain)·x̂ᵀc_own; 0 is the plain
@@ -53,7 +55,7 @@ def centroid_refine(X, labels, n_clusters=None, *, min_gain=0.0):
     -------
     labels : ndarray of shape (n_documents,)
         The refined partition.
-    centers : ndarray of shape (n_clusters, n_features)
+    centers : ndarray of shape (n_components, n_features)
         The unit centroids of the clusters of the given ``labels`` (a zero row for an
         empty cluster): a new document is assigned as the training documents were, to
         the most cosine-similar of them.
@@ -66,14 +68,14 @@ def centroid_refine(X, labels, n_clusters=None, *, min_gain=0.0):
     if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
         raise ValueError(f"labels must hold one cluster per row of X ({X.shape[0]}); "
                          f"got shape {labels.shape}.")
-    if n_clusters is None:
-        n_clusters = int(labels.max()) + 1 if labels.size else 0
-    if labels.size and labels.max() >= n_clusters:
-        raise ValueError(f"labels go up to {int(labels.max())} but n_clusters is "
-                         f"{n_clusters}.")
+    if n_components is None:
+        n_components = int(labels.max()) + 1 if labels.size else 0
+    if labels.size and labels.max() >= n_components:
+        raise ValueError(f"labels go up to {int(labels.max())} but n_components is "
+                         f"{n_components}.")
     Xn = normalize(sp.csr_matrix(X, dtype=np.float64) if sp.issparse(X)
                    else np.asarray(X, dtype=np.float64))
-    centers = normalize(cluster_means(Xn, labels, n_clusters))
+    centers = normalize(cluster_means(Xn, labels, n_components))
     sims = Xn @ centers.T
     sims = np.asarray(sims.toarray() if sp.issparse(sims) else sims)
     new, similarity = centroid_step(sims, np.where(sims.any(axis=1), labels, -1), min_gain)

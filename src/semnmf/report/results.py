@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 from .._utils.io import atomic_write, write_json
+from .._utils.renamed import renamed
 from .._utils.version import __version__
 from ..metrics import top_terms
 
@@ -61,12 +62,13 @@ def n_classes(true_labels):
     return len({label for label in true_labels if label is not None and label != ""})
 
 
-def empty_clusters(labels, n_clusters):
-    """The clusters of 0..n_clusters-1 that no document got."""
-    if n_clusters is None:
+@renamed("n_clusters", "n_components")
+def empty_clusters(labels, n_components):
+    """The clusters of 0..n_components-1 that no document got."""
+    if n_components is None:
         return []
     present = set(np.asarray(labels).tolist())
-    return [c for c in range(int(n_clusters)) if c not in present]
+    return [c for c in range(int(n_components)) if c not in present]
 
 
 def _finite_or_none(value):
@@ -86,9 +88,10 @@ def _describe(value):
     return value
 
 
+@renamed("n_clusters", "n_components")
 def run_record(model, labels, *, method, corpus=None, X=None, source=None, weighting=None,
                word_context=True, cli_arguments=None, context=None, scores=None, extra=None,
-               timings=None, n_clusters=None):
+               timings=None, n_components=None):
     """The ``run.json`` record of one clustering.
 
     Parameters
@@ -109,7 +112,7 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
     corpus, X, source, weighting : the data (``corpus.name``, ``data`` entry).
     cli_arguments, context, scores, extra, timings : recorded as given (``extra``'s keys
         at the top level; ``timings`` in seconds, rounded to 0.1 ms).
-    n_clusters : int, optional
+    n_components : int, optional
         The number of clusters asked for (default ``model.n_components``):
         ``empty_clusters`` lists those no document got.
     """
@@ -135,7 +138,7 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
         "context": context,
         "data": None if X is None else data_record(corpus, X, weighting),
         "cluster_sizes": {str(c): int(n) for c, n in zip(clusters, sizes)},
-        "empty_clusters": empty_clusters(labels, n_clusters if n_clusters is not None
+        "empty_clusters": empty_clusters(labels, n_components if n_components is not None
                                          else getattr(model, "n_components", None)),
         "n_classes": None if corpus is None else n_classes(corpus.labels),
         "scores": scores,

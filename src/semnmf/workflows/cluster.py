@@ -3,7 +3,7 @@
 :func:`cluster` fills a :class:`~.result.ClusterSettings` (the defaults are the command
 line's),
 and :func:`run_cluster` turns it into a :class:`ClusterResult`: read the source (or take
-a matrix), choose k (``k="auto"``), build the word-context matrix, fit (one model or a
+a matrix), choose k (``"auto"``), build the word-context matrix, fit (one model or a
 consensus), refine (GTNMF, or the default's centroid step), describe the clusters. ``result.save(out)`` writes the run
 folder (assignments.csv, topics.csv, run.json, model/), ``result.report()`` its HTML
 report. Nothing here prints: the steps log (``verbose``) and warn.
@@ -18,6 +18,7 @@ import warnings
 
 from ..experiments.methods import (CLI_METHODS, DEFAULT_CLI_METHOD,
                                    DEFAULT_COUNTS_METHOD)
+from .._utils.renamed import renamed
 from .checks import check_settings, semantics_source
 from .semantics import decide_semantics, plan_semantics
 from .inputs import (as_dtype, build_word_context, collected_warnings, language_record,
@@ -105,9 +106,11 @@ def resolve_method(method, semantics, source=None, engine="local", given=()):
     return method, None
 
 
-def cluster(source, k=None, *, method=None, random_state=0, verbose=0,
+@renamed("k", "n_components")
+def cluster(source, n_components=None, *, method=None, random_state=0, verbose=0,
             engine="local", workers=None, scheduler=None, **settings):
-    """Cluster ``source`` into ``k`` clusters as ``semnmf cluster SOURCE -k K`` does.
+    """Cluster ``source`` into ``n_components`` clusters as ``semnmf cluster SOURCE -k K``
+    does.
 
     Parameters
     ----------
@@ -116,10 +119,12 @@ def cluster(source, k=None, *, method=None, random_state=0, verbose=0,
         ``.txt`` files, a CSV/TSV/JSONL file, a list of texts, a :class:`~semnmf.Corpus`,
         or a document-term count matrix (scipy sparse or 2-D array; ``vocabulary=`` names
         its columns and ``labels=`` gives its documents' classes).
-    k : int, "auto" or sequence of int
-        The number of clusters; "auto" (or candidates) chooses it without labels
-        (``result.choices["k"]`` says how) and gives the clusters at every k of a range
-        around it (``result.levels``, :mod:`semnmf.pipelines.levels`). None with
+    n_components : int, "auto" or sequence of int
+        The number of clusters (scikit-learn's name; ``k=``, its name before 0.3, still
+        works with a ``FutureWarning`` until 0.4); "auto" (or candidates) chooses it
+        without labels (``result.choices["k"]`` says how) and gives the clusters at every
+        k of a range around it (``result.levels``, :mod:`semnmf.pipelines.levels`).
+        None with
         ``min_cluster_size=N`` (no cluster under N documents) means "auto".
     method : str or None, default=None
         The command line's ``--method``: "snmf-robust" (Semantic-NMF, KL loss, lam 1, five
@@ -161,11 +166,10 @@ def cluster(source, k=None, *, method=None, random_state=0, verbose=0,
     >>> result.save("runs/bbc").report()            # doctest: +SKIP
     """
     names = {f.name for f in dataclasses.fields(ClusterSettings)}
-    unknown = sorted(set(settings) - names - {"n_components"})
+    unknown = sorted(set(settings) - names)
     if unknown:
         raise TypeError(f"cluster() got an unexpected keyword argument {unknown[0]!r}")
-    if "n_components" in settings:
-        k = settings.pop("n_components")
+    k = n_components
     if k is None and settings.get("min_cluster_size") is not None:
         k = "auto"  # a minimum cluster size states the granularity: the levels of k="auto"
     if k is None:

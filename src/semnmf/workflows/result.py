@@ -15,6 +15,7 @@ import os
 import warnings
 from dataclasses import dataclass, field
 
+from .._utils.renamed import renamed
 from ..experiments.methods import CLI_METHODS, DEFAULT_CLI_METHOD
 from ..models._defaults import DEFAULT_MAX_ITER, DEFAULT_TOL
 from .checks import DEFAULT_RUNS
@@ -301,7 +302,7 @@ class ClusterResult:
                                            else arguments_record(self.settings)),
                             context=context_record(self.settings, self.word_context),
                             scores=self.scores, extra=self.extra, timings=self.timings,
-                            n_clusters=self.k)
+                            n_components=self.k)
         data_notes(record, self.corpus)
         if record.get("data") is not None and "duplicates" in self.extra:
             record["data"]["n_duplicate_documents"] = self.extra["duplicates"]["n_duplicates"]
@@ -430,8 +431,10 @@ def _umask():
     return mask
 
 
-def build_model(settings, k=None):
-    """The estimator of ``settings.method`` with the run's settings (from the registry)."""
+@renamed("k", "n_components")
+def build_model(settings, n_components=None):
+    """The estimator of ``settings.method`` with the run's settings (from the registry),
+    for ``n_components`` clusters (default ``settings.k``)."""
     method = settings.spec
     params = method.options(init=settings.init, n_init=settings.n_init,
                             max_iter=settings.max_iter, tol=settings.tol,
@@ -447,7 +450,8 @@ def build_model(settings, k=None):
                              f"on the GPU engine; method {settings.method!r} runs on the CPU "
                              "only.")
         params["device"] = settings.device
-    return method.build(settings.k if k is None else k, settings.random_state, **params)
+    return method.build(settings.k if n_components is None else n_components,
+                        settings.random_state, **params)
 
 
 def describe(settings, corpus, labels, components, extra, *, quality=True):
