@@ -89,6 +89,8 @@ def test_min_cluster_size_alone_is_auto_and_holds_at_every_level(planted45_csv, 
     (["--method", "nmf"], "-k is required"),
     (["-k", "auto", "--min-cluster-size", "0"], "--min-cluster-size"),
     (["-k", "3", "--min-cluster-size", "5", "--semantics", "minilm"], "--min-cluster-size"),
+    (["-k", "3", "--min-cluster-size", "5", "--engine", "dask"], "--min-cluster-size"),
+    (["-k", "auto", "--min-cluster-size", "23"], "at most 22"),
 ])
 def test_bad_level_options_are_one_line(planted45_csv, tmp_path, capsys, argv, message):
     assert main(["cluster", planted45_csv, *argv, "--out", str(tmp_path / "x"), "-q"]) == 2
@@ -134,6 +136,34 @@ def test_a_damaged_levels_file_is_one_line(auto_run, tmp_path):
     (copy / "levels.csv").write_text("".join(lines[:-3]), encoding="utf-8")
     with pytest.raises(ValueError, match="levels.csv does not list the documents"):
         read_run(copy)
+    rows = lines[1:]  # the same documents in another order: refused too
+    (copy / "levels.csv").write_text("".join(lines[:1] + rows[1:] + rows[:1]),
+                                     encoding="utf-8")
+    with pytest.raises(ValueError, match="levels.csv does not list the documents"):
+        read_run(copy)
+
+
+def test_a_given_k_with_a_minimum_size_merges_small_clusters(planted45_csv, tmp_path):
+    out = tmp_path / "k6"
+    assert main(["cluster", planted45_csv, "-k", "6", "--min-cluster-size", "12", "--method",
+                 "nmf", "--out", str(out), *FAST]) == 0
+    with open(out / "run.json", encoding="utf-8") as f:
+        record = json.load(f)
+    run = clusters(out)
+    assert np.bincount(run).min() >= 12 and len(set(run)) == record["k_recommended"] < 6
+    assert record["merged_small_clusters"] and not (out / "levels.csv").exists()
+    assigned = tmp_path / "assigned"  # the saved model is the merged one
+    assert main(["assign", str(out), planted45_csv, "--out", str(assigned), "-q"]) == 0
+    np.testing.assert_array_equal(clusters(assigned), run)
+
+
+def test_the_default_method_s_levels_start_at_its_clusters(planted45_csv, tmp_path):
+    out = tmp_path / "default"  # snmf-robust: its centroid step moves documents
+    assert main(["cluster", planted45_csv, "-k", "auto", "--out", str(out), *FAST]) == 0
+    levels, _ = read_levels(out)
+    with open(out / "run.json", encoding="utf-8") as f:
+        record = json.load(f)
+    np.testing.assert_array_equal(levels[record["k_recommended"]], clusters(out))
 
 
 def test_a_level_edit_replays_on_another_auto_run(auto_run, planted45_csv, tmp_path):

@@ -7,12 +7,12 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from conftest import word_topic_texts
 from semnmf import NMF, Corpus, SphericalKMeans
-from semnmf.pipelines.levels import (RANGE_FACTOR, _merge_pair, _sums, _unit_rows,
-                                     apply_level, build_levels, k_range)
+from semnmf._utils.validation import unit_rows as _unit_rows
+from semnmf.pipelines.levels import (RANGE_FACTOR, _merge_pair, _sums, apply_level,
+                                     build_levels, k_range)
 from semnmf.pipelines.saved import SavedModel
 
 
@@ -55,8 +55,9 @@ def test_the_merge_is_the_pair_whose_merge_lowers_the_objective_least(nmf6):
 
 def test_every_level_is_what_its_edits_assign_and_coarser_levels_nest(nmf6):
     _, X, saved = nmf6
-    start, levels = build_levels(saved, X, 3, 8, random_state=0)
-    assert start.k == 6 and start.steps == []
+    built = build_levels(saved, X, 3, 8, random_state=0)
+    start, levels = built.start, built.levels
+    assert start.k == 6 and start.steps == [] and built.merged == [] and built.model is saved
     np.testing.assert_array_equal(start.labels, saved.assign_matrix(X)[0])
     assert [level.k for level in levels] == list(range(3, 9))
     for level in levels:
@@ -76,7 +77,7 @@ def test_a_split_divides_the_cluster_of_largest_spherical_loss():
     labels = saved.assign_matrix(X)[0]
     sums = _sums(Xn, labels, 3)
     loss = np.bincount(labels, minlength=3) - np.linalg.norm(sums, axis=1)
-    _, levels = build_levels(saved, X, 3, 4, random_state=0)
+    levels = build_levels(saved, X, 3, 4, random_state=0).levels
     assert levels[-1].record()["steps"] == [{"split": [int(np.argmax(loss))]}]
 
 
@@ -84,11 +85,15 @@ def test_no_cluster_under_the_minimum_size_at_any_level(nmf6):
     _, X, saved = nmf6
     sizes = np.bincount(saved.assign_matrix(X)[0])
     floor = int(np.sort(sizes)[1]) + 1  # at least two clusters of the fit are smaller
-    start, levels = build_levels(saved, X, 2, 10, min_cluster_size=floor, random_state=0)
-    assert start.k < 6 and start.steps and all("merge" in s for s in start.steps)
-    for level in levels:
+    built = build_levels(saved, X, 2, 10, min_cluster_size=floor, random_state=0)
+    assert built.start.k < 6 and built.merged and all("merge" in s for s in built.merged)
+    assert built.model.n_clusters == built.start.k
+    for level in built.levels:
         assert np.bincount(level.labels).min() >= floor
-    assert levels[0].k == 2
+        # each level's steps are made from the starting model (small clusters merged)
+        edited = apply_level(built.model, level.record()["steps"], X, random_state=0)
+        np.testing.assert_array_equal(edited.assign_matrix(X)[0], level.labels)
+    assert built.levels[0].k == 2
 
 
 @pytest.mark.parametrize("k", [2, 3, 5, 8, 13, 40])
@@ -101,12 +106,26 @@ def test_the_range_holds_k_and_its_ends_are_at_most_the_factor_apart(k):
 def test_apply_level_with_no_steps_is_the_model(nmf6):
     _, X, saved = nmf6
     assert apply_level(saved, [], X) is saved
-    assert sp.issparse(X)
+
+
+def test_the_run_labels_start_the_levels_and_map_through_the_merges(nmf6):
+    _, X, saved = nmf6
+    labels = saved.assign_matrix(X)[0].copy()
+    moved = np.flatnonzero(labels == 0)[:2]
+    labels[moved] = 1  # a run whose clusters differ from its model's on two documents
+    built = build_levels(saved, X, 4, 6, labels=labels, random_state=0)
+    np.testing.assert_array_equal(built.start.labels, labels)
+    finer = {level.k: level.labels for level in built.levels}
+    for k in (4, 5):  # coarser levels merge whole clusters of the run's labels
+        for c in np.unique(finer[k + 1]):
+            assert len(np.unique(finer[k][finer[k + 1] == c])) == 1
+    none = build_levels(saved, X, None, None, random_state=0)
+    assert [level.k for level in none.levels] == [6]
 
 
 def test_cohesion_is_the_mean_cosine_to_the_cluster_direction_and_rises_with_k(nmf6):
     _, X, saved = nmf6
-    _, levels = build_levels(saved, X, 2, 8, random_state=0)
+    levels = build_levels(saved, X, 2, 8, random_state=0).levels
     Xn = _unit_rows(X)
     for level in levels:
         expected = np.mean([Xn[i] @ (s := np.asarray(Xn[level.labels == level.labels[i]]

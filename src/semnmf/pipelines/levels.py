@@ -13,8 +13,9 @@ partition at every k of a range (:func:`build_levels`):
   own cost. Coarser levels nest: each merges whole clusters of the next finer one.
 - **finer levels** split, one step at a time, the cluster of largest spherical loss
   ``n_c - ||s_c||`` by a rank-2 NMF of its documents (HierNMF2's split, Kuang & Park
-  2013; :func:`semnmf.pipelines.edit.edit_model`). The split cluster's two word vectors
-  join the model's columns, so a document of another cluster may move to one of them.
+  2013; :func:`semnmf.pipelines.edit.edit_model`). A split is the model's assignment
+  after it, as ``semnmf edit --split`` gives: documents of other clusters may change
+  cluster too (to a new half, or because a split drops a run's centroid step).
 
 Every step is an edit of the saved model (:mod:`semnmf.pipelines.edit`): a merge maps
 columns, a split adds one. So a level's labels are exactly what the edited model assigns
@@ -22,8 +23,8 @@ columns, a split adds one. So a level's labels are exactly what the edited model
 clusters by applying the level's recorded steps (:func:`apply_level`).
 
 ``min_cluster_size`` (documents) is honoured at every level: clusters smaller than it are
-merged first (the smallest into its cheapest partner), and a split whose smaller half
-would be smaller than it is not made (the next cluster is tried).
+merged first (the smallest into its cheapest partner), down to 2 clusters, and a split
+whose smaller half would be smaller than it is not made (the next cluster is tried).
 """
 
 from dataclasses import dataclass, field
@@ -32,9 +33,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._utils.renamed import renamed
+from .._utils.labels import cluster_means
+from .._utils.validation import unit_rows
 from .edit import Edits, edit_model, top_words
 
-__all__ = ["Level", "k_range", "build_levels", "apply_level", "RANGE_FACTOR"]
+__all__ = ["Level", "Levels", "k_range", "build_levels", "apply_level", "RANGE_FACTOR"]
 
 #: The two ends of the recommended range of k are at most this factor apart, the
 #: recommended k at their geometric middle.
@@ -77,6 +80,10 @@ class Level:
                           for step in self.steps]}
 
 
+def _sizes(labels, k):
+    return np.bincount(labels[labels >= 0], minlength=k)
+
+
 def _level(model, steps, labels, Xn, n_words=10):
     sums = _sums(Xn, labels, model.n_clusters)
     cohesion = float(np.linalg.norm(sums, axis=1).sum()) / max(int((labels >= 0).sum()), 1)
@@ -86,17 +93,7 @@ def _level(model, steps, labels, Xn, n_words=10):
 
 def _sums(Xn, labels, k):
     """(k x terms) sums of the unit rows of each cluster (dense: one row per cluster)."""
-    keep = labels >= 0
-    onehot = sp.csr_matrix((np.ones(int(keep.sum())), (labels[keep], np.flatnonzero(keep))),
-                           shape=(k, Xn.shape[0]))
-    return np.asarray((onehot @ Xn).todense())
-
-
-def _unit_rows(X):
-    X = sp.csr_matrix(X, dtype=np.float64)
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    norms[norms == 0] = 1.0
-    return sp.csr_matrix(sp.diags(1.0 / norms) @ X)
+    return cluster_means(Xn, labels, k) * _sizes(labels, k)[:, None]
 
 
 def _merge_pair(S, sizes, min_cluster_size):
@@ -135,37 +132,45 @@ def _columns(model):
 
 def _merge(model, labels, Xn, min_cluster_size):
     k = model.n_clusters
-    S = _sums(Xn, labels, k)
-    sizes = np.bincount(labels[labels >= 0], minlength=k)
-    a, b = _merge_pair(S, sizes, min_cluster_size)
+    a, b = _merge_pair(_sums(Xn, labels, k), _sizes(labels, k), min_cluster_size)
     new = edit_model(model, Edits(merge=[[a, b]]))
     return new, _merged_labels(labels, _columns(model), _columns(new))
 
 
-def _split(model, labels, X, Xn, min_cluster_size, random_state, tried):
+def _split(model, labels, X, Xn, min_cluster_size, random_state):
     """The model and labels after splitting the cluster of largest spherical loss that
     gives two clusters of at least ``max(1, min_cluster_size)`` documents; None when no
     cluster can be split."""
     k = model.n_clusters
-    S = _sums(Xn, labels, k)
-    sizes = np.bincount(labels[labels >= 0], minlength=k)
-    loss = sizes - np.linalg.norm(S, axis=1)
+    sizes = _sizes(labels, k)
+    loss = sizes - np.linalg.norm(_sums(Xn, labels, k), axis=1)
     smallest = max(1, min_cluster_size or 0)
     for c in np.argsort(-loss, kind="stable"):
-        c = int(c)
-        if sizes[c] < 2 * smallest or (k, c) in tried:
+        if sizes[c] < 2 * smallest:
             continue
-        tried.add((k, c))
-        new = edit_model(model, Edits(split=[c]), X=X, labels=labels,
+        new = edit_model(model, Edits(split=[int(c)]), X=X, labels=labels,
                          random_state=random_state)
         new_labels = new.assign_matrix(X)[0]
-        new_sizes = np.bincount(new_labels[new_labels >= 0], minlength=new.n_clusters)
-        if new_sizes.min() >= smallest:
+        if _sizes(new_labels, new.n_clusters).min() >= smallest:
             return new, new_labels
     return None
 
 
-def build_levels(model, X, low, high, *, min_cluster_size=None, random_state=0):
+@dataclass
+class Levels:
+    """What :func:`build_levels` returns: the ``model`` of the starting level (the fit,
+    its clusters under the minimum size merged by ``merged``, edit records), that level
+    (``start``) and every level (``levels``, coarsest first, ``start`` among them), each
+    level's steps made from ``model``."""
+
+    model: object
+    merged: list
+    start: Level
+    levels: list
+
+
+def build_levels(model, X, low, high, *, labels=None, min_cluster_size=None,
+                 random_state=0):
     """The levels of a fitted saved ``model`` from ``low`` to ``high`` clusters.
 
     Parameters
@@ -175,48 +180,52 @@ def build_levels(model, X, low, high, *, min_cluster_size=None, random_state=0):
     X : sparse matrix
         The run's documents weighted over the model's vocabulary
         (:meth:`SavedModel.vectorize`).
-    low, high : int
-        The coarsest and finest level wanted.
+    low, high : int or None
+        The coarsest and finest level wanted (None: the starting level's k).
+    labels : array or None
+        The run's clusters of the documents (default: the model's assignment). A run whose
+        model does not reproduce all of them (a consensus, whose clusters are not the
+        argmax of its centroids everywhere) keeps its own at the starting level and, mapped
+        through the merges, at the coarser ones; the finer ones are the model's assignment.
     min_cluster_size : int or None
         No cluster of any level has fewer documents (small clusters of the fit are merged
-        first; the starting level is then the model with them merged).
+        first, down to 2 clusters; a level a split would break is not made).
     random_state : int
         The seed of the splits' rank-2 NMF.
 
     Returns
     -------
-    start : Level
-        The starting level (the fit, small clusters merged).
-    levels : list of Level
-        Every level from the coarsest to the finest reached (``high`` may not be reached
-        when no cluster can be split into two of ``min_cluster_size``), ``start`` among
-        them.
+    Levels
+        The starting model and level, and every level from the coarsest to the finest
+        reached (``high`` may not be reached when no cluster splits into two of
+        ``min_cluster_size``).
     """
     X = sp.csr_matrix(X, dtype=np.float64)
-    Xn = _unit_rows(X)
-    labels = model.assign_matrix(X)[0]
-    steps = []
+    Xn = unit_rows(X)
+    labels = model.assign_matrix(X)[0] if labels is None else np.asarray(labels)
+    merged = []
     while model.n_clusters > 2 and min_cluster_size and \
-            np.bincount(labels[labels >= 0], minlength=model.n_clusters).min() \
-            < min_cluster_size:
+            _sizes(labels, model.n_clusters).min() < min_cluster_size:
         model, labels = _merge(model, labels, Xn, min_cluster_size)
-        steps.append(model.edits[-1])
-    start = _level(model, steps, labels, Xn)
+        merged.append(model.edits[-1])
+    start = _level(model, [], labels, Xn)
+    low = start.k if low is None else low
+    high = start.k if high is None else high
     levels = [start]
-    current, current_labels, path = model, labels, list(steps)
+    current, current_labels, path = model, labels, []
     while current.n_clusters > max(2, low):
         current, current_labels = _merge(current, current_labels, Xn, min_cluster_size)
         path = path + [current.edits[-1]]
         levels.insert(0, _level(current, path, current_labels, Xn))
-    current, current_labels, path, tried = model, labels, list(steps), set()
+    current, current_labels, path = model, labels, []
     while current.n_clusters < high:
-        split = _split(current, current_labels, X, Xn, min_cluster_size, random_state, tried)
+        split = _split(current, current_labels, X, Xn, min_cluster_size, random_state)
         if split is None:
             break
         current, current_labels = split
         path = path + [current.edits[-1]]
         levels.append(_level(current, path, current_labels, Xn))
-    return start, levels
+    return Levels(model, merged, start, levels)
 
 
 def apply_level(model, steps, X, random_state=0):

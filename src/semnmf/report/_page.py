@@ -354,11 +354,17 @@ def _decisions(run):
     if run.get("method_choice"):
         choice = run["method_choice"]
         out.append(("method", choice.get("method"), choice.get("why")))
-    if run.get("k_range"):
-        low, high = run["k_range"]
+    low, high = run.get("k_range") or (None, None)
+    levels = (f"; levels k = {low}..{high} from the same fit (the level picker of the "
+              "cluster table)" if low is not None and low < high else "")
+    if run.get("k_selection") and run.get("k_range"):
         out.append(("k", run.get("k_recommended"),
-                    f"recommended without labels (-k auto); levels k = {low}..{high} from the "
-                    "same fit (the level picker of the cluster table)"))
+                    f"recommended without labels (-k auto){levels}"))
+    if run.get("merged_small_clusters"):
+        out.append(("min cluster size", (run.get("cli_arguments") or {}).get(
+                        "min_cluster_size"),
+                    f"{len(run['merged_small_clusters'])} smaller cluster(s) of the fit merged "
+                    f"into their nearest: {run.get('k_recommended')} clusters{levels}"))
     if run.get("edited_from"):
         out.append(("edited", f"from {run['edited_from']}", _edits_text(run)))
     return out
@@ -577,8 +583,9 @@ def _document_list(record, order, texts, labels, chars):
 
 def search_limit(n_documents):
     """The characters of each document's search index: :data:`SEARCH_CHARS`, less when
-    ``n_documents`` of them would pass :data:`SEARCH_TOTAL` (at least 1,000)."""
-    return max(1000, min(SEARCH_CHARS, SEARCH_TOTAL // max(n_documents, 1)))
+    ``n_documents`` of them would pass :data:`SEARCH_TOTAL` (the list's excerpt of each
+    document is searched too)."""
+    return min(SEARCH_CHARS, SEARCH_TOTAL // max(n_documents, 1))
 
 
 def _search_words(text, limit=SEARCH_CHARS):

@@ -118,23 +118,25 @@ def read_run(run_dir):
                      timeline=_read_timeline(timeline_path),
                      partitions=_read_partitions(os.path.join(run_dir, "partitions.csv")),
                      levels=_read_levels(os.path.join(run_dir, "levels.csv"),
-                                         len(assignments["ids"])),
+                                         assignments["ids"]),
                      **assignments)
 
 
-def _read_levels(path, n_documents):
-    """levels.csv as ``{k: clusters}`` (None without one); a file that does not match
-    assignments.csv is a ValueError naming it."""
+def _read_levels(path, ids):
+    """levels.csv as ``{k: clusters}`` (None without one); a file whose documents are not
+    assignments.csv's ``ids``, in their order, is a ValueError naming it."""
     from .results import read_levels
 
     try:
-        levels = read_levels(path)
+        read = read_levels(path)
     except (ValueError, IndexError) as exc:
         raise ValueError(f"{path} is damaged ({exc}): run the command again.") from None
-    if levels is not None and any(len(v) != n_documents for v in levels.values()):
+    if read is None:
+        return None
+    if read[0] != [str(i) for i in ids]:
         raise ValueError(f"{path} does not list the documents of assignments.csv: run the "
                          "command again.")
-    return levels
+    return read[1]
 
 
 def _read_assignments(path, expected=None):

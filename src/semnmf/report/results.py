@@ -190,14 +190,15 @@ def write_levels(path, ids, levels):
 
 
 def read_levels(path):
-    """The levels of a run folder's ``levels.csv`` (``{K: labels}``), or None without one."""
+    """``(ids, {K: labels})`` of a run folder's ``levels.csv``, or None without one."""
     if not os.path.isfile(path):
         return None
     with open(path, encoding="utf-8", newline="") as f:
         rows = list(csv.reader(f))
     header, body = rows[0], rows[1:]
-    return {int(name[1:]): np.array([int(row[j]) for row in body], dtype=np.int64)
-            for j, name in enumerate(header) if j > 0}
+    return [row[0] for row in body], {
+        int(name[1:]): np.array([int(row[j]) for row in body], dtype=np.int64)
+        for j, name in enumerate(header) if j > 0}
 
 
 def write_topics(path, components, vocabulary, n_top=20):

@@ -237,6 +237,10 @@ def run_cluster(settings, started=None):
     started = time.perf_counter() if started is None else started
     timings, extra = {}, {}
     corpus, X = read_corpus(settings, timings, started)
+    if settings.min_cluster_size is not None and 2 * settings.min_cluster_size > X.shape[0]:
+        raise ValueError(f"min_cluster_size {settings.min_cluster_size} leaves no room for two "
+                         f"clusters in {X.shape[0]} documents: give at most "
+                         f"{X.shape[0] // 2}.")
     language_record(corpus, extra, settings.verbose)
     settings, choice = decide_semantics(settings, corpus)
     if choice is not None:
@@ -322,7 +326,7 @@ def run_cluster(settings, started=None):
     if settings.k_candidates is not None or settings.min_cluster_size is not None:
         result = _add_levels(result)
     if times is not None:
-        _add_timeline(result, settings, corpus, labels, times)
+        _add_timeline(result, result.settings, corpus, result.labels, times)
     return result
 
 
@@ -331,40 +335,48 @@ def _add_levels(result):
     the recommended range, with ``min_cluster_size`` the fit's clusters under it merged
     (the run's clusters become that level). ``result.levels`` maps k to the documents'
     labels; run.json gets ``k_recommended``, ``k_range`` and ``levels`` (how each level
-    was made)."""
+    was made from the run's model)."""
     from .._utils.progress import log
     from ..pipelines.levels import build_levels, k_range
 
     settings = result.settings
     if result.saved is None:
-        raise ValueError(f"levels need the run's model, and this run has none to save "
-                         f"({result.not_saved}).")
+        warnings.warn(f"no levels: they are made from the run's model, and this run has none "
+                      f"({result.not_saved}); its clusters are the fit's.", UserWarning,
+                      stacklevel=3)
+        return result
     t = time.perf_counter()
     X = result.saved.vectorize(result.corpus)
     low, high = (k_range(settings.k, X.shape[0]) if settings.k_candidates is not None
-                 else (settings.k, settings.k))
-    start, levels = build_levels(result.saved, X, low, high,
-                                 min_cluster_size=settings.min_cluster_size,
-                                 random_state=settings.random_state)
-    if start.steps:  # small clusters merged: the run's clusters are the start level
-        from ..pipelines.levels import apply_level
+                 else (None, None))  # a k given: its clusters, small ones merged
+    built = build_levels(result.saved, X, low, high, labels=result.labels,
+                         min_cluster_size=settings.min_cluster_size,
+                         random_state=settings.random_state)
+    start = built.start
+    if built.merged:  # small clusters merged: the run's clusters are the start level
         from .result import describe
 
-        saved = apply_level(result.saved, start.steps, X, settings.random_state)
-        labels, strengths = saved.assign_matrix(X)
         settings = dataclasses.replace(settings, k=start.k)
-        components = saved.topics
-        topics, scores = describe(settings, result.corpus, labels, components, result.extra)
-        result = dataclasses.replace(result, settings=settings, labels=labels,
-                                     strengths=strengths, components=components,
-                                     topics=topics, scores=scores, saved=saved)
-        log(f"{len(start.steps)} cluster(s) under {settings.min_cluster_size} documents "
+        components = built.model.topics
+        topics, scores = describe(settings, result.corpus, start.labels, components,
+                                  result.extra)
+        result = dataclasses.replace(result, settings=settings, labels=start.labels,
+                                     strengths=built.model.assign_matrix(X)[1],
+                                     components=components, topics=topics, scores=scores,
+                                     saved=built.model)
+        result.extra["merged_small_clusters"] = [step["merge"][0] for step in built.merged]
+        log(f"{len(built.merged)} cluster(s) under {settings.min_cluster_size} documents "
             f"merged into their nearest: {start.k} clusters", settings.verbose)
-    result.levels = {level.k: level.labels for level in levels}
+    small = min(start.record()["sizes"])
+    if settings.min_cluster_size and small < settings.min_cluster_size:
+        warnings.warn(f"a cluster of {small} documents stays under min_cluster_size "
+                      f"{settings.min_cluster_size}: two clusters are the fewest a run has.",
+                      UserWarning, stacklevel=3)
+    result.levels = {level.k: level.labels for level in built.levels}
     result.extra["k_recommended"] = int(start.k)
     ks = sorted(result.levels)
     result.extra["k_range"] = [int(ks[0]), int(ks[-1])]
-    result.extra["levels"] = [level.record() for level in levels]
+    result.extra["levels"] = [level.record() for level in built.levels]
     result.timings["levels"] = time.perf_counter() - t
     if len(ks) > 1:
         log(f"recommended k = {start.k}; levels k = {ks[0]}..{ks[-1]} in levels.csv "

@@ -39,7 +39,8 @@ def check_dask(settings, workers=None, scheduler=None, *, words=LIBRARY):
     for name, value in (("orthogonal", settings.orthogonal),
                         ("consensus", settings.consensus),
                         ("refine", settings.refine not in (None, "none")),
-                        ("semantics", settings.semantics != "corpus")):
+                        ("semantics", settings.semantics != "corpus"),
+                        ("min_cluster_size", settings.min_cluster_size is not None)):
         if value:
             raise ValueError(f"{w(name)} runs on the local engine only; drop it or use "
                              f"{on_local}.")
