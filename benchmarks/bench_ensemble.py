@@ -13,7 +13,7 @@ PPMI for a counts-only corpus, as `semnmf cluster` does):
   "Random" = the 10 best random-started runs, "Skmeans & Random" = the 5 best of each;
 - for each ensemble: mean ± sd of NMI / ARI of its members, the CE consensus
   (`consensus(..., method="anmi")`: the best of CSPA / HGPA / MCLA by ANMI), the MMM
-  consensus (`mixture_consensus(..., n_clusters=k)`: Rmixmod's 10 qualitative models,
+  consensus (`mixture_consensus(..., n_components=k)`: Rmixmod's 10 qualitative models,
   BIC), the diversity (mean pairwise NMI / ARI, SN Figure 7), and the number of
   clusters that BIC picks when n_clusters ranges over k ± bic_range;
 - the GTNMF refinement (semnmf.refine) of the MMM consensus, from its posteriors;
@@ -144,7 +144,7 @@ def combine(name, runs, strategy, y, k, bic_range, cspa_max, cache):
     ce = consensus(L[rows], k, method="anmi", max_samples=cspa_max, random_state=0)
     ce_seconds = time.perf_counter() - t
     t = time.perf_counter()
-    mmm, model = mixture_consensus(L[rows], n_clusters=k, random_state=0, return_model=True)
+    mmm, model = mixture_consensus(L[rows], n_components=k, random_state=0, return_model=True)
     mmm_seconds = time.perf_counter() - t
     ce.labels, mmm = _fill(ce.labels, rows), _fill(mmm, rows)
     ce.candidates = {m: _fill(c, rows) for m, c in ce.candidates.items()}
@@ -165,7 +165,7 @@ def combine(name, runs, strategy, y, k, bic_range, cspa_max, cache):
     if bic_range:
         grid = range(max(2, k - bic_range), k + bic_range + 1)
         t = time.perf_counter()
-        free, fmodel = mixture_consensus(L[rows], n_clusters=grid, random_state=0,
+        free, fmodel = mixture_consensus(L[rows], n_components=grid, random_state=0,
                                          return_model=True)
         free = _fill(free, rows)
         cell.update(bic_seconds=time.perf_counter() - t, bic_k=int(fmodel.n_components_),
@@ -189,7 +189,7 @@ def refine_cell(name, runs, strategy, X, y, k, cache):
     L = np.column_stack([np.asarray(r["labels"]) for r in kept(name, runs, strategy, cache)])
     rows = ~(L == -1).all(axis=1)
     t = time.perf_counter()
-    _, model = mixture_consensus(L[rows], n_clusters=k, random_state=0, return_model=True)
+    _, model = mixture_consensus(L[rows], n_components=k, random_state=0, return_model=True)
     P = np.full((L.shape[0], model.n_components_), 1.0 / model.n_components_)
     P[rows] = model.predict_proba(L[rows])
     mmm_seconds = time.perf_counter() - t
@@ -238,7 +238,7 @@ def report(done, runs, bic_range, cspa_max, cache):
         "ones, *Skmeans & Random* = the 5 best of each. For each ensemble: mean ± sd of the "
         "members' NMI / ARI against the true classes; **CE** = `consensus(L, k, "
         "method=\"anmi\", random_state=0)` (the best of CSPA / HGPA / MCLA by ANMI with the "
-        "ensemble; the winner is named); **MMM** = `mixture_consensus(L, n_clusters=k, "
+        "ensemble; the winner is named); **MMM** = `mixture_consensus(L, n_components=k, "
         "random_state=0)` (latent class model, Rmixmod's 10 qualitative models, BIC "
         "chooses the model; k fixed as in the paper). NMI is the arithmetic-mean "
         "normalization (`semnmf.nmi` default); the diversity columns use the geometric one "
@@ -320,7 +320,7 @@ def report(done, runs, bic_range, cspa_max, cache):
                               "ANMI of candidates", "candidates' NMI / ARI"], div_rows)))
     if bic_rows:
         sections.append((f"MMM with the number of clusters chosen by BIC (k ± {bic_range})",
-                         table(["dataset", "strategy", "model at n_clusters=k",
+                         table(["dataset", "strategy", "model at n_components=k",
                                 "non-empty at k", "BIC's choice",
                                 "NMI / ARI of BIC's choice", "seconds"], bic_rows)))
     sections.append(("Cost: runs vs consensus", (
