@@ -31,7 +31,7 @@ def measure(name, repeats):
     from sklearn.decomposition import NMF as SkNMF
 
     from semnmf import NMF, load_dataset
-    from semnmf.experiments.methods import CLI_METHODS, DEFAULT_CLI_METHOD
+    from semnmf.models.registry import CLI_METHODS, DEFAULT_CLI_METHOD
     from semnmf.metrics import nmi
 
     corpus = load_dataset(os.path.join(data_root(), name))

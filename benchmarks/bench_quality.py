@@ -29,7 +29,7 @@ from sklearn.decomposition import NMF as SkNMF
 from _common import (CACHE_ROOT, FIRST_SEVEN, load, load_cache, machine_line, mean_sd,
                      save_cache, table, write_markdown)
 from semnmf import clustering_scores
-from semnmf.experiments.methods import get_method
+from semnmf.models.registry import get_method
 from semnmf.experiments.protocol import shared_start
 
 CACHE = os.path.join(CACHE_ROOT, "quality.json")
@@ -44,7 +44,7 @@ PAPER = {  # Neurocomputing 2022, Table 2 (best 10 of 50 runs): NMI, ARI
 
 def fit(method, X, M, k, seed, start=None):
     """Fit one method; returns (labels, objective to minimize, seconds). Ours come from the
-    method registry (semnmf.experiments.methods; "snmf" is `semnmf cluster`'s name of
+    method registry (semnmf.models.registry; "snmf" is `semnmf cluster`'s name of
     SNMF (PPMI)), scikit-learn's are built here."""
     t = time.perf_counter()
     if method in ("skmeans", "nmf", "snmf"):

@@ -1,7 +1,7 @@
 """Label-free choice of k (``-k auto``): every criterion on every shared corpus, and the
 criterion chosen by leave-one-corpus-out (LOCO).
 
-For each corpus the label-free curves of :func:`semnmf.experiments.selection.measure_candidates`
+For each corpus the label-free curves of :func:`semnmf.models.selection.measure_candidates`
 are measured once per seed over the default candidate grid (cached in
 ``results/k_selection_curves.json``: a rerun resumes). Then, for every criterion and
 every value of its constant (penalty ``a`` of ``curve + a log k``, or the ``gain``
@@ -50,7 +50,7 @@ def save_cache(cache, path=CACHE):
 
 
 def default_setting():
-    from semnmf.experiments import selection
+    from semnmf.models import selection
 
     return {"sample_nnz": selection.SAMPLE_NNZ, "min_sample": selection.SAMPLE_MIN,
             "max_sample": selection.SAMPLE_MAX, "runs": 5}
@@ -65,7 +65,7 @@ def sample_size(X, setting):
 
 
 def measure(names, seeds, setting=None, path=CACHE):
-    from semnmf.experiments.selection import CURVES, candidate_grid, measure_candidates
+    from semnmf.models.selection import CURVES, candidate_grid, measure_candidates
 
     default = setting is None or setting == default_setting()
     setting = setting or default_setting()
@@ -95,7 +95,7 @@ def measure(names, seeds, setting=None, path=CACHE):
 
 
 def combos():
-    from semnmf.experiments.selection import CRITERIA
+    from semnmf.models.selection import CRITERIA
 
     for criterion in CRITERIA:
         for param in (GAIN_THRESHOLDS if criterion == "gain" else PENALTIES):
@@ -103,7 +103,7 @@ def combos():
 
 
 def found_k(curves, criterion, param):
-    from semnmf.experiments.selection import criterion_scores
+    from semnmf.models.selection import criterion_scores
 
     _, scores = criterion_scores(curves, criterion, param, center=1.0)
     scores = np.where(np.isfinite(scores), scores, -np.inf)
@@ -274,7 +274,7 @@ def main(argv=None):
     header = "| criterion (constant) | " + " | ".join(f"{n} ({truth[n]})" for n in names) \
         + " | hits |"
     rows = [header, "|---|" + "---:|" * len(names) + "---:|"]
-    from semnmf.experiments.selection import CRITERIA
+    from semnmf.models.selection import CRITERIA
 
     for criterion in CRITERIA:
         params = GAIN_THRESHOLDS if criterion == "gain" else PENALTIES
@@ -334,7 +334,7 @@ def main(argv=None):
 
 def compare_default(cache, names, seeds, truth, found, loco, baseline):
     """The default setting's LOCO choice and k found beside this setting's, per corpus."""
-    from semnmf.experiments.selection import DEFAULT_CRITERION, DEFAULT_PARAM
+    from semnmf.models.selection import DEFAULT_CRITERION, DEFAULT_PARAM
 
     default = load_cache(baseline)
     if not all(f"{n}/{s}" in default for n in names for s in seeds):

@@ -8,7 +8,7 @@ resumes; one process per seed can run side by side):
 
     SEMNMF_NUM_THREADS=1 python benchmarks/studies/bench_k_auto.py measure --seed 0
 
-For every corpus, :func:`semnmf.experiments.selection.measure_candidates` measures every
+For every corpus, :func:`semnmf.models.selection.measure_candidates` measures every
 label-free curve over the geometric grid 2 .. min(100, n/10) (wider than the library's
 default top of 50, so that a rule which extends the grid can be replayed) and, to score
 only, the mean NMI of the runs' partitions against the classes at each k (``nmi``); beside
@@ -54,7 +54,7 @@ def curves_of(X, grid, seed, n_init, counts=None, labels=None):
     """Every curve over ``grid`` as JSON values, with each run's cluster shares
     (``cluster_share``) and, given ``(labels, labelled)``, the runs' mean NMI at each k
     (``nmi``; to score only)."""
-    from semnmf.experiments.selection import CURVES, measure_candidates
+    from semnmf.models.selection import CURVES, measure_candidates
     from semnmf.metrics import nmi
 
     scores, shares = [], []
@@ -75,7 +75,7 @@ def curves_of(X, grid, seed, n_init, counts=None, labels=None):
 
 
 def measure(names, seed, n_init=1):
-    from semnmf.experiments.selection import candidate_grid
+    from semnmf.models.selection import candidate_grid
 
     path = cache_file(seed, n_init)
     cache = load_cache(path)
@@ -106,7 +106,7 @@ def planted_corpus(k, seed, n_per=40, d_per=12, noise=0.02):
 
 def measure_planted(seed, n_init=1):
     """The curves of the planted corpora (``planted_kK`` in the seed's cache)."""
-    from semnmf.experiments.selection import candidate_grid
+    from semnmf.models.selection import candidate_grid
 
     path = cache_file(seed, n_init)
     cache = load_cache(path)

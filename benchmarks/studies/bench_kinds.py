@@ -65,7 +65,7 @@ def variant(corpus, kind):
 
 
 def fit_labels(method, X, M, k, seed):
-    from semnmf.experiments.methods import CLI_METHODS, DEFAULT_CLI_METHOD, METHODS
+    from semnmf.models.registry import CLI_METHODS, DEFAULT_CLI_METHOD, METHODS
 
     if method in BASELINES:
         spec = METHODS["nmf-kl"] if method == "nmf-kl" else CLI_METHODS[method]

@@ -42,7 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 from _common import (CACHE_ROOT, FIRST_SEVEN, load_cache, save_cache, load, machine_line, mean_sd, table,
                      write_markdown)
 from semnmf import clustering_scores
-from semnmf.experiments.methods import get_method
+from semnmf.models.registry import get_method
 from semnmf.refine import GTNMF
 from semnmf.refine.gtnmf import replicator_dynamics
 

@@ -40,7 +40,7 @@ CACHE = os.path.join(CACHE_ROOT, "stopping")
 def trace_row(row, seeds):
     """{seed: {"history", "nmi" (after each sweep from "first" on), "first", "seconds"}}"""
     import semnmf.models._solvers.mu as mu
-    from semnmf.experiments.methods import CLI_METHODS, DEFAULT_CLI_METHOD
+    from semnmf.models.registry import CLI_METHODS, DEFAULT_CLI_METHOD
     from semnmf.metrics import nmi
 
     os.makedirs(CACHE, exist_ok=True)

@@ -51,7 +51,7 @@ def stable_counts(curves, threshold, min_share):
 def penalized(criterion, param, center=1.0):
     """The library's rule: argmax of ``curve01 + param·|log(k/center)|``."""
     def rule(curves):
-        from semnmf.experiments.selection import criterion_scores
+        from semnmf.models.selection import criterion_scores
 
         _, scores = criterion_scores(curves, criterion, param, center)
         scores = np.where(np.isfinite(scores), scores, -np.inf)
@@ -85,7 +85,7 @@ def on_library_grid(rule):
 
 def rules():
     """{name: rule}, in order of preference (ties go to the earlier)."""
-    from semnmf.experiments.selection import CRITERIA
+    from semnmf.models.selection import CRITERIA
 
     out = {}
     for criterion in CRITERIA:
@@ -137,7 +137,7 @@ OLD_DEFAULT = "stability_nmi (-0.3·log k)"
 
 
 def library_default():
-    from semnmf.experiments.selection import DEFAULT_CENTER, DEFAULT_CRITERION, DEFAULT_PARAM
+    from semnmf.models.selection import DEFAULT_CENTER, DEFAULT_CRITERION, DEFAULT_PARAM
 
     return f"{DEFAULT_CRITERION} ({DEFAULT_PARAM:g}·|log(k/{DEFAULT_CENTER:g})|)"
 
@@ -183,7 +183,7 @@ def report(seeds, n_init=1):
 
 
 def same_setting(n_init):
-    from semnmf.experiments.selection import DEFAULT_N_INIT
+    from semnmf.models.selection import DEFAULT_N_INIT
 
     if n_init == DEFAULT_N_INIT:
         return ""

@@ -257,7 +257,7 @@ def test_snmf_kl_is_the_slides_snmf_kl_everywhere(corpus_files, tmp_path, capsys
     """One meaning of snmf-kl (since 0.3): semnmf cluster --method snmf-kl runs the
     registry's SNMF-KL (Semantic-NMF, KL loss, lam 10, one start), as semnmf bench and
     get_method do, without a warning; its loss is its own (--loss is refused)."""
-    from semnmf.experiments.methods import CLI_METHODS, get_method
+    from semnmf.models.registry import CLI_METHODS, get_method
 
     assert CLI_METHODS["snmf-kl"] is get_method("snmf-kl")
     out = tmp_path / "snmf_kl"

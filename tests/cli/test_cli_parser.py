@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from semnmf.cli import build_parser, main
-from semnmf.experiments.methods import CLI_METHODS, CONSENSUS_METHODS
+from semnmf.models.registry import CLI_METHODS, CONSENSUS_METHODS
 
 from conftest import read_json
 

@@ -10,10 +10,10 @@ import scipy.sparse as sp
 from conftest import make_planted
 from semnmf import NMF, Corpus, SemanticNMF
 from semnmf.cli import main
-from semnmf.experiments import (METHODS, PAPER, ResultCache, get_method, lambda_sweep,
-                                plot_sweep, run_dataset, summarize, table2_markdown)
+from semnmf.experiments import (PAPER, ResultCache, lambda_sweep, plot_sweep, run_dataset,
+                                summarize, table2_markdown)
 from semnmf.experiments import protocol
-from semnmf.experiments.methods import TABLE2_ORDER, Method
+from semnmf.models.registry import METHODS, TABLE2_ORDER, Method, get_method
 from semnmf.experiments.tables import beats_baselines
 from semnmf.metrics import nmi
 
@@ -91,7 +91,7 @@ def test_one_meaning_per_method_name():
     """The papers' methods keep their paper names in the registry, bench, the tables and
     the command line (snmf-kl is the slides' SNMF-KL on the command line too, since 0.3);
     the command line's default is snmf-robust everywhere."""
-    from semnmf.experiments.methods import CLI_METHODS, DEFAULT_CLI_METHOD
+    from semnmf.models.registry import CLI_METHODS, DEFAULT_CLI_METHOD
 
     snmf, slides, robust = get_method("snmf"), get_method("snmf-kl"), get_method("snmf-robust")
     assert snmf.params.get("loss", "frobenius") == "frobenius" and "lam" not in snmf.params

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from conftest import make_planted, planted_corpus, read_json, write_csv
-from semnmf.experiments.selection import (CRITERIA, CRITERION_CURVES, CURVES, DEFAULT_CENTER,
+from semnmf.models.selection import (CRITERIA, CRITERION_CURVES, CURVES, DEFAULT_CENTER,
                                           DEFAULT_CRITERION, DEFAULT_N_INIT, DEFAULT_PARAM,
                                           candidate_grid, criterion_scores, measure_candidates,
                                           select_n_components)
 from semnmf.cli.cluster import parse_k
-from semnmf.experiments.selection import _consensus_dispersion, _cosine_sum, _silhouette
+from semnmf.models.selection import _consensus_dispersion, _cosine_sum, _silhouette
 
 
 def test_parse_k():
@@ -128,7 +128,7 @@ def test_selection_is_reproducible_and_label_free():
 def test_silhouette_and_dispersion_match_their_definitions():
     from sklearn.metrics import silhouette_score
 
-    from semnmf.experiments.selection import _normalize_rows
+    from semnmf.models.selection import _normalize_rows
     import scipy.sparse as sp
 
     rng = np.random.default_rng(0)
@@ -195,7 +195,7 @@ def test_cli_k_refused_values(tmp_path):
 def test_the_penalty_pulls_towards_its_center():
     """``curve01 + a |log(k / c)|``: c = 1 is the ``a log k`` rule; the penalty is 0 at c and
     the same at c·r and c/r."""
-    from semnmf.experiments.selection import penalized_scores
+    from semnmf.models.selection import penalized_scores
 
     ks = np.array([2, 4, 8, 16, 32])
     raw = np.array([0.0, 1.0, 0.5, 0.25, 0.0])
@@ -207,7 +207,7 @@ def test_the_penalty_pulls_towards_its_center():
 
 
 def test_cluster_jaccards_and_the_stable_clusters_criterion():
-    from semnmf.experiments.selection import _cluster_jaccards, stable_count
+    from semnmf.models.selection import _cluster_jaccards, stable_count
 
     rng = np.random.default_rng(0)
     labels = rng.integers(0, 4, 200)

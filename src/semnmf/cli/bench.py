@@ -5,7 +5,7 @@ import argparse
 import os
 from dataclasses import dataclass
 
-from ..experiments.methods import TABLE2_ORDER
+from ..models.registry import TABLE2_ORDER
 
 BENCH_DATASETS = ("cstr", "classic4", "ng5", "ng20", "bbc", "classic3")
 
@@ -110,7 +110,7 @@ def run(args):
 
     from .._utils.progress import log
     from ..datasets import load_dataset
-    from ..experiments.methods import get_method
+    from ..models.registry import get_method
     from ..experiments.protocol import ResultCache, run_dataset
     from ..experiments.sweep import SWEEP_TITLES, cached_sweeps, plot_sweep
     from ..experiments.tables import dataset_info, write_table2

@@ -6,7 +6,7 @@ written under the library's name) and the command's own options
 library's run (:func:`semnmf.workflows.cluster.run_cluster`, what ``semnmf.cluster``
 calls; or the Dask engine, :func:`~semnmf.cli.engine.run_dask`) makes one
 :class:`~semnmf.workflows.ClusterResult` from its settings (the estimator from the method
-registry, :mod:`semnmf.experiments.methods`, fitted alone or as a
+registry, :mod:`semnmf.models.registry`, fitted alone or as a
 :class:`semnmf.ClusterEnsemble`, refined with GTNMF if asked);
 :meth:`~semnmf.workflows.ClusterResult.save` writes it; this module prints it.
 """
@@ -14,7 +14,7 @@ registry, :mod:`semnmf.experiments.methods`, fitted alone or as a
 import argparse
 import time
 
-from ..experiments.methods import CLI_METHODS, CONSENSUS_METHODS, DEFAULT_CLI_METHOD
+from ..models.registry import CLI_METHODS, CONSENSUS_METHODS, DEFAULT_CLI_METHOD
 from ..models._defaults import DEFAULT_GRAPH_LAM, DEFAULT_LAM, MAX_LAM
 from ._common import add_context_arguments, add_input_arguments, add_output_arguments, output_folder
 from ..workflows.checks import DEFAULT_RUNS, DTYPES, INITS, LAM_SCALES, names

@@ -1,18 +1,15 @@
-"""The papers' experiments: the method registry, Table 2's shared-start protocol, the λ
-sweep.
+"""The papers' experiments: Table 2's shared-start protocol, the published numbers, the λ
+sweep, over the method registry (:mod:`semnmf.models.registry`).
 
 ``semnmf bench`` runs them from the command line; results are cached per run so an
 interrupted benchmark resumes, and written as markdown with the published numbers.
 
-The names below load on first use (PEP 562): the command line reads the method registry
-(:mod:`.methods`, no numpy) without loading the protocols.
+The names below load on first use (PEP 562).
 """
 
 from .._utils.lazy import lazy_names
 
 _NAMES = {
-    "METHODS": ".methods", "TABLE2_ORDER": ".methods", "CLI_METHODS": ".methods",
-    "CONSENSUS_METHODS": ".methods", "Method": ".methods", "get_method": ".methods",
     "PAPER": ".paper",
     "PROTOCOLS": ".protocol", "Contexts": ".protocol", "ResultCache": ".protocol",
     "run_dataset": ".protocol", "summarize": ".protocol",

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._utils.io import atomic_write
 from ..metrics import clustering_scores
-from .methods import get_method
+from ..models.registry import get_method
 
 _logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ import time
 
 from .._utils.io import atomic_write
 from .._utils.version import __version__
-from .methods import get_method
+from ..models.registry import get_method
 from .paper import BASELINES, PAPER, PAPER_DATASETS
 from .protocol import summarize
 

@@ -16,7 +16,7 @@ import re
 
 from .._utils.devices import check_device
 from .._utils.words import LIBRARY, check_number
-from ..experiments.methods import CLI_METHODS, CONSENSUS_METHODS
+from ..models.registry import CLI_METHODS, CONSENSUS_METHODS
 from ..models._defaults import MAX_LAM, MAX_SEED
 
 __all__ = ["check_settings", "check_vectorizing", "check_context", "semantics_source",

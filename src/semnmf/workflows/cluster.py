@@ -16,7 +16,7 @@ import dataclasses
 import time
 import warnings
 
-from ..experiments.methods import (CLI_METHODS, DEFAULT_CLI_METHOD,
+from ..models.registry import (CLI_METHODS, DEFAULT_CLI_METHOD,
                                    DEFAULT_COUNTS_METHOD)
 from .._utils.renamed import renamed
 from .checks import check_settings, semantics_source
@@ -420,7 +420,7 @@ def _choose_k(settings, corpus, X):
     record). The log shows, for every candidate, the criterion's curve and the score the
     choice is made on (the curve rescaled to [0, 1] plus the penalty in |log(k / center)|)."""
     from .._utils.progress import log
-    from ..experiments.selection import candidate_grid, select_n_components
+    from ..models.selection import candidate_grid, select_n_components
 
     candidates = (candidate_grid(X.shape[0]) if settings.k_candidates == "auto"
                   else list(settings.k_candidates))

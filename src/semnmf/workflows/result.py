@@ -16,7 +16,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from .._utils.renamed import renamed
-from ..experiments.methods import CLI_METHODS, DEFAULT_CLI_METHOD
+from ..models.registry import CLI_METHODS, DEFAULT_CLI_METHOD
 from ..models._defaults import DEFAULT_MAX_ITER, DEFAULT_TOL
 from .checks import DEFAULT_RUNS
 from .flags import recorded_name
@@ -99,7 +99,7 @@ class ClusterSettings:
 
     @property
     def spec(self):
-        """The method's registry entry (:class:`semnmf.experiments.methods.Method`)."""
+        """The method's registry entry (:class:`semnmf.models.registry.Method`)."""
         return CLI_METHODS[self.method]
 
     @property

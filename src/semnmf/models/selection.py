@@ -194,7 +194,7 @@ def _normalize_rows(X):
 def _assign(X, centers):
     """argmax_j (X Cᵀ)_ij per row (the lowest j on ties): spherical k-means' assignment
     step, compiled for sparse X, bitwise the scipy expression's labels."""
-    from ..models.skmeans import _assign as assign_step
+    from .skmeans import _assign as assign_step
 
     return assign_step(X, np.zeros(X.shape[0], dtype=bool), centers)[0]
 
@@ -281,7 +281,7 @@ def _sample_size(X, sample_size):
 
 
 def _skmeans(X, k, seed, max_iter, n_init=1):
-    from ..models.skmeans import SphericalKMeans
+    from .skmeans import SphericalKMeans
 
     model = SphericalKMeans(k, n_init=n_init, max_iter=max_iter, random_state=seed).fit(X)
     return np.asarray(model.cluster_centers_, dtype=np.float64)
@@ -532,7 +532,7 @@ def select_n_components(X, candidates="auto", *, criterion=DEFAULT_CRITERION,
 
     Examples
     --------
-    >>> from semnmf.experiments.selection import select_n_components
+    >>> from semnmf.models.selection import select_n_components
     >>> result = select_n_components(X, [2, 3, 4, 5, 6])  # doctest: +SKIP
     >>> result.best, result.scores                         # doctest: +SKIP
     """

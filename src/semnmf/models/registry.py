@@ -1,5 +1,5 @@
 """The one registry of clustering methods, shared by ``semnmf cluster``, ``semnmf bench``,
-the papers' protocols (:mod:`.protocol`) and the benchmark scripts.
+the papers' protocols (:mod:`semnmf.experiments.protocol`) and the benchmark scripts.
 
 Each :class:`Method` knows its estimator (imported only when the method is built), its
 parameters, which word-context matrix it needs (none, PPMI, shifted PPMI or PGLOVE),
