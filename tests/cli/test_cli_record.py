@@ -15,7 +15,8 @@ CLUSTER_KEYS = {
     "method", "method_reason", "min_cluster_size", "min_count", "min_df", "n_init",
     "orthogonal", "out", "overwrite", "partition", "pooling", "quiet", "refine", "report",
     "runs", "scheduler", "seed", "seed_words", "semantics", "semantics_reason", "source",
-    "stem", "stop_words_file", "text_column", "time_column", "time_period", "token_pattern",
+    "stem", "stop_words_file", "text_column", "time_column", "time_period", "date_format",
+    "token_pattern",
     "tol", "top", "top_k", "vocab", "weighting", "window", "workers"}
 # a run made in Python records its settings under the same names, without the command
 # line's own (the command, the output folder, the engine)

@@ -65,8 +65,8 @@ def test_the_command_line_writes_the_tables_and_the_panel(tmp_path, capsys):
                  "year", "--out", str(out), "--max-iter", "50", "-q", "--report"]) == 0
     assert "layout" not in capsys.readouterr().err  # no matplotlib notice leaks
     record = json.loads((out / "run.json").read_text(encoding="utf-8"))
-    assert record["time"] == {"column": "date", "period": "year", "n_undated": 0,
-                              "n_periods": 3}
+    assert record["time"] == {"column": "date", "date_format": None, "period": "year",
+                              "n_undated": 0, "n_unreadable": 0, "n_periods": 3}
     with open(out / "topics_over_time.csv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     for year in ("2019", "2020", "2021"):
@@ -82,3 +82,56 @@ def test_a_time_column_is_checked_before_the_work(tmp_path):
     source = _dated_csv(tmp_path / "docs.csv")
     with pytest.raises(ValueError, match=r"has no column 'when'; its columns are"):
         semnmf.cluster(str(source), 2, time_column="when", max_iter=5)
+
+
+def test_a_date_format_reads_day_first_dates_and_its_fields():
+    values = ["05/03/2024", "31/12/2023", "2024-03-05", "", None]
+    assert parse_dates(values, "%d/%m/%Y") == [(2024, 3, 5), (2023, 12, 31), None, None, None]
+    assert parse_dates(["03/2024"], "%m/%Y") == [(2024, 3, None)]
+    assert parse_dates(["2024"], "%Y") == [(2024, None, None)]
+
+
+def test_no_date_names_a_value_and_the_format_to_give():
+    from semnmf.workflows.timeline import check_dates
+
+    with pytest.raises(ValueError, match=r"no value is a date \(e.g. '05/03/2024'\).*"
+                                         r"--date-format %d/%m/%Y"):
+        check_dates(["05/03/2024", "06/03/2024"], "date")
+    with pytest.raises(ValueError, match=r"no value reads as date_format '%Y-%m' \(e.g. 'x'\)"):
+        check_dates(["x"], "date", "%Y-%m")
+    with pytest.raises(ValueError, match="every value is empty"):
+        check_dates(["", None], "date")
+
+
+def test_missing_and_unreadable_dates_are_counted_apart():
+    out = timeline(["2020", "", None, "soon", "2021", "later"], np.array([0, 1, 0, 1, 0, 1]))
+    assert out["n_undated"] == 4 and out["n_unreadable"] == 2 and out["unreadable"] == "soon"
+
+
+def test_the_command_line_reads_a_date_format_and_says_what_it_left_out(tmp_path):
+    source = _dated_csv(tmp_path / "iso.csv")
+    with open(source, encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    for row in rows[1:]:  # 2019-03-10 -> 10/03/2019
+        year, month, day = row[2].split("-")
+        row[2] = f"{day}/{month}/{year}"
+    rows[1][2], rows[2][2] = "", "not yet"
+    dmy = tmp_path / "dmy.csv"
+    with open(dmy, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    out = tmp_path / "run"
+    with pytest.warns(UserWarning, match=r"2 document\(s\) have no date in 'date' \(1 have no "
+                                         r"value, 1 have a value that is not a date \(e.g. "
+                                         r"'not yet'\)\)"):
+        result = semnmf.cluster(str(dmy), 2, time_column="date", date_format="%d/%m/%Y",
+                                time_period="year", max_iter=20)
+    result.save(out)
+    record = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    assert record["time"]["n_periods"] == 3 and record["time"]["n_unreadable"] == 1
+    assert record["time"]["date_format"] == "%d/%m/%Y"
+    with pytest.raises(ValueError, match="--date-format %d/%m/%Y"):
+        semnmf.cluster(str(dmy), 2, time_column="date", max_iter=5)
+    assert main(["cluster", str(dmy), "-k", "2", "--date-format", "%d/%m", "--time-column",
+                 "date", "--out", str(tmp_path / "x"), "-q"]) == 2
+    assert main(["cluster", str(dmy), "-k", "2", "--date-format", "%d/%m/%Y",
+                 "--out", str(tmp_path / "y"), "-q"]) == 2

@@ -206,6 +206,9 @@ def _add_fit_arguments(c):
     c.add_argument("--time-period", choices=("auto", "year", "month", "day"),
                    help="the periods of --time-column (default auto: the finest with at "
                         "most 60 periods)")
+    c.add_argument("--date-format", metavar="FORMAT",
+                   help="how --time-column writes its dates, as strptime reads them, e.g. "
+                        "%%d/%%m/%%Y (default: ISO dates 2024-03-05, 2024-03 or 2024)")
     c.add_argument("--seed-words", metavar="FILE",
                    help="guided topics: one topic per line, a few words each (spaces or "
                         "commas); those topics start from and are held near their words, "

@@ -313,6 +313,14 @@ def _check_extras(s, w):
         if s.time_period not in PERIODS:
             raise ValueError(f"{w('time_period')} must be one of {', '.join(PERIODS)}, got "
                              f"{s.time_period!r}.")
+    if s.date_format is not None:
+        if s.time_column is None:
+            raise ValueError(f"{w('date_format')} says how {w('time_column')} writes its "
+                             f"dates; give {w('time_column')} too.")
+        if not isinstance(s.date_format, str) or "%Y" not in s.date_format and \
+                "%y" not in s.date_format:
+            raise ValueError(f"{w('date_format')} {s.date_format!r} has no year (%Y or %y): "
+                             "give a strptime format such as %d/%m/%Y.")
     if s.method == "kl-consensus":
         from ..ensemble.portfolio import N_RUNS
 

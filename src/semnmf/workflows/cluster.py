@@ -395,7 +395,7 @@ def _times(settings, corpus):
     if len(values) != corpus.n_documents:
         raise ValueError(f"time_column {settings.time_column!r} has {len(values)} values for "
                          f"{corpus.n_documents} documents.")
-    check_dates(values, settings.time_column)  # said before the fit
+    check_dates(values, settings.time_column, settings.date_format)  # said before the fit
     return values
 
 
@@ -404,15 +404,22 @@ def _add_timeline(result, settings, corpus, labels, values):
     ``time`` says which period was chosen and how many documents had no date."""
     from .timeline import timeline
 
-    result.timeline = timeline(values, labels, corpus.labels, settings.time_period)
-    result.extra["time"] = {"column": settings.time_column,
-                            "period": result.timeline["period"],
-                            "n_undated": result.timeline["n_undated"],
-                            "n_periods": len({row[0] for row in result.timeline["rows"]})}
-    if result.timeline["n_undated"]:
-        warnings.warn(f"{result.timeline['n_undated']} document(s) have no date in "
-                      f"{settings.time_column!r}; they are left out of the topics over time",
-                      UserWarning, stacklevel=3)
+    result.timeline = timeline(values, labels, corpus.labels, settings.time_period,
+                               settings.date_format)
+    line = result.timeline
+    result.extra["time"] = {"column": settings.time_column, "date_format": settings.date_format,
+                            "period": line["period"], "n_undated": line["n_undated"],
+                            "n_unreadable": line["n_unreadable"],
+                            "n_periods": len({row[0] for row in line["rows"]})}
+    if line["n_undated"]:
+        empty = line["n_undated"] - line["n_unreadable"]
+        parts = ([f"{empty} have no value"] if empty else []) + (
+            [f"{line['n_unreadable']} have a value that is not a date (e.g. "
+             f"{line['unreadable']!r}{'' if settings.date_format else '; a format of your own: --date-format'})"]
+            if line["n_unreadable"] else [])
+        warnings.warn(f"{line['n_undated']} document(s) have no date in "
+                      f"{settings.time_column!r} ({', '.join(parts)}); they are left out of "
+                      "the topics over time", UserWarning, stacklevel=3)
 
 
 def _choose_k(settings, corpus, X):

@@ -36,7 +36,7 @@ FLAGS = {
     # semnmf cluster's own
     "method": "--method", "refine": "--refine", "n_top": "--top",
     "seed_words": "--seed-words", "time_column": "--time-column",
-    "time_period": "--time-period", "k": "-k", "engine": "--engine",
+    "time_period": "--time-period", "date_format": "--date-format", "k": "-k", "engine": "--engine",
     "workers": "--workers", "scheduler": "--scheduler",
     # HierarchicalNMF (semnmf tree)
     "n_leaves": "--leaves", "splitter": "--splitter", "beta": "--beta",

@@ -93,6 +93,7 @@ class ClusterSettings:
     seed_words: object = None
     time_column: str | None = None
     time_period: str = "auto"
+    date_format: str | None = None
     device: str = "cpu"
     method_reason: str | None = None  # why the method was chosen, when it was the default
     verbose: int = 0

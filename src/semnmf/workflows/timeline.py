@@ -1,8 +1,10 @@
 """Topics over time (and by class): each cluster's share of the documents of each period.
 
 ``semnmf cluster docs.csv -k K --time-column date`` reads one date per document from the
-table's column (ISO dates ``2024-03-05``, ``2024-03``, ``2024``, optionally with a time;
-anything else is a document without a date, counted and left out of the tables), groups the
+table's column (ISO dates ``2024-03-05``, ``2024-03``, ``2024``, optionally with a time, or
+any format given to ``date_format`` as :func:`datetime.datetime.strptime` reads it, e.g.
+``%d/%m/%Y``; an empty value is a document without a date, another value that is no date
+is an unreadable one: both are counted apart and left out of the tables), groups the
 documents into periods (``time_period``: "year", "month", "day", or "auto": the finest of
 those giving at most :data:`MAX_PERIODS` periods and :data:`MIN_PER_PERIOD` documents
 per period on average) and writes, in the run folder,
@@ -13,6 +15,7 @@ lines, one per cluster.
 """
 
 import csv
+import datetime
 import os
 import re
 from collections import Counter
@@ -27,9 +30,37 @@ OVER_TIME_FILE = "topics_over_time.csv"
 BY_CLASS_FILE = "topics_over_time_by_class.csv"
 
 
-def parse_dates(values):
+# a day-first or month-first date (05/03/2024, 5.3.2024): ambiguous, so never guessed
+_NUMERIC_DMY = re.compile(r"^\s*\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}\s*$")
+
+
+def _missing(value):
+    return value is None or (isinstance(value, float) and value != value) or \
+        not str(value).strip()
+
+
+def _format_fields(date_format):
+    """(has month, has day) of a strptime format."""
+    return (any(f"%{c}" in date_format for c in "mbBj"),
+            any(f"%{c}" in date_format for c in "dj"))
+
+
+def parse_dates(values, date_format=None):
     """``(year, month, day)`` of each value (month/day None when not given), None for a
-    value that is no ISO date."""
+    missing value or one that is no date: ISO (``2024-03-05``, ``2024-03``, ``2024``, a
+    time allowed after it), or ``date_format`` (a :func:`datetime.datetime.strptime`
+    format such as ``%d/%m/%Y``) when given."""
+    if date_format is not None:
+        month, day = _format_fields(date_format)
+        out = []
+        for value in values:
+            try:
+                when = datetime.datetime.strptime(str(value).strip(), date_format)
+            except (TypeError, ValueError):
+                out.append(None)
+                continue
+            out.append((when.year, when.month if month else None, when.day if day else None))
+        return out
     out = []
     for value in values:
         match = _DATE.match(str(value)) if value is not None else None
@@ -44,13 +75,24 @@ def parse_dates(values):
     return out
 
 
-def check_dates(values, column=None):
-    """The parsed dates of ``values`` (:func:`parse_dates`), refused when none is a date."""
-    dates = parse_dates(values)
+def check_dates(values, column=None, date_format=None):
+    """The parsed dates of ``values`` (:func:`parse_dates`), refused when none is a date
+    (naming a value, and the format to give when the values are day- or month-first)."""
+    dates = parse_dates(values, date_format)
     if all(d is None for d in dates):
         where = "time_column" if column is None else f"time_column {column!r}"
-        raise ValueError(f"{where}: no value is a date (give ISO dates such as 2024-03-05, "
-                         "2024-03 or 2024).")
+        given = [str(v) for v in values if not _missing(v)]
+        example = next((v for v in given if _NUMERIC_DMY.match(v)), given[0] if given else None)
+        if example is None:
+            raise ValueError(f"{where}: every value is empty.")
+        if date_format is not None:
+            raise ValueError(f"{where}: no value reads as date_format {date_format!r} (e.g. "
+                             f"{example!r}).")
+        hint = (" or give their format, e.g. date_format='%d/%m/%Y' (CLI: --date-format "
+                "%d/%m/%Y; %m/%d/%Y for month first)" if _NUMERIC_DMY.match(example)
+                else " or give their format with date_format= (CLI: --date-format)")
+        raise ValueError(f"{where}: no value is a date (e.g. {example!r}): give ISO dates "
+                         f"such as 2024-03-05, 2024-03 or 2024,{hint}.")
     return dates
 
 
@@ -79,12 +121,14 @@ def choose_period(dates, period="auto"):
     return "year"
 
 
-def timeline(values, clusters, labels=None, period="auto"):
+def timeline(values, clusters, labels=None, period="auto", date_format=None):
     """The tables of topics over time: a dict with ``period`` (the chosen one), ``rows``
     (period, cluster, documents, share), ``by_class`` rows (period, class, cluster,
-    documents, share) or None, and ``n_undated`` (documents without a date)."""
-    dates = check_dates(values)
+    documents, share) or None, ``n_undated`` (documents without a date), of which
+    ``n_unreadable`` have a value that is no date (``unreadable``: the first such)."""
+    dates = check_dates(values, date_format=date_format)
     n_undated = sum(d is None for d in dates)
+    unreadable = [str(v) for v, d in zip(values, dates) if d is None and not _missing(v)]
     period = choose_period(dates, period)
     clusters = np.asarray(clusters)
     keys = [None if d is None else _key(d, period) for d in dates]
@@ -93,7 +137,8 @@ def timeline(values, clusters, labels=None, period="auto"):
     if labels is not None:
         by_class = _shares([(k, None if y is None else str(y))
                             for k, y in zip(keys, labels)], clusters)
-    return {"period": period, "rows": rows, "by_class": by_class, "n_undated": n_undated}
+    return {"period": period, "rows": rows, "by_class": by_class, "n_undated": n_undated,
+            "n_unreadable": len(unreadable), "unreadable": unreadable[0] if unreadable else None}
 
 
 def _shares(groups, clusters):
