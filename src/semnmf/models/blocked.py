@@ -16,17 +16,15 @@ to the client (small corpora only); ``init=(Z, W)`` is cut into the blocks.
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import check_random_state
 
 from .._utils.blocks import BlockedMatrix
 from .._utils.parallel import scipy_path
 from .._utils.progress import log
-from ._solvers import mu as _mu
 from ._solvers.distributed import (BlockedFrobeniusProblem, _assign_sums, _assign, _cut,
                                    _facts, _labels_and_strengths, _rows, _scale,
                                    _squares)
 from ._solvers.distributed_kl import BlockedKLProblem
-from .pipeline import FitResult, final_errors
+from .engine import Backend, run_engine
 
 # Largest corpus (non-zeros of X) whose start is computed on the client, identical to the
 # local engine's (12 bytes a non-zero: 5M non-zeros are 60 MB).
@@ -104,6 +102,58 @@ def check_blocked(X, name="X"):
     return sq, sum(f[1] for f in facts), total
 
 
+class BlockedBackend(Backend):
+    """Row blocks (threads or Dask workers, by the matrix's executor): the distributed
+    sweep of ``problem.loss``, the start of :func:`blocked_start`; normalization, labels
+    and strengths computed in the blocks."""
+
+    def __init__(self, problem):
+        from .init import initialize_context_factor
+
+        self.problem = problem
+        X, M = problem.X, problem.M
+        self.name = X.executor.name
+        self.initialize_context_factor = initialize_context_factor
+        self.Mt = None
+        if M is not None:
+            from ._solvers.sparse import product_operator, transpose_csr  # here: workers
+            # import this module for its block tasks and need no numba (see
+            # _solvers.distributed); nor does the client of a fit without M
+            self.Mt = transpose_csr(M)
+            self.context_product = product_operator(self.Mt)  # as the local engine
+        self.sizes = check_blocked(X) if problem.data_sizes is None else problem.data_sizes
+
+    def start(self, rng, restarts):
+        problem = self.problem
+        strategy, Z0, W0 = problem.start
+        return blocked_start(problem.X, problem.n_components, strategy, rng, Z0, W0,
+                             n_restarts=restarts)
+
+    def new_run(self, Z, W):
+        X, M, lam = self.problem.X, self.problem.M, self.problem.effective_lambda
+        sqX, nnz, total = self.sizes
+        Q = (self.initialize_context_factor(self.context_product @ W, W) if M is not None
+             else None)
+        if self.problem.loss == "kl":
+            return BlockedKLProblem(X, Z, W, M=M, Q=Q, lam=lam, Mt=self.Mt, total=total,
+                                    nnz=nnz)
+        return BlockedFrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, Mt=self.Mt, sqX=sqX)
+
+    def finish(self, run):
+        ex = run.ex
+        norms = np.sqrt(ex.reduce(ex.map(_squares, run.Z)))
+        norms[norms == 0] = 1.0
+        run.Z = ex.map(_scale, run.Z, norms)
+        run.W *= norms
+        if self.problem.M is not None:
+            run.Q /= norms
+        parts = ex.gather(ex.map2(_labels_and_strengths, run.Z, self.problem.X.blocks))
+        return dict(W=run.W, Q=run.Q if self.problem.M is not None else None,
+                    labels=np.concatenate([part[0] for part in parts]),
+                    strengths=np.concatenate([part[1] for part in parts]),
+                    norms=norms, problem=run, gather=lambda: np.vstack(ex.gather(run.Z)))
+
+
 def fit_blocked(problem, options):
     """The blocked engine: :func:`semnmf.models.local.fit_local`'s restarts on a
     :class:`~semnmf._utils.blocks.BlockedMatrix` ``problem.X``, by the distributed sweep
@@ -114,45 +164,4 @@ def fit_blocked(problem, options):
     Dask workers, by the matrix's executor. Returns a
     :class:`~semnmf.models.pipeline.FitResult` whose Z stays in the blocks
     (``document_factors()`` gathers it)."""
-    from .init import initialize_context_factor, start_restarts
-
-    X, M, lam, loss = problem.X, problem.M, problem.effective_lambda, problem.loss
-    rng = check_random_state(options.random_state)
-    Mt = None
-    if M is not None:
-        from ._solvers.sparse import product_operator, transpose_csr  # here: workers
-        # import this module for its block tasks and need no numba (see
-        # _solvers.distributed); nor does the client of a fit without M
-        Mt = transpose_csr(M)
-        context_product = product_operator(Mt)  # as the local engine
-    strategy, Z0, W0 = problem.start
-    sqX, nnz, total = check_blocked(X) if problem.data_sizes is None else problem.data_sizes
-    restarts = start_restarts(options.n_init, options.screen_iter)
-
-    def new_run(index):
-        Z, W = blocked_start(X, problem.n_components, strategy, rng, Z0, W0,
-                             n_restarts=restarts)
-        Q = initialize_context_factor(context_product @ W, W) if M is not None else None
-        if loss == "kl":
-            return BlockedKLProblem(X, Z, W, M=M, Q=Q, lam=lam, Mt=Mt, total=total, nnz=nnz)
-        return BlockedFrobeniusProblem(X, Z, W, M=M, Q=Q, lam=lam, Mt=Mt, sqX=sqX)
-
-    run, n_iter, history = _mu.best_of_runs(
-        new_run, n_init=options.n_init, max_iter=options.max_iter, tol=options.tol,
-        verbose=options.verbose, name=options.name, screen_iter=options.screen_iter)
-    errors = final_errors(run)
-    ex = run.ex
-    norms = np.sqrt(ex.reduce(ex.map(_squares, run.Z)))
-    norms[norms == 0] = 1.0
-    run.Z = ex.map(_scale, run.Z, norms)
-    run.W *= norms
-    if M is not None:
-        run.Q /= norms
-    parts = ex.gather(ex.map2(_labels_and_strengths, run.Z, X.blocks))
-    return FitResult(
-        W=run.W, Q=run.Q if M is not None else None,
-        labels=np.concatenate([part[0] for part in parts]),
-        strengths=np.concatenate([part[1] for part in parts]),
-        n_iter=n_iter, history=history, errors=errors, norms=norms, effective_lambda=lam,
-        engine=X.executor.name, problem=run,
-        gather=lambda: np.vstack(ex.gather(run.Z)))
+    return run_engine(problem, options, BlockedBackend(problem))

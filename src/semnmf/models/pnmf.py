@@ -61,7 +61,7 @@ from ._defaults import DEFAULT_MAX_ITER, DEFAULT_TOL
 from ._solvers.frobenius import FrobeniusProblem, transpose_csr
 from ._solvers.projective import ProjectiveProblem
 from .init import initialize, resolve_start
-from .local import run_restarts
+from .engine import run_restarts
 from .nmf import _INIT_CONSTRAINT, _BaseNMF
 from .pipeline import labels_from_memberships, normalize_columns
 

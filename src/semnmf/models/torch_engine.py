@@ -26,15 +26,14 @@ PyTorch is imported on first use only (``import semnmf`` never loads it).
 """
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from .._utils.blocks import is_blocked
 from .._utils.validation import empty_rows
-from ._solvers import mu
 from ._solvers.sparse import transpose_csr
 from ._solvers.torch_problems import DeviceOperators, TorchFrobenius, TorchKL
-from .init import initialize, initialize_context_factor, start_restarts
-from .pipeline import FitResult, final_errors, labels_from_memberships, normalize_columns
+from .engine import Backend, HostStart, run_engine
+from .init import initialize_context_factor
+from .pipeline import labels_from_memberships, normalize_columns
 
 # the device names and a GPU's presence, checked below the models too (the sentence
 # encoders, the kNN searches): re-exported
@@ -93,6 +92,43 @@ def _check_problem(problem):
                          "SeNMF's M ≈ W S Wᵀ runs on the local engine.")
 
 
+class TorchBackend(Backend):
+    """One PyTorch device: the problems of
+    :mod:`semnmf.models._solvers.torch_problems` on the device operators, the start drawn
+    on the host as the local engine draws it and copied to the device; the kept run's
+    factors back on the host in X's dtype, normalized and labelled there."""
+
+    def __init__(self, problem, ops, device):
+        self.problem, self.ops = problem, ops
+        self.name = f"torch:{device}"
+        self.start = HostStart(problem)
+        self.make = TorchKL if problem.loss == "kl" else TorchFrobenius
+
+    def new_run(self, Z, W):
+        ops = self.ops
+        Z, W = ops.to_device(Z), ops.to_device(W)
+        Q = None
+        if ops.M is not None:
+            # Q = s·MᵀW (initialize_context_factor), the product on the device
+            W_host = W.cpu().numpy()
+            Q = ops.to_device(initialize_context_factor((ops.Mt @ W).cpu().numpy(), W_host))
+        return self.make(ops, Z, W, Q=Q, lam=self.problem.effective_lambda,
+                         update_W=self.problem.update_W)
+
+    def finish(self, run):
+        X = self.problem.X
+        host = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+
+        def to_host(tensor):
+            return np.array(tensor.cpu().numpy(), dtype=host, order="C", copy=True)
+
+        Z, W = to_host(run.Z), to_host(run.W)
+        Q = to_host(run.Q) if self.problem.M is not None and run.Q is not None else None
+        norms = normalize_columns(Z, W, Q)
+        return dict(W=W, Z=Z, Q=Q, norms=norms, problem=run,
+                    labels=labels_from_memberships(Z, empty_rows(X)))
+
+
 def fit_torch(problem, options, device="cuda", dtype="float32", *, index_dtype=None,
               ratios="auto", chunk=None):
     """Run ``problem`` (:class:`~semnmf.models.pipeline.FitProblem`) with ``options``
@@ -108,49 +144,8 @@ def fit_torch(problem, options, device="cuda", dtype="float32", *, index_dtype=N
     torch = require_torch()
     _check_problem(problem)
     device = _device_name(torch, device)
-    X, M = problem.X, problem.M
-    dtype = _resolve_dtype(torch, dtype, X)
+    dtype = _resolve_dtype(torch, dtype, problem.X)
     with torch.no_grad():
         ops = operators(problem, torch, device, dtype, index_dtype=index_dtype,
                         ratios=ratios, chunk=chunk)
-        new_run = _runs(problem, options, ops)
-        run, n_iter, history = mu.best_of_runs(
-            new_run, n_init=options.n_init, max_iter=options.max_iter, tol=options.tol,
-            verbose=options.verbose, name=options.name, screen_iter=options.screen_iter)
-        errors = final_errors(run)
-        host = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
-
-        def to_host(tensor):
-            return np.array(tensor.cpu().numpy(), dtype=host, order="C", copy=True)
-
-        Z, W = to_host(run.Z), to_host(run.W)
-        Q = to_host(run.Q) if M is not None and run.Q is not None else None
-    norms = normalize_columns(Z, W, Q)
-    return FitResult(W=W, Z=Z, Q=Q, labels=labels_from_memberships(Z, empty_rows(X)),
-                     n_iter=n_iter, history=history, errors=errors, norms=norms,
-                     effective_lambda=problem.effective_lambda, engine=f"torch:{device}", problem=run)
-
-
-def _runs(problem, options, ops):
-    """``new_run(index)`` for :func:`~semnmf.models._solvers.mu.best_of_runs`: one device
-    problem from the start of run ``index``, drawn as the local engine draws it."""
-    rng = check_random_state(options.random_state)
-    strategy, Z0, W0 = problem.start
-    restarts = start_restarts(options.n_init, options.screen_iter)
-    make = TorchKL if problem.loss == "kl" else TorchFrobenius
-
-    def new_run(index):
-        if Z0 is not None:
-            Z, W = Z0, W0
-        else:
-            Z, W = initialize(problem.X, problem.n_components, strategy, rng,
-                              n_restarts=restarts)
-        Z, W = ops.to_device(Z), ops.to_device(W)
-        Q = None
-        if ops.M is not None:
-            # Q = s·MᵀW (initialize_context_factor), the product on the device
-            W_host = W.cpu().numpy()
-            Q = ops.to_device(initialize_context_factor((ops.Mt @ W).cpu().numpy(), W_host))
-        return make(ops, Z, W, Q=Q, lam=problem.effective_lambda, update_W=problem.update_W)
-
-    return new_run
+        return run_engine(problem, options, TorchBackend(problem, ops, device))
