@@ -6,12 +6,13 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.preprocessing import normalize
 
 from conftest import planted_corpus
 from semnmf import NMF, SemanticNMF, SeNMF, GNMF, non_negative_factorization, semantic_nmf
 from semnmf.models.context_term import effective_lambda, prepare_context, relative_weight
-from semnmf.models.local import fit_local
+from semnmf.models.local import LocalBackend, fit_local
 from semnmf.models.nmf import fit_record
 from semnmf.models.pipeline import FitOptions, FitResult, Problem
 
@@ -32,12 +33,22 @@ def test_every_problem_honours_the_declared_interface(X, model):
         warnings.simplefilter("ignore")
         record = fit_record(model, X)
     assert isinstance(record, FitResult) and record.engine == "local"
-    assert isinstance(record.problem, Problem)
+    # the record carries data, not the live problem; the local engine's runs are Problems
+    assert not hasattr(record, "problem")
+    fresh = clone(model)
+    prepared = fresh._prepare(fresh._validate(X, None))
+    backend = LocalBackend(prepared)
+    assert isinstance(backend.new_run(*backend.start(np.random.RandomState(0), 1)), Problem)
     # the record is what the estimator shows: its attributes come from it
     np.testing.assert_array_equal(model.labels_, record.labels)
     np.testing.assert_array_equal(model.components_, record.W.T)
     assert model.objective_ == record.history[-1]
     assert model.n_iter_ == record.n_iter == len(record.history) - 1
+    # SeNMF's core S and its damped steps: fields of the record
+    assert (record.context_core is None) == (not isinstance(model, SeNMF))
+    if isinstance(model, SeNMF):
+        np.testing.assert_array_equal(model.context_core_, record.context_core)
+        assert model.n_damped_ == record.n_damped
 
 
 def test_an_engine_writes_into_no_estimator(X):

@@ -151,7 +151,7 @@ class BlockedBackend(Backend):
         return dict(W=run.W, Q=run.Q if self.problem.M is not None else None,
                     labels=np.concatenate([part[0] for part in parts]),
                     strengths=np.concatenate([part[1] for part in parts]),
-                    norms=norms, problem=run, gather=lambda: np.vstack(ex.gather(run.Z)))
+                    norms=norms, gather=lambda: np.vstack(ex.gather(run.Z)))
 
 
 def fit_blocked(problem, options):

@@ -7,6 +7,8 @@ unit-length columns (Algorithm 1, step 5), each document to the argmax of its ro
 sequence of :func:`semnmf.models.engine.run_engine`, with :class:`LocalBackend`.
 """
 
+import numpy as np
+
 from .._utils.validation import empty_rows
 from ._solvers.sparse import product_operator, transpose_csr
 from .engine import Backend, HostStart, run_engine
@@ -42,9 +44,14 @@ class LocalBackend(Backend):
     def finish(self, run):
         Q = run.Q if self.factored else None
         norms = normalize_columns(run.Z, run.W, Q)
-        return dict(W=run.W, Z=run.Z, Q=Q, norms=norms, problem=run,
+        fields = {}
+        S = getattr(run, "S", None)
+        if S is not None:  # SeNMF's M ≈ W S Wᵀ: W S Wᵀ unchanged with S ← D⁻¹ S D⁻¹
+            fields = dict(context_core=S / np.outer(norms, norms).astype(S.dtype),
+                          n_damped=run.n_damped)
+        return dict(W=run.W, Z=run.Z, Q=Q, norms=norms,
                     labels=labels_from_memberships(run.Z, empty_rows(self.problem.X)),
-                    start_kmeans=self.start.best_kmeans)
+                    start_kmeans=self.start.best_kmeans, **fields)
 
 
 def fit_local(problem, options):

@@ -119,8 +119,8 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
 
     # subclasses: build the context part of the problem ----------------------------------
     def _finish_fit(self, result):
-        """Set subclass attributes from the kept run (``result.problem``; Z was just
-        divided by ``result.norms``)."""
+        """Set subclass attributes from the record's data besides the factors (SeNMF's
+        ``result.context_core``, ``result.n_damped``); Z was divided by ``result.norms``."""
 
     def _prepare_context(self, X, size_X=None):
         """Return (M, lam_effective) for the fit; (None, 0.0) for plain NMF. ``size_X``:

@@ -128,6 +128,11 @@ class FitResult:
     the start's: ``n_init=r`` and the engine's generator). The KL consensus takes it as its
     k-means member instead of fitting that again. It costs one more set of centroids (k x
     n_terms) held during a fit; no estimator keeps it.
+
+    The record carries data only, never the live problem of the kept run: what an
+    estimator reads besides the factors is a field of its own. ``context_core``: SeNMF's
+    core S of M ≈ W S Wᵀ, rescaled with the factors (S ← D⁻¹ S D⁻¹, so W S Wᵀ is
+    unchanged), and ``n_damped``: its damped S steps (None for the other problems).
     """
 
     W: np.ndarray
@@ -141,7 +146,8 @@ class FitResult:
     errors: tuple | None = None
     norms: np.ndarray | None = None
     strengths: np.ndarray | None = None
-    problem: Any = None
+    context_core: np.ndarray | None = None
+    n_damped: int | None = None
     gather: Callable | None = field(default=None, repr=False)
     start_kmeans: Any = None
 

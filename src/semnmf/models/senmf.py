@@ -187,7 +187,6 @@ class SeNMF(_BaseNMF):
         return SeNMFProblem(X, Z, W, M, lam=lam, Xt=Xt)
 
     def _finish_fit(self, result):
-        # Z ← Z D⁻¹ and W ← W D were applied; W S Wᵀ is unchanged with S ← D⁻¹ S D⁻¹
-        problem, norms = result.problem, result.norms
-        self.context_core_ = problem.S / np.outer(norms, norms).astype(problem.S.dtype)
-        self.n_damped_ = problem.n_damped
+        # the engine rescaled S with Z and W (S ← D⁻¹ S D⁻¹: W S Wᵀ unchanged)
+        self.context_core_ = result.context_core
+        self.n_damped_ = result.n_damped

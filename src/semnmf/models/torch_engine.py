@@ -125,7 +125,7 @@ class TorchBackend(Backend):
         Z, W = to_host(run.Z), to_host(run.W)
         Q = to_host(run.Q) if self.problem.M is not None and run.Q is not None else None
         norms = normalize_columns(Z, W, Q)
-        return dict(W=W, Z=Z, Q=Q, norms=norms, problem=run,
+        return dict(W=W, Z=Z, Q=Q, norms=norms,
                     labels=labels_from_memberships(Z, empty_rows(X)))
 
 
