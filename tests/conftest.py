@@ -96,6 +96,12 @@ def word_counts_by_default():
         yield
 
 
+# French sentences with accented words and French function words.
+FRENCH_SENTENCES = ["Le café et la réforme économique du marché",
+                    "La réforme économique touche le café",
+                    "Un café noir, une réforme, une économie économique"]
+
+
 @pytest.fixture(scope="session")
 def planted():
     """(texts, labels) of the planted corpus: 30 documents, 3 topics of 10."""
@@ -153,12 +159,26 @@ def planted_csv(tmp_path, planted):
     return write_csv(tmp_path / "planted.csv", zip(texts, labels), ["text", "label"])
 
 
+@pytest.fixture
+def planted_csv_path(tmp_path):
+    """The planted corpus as ``tmp_path/planted.csv`` (a str path, as on a command line)."""
+    texts, labels = make_planted()
+    return str(write_csv(tmp_path / "planted.csv", zip(texts, labels), ["text", "label"]))
+
+
 @pytest.fixture(scope="session")
 def planted45_csv(tmp_path_factory):
     """A larger planted corpus (45 documents, 3 topics of 15) as a labelled CSV path."""
     texts, labels = make_planted(docs_per_topic=15)
     path = tmp_path_factory.mktemp("planted45") / "planted.csv"
     return str(write_csv(path, zip(texts, labels), ["text", "label"]))
+
+
+def one_error(capsys):
+    """The one line a command wrote to stderr, checked to be a ``semnmf: error:`` line."""
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("semnmf: error: "), lines
+    return lines[0]
 
 
 def read_json(path):

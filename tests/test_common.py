@@ -20,10 +20,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.utils import estimator_checks
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from conftest import planted_corpus
-from semnmf import (GNMF, GTNMF, NMF, NMFS, HierarchicalNMF, ProjectiveNMF, SemanticGNMF,
-                    SemanticNMF, SeNMF, SphericalKMeans, SymNMF, non_negative_factorization,
-                    semantic_nmf)
+from conftest import make_planted, planted_corpus
+from semnmf import (GNMF, GTNMF, NMF, NMFS, Corpus, HierarchicalNMF, ProjectiveNMF,
+                    SemanticGNMF, SemanticNMF, SeNMF, SphericalKMeans, SymNMF,
+                    non_negative_factorization, semantic_nmf)
 from semnmf.ensemble import MultinomialMixture
 from semnmf.models import init as init_module
 from semnmf.models.deep import DCN
@@ -372,6 +372,17 @@ def test_pretrained_bad_parameter():
     with pytest.raises(ValueError, match="embed") as error:
         estimator.fit(texts)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("estimator", ["SemanticNMF", "GNMF"])
+def test_absurd_weight_is_refused(estimator):
+    import semnmf
+
+    X = Corpus(make_planted()[0]).tfidf()
+    name = "lam" if estimator == "SemanticNMF" else "graph_lam"
+    model = getattr(semnmf, estimator)(3, random_state=0, max_iter=20, **{name: 1e308})
+    with pytest.raises(ValueError, match=rf"{name} must be between 0 and 1e\+06"):
+        model.fit(X)
 
 
 # The names of 0.1 that 0.2 kept with a FutureWarning, removed in 0.3 (CHANGELOG.md): an

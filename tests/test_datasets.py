@@ -15,7 +15,8 @@ import scipy.sparse as sp
 from semnmf import Corpus, list_datasets, load_dataset
 from semnmf.datasets import BUILTIN, DatasetError
 
-from conftest import shared_dataset_path, write_csv, write_jsonl
+from conftest import (FRENCH_SENTENCES, make_planted, shared_dataset_path, write_csv,
+                      write_jsonl)
 
 
 def assert_same_matrix(A, B):
@@ -652,3 +653,99 @@ def test_repeated_document_ids_are_warned(tmp_path, planted):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         load_dataset(write_jsonl(tmp_path / "own.jsonl", [{"text": t} for t in texts]))
+
+
+# -- language options, missing labels, vocabularies, encodings and JSON --------------------
+
+def test_load_dataset_passes_language_options(tmp_path):
+    path = write_csv(tmp_path / "fr.csv", [[t] for t in FRENCH_SENTENCES], ["text"])
+    assert "économique" in load_dataset(path).vocabulary
+    assert "le" in load_dataset(path, stop_words="none").vocabulary
+
+
+def test_jsonl_and_labels_txt_missing_labels(tmp_path):
+    texts, labels = make_planted()
+    records = [{"text": t} if i < 3 else {"text": t, "label": y}
+               for i, (t, y) in enumerate(zip(texts, labels))]
+    corpus = load_dataset(write_jsonl(tmp_path / "p.jsonl", records))
+    assert corpus.n_unlabelled == 3 and corpus.n_classes == 3
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    scipy.io.mmwrite(folder / "counts.mtx", Corpus(texts).counts())
+    (folder / "labels.txt").write_text("".join(f"{'' if i == 7 else y}\n"
+                                               for i, y in enumerate(labels)), encoding="utf-8")
+    assert load_dataset(folder).n_unlabelled == 1
+
+
+def _planted_counts_folder(tmp_path, vocabulary=None, counts=None):
+    texts, labels = make_planted()
+    corpus = Corpus(texts)
+    folder = tmp_path / "counts_folder"
+    folder.mkdir()
+    scipy.io.mmwrite(folder / "counts.mtx", corpus.counts() if counts is None else counts)
+    (folder / "labels.txt").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
+    if vocabulary is not None:
+        (folder / "vocab.txt").write_text("".join(f"{t}\n" for t in vocabulary),
+                                          encoding="utf-8")
+    return folder, corpus
+
+
+def test_duplicate_vocabulary_terms_are_refused(tmp_path):
+    terms = list(Corpus(make_planted()[0]).vocabulary)
+    terms[4] = terms[1]  # line 5 repeats line 2
+    folder, _ = _planted_counts_folder(tmp_path, terms)
+    with pytest.raises(DatasetError, match=rf"repeats 1 term\(s\): '{terms[1]}' on lines 2, 5"):
+        load_dataset(folder)
+    with pytest.raises(ValueError, match="repeats 1 term"):
+        Corpus(counts=sp.identity(3, format="csr"), vocabulary=["a", "b", "a"])
+
+
+def test_vocabulary_for_a_counts_only_folder(tmp_path):
+    folder, corpus = _planted_counts_folder(tmp_path)
+    assert load_dataset(folder).vocabulary[0] == "t0"
+    vocab = tmp_path / "terms.txt"
+    vocab.write_text("".join(f"{t}\n" for t in corpus.vocabulary), encoding="utf-8")
+    assert list(load_dataset(folder, vocabulary=vocab).vocabulary) == list(corpus.vocabulary)
+    assert list(load_dataset(folder, vocab=str(vocab)).vocabulary) == list(corpus.vocabulary)
+    assert list(load_dataset(folder, vocabulary=list(corpus.vocabulary)).vocabulary) == \
+        list(corpus.vocabulary)
+    with pytest.raises(DatasetError, match="has 2 terms but counts.mtx has"):
+        load_dataset(folder, vocabulary=["a", "b"])
+    with pytest.raises(DatasetError, match="texts make their own vocabulary"):
+        load_dataset(write_csv(tmp_path / "t.csv", [["a b"]], ["text"]), vocabulary=vocab)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le"])
+def test_utf16_file_is_named(tmp_path, encoding):
+    texts, labels = make_planted()
+    path = tmp_path / "wide.csv"
+    path.write_text("text,label\n" + "".join(f"{t},{y}\n" for t, y in zip(texts, labels)),
+                    encoding=encoding)
+    with pytest.raises(DatasetError, match=r"UTF-16.*encoding='utf-16' \(CLI: --encoding "
+                                           r"utf-16\)") as info:
+        load_dataset(path)
+    assert "latin-1" not in str(info.value)
+    if encoding == "utf-16":
+        assert len(load_dataset(path, encoding="utf-16")) == len(texts)
+
+
+def test_json_errors_keep_line_and_column(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('[{"text": "a b"},\n {"text": "c d" "label": 1}]', encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"bad\.json, line 2, column 17: not valid JSON"):
+        load_dataset(path)
+    lines = tmp_path / "bad.jsonl"
+    lines.write_text('{"text": "a b"}\n{"text": "c d",, }\n', encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"line 2, column 16: not valid JSON"):
+        load_dataset(lines)
+
+
+def test_jsonl_record_that_is_a_list(tmp_path):
+    path = tmp_path / "list.jsonl"
+    path.write_text('{"text": "a b"}\n["c d", "x"]\n', encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"record 2 is a JSON array, not an object") as info:
+        load_dataset(path)
+    assert "text_column=" not in str(info.value)
+    missing = write_jsonl(tmp_path / "m.jsonl", [{"body": "a b"}])
+    with pytest.raises(DatasetError, match=r"text_column= \(CLI: --text-column\)"):
+        load_dataset(missing)

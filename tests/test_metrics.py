@@ -5,7 +5,10 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
+from semnmf.datasets import load_dataset
 from semnmf.metrics import accuracy, ari, clustering_scores, nmi, top_terms
+
+from conftest import make_planted, write_csv
 
 
 def brute_force_accuracy(labels_true, labels_pred):
@@ -246,3 +249,19 @@ def test_missing_predicted_labels_are_refused():
     # a missing reference label still leaves its document out
     assert nmi([0, None, 1, 1], [0, None, 1, 1]) == 1.0
     assert nmi([0, 1, 1, 0], [0.0, 1.0, 1.0, 0.0]) == 1.0
+
+
+# -- unlabelled documents ------------------------------------------------------------------
+
+def test_unlabelled_documents_are_no_class(tmp_path):
+    texts, labels = make_planted()
+    labels = [("" if i % 5 == 0 else y) for i, y in enumerate(labels)]  # 6 unlabelled
+    corpus = load_dataset(write_csv(tmp_path / "p.csv", zip(texts, labels), ["text", "label"]))
+    assert corpus.n_classes == 3 and corpus.n_unlabelled == 6
+    assert corpus.labelled.sum() == 24
+    truth = make_planted()[1]
+    clusters = np.asarray([["sport", "food", "space"].index(y) for y in truth])
+    scores = clustering_scores(corpus.labels, clusters)
+    assert scores == {"nmi": 1.0, "ari": 1.0, "accuracy": 1.0}
+    assert nmi(labels, clusters) == 1.0 and ari(labels, clusters) == 1.0
+    assert accuracy([None, "a", "b", float("nan")], [0, 1, 2, 0]) == 1.0

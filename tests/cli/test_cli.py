@@ -1,23 +1,30 @@
 """Tests of the ``semnmf`` command line, called in-process as ``main([...])`` on the tiny
 planted corpus: the three output files and their contract (DESIGN.md), every method and
 context, quiet mode, the datasets command, help, and exit code 2 with one error line for
-bad input (and no output written)."""
+bad input (and no output written); languages and unlabelled documents, the output folder
+(--out, --overwrite, a full disk), counts-only folders, binary and UTF-16 sources, and what
+a run prints."""
 
 import csv
+import errno
+import gzip
 import json
 import math
 import os
 import re
+import struct
+import zlib
 
 import pytest
 import scipy.io
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
 import semnmf
+import semnmf.datasets
 from semnmf import Corpus
 from semnmf.cli import main
 
-from conftest import make_planted, write_csv
+from conftest import make_planted, one_error, write_csv, write_jsonl
 
 FAST = ["--max-iter", "50", "-q"]
 
@@ -496,3 +503,455 @@ def test_a_counts_only_corpus_gets_the_kl_consensus_and_says_why(corpus_files, t
     assert method_name(None, "corpus", corpus_files["csv"])[0] == "snmf-robust"
     assert method_name(None, "corpus", corpus_files["counts_only"], engine="dask")[0] == \
         "snmf-robust"
+
+
+def read_rows(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+# -- languages, labels and small corpora ----------------------------------------------------
+
+def test_accented_words_reach_the_topics(tmp_path):
+    words = {"a": "café réforme économique marché".split(),
+             "b": "élève école été forêt".split()}
+    texts = [" ".join(words[y] * 3) + " le la" for y in "ab" * 6]
+    path = write_csv(tmp_path / "fr.csv", [[t] for t in texts], ["text"])
+    out = tmp_path / "out"
+    assert main(["cluster", str(path), "-k", "2", "--method", "nmf", "--out", str(out),
+                 *FAST]) == 0
+    terms = {row["term"] for row in read_rows(out / "topics.csv")}
+    assert {"café", "réforme", "économique", "école", "forêt"} <= terms
+    assert main(["cluster", str(path), "-k", "2", "--method", "nmf", "--language", "none",
+                 "--out", str(tmp_path / "none"), *FAST]) == 0
+    assert "le" in {row["term"] for row in read_rows(tmp_path / "none" / "topics.csv")}
+    assert read_run(tmp_path / "none")["cli_arguments"]["language"] == "none"
+
+
+def test_unlabelled_documents_are_left_out_of_the_scores(tmp_path):
+    texts, labels = make_planted()
+    labels = [("" if i % 5 == 0 else y) for i, y in enumerate(labels)]  # 6 unlabelled
+    path = write_csv(tmp_path / "p.csv", zip(texts, labels), ["text", "label"])
+    out = tmp_path / "out"
+    assert main(["cluster", str(path), "-k", "3", "--out", str(out), *FAST]) == 0
+    run = read_run(out)
+    rows = read_rows(out / "assignments.csv")
+    known = [(r["label"], r["cluster"]) for r in rows if r["label"]]
+    assert len(known) == 24 and run["data"]["n_unlabelled"] == 6
+    expected = normalized_mutual_info_score(*zip(*known))
+    assert run["scores"]["nmi"] == pytest.approx(expected)
+    assert run["scores"]["nmi"] > 0.9
+
+
+def test_small_corpus_clusters_and_records_min_df(tmp_path):
+    four = ["apple banana cherry apple", "banana apple cherry", "grape kiwi lemon grape",
+            "lemon kiwi grape"]
+    path = write_csv(tmp_path / "four.csv", [[t] for t in four], ["text"])
+    out = tmp_path / "out"
+    assert main(["cluster", str(path), "-k", "2", "--method", "nmf", "--out", str(out),
+                 *FAST]) == 0
+    run = read_run(out)
+    assert run["data"]["min_df"] == 1 and run["data"]["min_df_automatic"] is True
+    assert len(read_rows(out / "assignments.csv")) == 4
+    assert main(["cluster", str(path), "-k", "2", "--method", "nmf", "--min-df", "1",
+                 "--out", str(tmp_path / "given"), *FAST]) == 0
+    assert read_run(tmp_path / "given")["data"]["min_df_automatic"] is False
+
+
+FRENCH = {
+    "sport": "football match but équipe joueur entraîneur ligue saison stade victoire".split(),
+    "cuisine": "recette cuisine saveur sauce ail four dîner épice gâteau beurre".split(),
+    "espace": "planète orbite fusée télescope galaxie astronaute lancement lune étoile nasa"
+              .split(),
+}
+FUNCTION_WORDS = "la les le est une des par".split()
+
+
+def _french_csv(tmp_path):
+    import random
+
+    rng = random.Random(0)
+    rows = []
+    for label, words in FRENCH.items():
+        for _ in range(20):
+            text = " ".join(rng.choice(words) if i % 3 == 0 else rng.choice(FUNCTION_WORDS)
+                            for i in range(60))
+            rows.append([text, label])
+    return write_csv(tmp_path / "fr.csv", rows, ["text", "label"])
+
+
+def test_french_function_words_get_a_hint_and_a_stop_word_file_removes_them(tmp_path, capsys):
+    source = _french_csv(tmp_path)
+    # the French list, detected: the function words are gone and no hint is needed
+    assert main(["cluster", str(source), "-k", "3", "--out", str(tmp_path / "auto"),
+                 "--method", "nmf", *FAST]) == 0
+    captured = capsys.readouterr()
+    assert "--max-df 0.3" not in captured.err
+    assert read_run(tmp_path / "auto")["language"]["language"] == "fr"
+    with open(tmp_path / "auto" / "topics.csv", newline="", encoding="utf-8") as f:
+        assert not {row["term"] for row in csv.DictReader(f)} & set(FUNCTION_WORDS)
+    # under the English list they dominate, and the run says what to do
+    assert main(["cluster", str(source), "-k", "3", "--out", str(tmp_path / "a"),
+                 "--method", "nmf", "--language", "english", *FAST]) == 0
+    captured = capsys.readouterr()
+    hints = [line for line in captured.err.splitlines() if "--max-df 0.3" in line]
+    assert len(hints) == 1 and "--stop-words FILE" in hints[0]
+    assert read_run(tmp_path / "a")["hints"]
+    stop = tmp_path / "french.txt"
+    stop.write_text("# mots vides\n" + "\n".join(FUNCTION_WORDS) + "\n", encoding="utf-8")
+    for extra in (["--language", "english"], ["--language", "none"]):
+        out = tmp_path / f"b{extra[1]}"
+        assert main(["cluster", str(source), "-k", "3", "--out", str(out), "--method", "nmf",
+                     "--stop-words", str(stop), *extra, *FAST]) == 0
+        captured = capsys.readouterr()
+        assert "--max-df" not in captured.err
+        with open(out / "topics.csv", newline="", encoding="utf-8") as f:
+            terms = {row["term"] for row in csv.DictReader(f)}
+        assert not terms & set(FUNCTION_WORDS)
+        assert read_run(out)["cli_arguments"]["stop_words_file"] == str(stop)
+        # the saved model tokenizes new texts with the same stop words
+        assert main(["assign", str(out), str(source), "--out", str(out / "again"), "-q"]) == 0
+        with open(out / "assignments.csv", newline="", encoding="utf-8") as f, \
+                open(out / "again" / "assignments.csv", newline="", encoding="utf-8") as g:
+            assert ([r["cluster"] for r in csv.DictReader(f)]
+                    == [r["cluster"] for r in csv.DictReader(g)])
+    assert main(["cluster", str(source), "-k", "3", "--stop-words", str(tmp_path / "nope"),
+                 "--out", str(tmp_path / "c"), *FAST]) == 2
+    assert "--stop-words" in one_error(capsys)
+
+
+def test_no_frequent_word_hint_on_ordinary_topics(tmp_path, capsys, planted_csv_path):
+    assert main(["cluster", planted_csv_path, "-k", "3", "--out", str(tmp_path / "o"),
+                 *FAST]) == 0
+    assert "--max-df" not in capsys.readouterr().err
+
+
+# -- the output folder ---------------------------------------------------------------------
+
+def test_out_folder_with_an_earlier_run(planted_csv_path, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["cluster", planted_csv_path, "-k", "3", "--method", "nmf", "--consensus",
+                 "mmm", "--runs", "3", "--out", str(out), *FAST]) == 0
+    assert (out / "partitions.csv").exists()
+    (out / "notes.txt").write_text("mine", encoding="utf-8")
+    before = (out / "run.json").read_bytes()
+    assert main(["cluster", planted_csv_path, "-k", "3", "--out", str(out), *FAST]) == 2
+    message = one_error(capsys)
+    assert "already holds the results of another run" in message and "--overwrite" in message
+    assert (out / "run.json").read_bytes() == before  # untouched
+    assert main(["cluster", planted_csv_path, "-k", "3", "--out", str(out), "--overwrite",
+                 *FAST]) == 0
+    assert not (out / "partitions.csv").exists()      # the earlier run's file is gone
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine"  # not ours: kept
+    assert read_run(out)["method"] == "snmf-robust"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["cluster", planted_csv_path, "-k", "3", "--out", str(empty), *FAST]) == 0
+
+
+def test_an_unwritable_out_is_refused_before_the_data_is_read(tmp_path, capsys, monkeypatch,
+                                                               planted_csv_path):
+    """An --out where no file can be made (permissions, an immutable or read-only folder:
+    faked here, since root ignores permissions) is one error line before the corpus is
+    loaded, not an OSError after the fit."""
+    import tempfile
+
+    def cannot_write(*args, **kwargs):
+        raise PermissionError(1, "Operation not permitted")
+
+    def not_loaded(*args, **kwargs):
+        pytest.fail("the corpus was loaded before --out was checked")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", cannot_write)
+    monkeypatch.setattr(semnmf.datasets, "load_dataset", not_loaded)
+    for out in (tmp_path / "out", tmp_path / "new" / "sub"):
+        assert main(["cluster", planted_csv_path, "-k", "3", "--out", str(out), *FAST]) == 2
+        error = one_error(capsys)
+        assert f"--out {out} cannot be written: Operation not permitted" in error
+        assert not os.path.exists(out)
+
+
+def test_dot_source_names_its_folder_and_empty_out_is_refused(tmp_path, capsys, monkeypatch):
+    """`cluster .` names its results after the folder the dot stands for (not a hidden
+    ._nmf_k3), and --out "" is refused rather than taken as the default folder."""
+    texts, labels = make_planted(30, seed=2)
+    folder = tmp_path / "news"
+    Corpus(texts, labels).to_folder(folder)
+    monkeypatch.chdir(folder)
+    assert main(["cluster", ".", "-k", "3", "--method", "nmf", "-q"]) == 0
+    assert os.listdir(folder / "semnmf_results") == ["news_nmf_k3"]
+    assert read_run(folder / "semnmf_results" / "news_nmf_k3")["corpus"] == "news"
+    capsys.readouterr()
+    run = str(folder / "semnmf_results" / "news_nmf_k3")
+    for command in (["cluster", ".", "-k", "3"], ["tree", ".", "--leaves", "2"],
+                    ["assign", run, "."], ["report", run]):
+        assert main([*command, "--out", "", "-q"]) == 2
+        assert one_error(capsys) == ("semnmf: error: --out is empty: name a folder for the "
+                                     "results, or leave --out out for the default.")
+    assert os.listdir(folder / "semnmf_results") == ["news_nmf_k3"]
+    # assign's default folder names the dot's folder too
+    assert main(["assign", run, ".", "-q"]) == 0
+    assert "assigned_news" in os.listdir(run)
+
+
+def test_a_full_disk_names_the_folder_and_leaves_no_partial_run(tmp_path, capsys, monkeypatch,
+                                                               planted_csv_path):
+    from semnmf.pipelines.saved import SavedModel
+
+    def full(self, path):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(SavedModel, "save", full)
+    out = tmp_path / "runs" / "out"
+    assert main(["cluster", planted_csv_path, "-k", "3", "--out", str(out), *FAST]) == 2
+    message = one_error(capsys)
+    assert str(out) in message and "No space left on device" in message
+    assert not out.exists()
+    assert os.listdir(out.parent) == []  # no temporary folder left either
+    # over an earlier run (--overwrite): the earlier run stays whole
+    monkeypatch.undo()
+    assert main(["cluster", planted_csv_path, "-k", "3", "--out", str(out), *FAST]) == 0
+    before = sorted(os.listdir(out))
+    monkeypatch.setattr(SavedModel, "save", full)
+    assert main(["cluster", planted_csv_path, "-k", "2", "--out", str(out), "--overwrite",
+                 *FAST]) == 2
+    assert str(out) in one_error(capsys)
+    assert sorted(os.listdir(out)) == before and read_run(out)["cluster_sizes"].keys() == {
+        "0", "1", "2"}
+    assert sorted(os.listdir(out.parent)) == ["out"]
+
+
+# -- counts-only folders ----------------------------------------------------------------------
+
+def _counts_folder(tmp_path, vocabulary=None, scale=1):
+    texts, labels = make_planted()
+    corpus = Corpus(texts)
+    folder = tmp_path / "counts_folder"
+    folder.mkdir()
+    counts = corpus.counts()
+    counts.data = counts.data * scale
+    scipy.io.mmwrite(folder / "counts.mtx", counts)
+    (folder / "labels.txt").write_text("".join(f"{y}\n" for y in labels), encoding="utf-8")
+    if vocabulary is not None:
+        (folder / "vocab.txt").write_text("".join(f"{t}\n" for t in vocabulary),
+                                          encoding="utf-8")
+    return folder, corpus
+
+
+def test_vocab_option_names_the_terms_of_a_counts_only_folder(tmp_path, capsys):
+    folder, corpus = _counts_folder(tmp_path)
+    vocab = tmp_path / "terms.txt"
+    vocab.write_text("".join(f"{t}\n" for t in corpus.vocabulary), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["cluster", str(folder), "-k", "3", "--vocab", str(vocab), "--out", str(out),
+                 *FAST]) == 0
+    terms = {row["term"] for row in read_rows(out / "topics.csv")}
+    assert terms <= set(corpus.vocabulary) and "football" in terms
+
+
+def test_duplicate_vocabulary_terms_are_refused(tmp_path, capsys):
+    terms = list(Corpus(make_planted()[0]).vocabulary)
+    terms[6], terms[9] = terms[0], terms[2]
+    folder, _ = _counts_folder(tmp_path, terms)
+    out = tmp_path / "out"
+    assert main(["cluster", str(folder), "-k", "3", "--out", str(out), *FAST]) == 2
+    message = one_error(capsys)
+    assert f"repeats 2 term(s): '{terms[0]}' on lines 1, 7; '{terms[2]}' on lines 3, 10" in message
+    assert not out.exists()
+
+
+def test_non_integer_counts_are_warned(tmp_path, capsys):
+    folder, corpus = _counts_folder(tmp_path, list(Corpus(make_planted()[0]).vocabulary),
+                                    scale=0.37)
+    assert main(["cluster", str(folder), "-k", "3", "--out", str(tmp_path / "a"),
+                 "--max-iter", "30"]) == 0
+    err = capsys.readouterr().err
+    assert "non-integer values" in err and "--weighting counts" in err
+    assert main(["cluster", str(folder), "-k", "3", "--weighting", "counts",
+                 "--out", str(tmp_path / "b"), "--max-iter", "30"]) == 0
+    assert "non-integer" not in capsys.readouterr().err
+
+
+def test_window_on_a_counts_only_corpus_is_warned(tmp_path, capsys):
+    folder, corpus = _counts_folder(tmp_path, list(Corpus(make_planted()[0]).vocabulary))
+    out = tmp_path / "out"
+    assert main(["cluster", str(folder), "-k", "3", "--window", "5", "--out", str(out),
+                 "--max-iter", "30"]) == 0
+    err = capsys.readouterr().err
+    assert "--window 5 has no effect" in err and "document contexts" in err
+    run = read_run(out)
+    assert run["context"]["context"] == "document"
+    assert not any(key.startswith("_") for key in run["cli_arguments"])
+    # without --window, no notice
+    assert main(["cluster", str(folder), "-k", "3", "--out", str(tmp_path / "b"),
+                 "--max-iter", "30"]) == 0
+    assert "has no effect" not in capsys.readouterr().err
+
+
+def test_texts_that_never_match_the_vocabulary_warn_on_one_line(tmp_path, capsys):
+    """A counts folder whose docs.jsonl words are not its vocabulary (no vocab.txt: the
+    terms are t0, t1, ...) gives an empty M: the run says so, as one line, instead of
+    quietly fitting without the word-context term."""
+    texts, labels = make_planted()
+    folder = tmp_path / "novocab"
+    folder.mkdir()
+    scipy.io.mmwrite(folder / "counts.mtx", Corpus(texts).counts())
+    write_jsonl(folder / "docs.jsonl", [{"text": t, "label": y} for t, y in zip(texts, labels)])
+    out = tmp_path / "out"
+    assert main(["cluster", str(folder), "-k", "3", "--out", str(out), *FAST]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "warning: the word-context matrix M is empty" in err
+    assert "--context document" in err
+    assert "UserWarning" not in err and ".py:" not in err  # not Python's own format
+    assert read_run(out)["context"]["nnz"] == 0
+
+
+# -- reading the source: binary files, encodings, columns ---------------------------------------
+
+def _png():
+    rows = b"".join(b"\x00" + bytes([i, 2 * i % 256, 3 * i % 256]) * 8 for i in range(8))
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data)))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 8, 8, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def test_binary_files_are_named_binary_not_utf16_and_no_encoding_circles(tmp_path, capsys,
+                                                                         planted_csv_path):
+    packed = tmp_path / "docs.csv"
+    with gzip.open(packed, "wb") as f:
+        f.write(open(planted_csv_path, "rb").read())
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    for i, text in enumerate(make_planted()[0][:6]):
+        (folder / f"{i}.txt").write_text(text, encoding="utf-8")
+    picture = folder / "picture.txt"
+    picture.write_bytes(_png())
+    assert main(["cluster", str(folder), "-k", "2", "--out", str(tmp_path / "o"), *FAST]) == 2
+    assert "picture.txt looks like a binary file (PNG image), not text" in one_error(capsys)
+    for source, kind in ((packed, "gzip"), (picture, "PNG image")):
+        for extra in ([], ["--encoding", "utf-16"], ["--encoding", "latin-1"]):
+            assert main(["cluster", str(source), "-k", "2", *extra,
+                         "--out", str(tmp_path / "o"), *FAST]) == 2
+            message = one_error(capsys)
+            assert f"looks like a binary file ({kind}), not text" in message, message
+            assert "UTF-16" not in message and "--encoding" not in message
+    # a real UTF-16 file without byte-order mark is still told to be UTF-16
+    texts, labels = make_planted()
+    wide = tmp_path / "wide.csv"
+    wide.write_bytes(("text,label\n" + "".join(f"{t},{y}\n" for t, y in zip(texts, labels)))
+                     .encode("utf-16-le"))
+    assert main(["cluster", str(wide), "-k", "3", "--out", str(tmp_path / "w"), *FAST]) == 2
+    assert "--encoding utf-16" in one_error(capsys)
+
+
+def test_utf16_and_json_advice_names_the_cli_options(tmp_path, capsys):
+    texts, labels = make_planted()
+    wide = tmp_path / "wide.csv"
+    wide.write_text("text,label\n" + "".join(f"{t},{y}\n" for t, y in zip(texts, labels)),
+                    encoding="utf-16")
+    assert main(["cluster", str(wide), "-k", "3", "--out", str(tmp_path / "o"), *FAST]) == 2
+    message = one_error(capsys)
+    assert "UTF-16" in message and "--encoding utf-16" in message and "latin-1" not in message
+    assert main(["cluster", str(wide), "-k", "3", "--encoding", "utf-16",
+                 "--out", str(tmp_path / "o"), *FAST]) == 0
+    body = write_jsonl(tmp_path / "b.jsonl", [{"body": t} for t in texts])
+    assert main(["cluster", str(body), "-k", "3", "--out", str(tmp_path / "p"), *FAST]) == 2
+    assert "--text-column" in one_error(capsys)
+    # the other way round: --encoding utf-16 on a UTF-8 file is named as UTF-8
+    assert main(["cluster", str(body), "-k", "3", "--encoding", "utf-16",
+                 "--out", str(tmp_path / "p"), *FAST]) == 2
+    assert one_error(capsys) == (f"semnmf: error: {body} is not valid utf-16 but is valid "
+                                 "UTF-8: drop encoding= (CLI: --encoding).")
+    plain = tmp_path / "plain.csv"
+    plain.write_text("text,label\n" + "".join(f"{t},{y}\n" for t, y in zip(texts, labels)),
+                     encoding="utf-8")
+    assert main(["cluster", str(plain), "-k", "3", "--encoding", "utf-16",
+                 "--out", str(tmp_path / "p"), *FAST]) == 2
+    assert one_error(capsys) == (f"semnmf: error: {plain} is not valid utf-16 but is valid "
+                                 "UTF-8: drop encoding= (CLI: --encoding).")
+
+
+@pytest.mark.parametrize("option", ["--text-column", "--label-column"])
+def test_column_options_on_a_folder_are_refused(tmp_path, capsys, option):
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    for i, text in enumerate(make_planted()[0]):
+        (folder / f"{i}.txt").write_text(text, encoding="utf-8")
+    assert main(["cluster", str(folder), "-k", "3", option, "body",
+                 "--out", str(tmp_path / "o"), *FAST]) == 2
+    message = one_error(capsys)
+    assert message.startswith(f"semnmf: error: {option} names a column") and "drop it" in message
+
+
+# -- what a run prints ----------------------------------------------------------------------
+
+def test_identical_documents_are_said_once_and_the_result_is_called_degenerate(tmp_path,
+                                                                               capsys):
+    source = write_csv(tmp_path / "same.csv",
+                       [["the football match ended with a late goal by the home team"]] * 20,
+                       ["text"])
+    out = tmp_path / "o"
+    assert main(["cluster", str(source), "-k", "3", "--out", str(out), "--max-iter", "30"]) == 0
+    captured = capsys.readouterr()
+    warnings = [line for line in captured.err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == len(set(warnings)) == 2, warnings
+    assert sum("19 of the 20 documents repeat another exactly" in w for w in warnings) == 1
+    assert not any("n_components" in w or " X" in w for w in warnings)
+    assert "NPMI 1.0000" not in captured.out and "NPMI" not in captured.out
+    assert "the result is degenerate" in captured.out
+    run = read_run(out)
+    assert run["data"]["n_duplicate_documents"] == 19 and run["degenerate"]
+    assert run["topic_quality"] is None
+
+
+def test_redirected_output_keeps_whole_lines(tmp_path, capsys, planted_csv_path):
+    assert main(["cluster", planted_csv_path, "-k", "3", "--max-iter", "30", "--top", "30",
+                 "--out", str(tmp_path / "o")]) == 0
+    captured = capsys.readouterr()
+    assert "…" not in captured.err and "…" not in captured.out
+    assert re.search(r"the best of 5 starts.*converged after \d+ iterations", captured.err)
+    rows = [line for line in captured.out.splitlines() if "food (" in line]
+    assert len(rows) == 1 and all(word in rows[0] for word in ("garlic", "spice", "bake"))
+
+
+def test_k_auto_prints_and_records_the_scores_it_chooses_on(tmp_path, capsys):
+    texts, labels = make_planted(15)
+    source = write_csv(tmp_path / "p.csv", zip(texts, labels), ["text", "label"])
+    out = tmp_path / "auto"
+    assert main(["cluster", str(source), "-k", "2:5", "--method", "nmf", "--max-iter", "20",
+                 "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    selection = read_run(out)["k_selection"]
+    assert "rescaled" in selection["name"] and "|log(k/8)|" in selection["name"]
+    assert selection["name"] in err
+    printed = {int(k): float(v) for k, v in re.findall(r"k=(\d+): score (-?[\d.]+)", err)}
+    assert printed == {k: pytest.approx(s, abs=6e-4)
+                       for k, s in zip(selection["candidates"], selection["scores"])}
+    best = max(printed, key=printed.get)
+    assert best == selection["chosen"] and f"k={best}: score" in err.split("<- chosen")[0]
+    assert len(selection["curves"][selection["criterion"]]) == len(selection["candidates"])
+
+
+def test_summary_never_prints_nan_topic_quality(capsys):
+    """With every topic empty (the NPMI of no word is NaN) the summary says so and never
+    prints "NPMI nan"."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from semnmf.cli.cluster import _print_summary
+
+    texts, _ = make_planted(12, seed=1)
+    quality = {"npmi": float("nan"), "diversity": float("nan"), "npmi_top_n": 10,
+               "diversity_top_n": 25}
+    run = SimpleNamespace(corpus=Corpus(texts), labels=np.zeros(12, dtype=int), k=2,
+                          topics=[[], []], scores=None, extra={"topic_quality": quality},
+                          method="nmf", settings=SimpleNamespace(n_top=5), degenerate=None)
+    _print_summary(run, "out", ["run.json"])
+    printed = capsys.readouterr().out
+    assert "nan" not in printed.lower()
+    assert "every topic is empty" in printed

@@ -312,3 +312,18 @@ def test_run_folders_of_0_1_are_read(planted45_csv, tmp_path):
     assert main(["report", str(run), "-q"]) == 0
     with open(run / "report.html", encoding="utf-8") as f:
         assert "highest membership" in f.read()  # representatives by the strengths read
+
+
+def test_assign_takes_one_txt_document(tmp_path, capsys, planted_csv_path):
+    out = tmp_path / "run"
+    assert main(["cluster", planted_csv_path, "-k", "3", "--out", str(out), *FAST]) == 0
+    one = tmp_path / "one_doc.txt"
+    one.write_text("the rocket and the telescope saw a galaxy near the moon", encoding="utf-8")
+    assert main(["assign", str(out), str(one), "--out", str(tmp_path / "a"), "-q"]) == 0
+    with open(tmp_path / "a" / "assignments.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [row["doc"] for row in rows] == ["one_doc.txt"]
+    planted = {row["doc"]: row["cluster"] for row in csv.DictReader(
+        open(out / "assignments.csv", newline="", encoding="utf-8"))}
+    space = [doc for doc, label in zip(planted, make_planted()[1]) if label == "space"]
+    assert rows[0]["cluster"] == planted[space[0]]

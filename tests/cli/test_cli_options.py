@@ -2,7 +2,8 @@
 writes each option under the library's name; every default filled in one place) and the
 command's own options, running gives one ClusterResult (the library's) on either engine,
 saving writes it; one table maps library parameters to flags; cli/ has no import circle,
-no mutated Namespace and no long function."""
+no mutated Namespace and no long function; bad options and options that do not apply are
+refused before any data is read."""
 
 import ast
 import dataclasses
@@ -11,12 +12,14 @@ import os
 
 import pytest
 
-from conftest import make_planted, write_csv
+import semnmf.datasets
+from conftest import make_planted, one_error, write_csv
 from semnmf.cli import build_parser, main
 from semnmf.cli.cluster_options import ClusterCommand, cluster_options
 from semnmf.cli.flags import FLAGS, cli_message
 from semnmf.workflows import ClusterSettings
 
+FAST = ["--max-iter", "30", "-q"]
 CLI = os.path.join(os.path.dirname(__file__), "..", "..", "src", "semnmf", "cli")
 
 
@@ -175,3 +178,86 @@ def test_no_namespace_is_changed_and_no_function_is_long():
             if isinstance(node, ast.FunctionDef):
                 length = node.end_lineno - node.lineno + 1
                 assert length <= 80, f"cli/{name}.py: {node.name} has {length} lines"
+
+
+# -- options refused before any work ---------------------------------------------------------
+
+def test_huge_lam_is_refused_before_any_work(planted_csv_path, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["cluster", planted_csv_path, "-k", "3", "--lam", "1e308",
+                 "--out", str(out), *FAST]) == 2
+    assert "--lam must be between 0 and 1e+06" in one_error(capsys)
+    assert not out.exists()
+
+
+BAD_OPTIONS = {
+    "out is a file": (["--out", "{file}"], "--out {file} is a file"),
+    "top 0": (["--top", "0"], "--top must be at least 1"),
+    "negative seed": (["--seed", "-5"], "--seed must be between 0 and"),
+    "huge seed": (["--seed", str(2**40)], "--seed must be between 0 and"),
+    "last seeds of runs": (["--seed", str(2**32 - 1), "--consensus", "mmm", "--runs", "3"],
+                           "--seed 4294967295 with --runs 3 needs the seeds up to 4294967297"),
+    "negative lam": (["--lam", "-1"], "--lam must be between 0 and"),
+    "nan lam": (["--lam", "nan"], "--lam must be a finite number"),
+    "graph lam": (["--method", "gnmf", "--graph-lam", "-2"], "--graph-lam must be between"),
+    "max-iter": (["--max-iter", "0"], "--max-iter must be at least 1"),
+    "tol": (["--tol", "-1"], "--tol must be at least 0"),
+    "n-init": (["--n-init", "0"], "--n-init must be at least 1"),
+    "min-df": (["--min-df", "0"], "--min-df must be at least 1"),
+    "max-df": (["--max-df", "1.5"], "--max-df is a fraction"),
+    "window": (["--window", "0"], "--window must be at least 1"),
+    "min-count": (["--min-count", "0"], "--min-count must be at least 1"),
+    "top-k": (["--top-k", "0"], "--top-k must be at least 1"),
+    "encoding": (["--encoding", "klingon"], "--encoding: unknown encoding"),
+    "token pattern": (["--token-pattern", "([a-z"], "--token-pattern"),
+    "vocab file": (["--vocab", "{missing}"], "--vocab"),
+    "runs": (["--consensus", "mmm", "--runs", "1"], "--runs must be at least 2"),
+    "refine one cluster": (["-k", "1", "--refine", "gt"], "--refine gt needs at least 2 "
+                                                           "clusters"),
+    "k candidates below 2": (["-k", "1,3"], "-k: the candidates must be at least 2 (one "
+                                             "cluster needs no choice); got 1, 3."),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_OPTIONS))
+def test_options_are_checked_before_loading(case, planted_csv_path, tmp_path, capsys,
+                                            monkeypatch):
+    def no_loading(*args, **kwargs):
+        raise AssertionError("the data was loaded before the options were checked")
+
+    monkeypatch.setattr(semnmf.datasets, "load_dataset", no_loading)
+    monkeypatch.chdir(tmp_path)
+    file = tmp_path / "a_file"
+    file.write_text("x", encoding="utf-8")
+    names = {"file": str(file), "missing": str(tmp_path / "missing.txt")}
+    options, pattern = BAD_OPTIONS[case]
+    options = [o.format(**names) for o in options]
+    if "--out" not in options:
+        options += ["--out", str(tmp_path / "out")]
+    assert main(["cluster", planted_csv_path, "-k", "3", *options, "-q"]) == 2
+    assert pattern.format(**names) in one_error(capsys)
+    assert sorted(os.listdir(tmp_path)) == ["a_file", "planted.csv"]
+
+
+NOT_APPLYING = {
+    "init with skmeans": (["--method", "skmeans", "--init", "random"], "--init"),
+    "runs without consensus": (["--runs", "5"], "--runs applies to many runs"),
+    "keep without consensus": (["--keep", "3"], "--keep applies to many runs"),
+    "loss with skmeans": (["--method", "skmeans", "--loss", "frobenius"], "--loss"),
+    "context with nmf": (["--method", "nmf", "--context", "window"], "--context"),
+    "window with nmf": (["--method", "nmf", "--window", "5"], "--window"),
+    "window with document": (["--context", "document", "--window", "5"], "--window"),
+    "lam-scale with nmf": (["--method", "nmf", "--lam-scale", "absolute"], "--lam-scale"),
+    "embed without semantics": (["--semantics", "none", "--embed", "words"], "--embed"),
+    "lam with nmf": (["--method", "nmf", "--lam", "1"], "--lam"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NOT_APPLYING))
+def test_options_that_do_not_apply_are_refused(case, planted_csv_path, tmp_path, capsys):
+    options, option = NOT_APPLYING[case]
+    out = tmp_path / "out"
+    assert main(["cluster", planted_csv_path, "-k", "3", *options, "--out", str(out),
+                 *FAST]) == 2
+    assert option in one_error(capsys)
+    assert not out.exists()

@@ -129,3 +129,26 @@ def test_an_unknown_option_is_told_by_its_command(capsys):
     err = capsys.readouterr().err
     assert err.startswith("usage: semnmf tree ")
     assert err.rstrip().endswith("semnmf tree: error: unrecognized arguments: --method nmf")
+
+
+def _options(command):
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+    return sub, [a for a in sub._actions if a.option_strings and a.nargs != 0
+                 and not a.required and a.dest != "help"]
+
+
+@pytest.mark.parametrize("command", ["cluster", "tree"])
+def test_help_shows_every_default(command):
+    sub, options = _options(command)
+    missing = [a.option_strings[-1] for a in options if "default" not in (a.help or "")]
+    assert not missing, f"no default in the help of {missing}"
+    for name in ("--max-iter", "--tol", "--min-count", "--top-k", "--top"):
+        assert any(name in a.option_strings for a in options)
+
+
+def test_cluster_help_says_how_to_choose_k(capsys):
+    with pytest.raises(SystemExit):
+        main(["cluster", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Choosing K" in text and "too small a K" in text and "(default 200)" in text

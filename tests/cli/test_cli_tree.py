@@ -8,7 +8,9 @@ import pytest
 
 from semnmf.cli import main
 
-from conftest import read_json
+from conftest import one_error, read_json
+
+FAST = ["--max-iter", "30", "-q"]
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +76,25 @@ def test_tree_bad_input(planted45_csv, tmp_path, capsys, argv, pattern):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("semnmf: error:") and pattern in err[0]
     assert not out.exists()
+
+
+def test_tree_out_folder_needs_overwrite(planted_csv_path, tmp_path, capsys):
+    out = tmp_path / "tree"
+    assert main(["cluster", planted_csv_path, "-k", "3", "--out", str(out), *FAST]) == 0
+    assert main(["tree", planted_csv_path, "--leaves", "3", "--out", str(out), "-q"]) == 2
+    assert "--overwrite" in one_error(capsys)
+    assert main(["tree", planted_csv_path, "--leaves", "3", "--out", str(out), "-q",
+                 "--overwrite"]) == 0
+    assert not (out / "topics.csv").exists() and (out / "tree.json").exists()
+
+
+@pytest.mark.parametrize("options, option", [(["--lam", "1"], "--lam"),
+                                             (["--window", "3"], "--window"),
+                                             (["--association", "ppmi"], "--association")])
+def test_tree_refuses_semantic_options_without_the_semantic_splitter(
+        options, option, planted_csv_path, tmp_path, capsys):
+    assert main(["tree", planted_csv_path, "--leaves", "3", *options,
+                 "--out", str(tmp_path / "out"), "-q"]) == 2
+    assert option in one_error(capsys)
+    assert main(["tree", planted_csv_path, "--leaves", "3", "--splitter", "semantic",
+                 *options, "--out", str(tmp_path / "ok"), "-q"]) == 0

@@ -3,6 +3,7 @@ folder, for flat, tree and consensus runs, with or without texts; and a real hea
 browser that renders it (skipped when no chromium is installed)."""
 
 import csv
+import errno
 import html
 import json
 import os
@@ -18,7 +19,9 @@ import pytest
 from semnmf.cli import main
 from semnmf.report.html import read_run, write_report
 
-from conftest import make_planted, read_json, write_csv
+from conftest import make_planted, one_error, read_json, write_csv
+
+FAST = ["--max-iter", "30", "-q"]
 
 HOSTILE = "<script>alert('x')</script> & <b>bold</b>"
 
@@ -630,3 +633,35 @@ def test_an_edited_run_says_so_and_its_names_reach_the_filters_and_map(planted45
     assert "spaceward" in chips  # the filter button names the cluster
     names = {c["id"]: c["name"] for c in json.loads(json.dumps(page_data(page)))["clusters"]}
     assert names == {0: None, 1: "spaceward"}  # the script names it in the map and list
+
+
+def test_report_into_a_read_only_folder_fails_before_reading_the_corpus(
+        tmp_path, capsys, monkeypatch, planted_csv_path):
+    import tempfile
+
+    out = tmp_path / "run"
+    assert main(["cluster", planted_csv_path, "-k", "3", "--out", str(out), *FAST]) == 0
+    real = tempfile.TemporaryFile
+
+    def read_only(*args, dir=None, **kwargs):
+        if dir is not None and os.path.abspath(dir) == str(out):
+            raise PermissionError(errno.EROFS, "Read-only file system")
+        return real(*args, dir=dir, **kwargs)
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the corpus was read before the folder was checked")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", read_only)
+    monkeypatch.setattr("semnmf.datasets.load_dataset", no_reading)
+    assert main(["report", str(out), "-q"]) == 2
+    message = one_error(capsys)
+    assert str(out) in message and "Read-only file system" in message
+    assert ".tmp" not in message
+
+
+def test_cluster_colours_never_repeat():
+    from semnmf.report._page import _colors
+
+    for k in (5, 20, 21, 45, 100):
+        colors = _colors(list(range(k)))
+        assert len({colors[c] for c in range(k)}) == k

@@ -5,6 +5,7 @@ import io
 import warnings
 
 import pytest
+import scipy.sparse as sp
 
 from semnmf import HierarchicalNMF
 from semnmf.report import plot_tree
@@ -90,3 +91,19 @@ def test_plain_words_keep_the_default_fonts(tree):
     assert _saved(fig) == []
     assert all(t.get_fontfamily() == list(rcParams["font.family"])
                for t in fig.axes[0].texts)
+
+
+def test_a_wide_tree_picture_stays_under_3000_pixels():
+    from semnmf import HierarchicalNMF
+    from semnmf.report.tree import plot_tree
+
+    blocks = [sp.random(12, 8, density=0.6, random_state=i, format="csr") for i in range(24)]
+    X = sp.block_diag(blocks, format="csr") + sp.random(288, 192, density=0.01,
+                                                         random_state=99)
+    X = sp.csr_matrix(X)
+    tree = HierarchicalNMF(n_components=23, random_state=0).fit(X)
+    n_leaves = len(tree.leaves_)
+    assert n_leaves >= 20
+    vocabulary = [f"word{j}" for j in range(X.shape[1])]
+    width, height = plot_tree(tree, vocabulary).get_size_inches() * 150
+    assert width <= 3000 and height < 2000

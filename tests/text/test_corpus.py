@@ -1,6 +1,8 @@
 """Tests of semnmf.text.corpus / vectorize: weightings against independent references
 (scikit-learn, dense formulas), transform, the token stream, stemming and pruning."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -8,7 +10,10 @@ import Stemmer
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from semnmf import Corpus
+from semnmf.datasets import load_dataset
 from semnmf.text.vectorize import split_sentences
+
+from conftest import FRENCH_SENTENCES, make_planted, write_csv, write_jsonl
 
 # The documented preprocessing: alphabetic tokens of >= 2 letters, lower case,
 # scikit-learn's English stop words (written out here, not imported from the code under test).
@@ -294,3 +299,74 @@ def test_word_context_checks_context(planted_texts):
     M = corpus.word_context(context="document")
     assert M.shape == (corpus.n_terms, corpus.n_terms)
     assert abs(M - M.T).max() < 1e-12 and M.min() >= 0
+
+
+# -- languages, labels, non-integer counts and small corpora ------------------------------
+
+def test_accented_words_are_kept():
+    corpus = Corpus(FRENCH_SENTENCES + ["The café is on the corner"], min_df=1)
+    vocabulary = set(corpus.vocabulary)
+    assert {"café", "réforme", "économique", "marché"} <= vocabulary
+    assert "the" not in vocabulary and "is" not in vocabulary  # English stop list applies
+    assert not any(ch.isdigit() or ch == "_" for term in vocabulary for ch in term)
+
+
+def test_stop_words_none_and_token_pattern():
+    kept = Corpus(["the cat and the dog", "the dog"], stop_words="none", min_df=1)
+    assert "the" in kept.vocabulary and "and" in kept.vocabulary
+    assert "the" not in Corpus(["the cat and the dog", "the dog"], min_df=1).vocabulary
+    digits = Corpus(["covid19 in 2020", "covid19 again"], token_pattern=r"(?u)\b\w\w+\b",
+                    min_df=1)
+    assert "covid19" in digits.vocabulary and "2020" in digits.vocabulary
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        Corpus(["a b"], token_pattern="([a-z")
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"a": "sport"}, r"label of document 4 is a dict \(\{'a': 'sport'\}\): a label must be"),
+    (["sport"], r"label of document 4 is a list \(\['sport'\]\): a label must be"),
+    (7, r"document 0 has 'sport' \(str\), document 4 has 7 \(int\); give every label"),
+])
+def test_labels_that_cannot_name_classes_are_refused_before_the_vocabulary(
+        tmp_path, monkeypatch, bad, message):
+    texts, labels = make_planted()
+    records = [{"text": t, "label": bad if i == 4 else y}
+               for i, (t, y) in enumerate(zip(texts, labels))]
+    path = write_jsonl(tmp_path / "p.jsonl", records)
+    with pytest.raises(ValueError, match=message):
+        load_dataset(path)
+    import semnmf.text.corpus as corpus_module
+
+    def no_vocabulary(*args, **kwargs):
+        raise AssertionError("the vocabulary was built before the labels were checked")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(corpus_module, "count_matrix", no_vocabulary)
+        with pytest.raises(ValueError, match=message):
+            Corpus(texts, labels=[bad if i == 4 else y for i, y in enumerate(labels)])
+    # numbers of several types, tuples, and numbers alone still name classes
+    assert Corpus(texts, labels=[1.0 if i % 3 else 2 for i in range(len(texts))]).n_classes == 2
+    assert Corpus(texts, labels=[(y, 1) for y in labels]).n_classes == 3
+
+
+def test_non_integer_counts_warn_unless_used_as_they_are(tmp_path):
+    counts = Corpus(make_planted()[0]).counts()
+    counts.data = counts.data * 0.37
+    corpus = Corpus(counts=counts)
+    with pytest.warns(UserWarning, match=r"non-integer values.*weighting='counts'"):
+        corpus.vectorize("tfidf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        corpus.vectorize("counts")
+        Corpus(counts=Corpus(make_planted()[0]).counts()).vectorize("tfidf")
+
+
+def test_min_df_adapts_to_small_corpora(tmp_path):
+    four = ["apple banana cherry", "dates elder fig", "grape honeydew kiwi", "lemon mango"]
+    corpus = load_dataset(write_csv(tmp_path / "four.csv", [[t] for t in four], ["text"]))
+    assert corpus.min_df == 1 and corpus.min_df_automatic and corpus.n_terms == 11
+    texts, _ = make_planted(docs_per_topic=20)  # 60 documents: min_df=2
+    large = Corpus(texts)
+    assert large.min_df == 2 and large.min_df_automatic
+    given = Corpus(four, min_df=1)
+    assert not given.min_df_automatic
