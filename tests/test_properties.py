@@ -1,5 +1,5 @@
 """Property-based tests (hypothesis) of the loaders and the command line on generated
-inputs (issue "From a run to a result people use", part 6).
+inputs.
 
 Tables in random encodings, with empty and repeated texts, odd CSV quoting and random
 label columns; JSONL files; dataset folders with random sparse count matrices (empty rows

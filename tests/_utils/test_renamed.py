@@ -1,4 +1,4 @@
-"""The keywords renamed in 0.3 (issue 53): the number of clusters is ``n_components`` in
+"""The keywords renamed in 0.3: the number of clusters is ``n_components`` in
 the public API; ``n_clusters=`` and ``k=`` still work for 0.3 with a FutureWarning and give
 the same result; positional calls stay silent."""
 

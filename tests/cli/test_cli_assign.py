@@ -2,7 +2,7 @@
 same documents to the same clusters, new documents to their topic, writes the result
 files (assignments.csv with membership, topics.csv, run.json naming the model), reads a
 counts-only dataset folder by term, and fails with one line on a bad run folder. Also the
-run outputs of issue part 3: topics.csv without zero weights, empty clusters flagged,
+run outputs: topics.csv without zero weights, empty clusters flagged,
 n_classes and threads recorded, --refine gt topics from the refined partition."""
 
 import csv

@@ -1,4 +1,4 @@
-"""Pretrained semantics (issue 6): encoders with chunking and cache, word and document graphs,
+"""Pretrained semantics: encoders with chunking and cache, word and document graphs,
 the combined word-context matrix and PretrainedSemanticNMF.
 
 Most tests use a fake sentence model (a whitespace tokenizer and word vectors from a fixed

@@ -1,5 +1,5 @@
-"""``semnmf.cluster``: the command line's default in one Python call (issue 35 item 6,
-issue 37 item 5), and the command line built on it."""
+"""``semnmf.cluster``: the command line's default in one Python call, and the command line
+built on it."""
 
 import csv
 import json

@@ -55,7 +55,7 @@ def test_the_command_line_reads_a_seed_word_file(tmp_path, capsys):
 
 
 def test_five_seed_lists_on_bbc_give_five_topics_with_their_seeds():
-    """Issue 35's check: the command line's default with five seed lists on BBC."""
+    """The command line's default with five seed lists on BBC."""
     seeds = [["football", "match", "club"], ["film", "award", "star"],
              ["election", "labour", "party"], ["mobile", "phone", "software"],
              ["bank", "economy", "growth"]]
