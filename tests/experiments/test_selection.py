@@ -234,3 +234,16 @@ def test_on_partitions_sees_every_candidates_runs():
     for k, rows, parts in seen:
         assert len(parts) == 3 and all(p.shape == rows.shape and p.max() < k for p in parts)
         assert rows.size == X.shape[0] and np.all(np.diff(rows) > 0)
+
+
+def test_the_runs_on_threads_give_the_curves_of_runs_one_by_one(monkeypatch):
+    from semnmf.models import selection
+
+    X, _ = planted_corpus(n_per=30, k=4, seed=3)
+    curves = {}
+    for threads in (1, 2):
+        monkeypatch.setattr(selection, "n_threads", lambda threads=threads: threads)
+        curves[threads] = measure_candidates(X, [2, 3, 4, 6], n_runs=3, random_state=7)
+    assert curves[1].keys() == curves[2].keys()
+    for name in curves[1]:
+        assert curves[1][name] == curves[2][name], name

@@ -43,11 +43,13 @@ range around the choice (:mod:`semnmf.pipelines.levels`).
 import math
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
+from .._utils.parallel import n_threads
 from .._utils.progress import log
 
 __all__ = ["CRITERIA", "CURVES", "CRITERION_CURVES", "DEFAULT_CRITERION", "DEFAULT_PARAM",
@@ -411,19 +413,29 @@ def measure_candidates(X, candidates, *, curves=None, n_runs=5, sample_size="aut
     null = _null_sample(Xs, rng) if "null_cosine" in wanted else None
     m = max(2, int(round(subsample * ns)))
     result = {name: [] for name in CURVES if name in wanted}
+    # every run's seed and subsample drawn first, in the order one run after the other
+    # draws them, then the runs fitted on threads (compiled passes release the GIL): the
+    # same partitions as fitted one by one
+    plan = []
     for k in candidates:
+        runs = [(int(rng.integers(2**31 - 1)), np.sort(rng.choice(ns, m, replace=False)))
+                for _ in range(n_runs)]
+        plan.append((k, runs, int(rng.integers(2**31 - 1)) if null is not None else None))
+
+    def run(job):
+        k, seed, rows = job
+        return _assign(Xs, _skmeans(Xs[rows], min(k, m), seed, max_iter, n_init))
+
+    jobs = [(k, seed, rows) for k, runs, _ in plan for seed, rows in runs]
+    with ThreadPoolExecutor(min(n_threads(), len(jobs))) as pool:
+        fitted = iter(list(pool.map(run, jobs)))
+    for k, runs, null_seed in plan:
         t = time.perf_counter()
-        partitions = []
-        for r in range(n_runs):
-            seed = int(rng.integers(2**31 - 1))
-            rows = np.sort(rng.choice(ns, m, replace=False))
-            partitions.append(_assign(Xs, _skmeans(Xs[rows], min(k, m), seed, max_iter,
-                                                   n_init)))
+        partitions = [next(fitted) for _ in runs]
         values = {**_partition_curves(partitions, k, wanted),
                   **_centroid_curves(Xs, partitions, k, wanted, reference)}
         if null is not None:
-            centers = _skmeans(null, min(k, null.shape[0]), int(rng.integers(2**31 - 1)),
-                               max_iter, n_init)
+            centers = _skmeans(null, min(k, null.shape[0]), null_seed, max_iter, n_init)
             values["null_cosine"] = (_cosine_sum(null, _assign(null, centers), k)[0]
                                      / null.shape[0])
         for name in result:
