@@ -110,15 +110,22 @@ def test_apply_level_with_no_steps_is_the_model(nmf6):
 
 def test_the_run_labels_start_the_levels_and_map_through_the_merges(nmf6):
     _, X, saved = nmf6
-    labels = saved.assign_matrix(X)[0].copy()
-    moved = np.flatnonzero(labels == 0)[:2]
-    labels[moved] = 1  # a run whose clusters differ from its model's on two documents
-    built = build_levels(saved, X, 4, 6, labels=labels, random_state=0)
+    assigned = saved.assign_matrix(X)[0]
+    split = build_levels(saved, X, 6, 7, random_state=0).levels[-1].record()["steps"]
+    c = split[0]["split"][0]
+    labels = assigned.copy()
+    labels[np.flatnonzero(assigned != c)[:5]] = c  # a run whose clusters differ from its
+    built = build_levels(saved, X, 4, 8, labels=labels, random_state=0)  # model's on 5
     np.testing.assert_array_equal(built.start.labels, labels)
     finer = {level.k: level.labels for level in built.levels}
+    assert sorted(finer) == [4, 5, 6, 7, 8]
     for k in (4, 5):  # coarser levels merge whole clusters of the run's labels
         for c in np.unique(finer[k + 1]):
             assert len(np.unique(finer[k][finer[k + 1] == c])) == 1
+    for level in built.levels:  # a finer level is what edit --level gives, exactly: its
+        if level.k > 6:         # splits divide the model's own clusters, not the run's
+            edited = apply_level(saved, level.record()["steps"], X, random_state=0)
+            np.testing.assert_array_equal(edited.assign_matrix(X)[0], level.labels)
     none = build_levels(saved, X, None, None, random_state=0)
     assert [level.k for level in none.levels] == [6]
 

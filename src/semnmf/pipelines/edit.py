@@ -184,6 +184,14 @@ def edit_model(model, edits, X=None, labels=None, random_state=0):
     return _edited(model, est, W, columns, new_names, edits, before)
 
 
+def apply_edits(model, edits, X=None, random_state=0):
+    """:func:`edit_model` with what a split needs: the documents ``X`` and their clusters,
+    the model's own assignment of them (so that the split is the same whoever applies
+    it: ``semnmf edit``, a replay, a level)."""
+    labels = model.assign_matrix(X)[0] if edits.split and X is not None else None
+    return edit_model(model, edits, X=X, labels=labels, random_state=random_state)
+
+
 def _edited(model, est, W, columns, names, edits, before):
     n_clusters = int(columns.max()) + 1
     topics = _topics(W, columns, n_clusters)
@@ -244,6 +252,5 @@ def replay_edits(model, records, X=None, random_state=0):
                       drop=[lookup[int(c)] for c in record.get("drop", [])],
                       rename={lookup[int(c)]: n for c, n in record.get("rename", {}).items()},
                       stop_words=list(record.get("stop_words", [])))
-        labels = model.assign_matrix(X)[0] if edits.split and X is not None else None
-        model = edit_model(model, edits, X=X, labels=labels, random_state=random_state)
+        model = apply_edits(model, edits, X=X, random_state=random_state)
     return model

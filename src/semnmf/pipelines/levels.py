@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from .._utils.renamed import renamed
 from .._utils.labels import cluster_means
 from .._utils.validation import unit_rows
-from .edit import Edits, edit_model, top_words
+from .edit import Edits, apply_edits, edit_model, top_words
 
 __all__ = ["Level", "Levels", "k_range", "build_levels", "apply_level", "RANGE_FACTOR"]
 
@@ -73,8 +73,7 @@ class Level:
 
     def record(self):
         """The ``levels`` entry of run.json (the labels go to levels.csv)."""
-        sizes = np.bincount(self.labels[self.labels >= 0], minlength=self.k)
-        return {"k": int(self.k), "sizes": sizes.tolist(), "words": self.words,
+        return {"k": int(self.k), "sizes": _sizes(self.labels, self.k).tolist(), "words": self.words,
                 "cohesion": round(float(self.cohesion), 6),
                 "steps": [{key: step[key] for key in ("merge", "split") if step.get(key)}
                           for step in self.steps]}
@@ -137,10 +136,11 @@ def _merge(model, labels, Xn, min_cluster_size):
     return new, _merged_labels(labels, _columns(model), _columns(new))
 
 
-def _split(model, labels, X, Xn, min_cluster_size, random_state):
-    """The model and labels after splitting the cluster of largest spherical loss that
-    gives two clusters of at least ``max(1, min_cluster_size)`` documents; None when no
-    cluster can be split."""
+def _split(model, labels, assigned, X, Xn, min_cluster_size, random_state):
+    """The model and labels after splitting the cluster of largest spherical loss (in
+    ``labels``) that gives two clusters of at least ``max(1, min_cluster_size)``
+    documents; None when no cluster can be split. The split divides the cluster's
+    documents of ``assigned``, the model's own assignment, as :func:`apply_level` does."""
     k = model.n_clusters
     sizes = _sizes(labels, k)
     loss = sizes - np.linalg.norm(_sums(Xn, labels, k), axis=1)
@@ -148,7 +148,7 @@ def _split(model, labels, X, Xn, min_cluster_size, random_state):
     for c in np.argsort(-loss, kind="stable"):
         if sizes[c] < 2 * smallest:
             continue
-        new = edit_model(model, Edits(split=[int(c)]), X=X, labels=labels,
+        new = edit_model(model, Edits(split=[int(c)]), X=X, labels=assigned,
                          random_state=random_state)
         new_labels = new.assign_matrix(X)[0]
         if _sizes(new_labels, new.n_clusters).min() >= smallest:
@@ -202,11 +202,14 @@ def build_levels(model, X, low, high, *, labels=None, min_cluster_size=None,
     """
     X = sp.csr_matrix(X, dtype=np.float64)
     Xn = unit_rows(X)
-    labels = model.assign_matrix(X)[0] if labels is None else np.asarray(labels)
+    assigned = model.assign_matrix(X)[0]
+    labels = assigned if labels is None else np.asarray(labels)
     merged = []
     while model.n_clusters > 2 and min_cluster_size and \
             _sizes(labels, model.n_clusters).min() < min_cluster_size:
+        before = _columns(model)
         model, labels = _merge(model, labels, Xn, min_cluster_size)
+        assigned = _merged_labels(assigned, before, _columns(model))
         merged.append(model.edits[-1])
     start = _level(model, [], labels, Xn)
     low = start.k if low is None else low
@@ -219,10 +222,12 @@ def build_levels(model, X, low, high, *, labels=None, min_cluster_size=None,
         levels.insert(0, _level(current, path, current_labels, Xn))
     current, current_labels, path = model, labels, []
     while current.n_clusters < high:
-        split = _split(current, current_labels, X, Xn, min_cluster_size, random_state)
+        split = _split(current, current_labels, assigned, X, Xn, min_cluster_size,
+                       random_state)
         if split is None:
             break
         current, current_labels = split
+        assigned = current_labels  # a split level is the model's assignment
         path = path + [current.edits[-1]]
         levels.append(_level(current, path, current_labels, Xn))
     return Levels(model, merged, start, levels)
@@ -235,6 +240,5 @@ def apply_level(model, steps, X, random_state=0):
     for step in steps:
         edits = Edits(merge=[list(map(int, g)) for g in step.get("merge", [])],
                       split=list(map(int, step.get("split", []))))
-        labels = model.assign_matrix(X)[0] if edits.split else None
-        model = edit_model(model, edits, X=X, labels=labels, random_state=random_state)
+        model = apply_edits(model, edits, X=X, random_state=random_state)
     return model

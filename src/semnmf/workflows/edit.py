@@ -82,7 +82,7 @@ def edit_run(run, out, *, merge=(), split=(), drop=(), rename=None, stop_words=(
     are those of ``run`` (of the level, with ``level``). Returns an
     :class:`EditResult`."""
     from ..metrics import clustering_scores
-    from ..pipelines.edit import Edits, edit_model, replay_edits
+    from ..pipelines.edit import Edits, apply_edits, replay_edits
     from ..pipelines.saved import load_model
     from ..report._reading import read_run
     from ..report.output import check_output_folder
@@ -115,9 +115,8 @@ def edit_run(run, out, *, merge=(), split=(), drop=(), rename=None, stop_words=(
         edited = saved
     elif replay is not None:
         edited = replay_edits(saved, _recorded_edits(replay), X=X, random_state=random_state)
-    else:  # a split needs the run's clusters of the documents (the model's assignment)
-        labels = saved.assign_matrix(X)[0] if edits.split else None
-        edited = edit_model(saved, edits, X=X, labels=labels, random_state=random_state)
+    else:
+        edited = apply_edits(saved, edits, X=X, random_state=random_state)
     new_labels, strengths = edited.assign_matrix(X)
     scores = (clustering_scores(corpus.labels, new_labels)
               if corpus.labels is not None else None)
