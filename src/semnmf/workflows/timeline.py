@@ -22,6 +22,8 @@ from collections import Counter
 
 import numpy as np
 
+from ..datasets.frames import _missing as _no_value
+
 PERIODS = ("auto", "year", "month", "day")
 MAX_PERIODS = 60
 MIN_PER_PERIOD = 10  # "auto" keeps at least this many documents per period on average
@@ -35,8 +37,8 @@ _NUMERIC_DMY = re.compile(r"^\s*\d{1,2}[/.\-]\d{1,2}[/.\-]\d{2,4}\s*$")
 
 
 def _missing(value):
-    return value is None or (isinstance(value, float) and value != value) or \
-        not str(value).strip()
+    """No value: a data frame's missing one (None, NaN) or an empty text."""
+    return _no_value(value) or not str(value).strip()
 
 
 def _format_fields(date_format):
