@@ -43,13 +43,12 @@ range around the choice (:mod:`semnmf.pipelines.levels`).
 import math
 import time
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._utils.parallel import n_threads
+from .._utils.parallel import map_blocks, n_threads
 from .._utils.progress import log
 
 __all__ = ["CRITERIA", "CURVES", "CRITERION_CURVES", "DEFAULT_CRITERION", "DEFAULT_PARAM",
@@ -427,8 +426,7 @@ def measure_candidates(X, candidates, *, curves=None, n_runs=5, sample_size="aut
         return _assign(Xs, _skmeans(Xs[rows], min(k, m), seed, max_iter, n_init))
 
     jobs = [(k, seed, rows) for k, runs, _ in plan for seed, rows in runs]
-    with ThreadPoolExecutor(min(n_threads(), len(jobs))) as pool:
-        fitted = iter(list(pool.map(run, jobs)))
+    fitted = iter(map_blocks(lambda i: run(jobs[i]), len(jobs), n_threads()))
     for k, runs, null_seed in plan:
         t = time.perf_counter()
         partitions = [next(fitted) for _ in runs]
