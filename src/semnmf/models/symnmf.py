@@ -1,22 +1,13 @@
 """SymNMF (Kuang, Yun & Park 2015) and NMF-S: clustering by NMF of a similarity graph.
 
-Both are the baselines of the game-theoretic refinement paper (GT, Tripodi, Vascon &
-Pelillo 2016, §V): instead of the document-term matrix they factorize a sparse
-similarity matrix A of the documents, built as GT §V-B prescribes (after Kuang et al.):
+Both are baselines of the game-theoretic refinement paper (GT, Tripodi, Vascon & Pelillo
+2016, §V): instead of the document-term matrix they factorize the sparse kNN similarity
+graph A of the documents built as GT §V-B prescribes (:mod:`semnmf.graphs.knn`: cosine,
+``⌊log₂ n⌋ + 1`` neighbours, symmetrized, normalized-cut scaled), and take each document's
+cluster as the argmax of its row of the factor.
 
-1. cosine similarity of the L2-normalized rows for text (a self-tuning Gaussian kernel
-   for dense features with ``metric="euclidean"``), ``s_ii = 0``;
-2. the ``q = ⌊log₂ n⌋ + 1`` nearest neighbours of each document (GT eq. 8);
-3. symmetrized: an edge when either document is among the other's neighbours;
-4. normalized-cut scaling ``A = D^{-1/2} Ŝ D^{-1/2}``.
-
-(:func:`semnmf.graphs.knn.knn_graph` and :func:`~semnmf.graphs.knn.normalized_cut_scaling`,
-never an n x n dense matrix.) GT feeds this A to every method except plain NMF, and
-takes each document's cluster as the argmax of its row of the factor.
-
-- :class:`SymNMF` solves ``min_{H ≥ 0} ‖A − H Hᵀ‖²_F`` (Kuang et al.'s SymNMF) by their
-  ANLS penalty method, the algorithm of the code GT ran (``symnmf_anls`` with its
-  defaults, see :func:`symnmf_anls`).
+- :class:`SymNMF` solves ``min_{H ≥ 0} ‖A − H Hᵀ‖²_F`` by Kuang et al.'s ANLS penalty
+  method, the code GT ran (:func:`symnmf_anls`).
 - :class:`NMFS` ("NMF-S", GT §V: "same as NMF but with the similarity matrix as input
   instead of the features") is :class:`~semnmf.NMF` of A, ``A ≈ Z Wᵀ``.
 """
@@ -41,7 +32,6 @@ from .nmf import _INIT_CONSTRAINT, NMF
 
 __all__ = ["SymNMF", "NMFS", "symnmf_anls", "nnls_rows"]
 
-SCALINGS = ("ncut", None)
 SYMNMF_INITS = ("random", "skmeans")
 
 # The similarity graph's parameters, shared by SymNMF and NMFS.
@@ -93,7 +83,24 @@ def _labels(H, isolated):
     return labels
 
 
-class SymNMF(ClusterMixin, BaseEstimator):
+class _GraphClustering(ClusterMixin, BaseEstimator):
+    """What SymNMF and NMFS share around their ``fit(X, y=None, A=None)``."""
+
+    def fit_predict(self, X, y=None, A=None):
+        """Fit and return ``labels_``."""
+        return self.fit(X, y, A=A).labels_
+
+    def fit_transform(self, X, y=None, A=None):
+        """Fit and return the document factors (``embedding_``)."""
+        return self.fit(X, y, A=A).embedding_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class SymNMF(_GraphClustering):
     """Symmetric NMF of a document similarity graph (Kuang, Yun & Park 2015).
 
     ``min_{H ≥ 0} ‖A − H Hᵀ‖²_F`` with A the sparse, normalized-cut scaled kNN similarity
@@ -238,21 +245,8 @@ class SymNMF(ClusterMixin, BaseEstimator):
         self.n_iter_ = n_iter
         return self
 
-    def fit_predict(self, X, y=None, A=None):
-        """Fit and return ``labels_``."""
-        return self.fit(X, y, A=A).labels_
 
-    def fit_transform(self, X, y=None, A=None):
-        """Fit and return the document factors (``embedding_``)."""
-        return self.fit(X, y, A=A).embedding_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
-
-class NMFS(ClusterMixin, BaseEstimator):
+class NMFS(_GraphClustering):
     """NMF-S: NMF of the document similarity graph, ``A ≈ Z Wᵀ`` (GT §V).
 
     GT's baseline "same as NMF but with the similarity matrix as input instead of the
@@ -330,16 +324,3 @@ class NMFS(ClusterMixin, BaseEstimator):
         self.reconstruction_err_ = nmf.reconstruction_err_
         self.n_iter_ = nmf.n_iter_
         return self
-
-    def fit_predict(self, X, y=None, A=None):
-        """Fit and return ``labels_``."""
-        return self.fit(X, y, A=A).labels_
-
-    def fit_transform(self, X, y=None, A=None):
-        """Fit and return the document factors (``embedding_``)."""
-        return self.fit(X, y, A=A).embedding_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
