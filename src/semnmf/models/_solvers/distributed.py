@@ -12,20 +12,10 @@ One sweep of updates (7a)-(7c) (see :mod:`.frobenius` for the equations) splits 
         Q ← Q ⊙ MᵀW / (Q WᵀW + ε)                                 (7c)
     broadcast W (and WᵀW) to the workers for the next sweep.
 
-The objective (5) comes from the same trace identity as the local engine,
-½(‖X‖² − 2 tr(Wᵀ XᵀZ) + tr(WᵀW ZᵀZ)), with ‖X‖² = Σ_b ‖X_b‖² computed once: no sweep
-ever forms Z Wᵀ, and the only traffic per sweep is W out (d x k) and one d x k + k x k
-partial per block back. The word-context term lives on the client: M (d x d') is a word
-matrix, as large as the vocabulary, not as the corpus.
-
-These are the iterates of the local engine: every operation is the one of
-:class:`~.frobenius.FrobeniusProblem` in the same order; only the sums over documents
-(XᵀZ, ZᵀZ, ‖X‖²) are associated differently (block partial sums, then the sum of the
-partials), which changes the last bits of the iterates, not the algorithm.
-
-The start and the estimators' glue: :mod:`semnmf.models.blocked`.
-
-The KL loss distributes the same way: :mod:`.distributed_kl`. Not distributed:
+The objective (5) comes from the local engine's trace identity, with ‖X‖² = Σ_b ‖X_b‖²
+computed once. These are the local engine's iterates, in the same order; only the sums
+over documents are associated differently (the last bits). The start and the estimators'
+glue: :mod:`semnmf.models.blocked`; the KL loss: :mod:`.distributed_kl`. Not distributed:
 ``orthogonal=True`` (refused with a clear message).
 """
 

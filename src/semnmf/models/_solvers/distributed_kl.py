@@ -14,30 +14,16 @@ splits as::
         Q ← Q ⊙ [(M ⊘ WQᵀ)ᵀ W] ⊘ 1(1ᵀW)                                 step 4
     broadcast W; the data pass at the new (Z, W) gives F and the next A_b.
 
-The sum over documents in step 3 is the only reduction: (Xᵀ ⊘ WZᵀ) Z = Σ_b (X_bᵀ ⊘ WZ_bᵀ)
-Z_b, because the ratio at (j, i) involves document i alone. Each block computes its
-part from X_b as stored (by documents, :func:`~.kl_kernels.ratio_columns`), so no block
-keeps a transposed copy. The objective is the local engine's:
+Each block computes B_b from X_b as stored (:func:`~.kl_kernels.ratio_columns`), so no
+block keeps a transposed copy; the objective is D(X‖ZWᵀ) = Σ_b ℓ_b − ΣX + (Σ_b 1ᵀZ_b)(1ᵀW)ᵀ,
+and the floor on (ZWᵀ)_ij is the local engine's, from the blocks' sums.
 
-    D(X‖ZWᵀ) = Σ_b ℓ_b − ΣX + (Σ_b 1ᵀZ_b)(1ᵀW)ᵀ
-
-and the data pass that gives it also gives the next step's A_b, as in :mod:`.kl`: two
-passes over each block per sweep, one d x k + k partial back per block, W (d x k) out.
-The floor on (ZWᵀ)_ij is the local engine's, ε₃₂ · mean of X's non-zeros, from the
-blocks' sums. The word-context term (M is a word matrix, as large as the vocabulary,
-not as the corpus) runs on the client with the local engine's kernels.
-
-These are the local engine's iterates: every operation is the one of
-:class:`~.kl.KLProblem` in the same order; only the sums over documents (B, 1ᵀZ and the
-ℓ_b) are associated differently, which changes the last bits, not the algorithm. With
-float32 factors the local engine takes numpy's float32 logarithms of the ratios and the
-block tasks float64 ones (``ratio_rows``): the objectives then differ by a few 1e-9
-(relative); the logarithms only enter the objective, so the iterates differ only where
-the stopping rule or the screening of starts falls within that of a threshold.
-
-Unlike the Frobenius block tasks (:mod:`.distributed`), these run the compiled KL
-kernels, so a worker that runs a KL fit loads numba (imported inside the tasks: a worker
-that runs only Frobenius fits never does).
+These are the local engine's iterates, in the same order; only the sums over documents
+are associated differently (the last bits). With float32 factors the block tasks take
+float64 logarithms where the local engine takes float32 ones, which moves the objective
+by a few 1e-9 (relative) and the iterates only where a stopping or screening threshold
+falls within that. The KL block tasks import numba inside the tasks, so a worker that runs
+only Frobenius fits (:mod:`.distributed`) never loads it.
 """
 
 import numpy as np

@@ -6,32 +6,18 @@ Every Frobenius update of the NMF family has the form (Neurocomputing paper, eq.
 
 with ``B S`` absent except in Semantic-NMF's W update (A = Xᵀ, R = Z, B = M, S = Q,
 c = λ). Row i of the new F depends on row i of A (and B) only, so :func:`mu_rows` does
-the whole update in one pass over the rows: for each row it forms the k-vector
-(A R)_i by streaming the row's non-zeros, adds c (B S)_i, divides by (F G)_i + ε and
-overwrites F_i. Nothing of size m x k is written besides F itself: the product
-(A R) never reaches memory. The k x k products (F G, and Fᵀ F below) are formed for
-chunks of 32 rows at a time, which costs a tenth of doing them row by row. The same
-pass accumulates, in float64, the two pieces of the objective that involve the new F
-(eq. 5 by the trace identity of
-:func:`semnmf.models._solvers.mu.trace_residual`):
+the whole update in one pass over the rows, without writing (A R) to memory (the k x k
+products for chunks of 32 rows at a time). The same pass accumulates, in float64, the
+pieces of the objective that involve the new F (eq. 5 by the trace identity of
+:func:`semnmf.models._solvers.mu.trace_residual`): ``Σ F_new ⊙ (A R)`` and the Gram matrix
+``F_newᵀ F_new``. So one sweep reads X, Xᵀ, M and Mᵀ once each, and the objective at the
+new iterate costs O(k²) more. :func:`spmm_rows` is the plain product ``A R`` for the
+updates of other forms.
 
-- ``Σ F_new ⊙ (A R)``: e.g. tr(Wᵀ XᵀZ) after the W update;
-- the Gram matrix ``F_newᵀ F_new`` (for the next update's denominator and for the
-  objective).
-
-So one sweep of Semantic-NMF reads X, Xᵀ, M and Mᵀ exactly once each (four passes is
-the minimum: each factor's update needs the complete previous factor), and the
-objective at the new iterate costs O(k²) more.
-
-:func:`spmm_rows` is the plain product ``A R`` for the updates that are not of this
-form (GNMF's A Z, PNMF, SeNMF, the orthogonal Z update, the rank-2 solver).
-
-Rows are split into blocks of about equal non-zeros; each block is one call of the
-kernel on a thread of the shared pool (:func:`semnmf._utils.parallel.thread_pool`; the
-kernels release the GIL). Rows are owned by one block, so no two threads write the same
-row; the per-block sums are added afterwards. Float32 and float64 are served by the same
-source: numba compiles one specialization per dtype (and caches it on disk); scalars
-are passed in the factors' dtype so that no arithmetic is upcast.
+Rows are split into blocks of about equal non-zeros, one call per block on the shared
+pool (:func:`semnmf._utils.parallel.thread_pool`; the kernels release the GIL); each row
+belongs to one block, and the per-block sums are added afterwards. Scalars are passed in
+the factors' dtype so that no arithmetic is upcast.
 """
 
 import math

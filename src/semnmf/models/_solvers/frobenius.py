@@ -14,56 +14,28 @@ Updates (eq. 7a-7c), one sweep in the order of Algorithm 1::
     W ← W ⊙ (XᵀZ + λ M Q) / (W (ZᵀZ + λ QᵀQ))          (7b)
     Q ← Q ⊙ MᵀW / (Q WᵀW)                               (7c)
 
-Cost per sweep O(k (nnz X + nnz M) + k² (n + d)) (Proposition 1): four sparse x dense
-products (X W, Xᵀ Z, M Q, Mᵀ W) and k x k Gram matrices. After the sweep, XᵀZ and MᵀW
-hold the current Z and W, so the objective at the new iterate costs only O(k² d).
+Cost per sweep O(k (nnz X + nnz M) + k² (n + d)) (Proposition 1); after the sweep, XᵀZ
+and MᵀW hold the current Z and W, so the objective at the new iterate costs O(k² d).
 
-Orthogonal variant (``orthogonal=True``; Neurocomputing paper §6.1: "replace the update
-rule of Z (7a) by the one of Orthogonal NMF [17, 58]")::
+Orthogonal variant (``orthogonal=True``; Neurocomputing paper §6.1) replaces (7a) by
+Ding et al.'s (2006) uni-orthogonal NMF update::
 
-    Z ← Z ⊙ [ XW / (Z ZᵀXW) ]^½                         (Ding et al. 2006, uni-orthogonal NMF)
+    Z ← Z ⊙ [ XW / (Z ZᵀXW) ]^½
 
-computed as Z (Zᵀ(XW)), a k x k product, never the n x n matrix ZZᵀ. It comes from the
-Lagrangian of min ½‖X − ZWᵀ‖² s.t. ZᵀZ = I: the KKT multiplier eliminated with ZᵀZ = I
-turns the gradient into Z ZᵀXW − XW, whose positive and negative parts give the ratio;
-the square root is Ding et al.'s. W, Q and the objective are those of eq. (5)-(7)
-unchanged (λ = 0 gives orthogonal NMF, λ > 0 orthogonal Semantic-NMF). Why this form and
-not Yoo & Choi's (2008) Stiefel-manifold rule Z ← Z ⊙ XW / (Z (XW)ᵀ Z), the other
-reference of §6.1: Yoo & Choi's ratio is homogeneous of degree −2 in the scale of Z, so it
-does not fix that scale (for n = d = k = 1 it maps z to 1/z and back), so diag(ZᵀZ)
-drifts far from 1, while Ding's square root sends the scale to diag(ZᵀZ) ≈ 1
-(``benchmarks/results/design_notes.md``).
-
-What holds, and what does not (the tests check the former):
-
-- The objective (5) is *not* guaranteed to decrease: the update descends a Lagrangian
-  with the constraint folded in, not F itself (Ding et al.'s monotonicity argument is
-  about that Lagrangian, and was later questioned, e.g. by Mirzal 2014). From the
-  k-means start F falls at first, then rises in many later sweeps by tiny relative
-  amounts (``benchmarks/results/design_notes.md``). ``_mu.run`` stops on the absolute
-  relative change, so a non-monotone history still converges.
-- Fixed points satisfy Z ⊙ (Z ZᵀXW − XW) = 0 (the square root does not move them).
-  Summing each column of this identity over the documents gives, with P = ZᵀXW ≥ 0
-  and G = ZᵀZ,
-  diag(G P) = diag(P), i.e. G_kk = 1 − Σ_{l≠k} G_kl P_lk / P_kk ≤ 1: at a fixed point
-  every column of Z has norm at most 1, with equality exactly when it is orthogonal to
-  the others.
-- The columns of Z become closer to orthogonal than plain NMF's: the normalized
-  off-diagonal mass ‖G − diag(G)‖_F / ‖G‖_F decreases (measured on the tests' data).
-- With W frozen (``update_W=False``, used by ``transform`` on new documents) the plain
-  update (7a) is used: orthogonality couples all the documents of a batch, so a
-  per-document projection must not depend on which other documents are transformed
-  with it.
+computed as Z (Zᵀ(XW)), never the n x n ZZᵀ; W, Q and the objective are unchanged.
+Ding's square root fixes the scale of Z (diag(ZᵀZ) ≈ 1), which Yoo & Choi's (2008)
+Stiefel rule, the other reference of §6.1, does not (``benchmarks/results/design_notes.md``).
+The objective (5) is *not* guaranteed to decrease (the update descends a Lagrangian, not
+F); fixed points satisfy Z ⊙ (Z ZᵀXW − XW) = 0, whence every column of Z has norm at
+most 1. With W frozen (``transform``) the plain update (7a) is used, so that a
+document's projection does not depend on the other documents of its batch.
 
 Compiled sweep (:mod:`semnmf.models._solvers.fro_kernels`). When X (and M) are sparse,
-each update is one fused pass over the rows of its sparse matrix: (7a) streams X and
-updates Z row by row (XW never reaches memory), (7b) streams Xᵀ and M together, (7c)
-streams Mᵀ (M itself when M is symmetric, see :func:`transpose_csr`). Each pass also
-returns the Gram matrix of the factor it updated and ``Σ F ⊙ (A R)``, the trace term
-of the objective, so the objective at the new iterate costs O(k²) and one sweep reads
-X, Xᵀ, M and Mᵀ once each. The iterates are those of the plain scipy path (``kernels=False``,
-kept as the reference) up to the order of floating-point summation. XᵀZ and MᵀW, which
-the loop no longer needs, are formed on demand (``XtZ``, ``MtW``).
+each update is one fused pass over the rows of its sparse matrix ((7a) streams X, (7b)
+Xᵀ and M together, (7c) Mᵀ), which also returns the updated factor's Gram matrix and
+the objective's trace term. The iterates are those of the plain scipy path
+(``kernels=False``, kept as the reference) up to the order of floating-point summation;
+XᵀZ and MᵀW are formed on demand (``XtZ``, ``MtW``).
 """
 
 import numpy as np

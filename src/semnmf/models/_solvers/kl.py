@@ -1,27 +1,22 @@
 """The generalized Kullback-Leibler problem: NMF-KL (λ = 0, no M) and SNMF-KL.
 
-Objective (slides SFC 2019, eq. 2)::
+Objective (slides SFC 2019, eq. 2; the slides print (ZW)_ij for (ZWᵀ)_ij)::
 
     F(Z, W, Q) = D(X‖Z Wᵀ) + λ D(M‖W Qᵀ),    D(A‖B) = Σ_ij a_ij log(a_ij / b_ij) − a_ij + b_ij
 
-(the slides print (ZW)_ij in the last term of the first sum: it is (ZWᵀ)_ij). Only the
-non-zeros of A enter the logarithm (0 log 0 = 0), and the sum of B over all entries is
-a product of column sums, so the n x d matrix Z Wᵀ is never formed::
+Only the non-zeros of A enter the logarithm (0 log 0 = 0), and the sum of B is a product
+of column sums, so the n x d matrix Z Wᵀ is never formed::
 
     D(X‖ZWᵀ) = Σ_{x_ij > 0} x_ij log(x_ij / (ZWᵀ)_ij) − Σ_ij x_ij + (1ᵀZ)(1ᵀW)ᵀ
 
-Multiplicative updates, derived by the auxiliary function of Lee & Seung (2001, Lemma 3).
-For a column h ≥ 0 (any column of any factor) and a term D(x‖B h), concavity of log
-(Jensen, with weights π_ja = B_ja hᵗ_a / (B hᵗ)_j) gives
+Multiplicative updates from the auxiliary function of Lee & Seung (2001, Lemma 3): for
+a column h ≥ 0 and a term D(x‖B h), Jensen with weights π_ja = B_ja hᵗ_a / (B hᵗ)_j gives
 
     D(x‖B h) ≤ G(h, hᵗ) = Σ_j [x_j log x_j − x_j] + Σ_ja B_ja h_a
                           − Σ_ja x_j π_ja log(B_ja h_a / π_ja),
 
-with equality at h = hᵗ. G separates over the entries h_a and each piece has the form
-c_a h_a − e_a log h_a, minimized at h_a = e_a / c_a. Summing the bounds of the two terms
-of F that contain W (W is the right factor of the first and the left factor of the
-second) keeps an auxiliary function of the same form, so each factor has a closed-form
-minimizer of its bound and F never increases (Lee & Seung's Theorem 2 argument). With ⊘
+which separates into pieces c_a h_a − e_a log h_a, minimized at h_a = e_a / c_a; summing
+the bounds of both terms that contain W keeps that form, so F never increases. With ⊘
 element-wise division at the non-zeros only and 1 a vector of ones::
 
     Z ← Z ⊙ [(X ⊘ ZWᵀ) W] ⊘ 1(1ᵀW)                                    (Alg. 2, step 2)
@@ -30,12 +25,8 @@ element-wise division at the non-zeros only and 1 a vector of ones::
 
 (λ cancels from the Q update; with λ = 0 Q is still fitted to M, W fixed, so that
 ``context_components_`` and ``context_err_`` mean the same as for the Frobenius loss.)
-The slides' printed updates are garbled: step 2 reads Z ⊙ X / (ZWᵀW) / Σ_j W_jk (the
-ratio must be taken element-wise, X ⊘ ZWᵀ, *then* multiplied by W: ZWᵀW is the
-Frobenius denominator); step 3 reads W ⊙ (XᵀZ / (WZᵀZ) + λ M / (WQᵀQ)) / Σ_i Z_ik +
-λ Σ_j' Q_j'k (same misplaced ratios, and the denominator is the whole sum
-Σ_i Z_ik + λ Σ_j' Q_j'k, not Σ_i Z_ik alone); step 4 reads Q ⊙ Mᵀ / (QWᵀW) / Σ_j W_jk
-(should be (M ⊘ WQᵀ)ᵀ W). The formulas above are the ones derived from eq. 2.
+The slides' printed updates take the ratios in the wrong place; these are derived from
+eq. 2.
 
 KKT conditions (what a fixed point satisfies; tested in ``tests/test_kl.py``)::
 
@@ -43,39 +34,23 @@ KKT conditions (what a fixed point satisfies; tested in ``tests/test_kl.py``)::
     ∇_W F = 1(1ᵀZ) − (X ⊘ ZWᵀ)ᵀ Z + λ [1(1ᵀQ) − (M ⊘ WQᵀ) Q]
     ∇_Q F = λ [1(1ᵀW) − (M ⊘ WQᵀ)ᵀ W]
 
-A side effect of the Z update worth knowing: afterwards Σ_ij (ZWᵀ)_ij = Σ_ij x_ij
-exactly (the model keeps the mass of X).
+After the Z update Σ_ij (ZWᵀ)_ij = Σ_ij x_ij exactly (the model keeps the mass of X).
 
-Cost. Each bracket is one fused pass of :class:`~semnmf.models._solvers.kl_kernels.RatioKernel`
-over a CSR matrix (X, Xᵀ, M, Mᵀ kept once per fit), O(k nnz) with no nnz x k or n x d
-temporary. One sweep is four passes, the minimum (each factor needs the ratios at the
-current values of the others). The objective comes for free: the pass over X that
-gives Z's next numerator is evaluated at the iterate (Zᵗ, Wᵗ) the objective needs, and
-likewise the pass over M that gives the next W's context numerator. So :meth:`step`
-ends by running those two passes (with the logarithms) and keeps their products for
-the next step; the driver :func:`semnmf.models._solvers.mu.run` is unchanged.
+Cost. Each bracket is one fused O(k nnz) pass of
+:class:`~semnmf.models._solvers.kl_kernels.RatioKernel` over X, Xᵀ, M or Mᵀ; a sweep is
+four passes. The passes that give the next step's numerators are evaluated at the
+iterate the objective needs, so :meth:`step` ends with them (with the logarithms) and
+the objective comes for free.
 
-Guards. A column sum 1ᵀW (or 1ᵀZ + λ1ᵀQ) that is zero makes the numerator zero too;
-it is replaced by 1 (the factor column stays zero, F is unchanged, so monotonicity is
-kept exactly). (ZWᵀ)_ij is floored at ε·mean(x_ij > 0) (ε = float32 machine epsilon:
-scikit-learn's guard, made scale-free) before dividing and in the objective, so a
-degenerate start with (ZWᵀ)_ij = 0 at a non-zero x_ij stays finite. F is the floored
-objective, and the updates are exact MU for it wherever the floor is inactive, which is
-the case in practice: a tiny (ZWᵀ)_ij at a non-zero costs x_ij log(x_ij / (ZWᵀ)_ij) in F,
-so the fit keeps it above the floor (``benchmarks/results/design_notes.md``).
+Guards. A zero column sum in a denominator is replaced by 1 (its numerator is zero too,
+F is unchanged). (ZWᵀ)_ij is floored at ε·mean(x_ij > 0) (ε = float32 machine epsilon)
+so a degenerate start stays finite; F is the floored objective, and the floor is
+inactive in practice (``benchmarks/results/design_notes.md``).
 
-Against scikit-learn. With λ = 0 these are the updates of scikit-learn's
-``NMF(solver="mu", beta_loss="kullback-leibler")`` (its W is our Z, its H our Wᵀ), with two
-heuristics of scikit-learn left out: it clamps (ZWᵀ)_ij at 1.2e-7 whatever the scale of
-X, and after each update it sets the entries of H below 2.2e-16 to zero
-(``_fit_multiplicative_update``, "necessary for stability with beta_loss < 1", applied
-for beta_loss <= 1). The zeroing is not a step of the auxiliary-function argument and
-can increase F; KL updates do drive most word weights of a topic towards 0, so the two
-runs part (scikit-learn's divergence ends a little higher); with both heuristics added to
-our kernel the two agree to rounding (``benchmarks/studies/bench_kl.py``,
-``benchmarks/results/kl.md``, ``benchmarks/results/design_notes.md``). Shrinking entries do
-reach the subnormal range, but a pass over W with them costs no more than over W with them
-flushed to zero, so they are left alone.
+With λ = 0 these are scikit-learn's ``NMF(solver="mu", beta_loss="kullback-leibler")``
+updates without its two heuristics (a fixed 1.2e-7 clamp and zeroing entries below
+2.2e-16, which can increase F); with both added the two agree to rounding
+(``benchmarks/results/kl.md``).
 """
 
 import numpy as np

@@ -1,26 +1,17 @@
 """Numba kernels of the KL multiplicative updates (:mod:`semnmf.models._solvers.kl`).
 
-Every KL update needs one product of the form (slides, Algorithm 2, written out in
-:mod:`semnmf.models._solvers.kl`)::
+Every KL update needs one product of the form (slides, Algorithm 2)::
 
     P = (A ⊘ L Rᵀ) R          A sparse (m x p), L (m x k), R (p x k)
 
-where ``⊘`` divides element-wise at the non-zeros of A only (the zeros of A contribute
-nothing to P). :func:`ratio_rows` computes it row by row in one fused pass: for each
-non-zero a_ij it forms the k-term dot product s = L_i·R_j, the ratio r = a_ij / s and
-adds r·R_j to row i of P. Cost O(k nnz(A)), no temporary beyond P itself (no nnz x k
-gather, no n x d product). The same pass returns Σ a_ij log(a_ij / s), the data-dependent
-part of the generalized KL divergence D(A‖L Rᵀ) (slides, eq. 2), so the objective
-costs one logarithm per non-zero and nothing else.
+with ``⊘`` element-wise at the non-zeros of A only. :func:`ratio_rows` computes it row by
+row in one fused pass (for each non-zero a_ij: s = L_i·R_j, then adds (a_ij / s)·R_j to
+row i of P), O(k nnz(A)) with no temporary beyond P, and returns Σ a_ij log(a_ij / s), the
+data-dependent part of D(A‖L Rᵀ) (slides, eq. 2). Z's update takes A = X and W's A = Xᵀ
+in CSR, so every row of P is written by one thread.
 
-Both factors of a term use the same kernel: Z's update takes A = X (L = Z, R = W) and
-W's takes A = Xᵀ in CSR (L = W, R = Z), so rows are always owned by one thread and no
-two threads ever write the same row of P (no atomics, no reduction of partial P).
-
-:class:`RatioKernel` holds a CSR matrix cut once into row blocks of about equal
-numbers of non-zeros and runs the blocks on a thread pool (the kernel releases the GIL).
-Float32 and float64 factors are both served by the same source: numba compiles one
-specialization per dtype on first use (and caches it on disk).
+:class:`RatioKernel` holds a CSR matrix cut once into row blocks of about equal numbers
+of non-zeros and runs the blocks on a thread pool (the kernel releases the GIL).
 """
 
 import math

@@ -1,43 +1,26 @@
 """Rank-2 NMF by alternating non-negative least squares (Kuang & Park, KDD 2013, §2-3).
 
-Notation. The paper factorizes a term x document matrix ``X ≈ W H`` (W: m x 2, H: 2 x n);
-this package keeps documents in rows, ``X ≈ Z Wᵀ`` with Z (n_documents x 2) and W
-(n_terms x 2), so the paper's H is our Zᵀ. Both ANLS sub-problems (paper eq. 2-3) are
-non-negative least squares with a two-column basis ``B`` and many right-hand sides::
+The paper factorizes a term x document matrix ``X ≈ W H``; here ``X ≈ Z Wᵀ`` with
+documents in rows, so the paper's H is our Zᵀ. Both ANLS sub-problems (paper eq. 2-3)
+are non-negative least squares with a two-column basis ``B`` and many right-hand sides::
 
     min_{G ≥ 0} ‖B Gᵀ − Y‖²_F ,  B: m x 2,  Y: m x n                         (4)
 
 :func:`nnls_rank2` solves all n right-hand sides at once by enumerating the active sets
-(Algorithm 2): with only four candidate active sets (Table 1), the optimum is the
-unconstrained solution when it is feasible, and otherwise the better of the two
-one-column solutions g*_j = yᵀb_j / ‖b_j‖² (eq. 9), i.e. the one with the larger
-g*_j ‖b_j‖ (eq. 10-11). Everything works on BᵀB (2 x 2) and YᵀB (n x 2), so after the one
-sparse product YᵀB a solve costs O(n) (the paper's O(N) overall).
+(Algorithm 2): the optimum is the unconstrained solution when it is feasible, and
+otherwise the better of the two one-column solutions g*_j = yᵀb_j / ‖b_j‖² (eq. 9), the
+one with the larger g*_j ‖b_j‖ (eq. 10-11). Everything works on BᵀB and YᵀB, so after the
+sparse product YᵀB a solve costs O(n).
 
-:func:`rank2_nmf` alternates the two solves (two-block coordinate descent, which converges
-to a stationary point) and stops when the projected gradient norm falls under
-``tol`` times its value after the first iteration (Lin 2007; the paper uses 1e-4).
-
-Compiled, fused iteration. :func:`nnls_rank2` stays the numpy reference of Algorithm 2;
-:func:`rank2_nmf` runs the numba kernels of :mod:`~semnmf.models._solvers.rank2_kernels`, which
-compute the same solutions (same candidates, same singular threshold, same tie rule of
-eq. 11, same precision) one row at a time and, in the same pass, what the iteration needs
-of them next. Why: with k = 2 every O(n + d) step is a few flops per row, so the numpy
-version spent its time making a dozen passes over short arrays (the solve's masks and
-candidates, the gradients G BᵀB − YᵀB, the projection, the Gram matrices, the objective)
-and about as long again in the two sparse products. Per iteration now:
-
-* one pass over the non-zeros of X for the whole Z half-step: for each document,
-  y = X[i] W, Z[i] = Algorithm 2 on (WᵀW, y), its share of ZᵀZ, of the projected
-  gradient of Z and of ⟨Z, X W⟩, and X[i]ᵀ Z[i] scattered into XᵀZ. Z[i] depends only
-  on row i of X W, so both sparse products share one read of X (by row blocks on
-  threads, per-thread partial XᵀZ; no transposed copy of X);
-* one pass over XᵀZ for the W half-step: W = Algorithm 2 on (ZᵀZ, XᵀZ), WᵀW, and the
-  W-part of the previous iterate's projected gradient (it uses the same ZᵀZ and XᵀZ).
-  The unit-norm scaling of W's columns is applied as W is read, not by a pass of its own.
-
-The objective comes from the trace identity ½(‖X‖² − 2⟨Z, X W⟩ + ⟨WᵀW, ZᵀZ⟩) (eq. 1
-expanded), all by-products summed in float64.
+:func:`rank2_nmf` alternates the two solves and stops when the projected gradient norm
+falls under ``tol`` times its value after the first iteration (Lin 2007; the paper uses
+1e-4). It runs the numba kernels of :mod:`~semnmf.models._solvers.rank2_kernels`, which
+compute the same solutions as :func:`nnls_rank2` (the numpy reference: same candidates,
+singular threshold, tie rule and precision) one row at a time, fused with what the
+iteration needs next: one pass over the non-zeros of X gives the whole Z half-step
+(Z[i] from row i of X W, its shares of ZᵀZ, of the projected gradient and of ⟨Z, X W⟩, and
+XᵀZ scattered), one pass over XᵀZ the W half-step. The objective comes from
+½(‖X‖² − 2⟨Z, X W⟩ + ⟨WᵀW, ZᵀZ⟩) (eq. 1 expanded), all by-products summed in float64.
 """
 
 import numpy as np

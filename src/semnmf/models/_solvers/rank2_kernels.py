@@ -1,37 +1,23 @@
 """Numba kernels of the rank-2 ANLS iteration (:func:`semnmf.models._solvers.rank2.rank2_nmf`).
 
-One ANLS iteration of rank-2 NMF (Kuang & Park, KDD 2013, §3) solves two non-negative
-least-squares problems with a two-column basis, each by Algorithm 2 on the 2 x 2 Gram
-matrix BᵀB and the n x 2 matrix YᵀB. Written in numpy, the O(n + d) work around the two
-sparse products (the vectorized Algorithm 2, the gradients ``G BᵀB − YᵀB``, the
-projected-gradient norm, the Gram matrices, the objective) is a dozen passes over short
-arrays, each with its temporaries; on NG20 it was half of the tree's time. Here it is
-fused, one row at a time, with everything that row's solution is needed for:
+The O(n + d) work around the two sparse products of an iteration (Algorithm 2, the
+gradients ``G BᵀB − YᵀB``, the projected-gradient norm, the Gram matrices, the objective)
+is fused, one row at a time, with everything that row's solution is needed for
+(``benchmarks/results/design_notes.md``):
 
-:func:`nnls_rows` (one pass over YᵀB): g = Algorithm 2 for that row (eq. 9-11, the same
-arithmetic, precision and tie rule as the numpy reference
-:func:`~semnmf.models._solvers.rank2.nnls_rank2`), and in the same pass the sums of GᵀG, the
-squared projected gradient of G (grad = G BᵀB − YᵀB; Lin 2007) and ⟨G, YᵀB⟩; optionally
-also the projected gradient of the previous iterate ``prev`` at the same (BᵀB, YᵀB),
-which is exactly the W-part of the previous iteration's stopping test (W's solve and W's
-gradient both use ZᵀZ and XᵀZ), so XᵀZ is read once per iteration. The right-hand sides
-may be given as several partial sums (the per-thread results of :func:`z_rows`), summed
-as they are read.
+:func:`nnls_rows` (one pass over YᵀB): g = Algorithm 2 for that row (eq. 9-11, the
+arithmetic, precision and tie rule of :func:`~semnmf.models._solvers.rank2.nnls_rank2`),
+and the sums of GᵀG, the squared projected gradient of G (Lin 2007) and ⟨G, YᵀB⟩;
+optionally also the projected gradient of the previous iterate ``prev``, the W-part of
+the previous iteration's stopping test. The right-hand sides may be given as several
+partial sums (the per-thread results of :func:`z_rows`), summed as they are read.
 
-:func:`z_rows` (one pass over the non-zeros of CSR rows of X): the Z half-step entirely.
-For document i it forms y = X[i] W (2 numbers), solves Z[i] = NNLS(WᵀW, y) as above, adds
-its contributions to ZᵀZ, the projected gradient and ⟨Z, XW⟩, and scatters X[i]ᵀ Z[i]
-into a per-thread partial of XᵀZ, the product the W half-step needs next. So X is read
-once per iteration instead of twice (X W and Xᵀ Z as two sparse products); Z's solution
-only depends on row i of XW, which is why the two products can share one pass.
+:func:`z_rows` (one pass over CSR rows of X): the Z half-step. For document i, y = X[i] W,
+Z[i] = NNLS(WᵀW, y), its shares of ZᵀZ, the projected gradient and ⟨Z, XW⟩, and X[i]ᵀ Z[i]
+scattered into a per-thread partial of XᵀZ, so X is read once per iteration.
 
-Both kernels compile once per dtype (float32, float64) and cache on disk; they release
-the GIL, :func:`z_rows` runs on row blocks on the package's thread pool. The column
-scaling of W to unit norm is applied as W is read (``scales``), so it costs no pass.
-
-The W pass takes less time than the numpy ``nnls_rank2`` alone took, and one thread of
-:func:`z_rows` does the whole Z half-step in less time than scipy's two products alone
-took (``benchmarks/results/design_notes.md``).
+Both kernels compile once per dtype and cache on disk; they release the GIL. The unit-norm
+column scaling of W is applied as W is read (``scales``).
 """
 
 import numba

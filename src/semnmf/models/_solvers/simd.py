@@ -7,47 +7,28 @@ accumulators with one fused multiply-add per vector::
 
     acc ← fmuladd(broadcast(a_ij), R[j, :], acc)
 
-The k columns are cut into pieces of 8, 4, 2 and 1 lanes (k = 20: 8 + 8 + 4), so each
-piece is a legal vector on every x86-64 or ARM target (LLVM splits an 8-lane double
-vector into two 4-lane ones where there is no AVX-512). Two sets of accumulators take
-the even and the odd non-zeros of the row, so two chains of multiply-adds run at once;
-an odd last non-zero goes to the even set, and the two sets are added at the end.
-
-Why an intrinsic and not a loop over the k columns: numba gives LLVM no way to know that
-a small accumulator array does not alias R, so the loop over the columns either keeps
-its sums in memory (each non-zero waits for the previous store) or, written with k
-scalar sums, stays scalar: one multiply-add per column and non-zero. LLVM's vectorizers
-did not turn either into vector code (the loop vectorizer vectorizes across the
-non-zeros instead, with gathers). Written here with vector types, a row product is faster
-than either (``benchmarks/results/speed.md``).
+The k columns are cut into pieces of 8, 4, 2 and 1 lanes (k = 20: 8 + 8 + 4), each a
+legal vector on every x86-64 or ARM target. Two sets of accumulators take the even and
+the odd non-zeros, so two chains of multiply-adds run at once; an odd last non-zero goes
+to the even set, and the two sets are added at the end. numba gives LLVM no way to know
+that a small accumulator does not alias R, so a plain loop over the columns stays scalar
+or in memory; vector types are faster (``benchmarks/results/speed.md``).
 
 :func:`row_combination` (and :func:`row_combination_add`, which adds to ``out``) is the
 same with dense coefficients, ``Σ_m c_m R[first + m, :]`` for strided c: a dense row
-times a k x k matrix (``F_i G``, the multiplicative updates' denominators: one chain, in
-the order of m, as the scalar loop it replaces) or one row of a Gram matrix
-``Σ_t F[t, r] F[t, :]`` (two chains). :func:`update_row` is the elementwise update
-``F_i ← F_i ⊙ num / (den + ε)`` with its share of the objective.
+times a k x k matrix (one chain, in the order of m) or one row of a Gram matrix (two
+chains). :func:`update_row` is the elementwise update ``F_i ← F_i ⊙ num / (den + ε)``
+with its share of the objective. :func:`ratio_row` is the KL product's row,
+``Σ_j a_ij / max(L_i·R_j, floor) · R_j``; :func:`row_dot` is its dot product alone, for
+the Dask engine's transposed product, so that both engines divide by the same numbers.
 
-:func:`ratio_row` is the KL product's row, ``Σ_j a_ij / max(L_i·R_j, floor) · R_j``,
-with L_i held in registers; :func:`row_dot` is its dot product alone, for the Dask
-engine's transposed product, so that both engines divide by the same numbers.
-
-Arithmetic: per column, :func:`row_product` does the operations of the scalar loop it
-replaced (eight scalar sums: a fused multiply-add per non-zero into the even or the odd
-sum, the odd tail into the even sum, then even + odd), and :func:`row_combination` those
-of the k x k loop it replaced (one sum over m, in order), so for k ≤ 8 the iterates are
-bitwise those of that code: the golden set (``benchmarks/golden.py``, 111 fits, 12 of
-them KL) is unchanged by these kernels. For larger k they replace run-time loops that
-added four non-zeros at a time: sums agree to the rounding of the order (~1e-15
-relative). The dot products of :func:`ratio_row` and the objective's sums in
-:func:`update_row` are added as trees (also a change of rounding only); since
-2026-11-25 (fifth session) a dot product with 8- and 4-lane pieces adds them in one tree
-(:meth:`_Pieces.dot`), again a change of rounding only (golden set unchanged).
+Arithmetic: for k ≤ 8 the iterates are bitwise those of the scalar loops these kernels
+replaced (the golden set, ``benchmarks/golden.py``, checks it); for larger k, and for the
+tree-added dot products and objective sums, they differ by the rounding of the order only.
 
 numba's disk cache of a kernel is keyed on the kernel's own source file, not on the
 files of the intrinsics it inlines: after an edit here, delete the ``*.nbi``/``*.nbc``
-files under ``models/_solvers/__pycache__`` (an installed upgrade rewrites every file,
-so it recompiles anyway).
+files under ``models/_solvers/__pycache__``.
 """
 
 from llvmlite import ir

@@ -1,40 +1,20 @@
 """Numba kernels of spherical k-means' Lloyd iteration (:mod:`semnmf.models.skmeans`).
 
-A Lloyd iteration of spherical k-means (Dhillon & Modha 2001, section 4) has two steps,
-each one pass over the non-zeros of the normalized documents X (CSR):
+A Lloyd iteration (Dhillon & Modha 2001, section 4) has two steps, each one pass over the
+non-zeros of the normalized documents X (CSR):
 
-- **assign**: document i goes to ``argmax_j x_iᵀ c_j``. :func:`assign_rows` forms the
-  k similarities of a row in a k-vector and keeps only the argmax and its value, so the
-  n x k similarity matrix that ``X @ C.T`` would write is never made. Rows are split
-  into blocks of about equal non-zeros, one block per call on the shared thread pool
-  (the kernel releases the GIL).
-- **update**: the concept vector of cluster j is the normalized sum of its documents.
-  :func:`cluster_sums` adds every row of X into the dense (k, n_features) row of its
-  cluster. Its work is O(nnz(X)), the same as a sparse product with the k x n
-  membership matrix, without building that matrix, the sparse result and its dense
-  copy.
+- **assign**: :func:`assign_rows` forms the k similarities ``x_iᵀ c_j`` of a row and keeps
+  only the argmax and its value (no n x k matrix), on row blocks of about equal non-zeros
+  on the shared thread pool (the kernel releases the GIL);
+- **update**: :func:`cluster_sums` adds every row of X into the dense row of its cluster,
+  O(nnz(X)) without a membership matrix.
 
-Both kernels add in exactly the order of scipy's kernels that they replace, and neither
-uses fast-math flags (nor lets LLVM fuse a multiply and an add), so the results are
-bitwise those of ``X @ C.T`` followed by ``argmax``, and of ``membership @ X``, where
-scipy's compiled loops do not fuse them either: x86-64 builds, whose baseline has no
-fused multiply-add. (A build for a platform whose baseline has one, aarch64 say, may
-fuse ``y += a * x`` in ``csr_matvecs`` and differ in the last bit; ``cluster_sums``
-only adds, and is exact everywhere.)
-
-- scipy's ``csr_matvecs`` sets a row's k sums to zero and adds ``x_ip * C.T[p, :]`` for
-  its non-zeros in stored order; :func:`assign_rows` does the same per row, and rows do
-  not interact, so the thread blocks do not change any sum.
-- scipy's ``csr_matmat`` of the membership matrix (cluster j's row lists its documents
-  in increasing order) with X adds, for every term, the cluster's documents' values in
-  increasing document order; :func:`cluster_sums` walks the documents in increasing
-  order on one thread.
-
-Labels, centroids and objectives therefore do not change with the kernels, nor with
-the number of threads; ``tests/models/_solvers/test_skmeans_kernels.py`` checks them
-against the scipy expressions. Float32 and float64 are served by the same source (one
-specialization per dtype, cached on disk); sums are kept in the dtype scipy would use
-(the wider of X's and the centroids').
+Both add in exactly the order of the scipy kernels they replace (``csr_matvecs`` per row
+in stored order; ``csr_matmat`` in increasing document order, on one thread), without
+fast-math or fused multiply-adds, so labels, centroids and objectives are bitwise those of
+``X @ C.T`` + ``argmax`` and of ``membership @ X`` on x86-64, whatever the number of
+threads (``tests/models/_solvers/test_skmeans_kernels.py``). Sums are kept in the dtype
+scipy would use (the wider of X's and the centroids').
 """
 
 import numba
