@@ -1,19 +1,10 @@
 """The word-context term of a fit: its matrix M and its weight λ, the rules written once.
 
 Every engine (local, row-blocked threads or Dask, online) and every estimator with a
-word-context term (SemanticNMF, SemanticGNMF, SeNMF, HierarchicalNMF's semantic splitter)
-takes M and λ from here:
-
-- :func:`check_lam`: a user's weight is a finite number in [0, ``MAX_LAM``];
-- :func:`relative_weight`: the relative-λ rule (eq. 5 / slides eq. 2, see
-  :func:`effective_lambda`), given the sizes of the two matrices, so that an engine that
-  sums X's size over row blocks (or over mini-batches, the online engine's S_t) applies
-  the same rule;
-- :func:`check_context_matrix`: M's rows are X's terms;
-- :func:`document_context`: the default M built from X alone (document-level PPMI);
-- :func:`prepare_context`: all of the above for one fit, on one matrix or on row blocks.
-
-This module imports no estimator: the estimators import it.
+word-context term takes M and λ from here (:func:`prepare_context` for one fit, on one
+matrix or on row blocks; :func:`relative_weight` given the sizes of the two matrices, so
+that an engine summing X's size over blocks or mini-batches applies the same rule). This
+module imports no estimator: the estimators import it.
 """
 
 import numpy as np
@@ -86,15 +77,10 @@ def effective_lambda(lam, X, M, scale="relative", loss="frobenius"):
         F / ΣX = D(X‖ZWᵀ)/ΣX + lam · D(M‖WQᵀ)/ΣM
         ⇒ λ = lam · ΣX / ΣM
 
-    D(X‖ZWᵀ)/ΣX is the KL divergence, in nats, between X/ΣX and ZWᵀ/ΣX, two
-    distributions once the Z update has run (it makes Σ ZWᵀ = ΣX), so ``lam`` compares
-    per-unit-mass divergences. Scaling M by c scales the optimal Q by c and
-    D(M‖WQᵀ) by c while λ is divided by c: the fit of Z and W is unchanged.
-
-    The minimizers are those of eq. (5) (or eq. 2) with that λ, so the updates and
-    their monotonicity hold unchanged. ``scale="absolute"`` passes ``lam`` through as
-    the paper's raw λ (whose meaning depends on the corpus: on BBC with document-level
-    PPMI, ‖M‖²/‖X‖² ≈ 2·10⁴).
+    so ``lam`` compares per-unit-mass divergences, and scaling M leaves the fit of Z and
+    W unchanged. The minimizers are those of eq. (5) (or eq. 2) with that λ, so the
+    updates and their monotonicity hold unchanged. ``scale="absolute"`` passes ``lam``
+    through as the paper's raw λ (whose meaning depends on the corpus).
     """
     if scale == "absolute":
         return float(lam)

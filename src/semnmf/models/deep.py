@@ -124,14 +124,12 @@ def _build_autoencoder(torch, n_features, hidden_layer_sizes, latent_dim):
 def _input_scale(X):
     """Factor ``s`` that gives the entries of ``s·X`` a mean square of 1.
 
-    DCN's networks see ``f(x) = f̃(s·x)`` and ``g(z) = g̃(z)/s``: the same model class
-    (a fixed rescaling of the first and last layers), better conditioned. Weight
-    initializations assume inputs of unit variance, but a unit-length TF-IDF row of
-    d = 26,941 terms (NG5) has entries of mean square 1/d: the first-layer activations
-    are then ~0.01, every Adam step (1e-3 per weight) is large next to them, and within
-    one epoch most ReLUs die and all documents get the same code (observed: NMI 0).
-    DCN's reference code rescales its MNIST input too (by 5.1).
-    Reconstruction errors, ``lam`` and all reported losses stay in the units of ``X``.
+    DCN's networks see ``f(x) = f̃(s·x)`` and ``g(z) = g̃(z)/s``: the same model class,
+    better conditioned. Weight initializations assume unit-variance inputs, while a
+    unit-length TF-IDF row of d terms has entries of mean square 1/d: unscaled, most ReLUs
+    die within one epoch and all documents get the same code (NG5: NMI 0). DCN's
+    reference code rescales its MNIST input too (by 5.1). Reconstruction errors, ``lam``
+    and all reported losses stay in the units of ``X``.
     """
     n_samples, n_features = X.shape
     values = X.data if sp.issparse(X) else X
@@ -159,16 +157,11 @@ def _incremental_centroid_update(centers, counts, Z, labels):
 
         c_k ← c_k + 1,      m_k ← m_k − (1/c_k) (m_k − z_i)
 
-    a gradient step on ½‖z_i − m_k‖² whose step size 1/c_k is the inverse of the number
-    of samples ever assigned to ``k`` (counting the current one; the paper's wording,
-    "the count before handling x_i", would divide by 0 for the first sample, and its
-    reference code increments first, as here). This step keeps ``m_k`` the running mean
-    of everything it absorbed, so processing the ``r_k`` samples of a batch in order
-    equals the closed form::
+    (the count incremented first, as in the reference code). ``m_k`` stays the running
+    mean of everything it absorbed, so the ``r_k`` samples of a batch in order give the
+    closed form, which is what is computed::
 
         m_k ← (c_k m_k + Σ_{i: s_i = k} z_i) / (c_k + r_k),   c_k ← c_k + r_k
-
-    which is what is computed (order-independent, no Python loop over samples).
 
     Parameters
     ----------
@@ -197,9 +190,8 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
     """Deep Clustering Network: joint autoencoder and k-means (Yang et al., ICML 2017).
 
     Requires PyTorch (``pip install "semnmf[deep]"``, CPU build). The Semantic-NMF paper
-    uses it as its deep-learning baseline (Neurocomputing 2022, §5.2, "DCN" column of
-    Table 2) without reporting its settings; the defaults here are DCN's own MNIST
-    architecture (d-500-500-2000-10, also DEC's), see Notes.
+    uses it as its deep-learning baseline (Table 2) without reporting its settings; the
+    defaults here are DCN's own MNIST architecture (d-500-500-2000-10, also DEC's).
 
     Fitting runs three stages:
 
@@ -305,34 +297,21 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
     -----
     Deviations from Yang et al. (2017), and choices where the paper is silent:
 
-    - Pretraining is end-to-end on the reconstruction loss, not greedy layer-wise
-      stacked-autoencoder training; this is what current re-implementations do and it
-      needs no per-layer schedule.
-    - Within a mini-batch the three block updates run in the order assignment →
-      centroids → network (Algorithm 1 cycles network → assignment → centroids): the
-      same cyclic block-coordinate scheme entered at another block, which lets one
-      forward pass serve all three and makes the network step use assignments that are
-      optimal for the current centroids instead of those of the previous epoch.
-    - The counts ``c_k`` start at the k-means cluster sizes (the number of samples the
-      initialization assigned to each cluster, which is how we read "the number of times
-      the algorithm assigned a sample to cluster k"); the reference code starts them
-      all at 100.
-    - The network sees ``s·x`` and its output is divided by ``s``, with ``s`` such that
-      the training entries have a mean square of 1 (``s = √d`` for unit-length rows):
-      the same model, but weight initializations assume unit-variance inputs, and on
-      unit-length TF-IDF rows with tens of thousands of terms the unscaled network's
-      ReLUs die within an epoch and every document gets the same code (observed on
-      NG5: NMI 0). DCN's reference code rescales its MNIST input too (by 5.1).
-    - ``lam_scale="relative"`` (default) is an addition: the paper's λ depends on the
-      scale of the codes, which depends on the network; ``"absolute"`` is the paper's.
-    - The losses use sums over the features and means over the documents (eq. (3)
-      divided by n), so ``learning_rate`` does not depend on the number of documents.
+    - Pretraining is end-to-end on the reconstruction loss, not greedy layer-wise.
+    - Within a mini-batch the block updates run assignment → centroids → network
+      (Algorithm 1: network → assignment → centroids), the same cyclic scheme entered
+      at another block, so one forward pass serves all three.
+    - The counts ``c_k`` start at the k-means cluster sizes (the reference code: 100).
+    - The network sees ``s·x`` and its output is divided by ``s`` (see
+      ``input_scale_``), without which the ReLUs of a network fed unit-length TF-IDF
+      rows die within an epoch.
+    - ``lam_scale="relative"`` (default) is an addition; ``"absolute"`` is the paper's.
+    - The losses are eq. (3) divided by n, so ``learning_rate`` does not depend on the
+      number of documents.
 
-    The SN paper gives no DCN setting (architecture, pretraining, λ); the default network
-    is the one DCN and DEC used on MNIST. The joint objective
-    is not monotone under stochastic steps; ``objective_history_`` records it per epoch.
-    PyTorch runs with ``n_threads`` threads during fit, with the caller's thread count
-    and global RNG state restored after.
+    The joint objective is not monotone under stochastic steps; ``objective_history_``
+    records it per epoch. PyTorch runs with ``n_threads`` threads during fit, with the
+    caller's thread count and global RNG state restored after.
 
     References
     ----------

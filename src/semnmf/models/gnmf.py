@@ -1,55 +1,30 @@
 """Graph-regularized NMF (GNMF, Cai, He, Han & Huang, TPAMI 2011) and Semantic-GNMF.
 
 GNMF adds to NMF a document-graph term that pulls the factors of neighbouring documents
-together (Cai et al. 2011, §3: ``O = ‖X − UVᵀ‖² + λ Tr(Vᵀ L V)`` in their notation, X
-terms x documents; here X is documents x terms, Z = V, W = U)::
+together (Cai et al. 2011, §3: ``O = ‖X − UVᵀ‖² + λ Tr(Vᵀ L V)``, X terms x documents;
+here X is documents x terms, Z = V, W = U)::
 
     F(Z, W) = ½‖X − Z Wᵀ‖²_F + (μ/2) Tr(Ẑᵀ L Ẑ),    L = D − A,  D = diag(A 1)
 
-over a sparse symmetric k-nearest-neighbour graph A of the documents (Cai et al.'s 0/1,
-heat-kernel or dot-product weights), built by
-:func:`semnmf.graphs.knn.knn_graph` without ever forming an n x n matrix.
-``Tr(Ẑᵀ L Ẑ) = ½ Σ_ij a_ij ‖ẑ_i − ẑ_j‖²`` (Cai et al. §3, the smoothness R) is small
-when documents joined by an edge have close factors.
+over a sparse symmetric k-nearest-neighbour graph A of the documents built by
+:func:`semnmf.graphs.knn.knn_graph`; ``Tr(Ẑᵀ L Ẑ) = ½ Σ_ij a_ij ‖ẑ_i − ẑ_j‖²``.
 
-Semantic-GNMF (:class:`SemanticGNMF`) is the combination that the Neurocomputing
-paper's conclusion (§7) proposes and nobody had written: Semantic-NMF's word-context
-term (eq. 5) plus GNMF's document-graph term on Z::
+Semantic-GNMF (:class:`SemanticGNMF`), proposed in the Neurocomputing paper's conclusion
+(§7), adds Semantic-NMF's word-context term (eq. 5)::
 
     F(Z, W, Q) = ½‖X − Z Wᵀ‖² + (λ/2)‖M − W Qᵀ‖² + (μ/2) Tr(Ẑᵀ L Ẑ)
 
-The graph term only involves Z and the word-context term only W and Q, so one sweep is
-GNMF's Z update followed by Semantic-NMF's updates (7b) and (7c).
+so one sweep is GNMF's Z update followed by Semantic-NMF's updates (7b) and (7c).
 
-The scale of Z (a deviation from Cai et al., derived here)
-------------------------------------------------------------
-``Z Wᵀ`` does not change under ``Z → Z C⁻¹, W → W C`` (C positive diagonal), but
-``Tr(Zᵀ L Z)`` shrinks as ``C⁻²``. Cai et al. (§3, after their update rules) treat the
-rescaled pair as another solution, as it is for plain NMF, and remove the ambiguity by
-requiring unit-length columns of U (= our W), V being rescaled so that UVᵀ is unchanged;
-but their multiplicative updates minimize the *unconstrained* objective and normalize
-only at the start and at the end (their code, ``GNMF_Multi.m``, ``NormalizeUV``). For
-GNMF the rescaled pair is not another solution, and the unconstrained objective has no
-minimizer when ``Tr(ZᵀLZ) > 0``: along ``Z/c, W c`` with ``c → ∞`` the data term is
-unchanged and the graph term goes to 0. No point is a KKT point (at one,
-``Σ Z ⊙ ∇_Z O = Σ W ⊙ ∇_W O = 0``, while their difference is the derivative along that
-path, ``−2λ Tr(ZᵀLZ) < 0``), and the iterates drift: on CSTR, with Cai et al.'s updates
-at λ = 1 from unit columns, the column norms of W were 27 to 37 after 1,000
-iterations, and the result depends on when one stops.
-
-Here the constraint is built into the objective instead: the graph acts on
-``Ẑ = Z diag(‖w_1‖, ..., ‖w_k‖)``, the document factors measured against unit-length
-topic vectors, which is exactly Cai et al.'s constrained problem (Ẑ Ŵᵀ = Z Wᵀ with
-Ŵ = W diag(‖w_k‖)⁻¹ of unit columns) written without a constraint. Then, with
-``ν_k = ‖w_k‖²`` and ``s_k = z_kᵀ L z_k``::
-
-    Tr(Ẑᵀ L Ẑ) = Σ_k ν_k s_k
-
-is invariant to the scaling: the degenerate direction is gone, the updates do not drift
-along it and reach the KKT conditions (``tests/test_gnmf.py``), and they are monotone
-(their derivation follows Cai et al.'s Theorem 1 and Lee & Seung's auxiliary functions;
-both are written out under :class:`GraphProblem`).
-With μ = 0 everything is exactly (bit for bit) NMF / Semantic-NMF.
+The scale of Z (a deviation from Cai et al.). ``Z Wᵀ`` is unchanged under
+``Z → Z C⁻¹, W → W C`` while ``Tr(Zᵀ L Z)`` shrinks as ``C⁻²``, so Cai et al.'s
+unconstrained objective has no minimizer and their iterates drift (they normalize W's
+columns only at the start and the end). Here the graph acts on
+``Ẑ = Z diag(‖w_1‖, ..., ‖w_k‖)``, which is their unit-column constrained problem written
+without a constraint: ``Tr(Ẑᵀ L Ẑ) = Σ_k ‖w_k‖² z_kᵀ L z_k`` is invariant to the scaling,
+and the updates are monotone and reach the KKT conditions (derivation under
+:class:`GraphProblem`; ``tests/test_gnmf.py``). With μ = 0 everything is exactly (bit for
+bit) NMF / Semantic-NMF.
 """
 
 import numbers

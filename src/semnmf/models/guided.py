@@ -1,28 +1,20 @@
 """Guided topics: seed words that start some topics and hold them near their words.
 
-The papers' models have no word priors; guided topic models elsewhere (seeded LDA, tomotopy's
-word priors, BERTopic's guided topics) let a user say which topics they look for. In NMF this
-is natural, and we derive it as follows (our construction; the papers are silent).
-
-For a seeded topic j with seed terms S_j, let u_j be the vector with u_jt = 1 for t ∈ S_j
-(0 elsewhere). We add one *seed pseudo-document* β_j u_j per seeded topic to X and factorize
-the augmented matrix as usual::
+The papers' models have no word priors (our construction; compare seeded LDA or
+BERTopic's guided topics). For a seeded topic j with seed terms S_j and indicator u_j
+(u_jt = 1 for t ∈ S_j), one *seed pseudo-document* β_j u_j per seeded topic is added to X
+and the augmented matrix is factorized as usual::
 
     F_guided(Z, W, ...) = F(X ≈ Z Wᵀ, ...) + Σ_j D(β_j u_j ‖ p_j Wᵀ)
 
-where p_j (a row of the augmented Z) is the pseudo-document's own factor row, D the model's
-data loss (½‖·‖² for the Frobenius loss, the generalized KL divergence for KL). The added
-terms are small data terms: they reward W for reconstructing the seed words together in
-some topic, so a topic whose start holds them (:func:`~semnmf.models.init.seeded_start`)
-keeps them; every update rule, its monotonicity and every engine apply unchanged, because
-the problem is the model's own on a larger matrix. The pseudo-documents get no label.
+with p_j the pseudo-document's own factor row and D the model's data loss. The added data
+terms reward W for reconstructing the seed words together, so a topic whose start holds
+them (:func:`~semnmf.models.init.seeded_start`) keeps them; every update rule, its
+monotonicity and every engine apply unchanged. The pseudo-documents get no label.
 
 Weight. ``strength`` s is the pseudo-document's weight as a fraction of an average cluster
-(n/k documents): ‖β_j u_j‖² = s·n/k for the Frobenius loss (X's rows have unit length), its
-mass β_j |S_j| = s·(n/k)·mean row mass for KL (D is homogeneous of degree 1 in the mass).
-The default, 0.02, keeps nearly every seed word in its topic's top ten at about the NMI of
-the seeded start alone; a tenfold weight keeps all of them but lets the seed rows dominate
-the Frobenius model (``benchmarks/results/design_notes.md``).
+(n/k documents): ‖β_j u_j‖² = s·n/k for the Frobenius loss, mass β_j |S_j| = s·(n/k)·mean
+row mass for KL. The default, 0.02, is measured in ``benchmarks/results/design_notes.md``.
 """
 
 from dataclasses import dataclass

@@ -92,11 +92,7 @@ def mndcg(w_parent, w_left, w_right):
 
     When every parent weight is positive (m_N = m) this is exactly eq. (12)-(16)
     (tested). Since g ≤ h term by term and the position weights decrease, mDCG(f_S) ≤
-    mIDCG (rearrangement inequality), so mNDCG stays in [0, 1]. Note that children
-    identical to a parent of full support score 1; the paper's case 2 ("both small")
-    holds because a node's documents use only part of its parent's vocabulary, so
-    children that repeat the node miss the parent's other top terms (tested on such a
-    node: separated children > same children, and > one unrelated child).
+    mIDCG (rearrangement inequality), so mNDCG stays in [0, 1].
     """
     w_parent = np.asarray(w_parent, dtype=np.float64).ravel()
     w_left = np.asarray(w_left, dtype=np.float64).ravel()
@@ -468,9 +464,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         the last one (see :func:`~semnmf.models._solvers.rank2.rank2_nmf`).
     partition_tol : float, default=3e-3
         Fraction of a node's documents allowed to change side per iteration under
-        ``stop="partition"``. It needs several times fewer ANLS iterations than the
-        paper's rule at about the same NMI, while looser values (2e-2) lose class-level
-        NMI on small corpora (``benchmarks/results/tree.md``).
+        ``stop="partition"`` (``benchmarks/results/tree.md``).
     assign_labels : {"topics", "tree"}, default="topics"
         How ``labels_`` (and :meth:`predict`) give each document a leaf. "tree": the leaf
         the splits routed it to (Algorithm 3; outliers -1), which is the partition the
@@ -478,14 +472,10 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         the leaf whose term vector weighs most in the document's non-negative
         least-squares fit against all the leaves' (unit-norm) term vectors together,
         ``g = argmin_{g ≥ 0} ‖x − Σ_l g_l w_l‖`` (for ``splitter="kmeans"``: the most
-        cosine-similar leaf centroid), outliers included. A split is a hard decision
-        between two children made before the leaves below it exist; a document sent the
-        wrong way at the root stays there. Looking at every leaf at once repairs that
-        (an extension beyond the paper, derived here): it raised NMI over the tree's own
-        partition on the shared corpora (``benchmarks/results/tree_labels.md``).
-        The memberships are compared as they are, without the semantic splitter's
-        per-split ``scale``. Before 0.2 ``labels_`` was always the tree's partition
-        (outliers -1); pass ``"tree"`` for that.
+        cosine-similar leaf centroid), outliers included: an extension beyond the paper
+        that repairs documents sent the wrong way by an early split
+        (``benchmarks/results/tree_labels.md``). Before 0.2 ``labels_`` was always the
+        tree's partition; pass ``"tree"`` for that.
     random_state : int, RandomState or None
     verbose : int, default=0
         Show a progress bar of the splits.

@@ -1,57 +1,33 @@
 """Projective NMF (Yuan & Oja 2005; Yuan, Yang & Oja 2009; Yang & Oja 2010) for clustering.
 
-Projective NMF replaces the two factors of NMF by one: the data are approximated by their
-projection onto the span of a single non-negative factor. Oriented so that the factor
-holds the *documents* (n x k, one row per document), the model is::
+The data are approximated by their projection onto the span of one non-negative factor
+Z (n x k, one row per document; the papers' W Wᵀ X with samples in columns)::
 
     X ≈ Z Zᵀ X,       F(Z) = ½‖X − Z Zᵀ X‖²_F,   Z ≥ 0                      (PNMF)
 
-With Z restricted to normalized cluster indicators (Z_ic = 1/√n_c if document i is in
-cluster c), Z Zᵀ X replaces every document by the mean of its cluster and F is the k-means
-objective; PNMF relaxes that indicator to any non-negative Z, and its solutions come out
-nearly orthogonal (Yuan, Yang & Oja 2009), so argmax over the rows of Z is a partition.
-(The papers write X ≈ W Wᵀ X with the samples in the *columns* of X; ours has them in
-the rows, hence Z Zᵀ X, so that Z indexes documents and is the relaxed indicator.)
+With Z restricted to normalized cluster indicators F is the k-means objective; PNMF
+relaxes the indicator, and its solutions come out nearly orthogonal (Yuan, Yang & Oja
+2009), so argmax over the rows of Z is a partition.
 
 Objective by trace identities, with A = X Xᵀ never formed and B = XᵀZ (d x k)::
 
     ‖X − Z ZᵀX‖² = ‖X‖² − 2 tr(Zᵀ A Z) + tr(ZᵀZ · Zᵀ A Z),   Zᵀ A Z = BᵀB.
 
-Update. With ∇F = (Z ZᵀA Z + A Z ZᵀZ) − 2 A Z, the multiplicative rule of Yuan & Oja
-(2005), used by Yuan, Yang & Oja (2009), is the ratio of its negative and positive parts::
+Update: the ratio of the negative and positive parts of ∇F (Yuan & Oja 2005)::
 
     Z ← Z ⊙ [ 2 A Z / (Z (ZᵀA Z) + A Z (ZᵀZ)) ]^η,        A Z = X (XᵀZ).
 
-The original rule has η = 1. It is not monotone: on random problems the objective rose
-in some sweeps even with Z rescaled by its least-squares scalar before every sweep (a
-common stabilization), and in more of them without (``benchmarks/results/design_notes.md``).
-We use η = 1/3, for which F is non-increasing. Yang & Oja (2010) prove the convergence of a
-PNMF rule, but that paper is not in ``papers/`` and we could not check which exponent it
-uses, so the proof (of ‖X − ZZᵀX‖² = tr A − 2 tr(ZᵀAZ) + tr(ZᵀZ ZᵀAZ), twice F) is given
-here in full:
+The original η = 1 is not monotone (``benchmarks/results/design_notes.md``); η = 1/3 is,
+by an auxiliary function: −2 tr(ZᵀAZ) is concave, so it lies below its tangent at Z;
+h(Z) = tr(ZᵀZ ZᵀAZ) is a degree-4 polynomial with non-negative coefficients, so by
+weighted AM-GM h(Z') ≤ ¼ Σ_ik Z_ik (∇h)_ik (Z'_ik / Z_ik)⁴ with ∇h = 2 (Z ZᵀAZ + AZ ZᵀZ).
+The sum of the two bounds is separable and its minimizer is the update with η = 1/3,
+hence F(Z') ≤ G(Z', Z) ≤ G(Z, Z) = F(Z).
 
-- −2 tr(ZᵀAZ) is concave (A is positive semi-definite), so it lies below its tangent at
-  the current Z: −2 tr(Z'ᵀAZ') ≤ −2 tr(ZᵀAZ) − 4 ⟨AZ, Z' − Z⟩.
-- h(Z) = tr(ZᵀZ ZᵀAZ) is a homogeneous polynomial of degree 4 in the entries of Z with
-  non-negative coefficients (A ≥ 0), so by the weighted AM-GM inequality applied to
-  each monomial, h(Z') ≤ ¼ Σ_ik Z_ik (∇h)_ik (Z'_ik / Z_ik)⁴, with equality at Z' = Z;
-  ∇h = 2 (Z ZᵀAZ + AZ ZᵀZ).
-- The sum of the two bounds is an auxiliary function of F at Z, separable in the entries;
-  its minimizer solves −4 (AZ)_ik + 2 (Z ZᵀAZ + AZ ZᵀZ)_ik (Z'_ik/Z_ik)³ = 0, which is the
-  update with η = 1/3. Hence F(Z') ≤ G(Z', Z) ≤ G(Z, Z) = F(Z).
-
-On the shared corpora the η = 1/3 rule stops (tol = 1e-4) after a few more sweeps than
-η = 1, at about the same objective (``benchmarks/results/design_notes.md``).
-
-Start: any of the package's starts gives Z (W is not used); Z is then scaled by the
-scalar s that minimizes F(sZ), s² = tr(ZᵀAZ) / tr(ZᵀZ ZᵀAZ) (exact, so F only drops).
-
-Cost per sweep: two sparse x dense products (XᵀZ, then X (XᵀZ)) and k x k Gram matrices,
-O(k nnz(X) + k² (n + d)); the n x n matrix A and the d x d matrix XᵀX are never formed.
-After the update, XᵀZ at the new Z is computed once and serves both the objective and the
-next sweep.
+Start: any of the package's starts gives Z (W is not used), scaled by the s minimizing
+F(sZ), s² = tr(ZᵀAZ) / tr(ZᵀZ ZᵀAZ). Cost per sweep O(k nnz(X) + k² (n + d)): XᵀZ, then
+X (XᵀZ); XᵀZ at the new Z serves both the objective and the next sweep.
 """
-
 
 import numpy as np
 from sklearn.utils import check_random_state

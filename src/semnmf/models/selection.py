@@ -26,18 +26,10 @@ the sample, its centroids then assigning every sampled document):
 
 Every criterion but ``gain`` and ``stable_clusters`` takes a penalty ``param`` = a and a
 ``center`` c: the score of k is ``curve01(k) + a * |log(k / c)|``, the curve rescaled to
-[0, 1] over the candidates (a < 0 pulls the choice towards c; c = 1 gives ``a log k``, the
-rule of earlier versions, which pulls towards the fewest clusters). ``stable_clusters``
-(``param``: a Jaccard threshold) counts the clusters the runs reproduce (Hennig 2007).
-
-The default (``stability``: the runs' mean pairwise ARI, a = -0.7, c = 8, each run the
-best of 3 k-means++ starts) was chosen by leave-one-corpus-out on the shared corpora among
-the rules that find planted clusters of 3 to 20 topics (``benchmarks/results/
-k_auto_init3.md``; the partition it gives: ``benchmarks/results/levels.md``). The pull
-towards 8 does most of the work: the curves alone collapse to k = 2 on corpora of many
-classes, whose most stable split is 2-way; a clear structure far from 8 still wins, a
-weak one gets about 8. ``semnmf cluster -k auto`` then gives the clusters at every k of a
-range around the choice (:mod:`semnmf.pipelines.levels`).
+[0, 1] over the candidates. ``stable_clusters`` (``param``: a Jaccard threshold) counts
+the clusters the runs reproduce (Hennig 2007). The default (``stability``, a = -0.7,
+c = 8, each run the best of 3 k-means++ starts) was chosen by leave-one-corpus-out on the
+shared corpora (``benchmarks/results/k_auto_init3.md``).
 """
 
 import math

@@ -162,24 +162,13 @@ def partition_topics(X, labels, n_components, M=None, *, lam=1.0, lam_scale="rel
 
         W₀ = XᵀZ,   Q₀ = max(MᵀW₀ (W₀ᵀW₀)⁺, ε)
 
-    The papers do not state this case; it follows from theirs. Each of (7b) and (7c) is
-    the Lee-Seung update of an NMF subproblem (ZWᵀ ≈ X stacked with √λ·WQᵀ ≈ √λ·M for W;
-    WQᵀ ≈ M for Q), so Theorem 1's auxiliary-function argument applies to each with Z
-    constant: the objective does not increase. Since ZᵀZ = I, W₀ = XᵀZ is the
-    least-squares W of the data term alone, so ``lam=0`` gives W = XᵀZ: every topic is
-    √|c| times its cluster's mean row of X (the topics of a consensus); λ > 0 pulls W
-    towards the word-context structure of M, as in the fit.
-
-    Used where a partition comes from elsewhere (the document vectors' k-means of
-    ``--semantics``, :func:`semnmf.pipelines.pretrained.document_partition`), whose mean
-    TF-IDF rows rank rare words first.
-
-    The weight: λ trades the topics' coherence (NPMI of the top words) against how well
-    they cover their clusters (the share of a cluster's documents that hold one of its top
-    words). At λ = 10, the fit's weight, the topics drift from their clusters; λ = 1, the
-    default's relative weight, keeps most of the coherence and most of the coverage, so it
-    is this function's default (``benchmarks/results/design_notes.md``,
-    ``benchmarks/results/minilm.md``).
+    Each of (7b) and (7c) is the Lee-Seung update of an NMF subproblem, so with Z
+    constant the objective does not increase (Theorem 1). Since ZᵀZ = I, ``lam=0`` gives
+    W = XᵀZ, every topic √|c| times its cluster's mean row of X; λ > 0 pulls W towards the
+    word-context structure of M. Used where a partition comes from elsewhere
+    (:func:`semnmf.pipelines.pretrained.document_partition`), whose mean TF-IDF rows rank
+    rare words first. The default λ = 1 trades coherence against coverage of the clusters
+    (``benchmarks/results/design_notes.md``, ``benchmarks/results/minilm.md``).
 
     Parameters
     ----------
@@ -193,10 +182,9 @@ def partition_topics(X, labels, n_components, M=None, *, lam=1.0, lam_scale="rel
     lam, lam_scale, verbose
         As in :class:`SemanticNMF` (Frobenius loss).
     max_iter, tol : int, float, default=500, 0.0
-        Sweeps, and the relative objective change that stops them earlier (0: never). With
-        Z held the topics keep improving over hundreds of sweeps while the objective
-        barely changes, so a tolerance would stop them early
-        (``benchmarks/results/design_notes.md``). A sweep costs O(k (nnz X + nnz M)).
+        Sweeps, and the relative objective change that stops them earlier (0: never: the
+        topics keep improving while the objective barely changes,
+        ``benchmarks/results/design_notes.md``). A sweep costs O(k (nnz X + nnz M)).
 
     Returns
     -------

@@ -1,9 +1,8 @@
 """SeNMF: NMF meets word embedding (Ailem, Salah & Nadif, SIGIR 2017).
 
-The SIGIR paper's Semantic-NMF jointly factorizes the document-term matrix X ≈ Z Wᵀ and
-a symmetric word-context matrix M ≈ W S Wᵀ (the shifted PPMI of Levy & Goldberg, whose
-factorization is implicitly what skip-gram with negative sampling does), sharing the word
-factors W. Eq. (3), with the weight λ of the Neurocomputing paper added (SIGIR has λ = 1)::
+Jointly factorizes the document-term matrix X ≈ Z Wᵀ and a symmetric word-context matrix
+M ≈ W S Wᵀ (the shifted PPMI of Levy & Goldberg), sharing the word factors W. Eq. (3),
+with the weight λ of the Neurocomputing paper added (SIGIR has λ = 1)::
 
     F(Z, W, S) = ½‖X − Z Wᵀ‖²_F + (λ/2)‖M − W S Wᵀ‖²_F,   Z, W, S ≥ 0, S = Sᵀ (k x k)
 
@@ -11,44 +10,31 @@ Objective by the trace identities of eq. (4), with G = WᵀW (k x k)::
 
     ‖M − WSWᵀ‖² = ‖M‖² − 2 ⟨WᵀMW, S⟩ + tr(S G S G)
 
-Updates (7a)-(7c), one sweep in this order, with λ carried through the derivation of
-eq. (5)-(6) (the gradient of (λ/2)‖M − WSWᵀ‖² in W is 2λ(WSGS − MWS) for symmetric M, S;
-eq. (5b) prints W ZᵀZ + 2SWᵀWS, a misprint for W ZᵀZ + 2WSWᵀWS, which is what (7b) uses)::
+Updates (7a)-(7c), one sweep in this order, with λ carried through eq. (5)-(6) (eq. (5b)
+prints W ZᵀZ + 2SWᵀWS, a misprint for W ZᵀZ + 2WSWᵀWS, which is what (7b) uses)::
 
     Z ← Z ⊙ XW / (Z WᵀW)                                   (7a)
     W ← W ⊙ (XᵀZ + 2λ M W S) / (W (ZᵀZ + 2λ S WᵀW S))      (7b)
     S ← S ⊙ WᵀMW / (WᵀW S WᵀW)                             (7c)
 
-What is proven (and tested): (7a) is Lee & Seung's update and (7c) the three-factor update
-of Ding et al. (2006, Theorem 7) — each is the exact minimizer of a Lee-Seung auxiliary
-function of a non-negative least-squares problem, so F does not increase under either.
-For (7b) the paper says the proof "has not been done yet" and shows decreasing curves
-instead. We found (7b) *can* increase F: never at the default weight in our trials, but
-by up to 1e-3 relative from the package's starts at relative weights lam ≥ 100, and by
-orders of magnitude from badly scaled starts. So (7b) is safeguarded: when its step
-raises F, the damped step W ⊙ R^η (R the ratio of (7b), η = ½, ¼, ..., 2⁻¹⁰, then 0)
-is taken instead. W ⊙ log R is a descent direction: with R = N/D, the gradient in W is
-D − N and Σ W (D − N) log(N/D) ≤ 0, so a small enough η decreases F; with the cap, F is
-non-increasing over every sweep. Checking costs nothing
-extra when the full step is accepted: M W at the new W is needed by (7c) anyway.
+(7a) and (7c) (Ding et al. 2006, Theorem 7) minimize Lee-Seung auxiliary functions, so F
+does not increase under them. (7b) has no proof in the paper and *can* increase F
+(``benchmarks/results/design_notes.md``), so it is safeguarded: when its step raises F,
+the damped step W ⊙ R^η (R the ratio of (7b), η = ½, ¼, ..., 2⁻¹⁰, then 0) is taken
+instead. W ⊙ log R is a descent direction (Σ W (D − N) log(N/D) ≤ 0 for R = N/D), so F is
+non-increasing over every sweep; the check is free when the full step is accepted (M W at
+the new W is needed by (7c) anyway).
 
-M must be a square word-word matrix over X's columns. For a non-symmetric M the symmetric
-part (M + Mᵀ)/2 is factorized: ‖M − WSWᵀ‖² = ‖(M + Mᵀ)/2 − WSWᵀ‖² + ‖(M − Mᵀ)/2‖² because
-WSWᵀ is symmetric, so the minimizers are the same (the paper assumes M symmetric, as the
-shifted PPMI of a symmetric co-occurrence count is).
+M must be a square word-word matrix over X's columns; a non-symmetric M is replaced by
+its symmetric part (M + Mᵀ)/2, which has the same minimizers since WSWᵀ is symmetric.
 
-Start of S (the paper is silent): S = α (I + 10⁻³ 11ᵀ), a scaled identity (each cluster
-first explains the word pairs inside it, as in symmetric NMF M ≈ WWᵀ) with a small floor
-off the diagonal (a zero entry never moves under multiplicative updates), α the scalar
-that minimizes ‖M − α W S Wᵀ‖². The unconstrained least-squares fit G⁺(WᵀMW)G⁺
-(symmetrized, clipped at 0, same floor and scalar), used first, trapped the iterations:
-from random starts they stalled within a few sweeps far below the scaled identity's NMI,
-and from the k-means start it was no better (``benchmarks/results/design_notes.md``). The
-least-squares fit involves the inverse Gram matrix of a random W, which is ill-conditioned
-(near-collinear columns), so its clipped entries carry no cluster structure.
+Start of S (the paper is silent): S = α (I + 10⁻³ 11ᵀ), a scaled identity with a small
+floor off the diagonal (a zero never moves under multiplicative updates), α the scalar
+minimizing ‖M − α W S Wᵀ‖²; the least-squares fit G⁺(WᵀMW)G⁺ trapped the iterations
+(``benchmarks/results/design_notes.md``).
 
-Cost per sweep O(k (nnz X + nnz M) + k² (n + d)) as SIGIR's Proposition 1: X W, Xᵀ Z and
-M W (one more M W per damped try) and k x k matrices; M (d x d) is never densified.
+Cost per sweep O(k (nnz X + nnz M) + k² (n + d)) as SIGIR's Proposition 1; M is never
+densified.
 """
 
 import numbers

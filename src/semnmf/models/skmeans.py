@@ -473,29 +473,17 @@ def spherical_kmeans_plusplus(X, k, rng, prepared=None):
     """Greedy k-means++ seeding (Arthur & Vassilvitskii 2007) of the unit-norm rows of X
     (CSR, no all-zero row): :func:`sklearn.cluster.kmeans_plusplus` with its random
     draws, its 2 + ⌊ln k⌋ candidates per centre and its arithmetic, whose squared
-    distances to the candidates come from one compiled pass over X.
+    distances to the candidates come from one compiled sparse x dense pass over X (not
+    scikit-learn's sparse-sparse product, which converts X to CSC on every call). Sums
+    may round differently in the last bit; the tests check the same centres as
+    scikit-learn's.
 
-    scikit-learn computes them as ``-2 X_c Xᵀ + ‖x_c‖² + ‖x‖²`` through a sparse-sparse
-    product that converts the whole of X to CSC on every call (half of a 10-restart
-    spherical k-means on NG20). Here ``X X_cᵀ`` is a sparse x dense product with the
-    candidates as dense columns, the distances then made in scikit-learn's order. Sums
-    may round differently in the last bit; a different pick needs two candidates'
-    potentials, or a draw and a cumulative sum, to agree to that bit. The tests check
-    the same centres as scikit-learn's, and the fits on the shared corpora are bitwise
-    unchanged.
-
-    Float32 X is seeded in float64: the distances, the potentials and their cumulative
-    sums, with the documents' own squared norms (not exactly 1 in float32), i.e. as
-    scikit-learn seeds ``X.astype(np.float64)`` given those norms. scikit-learn's own
-    float32 seeding sums its float32 potentials with BLAS, whose rounding there depends
-    on the arrays' memory alignment (the same distances gave potentials that differ in
-    the 6th digit), so its picks are not a reproducible reference. Float32 X takes this
-    seeding on the scipy path too (:func:`~semnmf._utils.parallel.scipy_path`, where
-    the product is scipy's), so that the Dask engine starts where the local one does.
-
-    ``prepared``: :func:`_seeding_arrays` of X, made once for all the restarts of a fit
-    (for float32 X, its float64 copy and norms took a third to a half of each seeding on
-    CLASSIC4).
+    Float32 X is seeded in float64 with the documents' own squared norms, as
+    scikit-learn seeds ``X.astype(np.float64)`` (its own float32 seeding's rounding
+    depends on memory alignment), on the scipy path too
+    (:func:`~semnmf._utils.parallel.scipy_path`), so that the Dask engine starts where
+    the local one does. ``prepared``: :func:`_seeding_arrays` of X, made once for all the
+    restarts of a fit.
     """
     n = X.shape[0]
     weights = np.ones(n)
