@@ -1,30 +1,17 @@
 """A numba kernel of the multinomial mixture's E-step (:func:`semnmf.ensemble.mixture.
 _e_step`), bitwise the numpy/scipy expressions it replaces.
 
-The E-step forms each distinct row's log joint ``log π_k + Σ_q log α_k,q(row)`` (SN eq. 13:
-the one-hot incidence times ``log α``ᵀ, ``data.X @ log_alpha.T + log_weights``), then the
-rows' log-sum-exp by scipy's algorithm (:func:`~semnmf.ensemble.mixture.logsumexp_rows`:
-the largest entry of a row taken out of the sum, the others shifted by it) and the
-responsibilities. In numpy that is about ten passes over the rows x K array (the product,
-the sum with ``log π``, the maximum, the comparison with it, the count, the masking, the
-shift, ...). :func:`shifted_joint` makes the first seven in one pass per row and writes the
+The E-step forms each distinct row's log joint ``log π_k + Σ_q log α_k,q(row)`` (SN eq. 13),
+then the rows' log-sum-exp by scipy's algorithm
+(:func:`~semnmf.ensemble.mixture.logsumexp_rows`) and the responsibilities.
+:func:`shifted_joint` does the first seven numpy passes in one pass per row and writes the
 log joint, the shifted entries, the maximum and its count; numpy then takes the
-exponentials and the row sums of the same arrays, so every number is the one the numpy
-expressions give:
+exponentials and row sums. Every number is the one of the numpy expressions: the sums
+are added in ``csr_matvecs``' order with exact one-hot products, and maxima, comparisons,
+counts and the shift ``np.where(is_max, -inf, a) - a_max`` are exact.
 
-- scipy's ``csr_matvecs`` sets a row's K sums to zero and adds ``value * log α[:, col]``
-  for its non-zeros in stored order, and the kernel does the same, then adds ``log π`` as
-  numpy does after; the one-hot values are 1.0, so each product is exact and a fused
-  multiply-add, where LLVM made one, rounds as the separate add does;
-- a maximum, the comparison with it and its count are exact (the EM's entries are finite
-  or −inf; a NaN, which it never makes, would be skipped by the kernel's maximum where
-  numpy's propagates it);
-- a shifted entry is ``(−inf if it is the maximum else a) − max``, numpy's
-  ``np.where(is_max, -inf, a) - a_max`` (a row of −inf gives NaN there, as in numpy, and
-  −inf in the end).
-
-The kernel releases the GIL, so EM runs on the package's threads (the mixture's fit) run it
-at once. ``SEMNMF_KERNELS=0`` takes the numpy path; tests compare the two to the bit.
+The kernel releases the GIL, so the mixture's EM runs on threads run it at once.
+``SEMNMF_KERNELS=0`` takes the numpy path; tests compare the two to the bit.
 """
 
 import numba

@@ -1,40 +1,26 @@
 """Cluster ensembles: the consensus functions of Strehl & Ghosh (2002).
 
-A *cluster ensemble* is a set ``Λ = {λ^(q), q = 1..r}`` of ``r`` partitions of the same
-``n`` documents (for instance the best runs of an NMF, SN §5.6), given here as an
-``n x r`` label matrix with one column per partition. A *consensus function* turns it
-into one partition without looking at the documents' features.
+A *cluster ensemble* is a set of ``r`` partitions of the same ``n`` documents (for
+instance the best runs of an NMF, SN §5.6), given as an ``n x r`` label matrix with one
+column per partition. A *consensus function* turns it into one partition without looking
+at the documents' features. All three work on the *hypergraph* representation (SN §5.6):
+``H = [H^(1) ... H^(r)]``, the binary indicators of every partition's clusters
+(:func:`hypergraph_incidence`):
 
-All three consensus functions of Strehl & Ghosh work on the *hypergraph* representation
-of the ensemble (SN §5.6): partition ``λ^(q)`` with ``m_q`` clusters becomes the binary
-``n x m_q`` indicator matrix ``H^(q)``, one column (hyperedge) per cluster, and the
-ensemble is their concatenation ``H = [H^(1) ... H^(r)]`` of shape
-``(n, m_1 + ... + m_r)`` (:func:`hypergraph_incidence`):
+* :func:`cspa` partitions the co-association graph ``S = H Hᵀ / r``;
+* :func:`hgpa` cuts the fewest hyperedges;
+* :func:`mcla` groups the hyperedges themselves, then gives each document to the group
+  it belongs to most.
 
-* :func:`cspa` (cluster-based similarity partitioning) partitions the co-association
-  graph ``S = H Hᵀ / r``;
-* :func:`hgpa` (hypergraph partitioning) cuts the fewest hyperedges;
-* :func:`mcla` (meta-clustering) groups the hyperedges themselves, then gives each
-  document to the group it belongs to most.
+:func:`anmi` is the average NMI (SN eq. 12) of a candidate with the ensemble, the
+objective of the optimal consensus (SN eq. 11); :func:`consensus` keeps the candidate of
+largest ANMI (Strehl & Ghosh's "supra-consensus"). :func:`pairwise_agreement` measures the
+ensemble's diversity (SN Figure 7).
 
-:func:`anmi` is the average normalized mutual information (SN eq. 12) of a candidate
-partition with the ensemble, the objective that the optimal consensus maximizes
-(SN eq. 11); :func:`consensus` runs the three functions and keeps the candidate of
-largest ANMI, as Strehl & Ghosh's "supra-consensus" does. :func:`pairwise_agreement`
-measures how diverse the ensemble is (the pairwise NMI / ARI of SN Figure 7).
-
-Label matrices
---------------
-Labels are integers of any value (``[7, 7, 42, ...]``); in each column they are only
-names, so renaming the clusters of one partition changes nothing. A document that a
-partition leaves unlabelled is marked ``-1`` (or ``NaN`` in a float array): it has no
-1 in that partition's block of ``H`` and is left out of that partition's terms.
-Internally the clusters of every column are numbered ``0..m_q-1`` in order of first
-appearance, so that all functions here return *exactly* the same result (up to the
-names of the clusters) when the clusters of any column are renamed.
-
-Graph partitioning uses METIS through :mod:`pymetis` (the "real graph partitioner" of
-Strehl & Ghosh, who used METIS for CSPA and MCLA and hMETIS for HGPA).
+Labels are integers of any value, only names within a column; ``-1`` (or ``NaN``) marks
+a document that a partition leaves unlabelled. Clusters are renumbered in order of first
+appearance, so every function gives the same result when a column's clusters are renamed.
+Graph partitioning uses METIS through :mod:`pymetis`.
 
 References
 ----------
@@ -245,26 +231,13 @@ def hgpa(labels, n_components, *, random_state=None):
     HGPA cuts the hypergraph whose vertices are the documents and whose hyperedges are
     the clusters of all partitions (the columns of ``H``, :func:`hypergraph_incidence`)
     into ``n_components`` balanced parts while cutting as few hyperedges as possible.
-    Strehl & Ghosh use the hypergraph partitioner hMETIS; METIS has no hypergraph mode,
-    so this implementation partitions the *star expansion* of the hypergraph instead
-    (the clique expansion would have O(n²) edges):
-
-    1. build the bipartite graph with ``n`` document vertices and one vertex per
-       hyperedge (``sum_q m_q`` of them), and an edge of weight 1 between document
-       ``i`` and hyperedge ``e`` whenever ``H[i, e] = 1`` (so every document has one edge
-       per partition that labels it);
-    2. give document vertices weight 1 and hyperedge vertices weight 0 (METIS vertex
-       weights), so that METIS's balance constraint counts documents only and a
-       hyperedge vertex can go to whichever part is cheapest;
-    3. cut this graph into ``n_components`` parts with METIS (minimum edge cut under the
-       balance constraint) and return the parts of the document vertices.
-
-    The edge cut equals the number of (document, partition) pairs in which the
-    document lands in another part than its cluster's hyperedge vertex: a hyperedge
-    kept whole costs 0 and a hyperedge split costs the number of its documents outside
-    the majority part (at best), instead of 1 per cut hyperedge as in hMETIS. Like the
-    original, HGPA favours balanced clusters and does poorly when the true clusters are
-    very unequal in size.
+    Strehl & Ghosh use hMETIS; METIS has no hypergraph mode, so this implementation cuts
+    the *star expansion* instead (the clique expansion would have O(n²) edges): the
+    bipartite graph of the documents (vertex weight 1) and the hyperedges (vertex weight
+    0, so the balance constraint counts documents only), with an edge of weight 1 where
+    ``H[i, e] = 1``. A split hyperedge then costs the number of its documents outside the
+    majority part (at best), instead of 1 as in hMETIS. Like the original, HGPA favours
+    balanced clusters and does poorly when the true clusters are very unequal in size.
 
     Parameters
     ----------

@@ -464,17 +464,11 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
     very different numbers of clusters (as in Rmixmod).
 
     The modal categories of the parsimonious models are discrete parameters that
-    Rmixmod's BIC does not count. On small ensembles (a few hundred documents) this
-    lets BIC buy likelihood with tiny extra components of the pooled models
-    (``Binary_pk_Ek``, ``Binary_pk_Ej``, ``Binary_pk_E``), each centred on a frequent
-    pattern of label noise. On planted groups with label noise BIC overshoots the number
-    of groups on small ensembles more often than ICL, both overshoot on small unequal
-    groups, and the freedom grows with the number of partitions: with many partitions BIC
-    adds nearly empty components to a right partition
-    (``benchmarks/results/design_notes.md``). When the
-    number of clusters matters, prefer ``criterion="icl"``, the ``Ekjh``/``Ekj``
-    models, or a fixed ``n_components``; :func:`mixture_consensus` drops components
-    that end up empty.
+    Rmixmod's BIC does not count, which lets BIC buy likelihood with tiny extra
+    components of the pooled models on small ensembles, or many partitions
+    (``benchmarks/results/design_notes.md``). When the number of clusters matters,
+    prefer ``criterion="icl"``, the ``Ekjh``/``Ekj`` models, or a fixed
+    ``n_components``; :func:`mixture_consensus` drops components that end up empty.
 
     References
     ----------

@@ -3,30 +3,19 @@
 Three cheap, different runs combined by the multinomial-mixture consensus
 (:func:`~semnmf.ensemble.mixture.mixture_consensus`, MMM):
 
-- NMF with the KL loss and the default's five screened starts (Semantic-NMF at λ = 0: no
-  word-context matrix, which on counts alone is a document-level SPPMI that hurt);
+- NMF with the KL loss and the default's five screened starts (Semantic-NMF at λ = 0);
 - NMF with the KL loss, one start;
 - spherical k-means.
 
-Why: without raw text this consensus is closer to the best of spherical k-means / NMF /
-NMF-KL than the Semantic-NMF default, on its worst corpus and on average, and cheaper; with
-raw text the Semantic-NMF default keeps gains that no consensus kept, so the command line's
-default picks this recipe for counts-only corpora only. Chosen by leave-one-corpus-out on
-the shared counts-only corpora: ``benchmarks/results/default_kinds25.md``,
-``benchmarks/results/portfolio.md``.
-
-The consensus is made three times (seeds s, s+1, s+2) and the three consensus partitions
-are combined again by the MMM, which guards against a run that collapsed better than one
-run does and as well as the three runs' medoid (:func:`~semnmf.ensemble.consensus.medoid`),
-and scores higher on average (``benchmarks/results/default_medoid.md``). Every MMM here fits each latent-class model from
+Chosen by leave-one-corpus-out on the shared counts-only corpora
+(``benchmarks/results/default_kinds25.md``, ``benchmarks/results/portfolio.md``). The
+consensus is made three times (seeds s, s+1, s+2) and the three partitions are combined
+again by the MMM (``benchmarks/results/default_medoid.md``); every MMM fits each model from
 :data:`~semnmf.ensemble.runs.MMM_STARTS` EM starts.
 
-The one-start NMF-KL starts from spherical k-means with the run's seed and ten restarts,
-which is the third member itself; and that k-means is the best of the ten restarts behind
-the screened NMF-KL's five starts (two each, drawn from the same seed in the same order).
-So it is fitted once, as part of the screened member, and serves all three (the same
-partitions, to the bit, as three separate fits: ten k-means restarts in a run instead of
-thirty).
+The one-start NMF-KL starts from the spherical k-means that is the third member, itself
+the best of the ten restarts behind the screened NMF-KL's five starts: it is fitted once
+and serves all three (the same partitions, to the bit, as three separate fits).
 """
 
 import numbers

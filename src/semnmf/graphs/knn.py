@@ -1,8 +1,7 @@
 """Sparse similarity graphs between documents (or any samples).
 
-The graphs are built the way the game-theoretic refinement paper (GT, Tripodi, Vascon &
-Pelillo 2016, §V-B) and SymNMF (Kuang, Yun & Park 2015), whose recipe GT follows, build
-them:
+The graphs are built as in the game-theoretic refinement paper (GT, Tripodi, Vascon &
+Pelillo 2016, §V-B) and SymNMF (Kuang, Yun & Park 2015):
 
 1. a similarity ``s_ij`` with ``s_ii = 0``: the cosine of L2-normalized rows for text, a
    self-tuning Gaussian kernel ``exp(-‖x_i − x_j‖² / (σ_i σ_j))`` with ``σ_i`` the
@@ -10,31 +9,17 @@ them:
    dense features;
 2. sparsified to the ``q`` nearest neighbours of each point, ``q = ⌊log₂ n⌋ + 1``
    (GT eq. 8), or ``q_i = ⌊log₂ |C_i|⌋ + 1`` from a partition (GT eq. 9);
-3. symmetrized: ``ŝ_ij = s_ij`` if ``i ∈ N(j)`` or ``j ∈ N(i)``, 0 otherwise (the
-   element-wise maximum of the directed kNN matrix and its transpose);
+3. symmetrized: the element-wise maximum of the directed kNN matrix and its transpose;
 4. scaled in a normalized-cut fashion, ``A = D^{-1/2} Ŝ D^{-1/2}``, ``D = diag(Ŝ 1)``.
 
-:func:`knn_graph` does steps 1-3 (and offers the other usual weightings) with an exact
-nearest-neighbour search whose memory is bounded by row chunks, never n x n:
-
-- metric="euclidean": scikit-learn's brute :class:`~sklearn.neighbors.NearestNeighbors`.
-  On dense input it runs the chunked, OpenMP-threaded ``ArgKmin`` reduction; on CSR
-  input (which ``ArgKmin`` does not take) ``pairwise_distances_chunked``, whose chunks
-  are sized by ``sklearn.get_config()["working_memory"]``.
-- metric="cosine" (text): our own chunked search (:func:`_cosine_kneighbors`): the
-  similarities ``X_chunk Xᵀ`` of the L2-normalized rows, each row's most similar kept by
-  ``argpartition`` (sparse rows) or in one pass by a compiled kernel
-  (:func:`._knn_kernels.top_similar`, dense rows), chunks on several threads within the
-  same ``working_memory`` budget. It is faster than ``NearestNeighbors(metric="cosine")``
-  on dense vectors and on TF-IDF (``benchmarks/results/knn.md``).
-- metric="cosine" with ``device="cuda"`` (dense rows, e.g. sentence-model vectors): the same
-  chunked search on a GPU with PyTorch (:func:`_cosine_kneighbors_torch`): each chunk's
-  similarities in one float32 product and its neighbours by ``torch.topk``; only the
-  neighbours come back to the CPU, where the graph is assembled as above.
-
-:func:`normalized_cut_scaling` does step 4; :func:`log2_neighbors` and
-:func:`cluster_log2_neighbors` give the neighbour counts of eq. 8 and 9. Nothing here is
-GTNMF specific: graph-regularized NMF and SymNMF use the same graphs.
+:func:`knn_graph` does steps 1-3 with an exact nearest-neighbour search whose memory is
+bounded by row chunks (``sklearn.get_config()["working_memory"]``), never n x n: scikit-learn's
+brute :class:`~sklearn.neighbors.NearestNeighbors` for the euclidean metric, and for the
+cosine our own chunked search (:func:`_cosine_kneighbors`, faster on dense vectors and on
+TF-IDF, ``benchmarks/results/knn.md``), on a GPU with PyTorch for dense rows and
+``device="cuda"`` (:func:`_cosine_kneighbors_torch`). :func:`normalized_cut_scaling` does
+step 4; :func:`log2_neighbors` and :func:`cluster_log2_neighbors` give the neighbour
+counts of eq. 8 and 9.
 """
 
 import numbers

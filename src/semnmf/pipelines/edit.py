@@ -1,27 +1,21 @@
 """Topic editing: merge, split, drop and rename clusters, remove stop words from the topics,
-recorded and replayable on a saved model (as BERTopic's merge / reduce / delete / rename,
-whose users lose their edits on the next fit).
+recorded and replayable on a saved model (``docs/guide/editing.md``).
 
-An edit never refits the model. The saved model keeps its factors (``components_`` of an
-NMF-like model, a spherical k-means' or a consensus' centroids: one *column* per original
-cluster) and gains a column map (:attr:`SavedModel.columns`): the cluster of each column, -1
-for a dropped one. A document is assigned as before (``transform`` with the word factors
-fixed, or cosines to the centroids) and goes to the cluster of its best kept column; so a
-merged cluster is the union of its columns, a dropped cluster's documents go to their next
-best cluster, and new documents are assigned with the edits applied. A run refined by the
-centroid step keeps its step when no cluster is split: the run's rule and step give a
-document its cluster of the run, which the edit maps, so an edit moves only the documents
-of the clusters it names. A split replaces the
-cluster's columns by the two word vectors of a rank-2 NMF of its documents (HierNMF2's
-split, Kuang & Park 2013), scaled to the cluster's column norm; stop words are zeroed in
-every column. The edited run's labels are the edited model's assignment of the training
-documents, so ``semnmf assign`` on the new run reproduces them exactly.
+An edit never refits the model. The saved model keeps its factors (one *column* per
+original cluster) and gains a column map (:attr:`SavedModel.columns`): the cluster of each
+column, -1 for a dropped one. A document is assigned as before and goes to the cluster of
+its best kept column, so a merged cluster is the union of its columns and a dropped
+cluster's documents go to their next best cluster. A run refined by the centroid step
+keeps its step when no cluster is split. A split replaces the cluster's columns by the two
+word vectors of a rank-2 NMF of its documents (HierNMF2's split, Kuang & Park 2013),
+scaled to the cluster's column norm; stop words are zeroed in every column. The edited
+run's labels are the edited model's assignment of the training documents, so
+``semnmf assign`` on the new run reproduces them exactly.
 
-Edits name clusters by their numbers in the run they are applied to, and are applied in a
-fixed order: stop words, splits, merges, drops, then renames, and the clusters numbered
-again 0..K-1 in the order of their first column. Each recorded edit keeps the top words of
-the clusters it names, so that :func:`replay_edits` can apply it to another run of the same
-corpus by matching clusters on their words.
+Edits are applied in a fixed order: stop words, splits, merges, drops, renames; clusters
+are then numbered 0..K-1 in the order of their first column. Each recorded edit keeps the
+top words of the clusters it names, so that :func:`replay_edits` can apply it to another
+run of the same corpus by matching clusters on their words.
 """
 
 from dataclasses import dataclass, field

@@ -4,44 +4,25 @@ The Neurocomputing paper lets M be any word-context or word-embedding matrix (§
 names "huge external corpora" as its main future direction (§6.3). This module takes that
 direction in two ways, both keeping NMF's word topics (rows of W):
 
-**Word semantics** (no document is embedded). Every vocabulary term gets a vector, from
-static GloVe 6B vectors (``"glove"``) or from a sentence-transformers model reading the term
-(``"minilm"`` or any model name); a stem is looked up (or embedded) as its most frequent
-surface form. The vectors become a sparse k-nearest-neighbour word-similarity graph S
-(d x d, cosine weights), used in one of two ways:
+**Word semantics**. Every vocabulary term gets a vector (static GloVe 6B, ``"glove"``, or a
+sentence-transformers model reading the term; a stem as its most frequent surface form),
+and the vectors become a sparse kNN word-similarity graph S (d x d, cosine weights):
 
-- ``word_mode="expand"`` (default): each document also weighs the terms similar to its own,
-  ``x ← x + a·x D⁻¹S`` (:func:`expand_documents`), so two documents that say the same thing
-  in other words share terms;
+- ``word_mode="expand"`` (default): ``x ← x + a·x D⁻¹S`` (:func:`expand_documents`), so two
+  documents that say the same thing in other words share terms;
 - ``word_mode="context"``: S joins the corpus PPMI P as a second block of the word-context
-  matrix (the paper's route, §4.1)::
+  matrix (the paper's route, §4.1), ``M = [P/‖P‖_F, β·S/‖S‖_F]`` (d x 2d).
 
-      M = [ P/‖P‖_F ,  β·S/‖S‖_F ]          (d x 2d)
-      ‖M − W Qᵀ‖² = ‖P/‖P‖ − W Q₁ᵀ‖² + β²‖S/‖S‖ − W Q₂ᵀ‖²
-
-  so W must explain both the corpus co-occurrences and the pretrained similarities.
-
-On the shared corpora the expansion helps and the context block does not, nor do the
-pretrained vectors as M (:meth:`semnmf.Corpus.embedding_context`), which cost more
-(``benchmarks/results/semantics.md``). A kNN graph is local: its best rank-k approximation
-follows generic directions of the embedding rather than the corpus topics.
-
-**Document semantics**. Every document is embedded in full (chunked, mean of the chunk
-vectors; :func:`semnmf.text.encoders.embed_documents`). k-means of the document vectors is
-the start (:func:`document_start`), and their kNN graph is the document graph of
-Semantic-GNMF (:class:`~semnmf.SemanticGNMF`: the graph term keeps neighbouring documents'
-memberships close while W learns the word topics) and, optionally, the similarity graph of
-the GTNMF refinement (:class:`~semnmf.refine.GTNMF`). The start matters: the document
-k-means start beats the spherical k-means start of X and the document k-means alone. The
-graph weight too: some corpora need the graph, others lose above a weight of 1
-(:data:`DOCUMENT_GRAPH_LAM`), and corpora with few documents per cluster need a heavy graph
-(:func:`document_graph_lam` chooses per corpus; ``benchmarks/results/semantics.md``,
-``benchmarks/results/design_notes.md``). Where the corpus has little text per
-cluster (below :data:`FEW_TOKENS_PER_CLUSTER` corpus tokens per cluster: intents, headlines)
-no graph weight kept the fit from drifting below its start, so the run keeps the start
-itself, the document vectors' k-means partition, and describes its clusters by the word
-factors Semantic-NMF gives that partition (:func:`document_partition`,
-:func:`semnmf.models.semantic.partition_topics`; ``partition=``).
+**Document semantics**. Every document is embedded in full
+(:func:`semnmf.text.encoders.embed_documents`). k-means of the document vectors is the
+start (:func:`document_start`), and their kNN graph is the document graph of
+:class:`~semnmf.SemanticGNMF` (weight chosen per corpus by :func:`document_graph_lam`)
+and, optionally, the similarity graph of :class:`~semnmf.refine.GTNMF`. Below
+:data:`FEW_TOKENS_PER_CLUSTER` corpus tokens per cluster the run keeps the document
+vectors' k-means partition and describes it by Semantic-NMF's word factors
+(:func:`document_partition`, :func:`semnmf.models.semantic.partition_topics`).
+Measurements behind these choices: ``benchmarks/results/semantics.md``,
+``benchmarks/results/design_notes.md``.
 
 :class:`PretrainedSemanticNMF` puts it together behind one switch, ``semantics=``, as
 ``semnmf cluster --semantics`` does. The sentence models need the ``[embeddings]`` extra; the

@@ -1,53 +1,22 @@
 """Saved models: a fitted clustering (estimator + vectorizer) as a folder of arrays and
 JSON, and the assignment of new documents to its clusters. Never a pickle.
 
-The folder (format ``semnmf-model``, version :data:`FORMAT_VERSION`)::
+The folder (format ``semnmf-model``, version :data:`FORMAT_VERSION`; the fields, kinds,
+assignment rules and version policy are described in ``docs/guide/saved-models.md``, the
+``strength`` column in ``docs/guide/outputs.md``)::
 
     model/
-      model.json       format, format_version, semnmf_version, created, kind, method,
-                       n_clusters, assignment (the rule, in words), estimator (class,
-                       params, params_not_saved, fitted scalars), vectorizer (weighting,
-                       tokenizer, stemmer, pruning), consensus / refine (or null),
-                       files, arrays (name -> shape and dtype of each array)
-      arrays.npz       numeric arrays only (numpy ``savez``, read with
-                       ``allow_pickle=False``): ``estimator.<attribute>`` (components_,
-                       cluster_centers_, context factors, the tree's node arrays),
-                       ``vectorizer.idf``, ``vectorizer.ncut_column_sums``, ``topics``
-                       (the term weights of each cluster, as topics.csv lists them),
-                       ``consensus.centers`` (a consensus run's unit-norm cluster means)
+      model.json       format, versions, kind, method, estimator and vectorizer settings,
+                       consensus / refine (or null), files, arrays (shape and dtype)
+      arrays.npz       numeric arrays only (read with ``allow_pickle=False``)
       vocabulary.txt   one term per line, in column order
 
-Version policy: ``format_version`` is "MAJOR.MINOR". A reader reads every file of its own
-major version (keys it does not know are ignored, so a minor version only adds keys) and
-refuses a higher major version with a one-line message.
-
-Kinds and how a new document is assigned (``SavedModel.assign``):
-
-* ``"estimator"``: the estimator's own rule on the document's row of X (built with the
-  saved vocabulary, idf and weighting): NMF-likes solve the document factors with W fixed
-  (``transform``; graph terms do not apply to new documents) and take the argmax;
-  spherical k-means takes the most cosine-similar centroid; a tree descends its splits
-  (:meth:`~semnmf.HierarchicalNMF.predict`). A ``--refine gt`` run is assigned with its
-  underlying (unrefined) model: the refinement plays games between training documents,
-  which a new document is not part of (``refine.assigned_with`` says so).
-* ``"consensus"``: a consensus partition has no factors: a new document goes to the
-  cluster mean (of the training rows of X) it is most cosine-similar to.
-
-A run refined by the centroid step (``--refine centroid``, the default run's last step,
-:func:`semnmf.refine.centroid_refine`) keeps its model of either kind and adds the step:
-the model's rule gives a document's cluster, then the document moves to the step's
-centroid it is most cosine-similar to when that is ``min_gain`` more than to its
-cluster's, as the run's documents did (``refine.centers`` in arrays.npz, format 1.2; a 1.1
-reader ignores it and assigns with the model's rule alone).
-
-Memberships (the strength of a document's cluster, ``strength`` in assignments.csv):
-for NMF-likes the document's row of the factors normalized to sum 1, at its cluster; for
-spherical k-means the cosine to its centroid; for a tree the product along its path of
-the chosen rank-2 shares; for a consensus the fraction of the kept runs (for the KL
-consensus: of its members, three per run) that put the document in its consensus cluster
-(after matching each run's clusters to the consensus clusters), and for new documents the
-cosine to the nearest cluster mean; for a GTNMF refinement the document's final strategy
-at its cluster. 0 for documents without a term.
+A reader reads every file of its own major version (unknown keys are ignored) and refuses
+a higher major version. A new document is assigned by the estimator's own rule on its
+row of X (``"estimator"`` kind; a ``--refine gt`` run by its unrefined model) or to the
+most cosine-similar training cluster mean (``"consensus"``), then, for a run refined by
+the centroid step, moved as :func:`semnmf.refine.centroid_refine` moved the run's
+documents (``refine.centers``, format 1.2).
 """
 
 import json
@@ -240,7 +209,7 @@ class SavedModel:
 
     # -- new documents -------------------------------------------------------------------
     def read_source(self, source, *, text_column=None, label_column=None, id_column=None,
-                    encoding="utf-8"):
+                    encoding="utf-8", delimiter=None, on_bad_lines="error"):
         """Open ``source`` as ``semnmf cluster`` does (:func:`semnmf.load_dataset`), with
         this model's tokenizer and no vocabulary pruning: a Corpus."""
         from ..datasets import load_dataset
@@ -248,7 +217,8 @@ class SavedModel:
         options = self.vectorizer.tokenizer_options()
         stem = self.vectorizer.stem
         return load_dataset(source, text_column=text_column, label_column=label_column,
-                            id_column=id_column, encoding=encoding, min_df=1, max_df=1.0,
+                            id_column=id_column, encoding=encoding, delimiter=delimiter,
+                            on_bad_lines=on_bad_lines, min_df=1, max_df=1.0,
                             stem=stem, **options)
 
     def vectorize(self, data):

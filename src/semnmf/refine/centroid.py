@@ -1,22 +1,14 @@
 """Centroid refinement: every document moves to its most cosine-similar cluster centroid.
 
 One assignment step of spherical k-means (Dhillon & Modha 2001) started from a fitted
-partition instead of from seeds: with the rows of X scaled to unit length, the centroid of
-cluster j is the unit vector along the sum of its rows, c_j = Σ_{i∈j} x̂_i / ‖Σ_{i∈j} x̂_i‖,
-and document i goes to argmax_j x̂_iᵀ c_j. Each document's own cluster is among the
-candidates, so the spherical k-means objective Σ_i x̂_iᵀ c_{label(i)} (Dhillon & Modha's
-coherence, with the centroids held fixed) cannot decrease. It is not iterated: further
-steps walk towards spherical k-means' own local optimum and give back what the
-factorization found (more steps scored lower than one:
-``benchmarks/results/refine_centroid.md``). ``min_gain`` moves only the documents that gain
-a relative margin; a tie never moves a document.
-
-Why: the NMF-KL family labels a document by the largest entry of its factor row, which
-counts how many of its words each topic explains. Where documents are short and clusters
-many (77 banking intents, 40 queries each) that rule and the cosine geometry of TF-IDF
-disagree on many documents, and the cosine one is right more often. The default run
-(``semnmf.cluster``) makes the step with ``min_gain=0.05``, chosen by leave-one-corpus-out
-on the shared corpora: ``benchmarks/results/refine_centroid.md``.
+partition: with the rows of X scaled to unit length, the centroid of cluster j is
+c_j = Σ_{i∈j} x̂_i / ‖Σ_{i∈j} x̂_i‖, and document i goes to argmax_j x̂_iᵀ c_j. Each
+document's own cluster is among the candidates, so the spherical k-means objective (with
+the centroids held fixed) cannot decrease. It is not iterated, and ``min_gain`` moves only
+the documents that gain a relative margin; a tie never moves a document. It helps where
+the largest-factor rule of the NMF-KL family and the cosine geometry of TF-IDF disagree
+(short documents, many clusters); the default run makes the step with ``min_gain=0.05``
+(``benchmarks/results/refine_centroid.md``).
 
 Costs one sparse product with the k centroids, O(nnz(X)·k); X is not densified.
 """

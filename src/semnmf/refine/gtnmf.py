@@ -226,26 +226,16 @@ class GTNMF(ClusterMixin, BaseEstimator):
     Tripodi, Vascon & Pelillo (2016), "Context aware nonnegative matrix factorization
     clustering" (GT). Documents are players, clusters are strategies; starting from the
     normalized memberships, the discrete replicator dynamics (GT eq. 5-7, see
-    :func:`replicator_dynamics`) run on the payoff graph built as in GT §V-B/C:
-
-    1. per-document neighbour counts ``q_i = ⌊log₂ |C_i|⌋ + 1`` from the input partition
-       (argmax of the memberships; GT eq. 9, :func:`cluster_log2_neighbors`);
-    2. a kNN similarity graph with those counts (cosine for text, self-tuning Gaussian
-       kernel for dense features, no self-pairs), kept symmetric by the union rule
-       ``ŝ_ij = s_ij if i ∈ N(j) or j ∈ N(i)`` (:func:`knn_graph`);
-    3. normalized-cut scaling ``A = D^{-1/2} Ŝ D^{-1/2}`` (:func:`normalized_cut_scaling`).
+    :func:`replicator_dynamics`) run on the kNN payoff graph of GT §V-B/C
+    (:mod:`semnmf.graphs.knn`), with per-document neighbour counts
+    ``q_i = ⌊log₂ |C_i|⌋ + 1`` from the input partition (GT eq. 9).
 
     Decisions where the paper is silent or ambiguous:
 
-    - the q_i neighbours of document i are its nearest among *all* documents (only their
-      number comes from i's cluster; restricting them to the cluster would only confirm
-      the NMF labels);
-    - documents with all-zero memberships start at the uniform strategy (no prior
-      preference: their neighbours decide); they count as the "no cluster" label -1 in
-      eq. 9 (and get the q of eq. 8) and in ``initial_labels_``; if they have no neighbour
-      at all (e.g. documents without terms) they keep label -1;
-    - the stopping rule is GT's Euclidean norm of the change of the whole strategy
-      profile, ``‖X(t) − X(t−1)‖_F < tol``, plus ``max_iter``;
+    - the q_i neighbours of document i are its nearest among *all* documents;
+    - documents with all-zero memberships start at the uniform strategy; they count as
+      the label -1 in eq. 9 (and get the q of eq. 8) and in ``initial_labels_``, and keep
+      it if they have no neighbour at all;
     - rule-derived neighbour counts above n − 1 (only possible for n = 2) are clipped.
 
     Parameters
@@ -275,10 +265,8 @@ class GTNMF(ClusterMixin, BaseEstimator):
         in our copy; 1e-4 is our choice). The norm is over the whole profile, so it grows
         like √n for the same per-document change.
     max_iter : int, default=10000
-        Maximum number of replicator iterations. Real corpora converge slowly: documents
-        on a cluster border drift over hundreds to thousands of iterations, while the
-        labels barely change after the first few hundred
-        (``benchmarks/results/design_notes.md``).
+        Maximum number of replicator iterations (on real corpora the labels barely change
+        after the first few hundred, ``benchmarks/results/design_notes.md``).
     verbose : int, default=0
         Show a progress bar on stderr.
     estimator : estimator or None, default=None

@@ -1,28 +1,15 @@
 """The HTML report of a run folder: one self-contained page that works offline.
 
 :func:`write_report` reads the files of a run folder (``run.json``, ``assignments.csv``,
-``topics.csv``, ``tree.json`` for a topic tree, ``partitions.csv`` for a cluster
-ensemble) and writes ``report.html`` beside them. The page shows, per cluster, its size,
-its top words as bars, its label make-up and its most representative documents with an
-excerpt; a map of the documents coloured by cluster (point at one: its id, excerpt and
-cluster; click a cluster: only its documents); every document in a list that pages,
-searches (id, label, text) and filters by cluster; the topic tree as nested collapsible
-lists; the ``-k auto`` selection curve when the run has one; with labels, the cluster x
-label table with NMI, ARI and accuracy; NPMI coherence and topic diversity; the run's
-parameters and timings.
+``topics.csv``, ``tree.json``, ``partitions.csv``) and writes ``report.html`` beside them
+(what the page shows: ``docs/guide/report.md``). Everything is inline (CSS, matplotlib's
+SVG curves, the documents as one JSON text, a small script); nothing is fetched. The texts
+come from the corpus named by run.json's ``source`` or from the ``corpus`` given; without
+either the page shows what the files alone allow.
 
-Everything is inline: CSS in a ``<style>`` element, the curves as inline SVG
-(matplotlib), the documents as one JSON text and a small script written for the page that
-draws the map (SVG) and runs the list; no library, font, image or style sheet from
-elsewhere, nothing fetched. The texts come from the corpus named by run.json's ``source``
-(re-read with :func:`semnmf.load_dataset` and the run's input options) or from the
-``corpus`` given; when neither is available the page says so and shows what the files
-alone allow.
-
-The page is made in three stages: reading the run folder (:func:`read_run`, a
-:class:`~._reading.RunRecord`, and the run's corpus), computing what the page shows (a
-:class:`~._page.Page`, :mod:`._page`) and rendering it from Jinja2 templates, one a
-section (:mod:`._render`, ``templates/``).
+Three stages: reading the run folder (:func:`read_run`, a :class:`~._reading.RunRecord`),
+computing what the page shows (:class:`~._page.Page`) and rendering it from Jinja2
+templates, one a section (:mod:`._render`, ``templates/``).
 """
 
 import os

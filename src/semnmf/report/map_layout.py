@@ -1,24 +1,14 @@
 """The layouts of the report's map: 2-D positions of (a sample of) the documents.
 
-Two layouts, measured against each other in ``benchmarks/studies/bench_report_map.py``
-(``benchmarks/results/report_map.md``):
-
 - :func:`anchor_layout`: each cluster an anchor on the unit circle, each document at the
-  average of the anchors weighted by its similarities to the cluster means (the layout of
-  the first reports);
-- :func:`tsne_layout`: t-SNE (scikit-learn) fitted on at most ``n_fit`` documents, the
-  others placed among their nearest fitted neighbours of the same cluster, so that its cost
-  stays bounded for any corpus; of each document's cosine similarities to the k cluster
-  means (``features="clusters"``, its k document factors: the default, ``"tsne"``), or of
-  its TF-IDF row reduced by a truncated SVD (``features="tfidf"``, ``"tsne-text"``).
+  average of the anchors weighted by its similarities to the cluster means;
+- :func:`tsne_layout`: t-SNE fitted on at most ``n_fit`` documents, the others placed among
+  their nearest fitted neighbours of the same cluster; of each document's cosine
+  similarities to the cluster means (``features="clusters"``, the default, ``"tsne"``), or
+  of its TF-IDF row reduced by a truncated SVD (``features="tfidf"``, ``"tsne-text"``).
 
-The default was chosen on the benchmark's numbers: against the anchors, t-SNE of the
-cluster similarities separates the clusters as well or better (10-NN agreement, and the
-silhouette with many clusters) and keeps more of the text's neighbourhoods
-(trustworthiness); t-SNE of the TF-IDF keeps the most neighbourhoods but separates the
-clusters least.
-
-Both return ``(coords, anchors)``: an ``n x 2`` array in [-1, 1] for the rows asked, and
+The default was chosen in ``benchmarks/results/report_map.md``. Both return
+``(coords, anchors)``: an ``n x 2`` array in [-1, 1] for the rows asked, and
 ``{cluster: (x, y)}``, where the layout puts each cluster's name.
 """
 

@@ -1,27 +1,18 @@
 """The word-context matrix M of Semantic-NMF: co-occurrence -> association -> pruning.
 
-Semantic-NMF factorizes, next to the document-word matrix X, a word-context matrix M that
-tells which words tend to occur in the same contexts. It is built in three steps, each a
-module of its own and each available on its own:
+M tells which words tend to occur in the same contexts. It is built in three steps, each
+a module of its own:
 
-1. :func:`~semnmf.text.cooccurrence.cooccurrence` (:mod:`semnmf.text.cooccurrence`) counts
-   how often two words occur in the same context: a document, a sentence, or an L-word
-   window (``C``, NSF section 3, "the number of times the word-context pair (w_j, w_j')
-   occurred in the same context").
-2. :func:`~semnmf.text.association.association` (:mod:`semnmf.text.association`) turns the
-   counts into pointwise mutual information (NSF eq. (2)-(3)), its positive part PPMI, or
-   the shifted PPMI of the SIGIR paper (``m_jj' = max(PMI(w_j, w_j') - log N, 0)``).
-3. :func:`~semnmf.text.pruning.prune` (:mod:`semnmf.text.pruning`) keeps the strongest
-   associations per word, so that M stays sparse; :func:`~semnmf.text.pruning.estimate_nnz`
-   bounds the number of non-zeros of M before it is built, and ``word_context(max_nnz=...)``
-   prunes M to a budget: the document context is then built block by block, each block
-   pruned at once, so that the full unpruned matrix never exists.
+1. :func:`~semnmf.text.cooccurrence.cooccurrence` counts how often two words occur in the
+   same context: a document, a sentence, or an L-word window (``C``, NSF section 3).
+2. :func:`~semnmf.text.association.association` turns the counts into PMI (NSF eq.
+   (2)-(3)), PPMI, or the SIGIR paper's shifted PPMI.
+3. :func:`~semnmf.text.pruning.prune` keeps the strongest associations per word, so that
+   M stays sparse; with ``word_context(max_nnz=...)`` the document context is built and
+   pruned block by block, so the full unpruned matrix never exists.
 
-:func:`word_context` chains the three and is what users usually call; this module also
-re-exports the public names of the three steps (``from semnmf.text.context import
-cooccurrence`` keeps working).
-
-All functions work on scipy.sparse matrices and never densify a d x d matrix.
+:func:`word_context` chains the three; this module also re-exports the public names of the
+three steps. Nothing here densifies a d x d matrix.
 
 References
 ----------

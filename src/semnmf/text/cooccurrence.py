@@ -2,17 +2,9 @@
 
 The first step of the word-context matrix M of Semantic-NMF (:mod:`semnmf.text.context`):
 ``C[j, j']`` counts the pairs of positions of words j and j' in one context -- a document,
-a sentence, or an L-word window (NSF section 3, "the number of times the word-context pair
-(w_j, w_j') occurred in the same context").
-
-- :class:`TokenSequences`: a corpus as a flat stream of token ids with its document and
-  sentence boundaries (the input of the sentence and window contexts);
-- :func:`cooccurrence`: C, for any of the three contexts;
-- :class:`DocumentCooccurrence`: the document context ``AᵀA`` (without its diagonal) by
-  blocks of rows, with its row sums, for the callers that never hold the whole C (the
-  budget of :mod:`semnmf.text.pruning`);
-- :func:`sum_counts`: the sum of two count matrices at the size of the result (the
-  mergeable accumulators of :mod:`semnmf.text.shards`).
+a sentence, or an L-word window (NSF section 3). :func:`cooccurrence` builds C from
+:class:`TokenSequences`; :class:`DocumentCooccurrence` gives the document context by
+blocks of rows, for the callers that never hold the whole C.
 
 The compiled kernels live in :mod:`._context_kernels`, imported when first needed: a Dask
 worker that only reads shards and builds X imports this module without loading numba.

