@@ -5,6 +5,7 @@ read strictly (every row as written, or refused naming its line), whatever their
 import csv
 import io
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 import semnmf
 from semnmf.cli import main
-from semnmf.datasets import DatasetError, load_dataset
+from semnmf.datasets import DatasetError, load_dataset, read_column
 
 from conftest import make_planted
 
@@ -126,12 +127,14 @@ FIELD = st.text(alphabet=st.sampled_from(list("ab ,;\t|\"'\n") + ["é", "x"]), m
        delimiter=st.sampled_from([",", ";", "\t"]),
        quoting=st.sampled_from([csv.QUOTE_MINIMAL, csv.QUOTE_ALL]),
        damage=st.one_of(st.none(), st.tuples(st.sampled_from(['"', ",", ";", "\t", "\n"]),
-                                             st.floats(0, 1))))
+                                             st.floats(0, 1))),
+       skip=st.booleans())
 def test_fuzz_every_row_is_read_as_written_or_refused(tmp_path, rows, delimiter, quoting,
-                                                      damage):
+                                                      damage, skip):
     """Any CSV written with a delimiter and quoting, then damaged by one stray character:
-    either every row is read as written, or the read stops with one line naming a line;
-    no row is merged, dropped or split silently."""
+    either every row is read as written, or the read stops with one line naming a line, or
+    (``on_bad_lines="skip"``) the bad rows are left out and their lines listed; no row is
+    merged, dropped or split silently."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, delimiter=delimiter, quoting=quoting, lineterminator="\n")
     writer.writerow(["text", "label"])
@@ -144,22 +147,125 @@ def test_fuzz_every_row_is_read_as_written_or_refused(tmp_path, rows, delimiter,
     path = tmp_path / "fuzz.csv"
     path.write_bytes(content.encode("utf-8"))
     try:
-        corpus = load_dataset(path, min_df=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the count of skipped rows: checked below
+            corpus = load_dataset(path, min_df=1, on_bad_lines="skip" if skip else "error")
     except DatasetError as exc:
         message = str(exc)
         assert "\n" not in message and "fuzz.csv" in message
+        assert not skip or any(m in message for m in ("never closed", "no data rows",
+                                                      "in the header line"))
         return
     except ValueError as exc:  # a corpus of no word at all: said in one line too
         assert "vocabulary" in str(exc) and "\n" not in str(exc)
         return
-    expected = list(csv.reader(io.StringIO(content), delimiter=delimiter, strict=True))
-    expected = [r for r in expected[1:] if r]
+    expected, bad = _reference_rows(content, delimiter)
     got = list(zip(corpus.texts, corpus.labels if corpus.labels is not None
                    else [""] * len(corpus.texts)))
-    assert len(got) == len(expected)
     assert [t for t, _ in got] == [r[0] for r in expected]
+    assert corpus.skipped_lines == (bad if skip else [])
     if damage is None:
         assert [t for t, _ in got] == [t for t, _ in rows]
+
+
+def _reference_rows(content, delimiter):
+    """The two-field rows of a CSV text after its header, and the lines on which the other
+    rows start (a row the csv module refuses, or one of another length)."""
+    rows, bad, at = [], [], 0
+    reader = csv.reader(io.StringIO(content), delimiter=delimiter, strict=True)
+    header = True
+    while True:
+        start = at + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error:
+            bad.append(start)
+        else:
+            if row and header:
+                header = False
+            elif row and len(row) == 2:
+                rows.append(row)
+            elif row:
+                bad.append(start)
+        at = reader.line_num
+    return rows, bad
+
+
+def test_bad_rows_are_skipped_counted_and_recorded(tmp_path):
+    texts, labels = make_planted(30)
+    lines = ["id,text,label,day"] + [f"d{i},{t},{y},2024-01-{i % 28 + 1:02d}"
+                                     for i, (t, y) in enumerate(zip(texts, labels))]
+    lines[4] += ",one field too many"         # line 5
+    lines[8] = lines[8].replace(",", ',"x"y', 1)  # line 9: a quote that does not end a field
+    path = tmp_path / "export.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"export.csv, line 5: 5 field\(s\) where the header "
+                                           r"has 4 .*--on-bad-lines skip"):
+        load_dataset(path)
+    with pytest.warns(UserWarning, match=r"2 bad row\(s\) skipped .* line\(s\) 5, 9; 88 read"):
+        corpus = load_dataset(path, on_bad_lines="skip")
+    kept = [i for i in range(90) if i not in (3, 7)]
+    assert corpus.ids.tolist() == [f"d{i}" for i in kept]
+    assert corpus.texts == [texts[i] for i in kept] and corpus.skipped_lines == [5, 9]
+    # the date column is read with the same rows left out, so each date stays with its text
+    days = read_column(path, "day", on_bad_lines="skip")
+    assert days == [f"2024-01-{i % 28 + 1:02d}" for i in kept]
+    out = tmp_path / "run"
+    assert main(["cluster", str(path), "-k", "3", "--on-bad-lines", "skip", "--time-column",
+                 "day", "--out", str(out), "-q"]) == 0
+    record = json.load(open(out / "run.json", encoding="utf-8"))
+    assert record["data"]["skipped_lines"] == [5, 9] and record["data"]["n_documents"] == 88
+    assert record["time"]["n_undated"] == 0
+    rows = list(csv.DictReader(open(out / "assignments.csv", encoding="utf-8")))
+    assert [r["doc"] for r in rows] == [f"d{i}" for i in kept]
+
+
+def test_jsonl_lines_that_are_not_json_can_be_skipped(tmp_path):
+    path = tmp_path / "posts.jsonl"
+    path.write_text('{"text": "apple pie"}\n{"text": "oops\n{"text": "plum tart"}\n',
+                    encoding="utf-8")
+    with pytest.raises(DatasetError, match="posts.jsonl, line 2, column .*not valid JSON"):
+        load_dataset(path)
+    with pytest.warns(UserWarning, match=r"1 bad row\(s\) skipped .* line\(s\) 2; 2 read"):
+        corpus = load_dataset(path, on_bad_lines="skip", min_df=1)
+    assert corpus.texts == ["apple pie", "plum tart"]
+
+
+def test_a_delimiter_given_overrules_the_header(tmp_path):
+    """A header whose first column name holds a comma would be read as comma-separated."""
+    texts, labels = make_planted(15)
+    path = tmp_path / "export.csv"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, delimiter=";")
+        writer.writerow(["body, cleaned", "label"])
+        writer.writerows(zip(texts, labels))
+    with pytest.raises(DatasetError, match="field"):
+        load_dataset(path, text_column="body, cleaned")
+    for delimiter in (";", "semicolon"):
+        corpus = load_dataset(path, text_column="body, cleaned", delimiter=delimiter)
+        assert corpus.texts == texts and list(corpus.labels) == labels
+
+
+@pytest.mark.parametrize("source, options, message", [
+    ("x.csv", {"delimiter": ";;"}, "delimiter must be one character"),
+    ("x.csv", {"delimiter": '"'}, "not a quote"),
+    ("x.csv", {"on_bad_lines": "warn"}, "on_bad_lines must be one of error, skip"),
+    ("bbc", {"delimiter": ","}, "delimiter applies to a CSV or TSV file; bbc"),
+    ("x.jsonl", {"delimiter": ","}, "delimiter applies to a CSV or TSV file"),
+    ("bbc", {"on_bad_lines": "skip"}, "on_bad_lines applies to a CSV, TSV or JSONL file"),
+])
+def test_table_options_are_refused_before_reading(source, options, message):
+    with pytest.raises(DatasetError, match=message):
+        load_dataset(source, **options)  # x.csv does not exist: refused before looking
+
+
+def test_table_options_on_the_command_line_are_refused_in_one_line(capsys):
+    assert main(["cluster", "bbc", "-k", "3", "--delimiter", "tab", "-q"]) == 2
+    assert "--delimiter applies to a CSV or TSV file" in capsys.readouterr().err
+    assert main(["tree", "bbc", "--leaves", "3", "--on-bad-lines", "skip", "-q"]) == 2
+    assert "--on-bad-lines applies to a CSV" in capsys.readouterr().err
 
 
 def test_a_folder_of_mixed_encodings_is_read_file_by_file(tmp_path):

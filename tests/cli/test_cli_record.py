@@ -9,11 +9,11 @@ from semnmf.cli import main
 
 # the keys of a `semnmf cluster` run, as run folders have always recorded them
 CLUSTER_KEYS = {
-    "association", "cache_dir", "command", "consensus", "context", "device", "dtype", "embed",
-    "encoding", "engine", "graph_lam", "id_column", "init", "k", "k_candidates", "keep",
+    "association", "cache_dir", "command", "consensus", "context", "delimiter", "device",
+    "dtype", "embed", "encoding", "engine", "graph_lam", "id_column", "init", "k", "k_candidates", "keep",
     "label_column", "lam", "lam_scale", "language", "loss", "max_df", "max_iter", "max_nnz",
     "method", "method_reason", "min_cluster_size", "min_count", "min_df", "n_init",
-    "orthogonal", "out", "overwrite", "partition", "pooling", "quiet", "refine", "report",
+    "on_bad_lines", "orthogonal", "out", "overwrite", "partition", "pooling", "quiet", "refine", "report",
     "runs", "scheduler", "seed", "seed_words", "semantics", "semantics_reason", "source",
     "stem", "stop_words_file", "text_column", "time_column", "time_period", "date_format",
     "token_pattern",
@@ -26,7 +26,7 @@ TREE_KEYS = {
     "out", "overwrite", "top", "quiet", "context", "window", "association", "min_count",
     "top_k", "max_nnz", "language", "token_pattern", "vocab", "min_df", "max_df", "stem",
     "weighting", "stop_words_file", "source", "text_column", "label_column", "id_column",
-    "encoding", "command", "leaves", "splitter", "lam", "beta", "trials", "score_threshold",
+    "encoding", "delimiter", "on_bad_lines", "command", "leaves", "splitter", "lam", "beta", "trials", "score_threshold",
     "max_iter", "tol", "stop", "assign_labels", "seed", "report"}
 
 

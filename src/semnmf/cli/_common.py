@@ -43,6 +43,8 @@ class ReadOptions:
     label_column: str | None = None
     id_column: str | None = None
     encoding: str = "utf-8"
+    delimiter: str | None = None
+    on_bad_lines: str = "error"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,6 +133,13 @@ def add_source_arguments(parser):
                            "(default 'id' if present, else row numbers)")
     text.add_argument("--encoding",
                       help="encoding of text files, e.g. latin-1 or utf-16 (default utf-8)")
+    text.add_argument("--delimiter", metavar="CHAR",
+                      help="delimiter of a CSV/TSV file: one character, or comma, semicolon, "
+                           "tab, bar (default: read from the header line)")
+    text.add_argument("--on-bad-lines", choices=("error", "skip"),
+                      help="a CSV row with more or fewer fields than the header, or a JSONL "
+                           "line that is not JSON: refused naming its line (error, the "
+                           "default) or skipped, counted and named (skip)")
     return text
 
 
@@ -206,14 +215,17 @@ def check_input_arguments(options):
 
 
 def check_source(options):
-    """Refuse the input options that do nothing on SOURCE (a counts-only folder), from the
-    names of its files (:func:`semnmf.datasets.check_source_options`)."""
-    from ..datasets import check_source_options
+    """Refuse the input options that do nothing on SOURCE (a counts-only folder; a delimiter
+    for what is no CSV), from the names of its files
+    (:func:`semnmf.datasets.check_source_options`, :func:`~semnmf.datasets.check_table_options`)."""
+    from ..datasets import check_source_options, check_table_options
 
     check_source_options(options.source, text_column=options.text_column,
                          label_column=options.label_column,
                          encoding=None if options.encoding == "utf-8" else options.encoding,
                          vocabulary=getattr(options, "vocabulary", None), words=CLI_WORDS)
+    check_table_options(options.source, options.delimiter, options.on_bad_lines,
+                        words=CLI_WORDS)
 
 
 def check_encoding(encoding):
@@ -303,7 +315,8 @@ def library_view(options, verbose=None):
     library's run settings hold them (:mod:`semnmf.workflows.inputs` reads this view)."""
     from types import SimpleNamespace
 
-    names = ("source", "text_column", "label_column", "encoding", "stop_words",
+    names = ("source", "text_column", "label_column", "id_column", "encoding", "delimiter",
+             "on_bad_lines", "stop_words",
              "token_pattern", "vocabulary", "min_df", "max_df", "stem", "weighting",
              "stop_words_file", "context", "window", "window_given", "association",
              "min_count", "top_k", "max_nnz")

@@ -86,7 +86,8 @@ def run(args):
     log(f"{model} from {model.info.get('path')}", verbose)
     corpus = model.read_source(options.source, text_column=options.text_column,
                                label_column=options.label_column, id_column=options.id_column,
-                               encoding=options.encoding)
+                               encoding=options.encoding, delimiter=options.delimiter,
+                               on_bad_lines=options.on_bad_lines)
     timings["load"] = time.perf_counter() - t0
     log(f"{corpus}", verbose)
     t = time.perf_counter()

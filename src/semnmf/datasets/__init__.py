@@ -21,6 +21,7 @@ lists), :mod:`.folders` (dataset folders, shards, folders of .txt files, BBC) an
 """
 
 import os
+import warnings
 
 from .._utils.words import LIBRARY
 from ._base import BUILTIN, TABLE_SUFFIXES, Corpus, DatasetError, _refuse_columns, _shards
@@ -30,11 +31,13 @@ from .folders import (RESULTS_FOLDER, _is_dataset_folder, _load_bbc, _load_folde
                       _load_shards, _load_text_tree, _warn_ignored)
 from .frames import _read_frame, frame_column, is_frame, is_in_memory_texts, text_list
 from .planted import make_planted
-from .tables import DELIMITERS, _read_table, csv_delimiter, read_column
+from .tables import (DELIMITERS, ON_BAD_LINES, _read_table, check_delimiter, csv_delimiter,
+                     read_column)
 
-__all__ = ["BUILTIN", "DELIMITERS", "RESULTS_FOLDER", "TABLE_SUFFIXES", "DatasetError",
-           "binary_kind", "check_source_exists", "check_source_options", "csv_delimiter",
-           "data_paths", "detect_encoding", "frame_column", "has_raw_text", "is_frame",
+__all__ = ["BUILTIN", "DELIMITERS", "ON_BAD_LINES", "RESULTS_FOLDER", "TABLE_SUFFIXES",
+           "binary_kind", "check_delimiter", "check_source_exists", "check_source_options",
+           "check_table_options", "csv_delimiter", "data_paths", "DatasetError",
+           "detect_encoding", "frame_column", "has_raw_text", "is_frame",
            "is_in_memory_texts", "list_datasets", "load_dataset", "make_planted",
            "read_column", "source_name", "text_list"]
 
@@ -70,7 +73,7 @@ def source_name(source):
 
 
 def load_dataset(source, *, text_column=None, label_column=None, id_column=None,
-                 encoding="utf-8",
+                 encoding="utf-8", delimiter=None, on_bad_lines="error",
                  use_counts=True, vocabulary=None, vocab=None, **corpus_options):
     """Open a corpus from a name, a path or a list of strings.
 
@@ -87,6 +90,16 @@ def load_dataset(source, *, text_column=None, label_column=None, id_column=None,
         documents are named by their row numbers).
     encoding : str, default="utf-8"
         Encoding of text files; a file that does not decode raises a clear error.
+    delimiter : str, optional
+        The delimiter of a CSV / TSV file: one character, or "comma", "semicolon", "tab",
+        "bar". Default: read from the header line (the suffix's, tab for .tsv and comma
+        otherwise, when the header holds it, else the one of :data:`DELIMITERS` it holds
+        most).
+    on_bad_lines : {"error", "skip"}, default="error"
+        A CSV row with more or fewer fields than the header, a quoting error, or a JSONL
+        line that is not JSON: refused naming its line ("error"), or left out ("skip"),
+        with a warning that counts them and names their lines; the returned corpus's
+        ``skipped_lines`` lists them. A quoted field never closed is refused either way.
     use_counts : bool, default=True
         For a dataset folder with both ``counts.mtx`` and ``docs.jsonl``: use the
         distributed count matrix (True) or re-vectorize the raw text (False).
@@ -114,6 +127,7 @@ def load_dataset(source, *, text_column=None, label_column=None, id_column=None,
         if vocabulary is not None:
             raise ValueError("give vocabulary= or vocab= (the same thing), not both.")
         vocabulary = vocab
+    check_table_options(source, delimiter, on_bad_lines)
     if vocabulary is not None and is_in_memory_texts(source):
         raise DatasetError("vocabulary= (CLI: --vocab) names the columns of a counts.mtx; "
                            "texts make their own vocabulary.")
@@ -172,8 +186,35 @@ def load_dataset(source, *, text_column=None, label_column=None, id_column=None,
             f"don't know how to read {path!r}: expected a folder, a .txt file (one document) "
             "or a file ending in "
             f"{', '.join(TABLE_SUFFIXES)}.")
-    texts, labels, ids = _read_table(path, text_column, label_column, encoding, id_column)
-    return Corpus(texts, labels, ids, name=name, **corpus_options)
+    skipped = []
+    texts, labels, ids = _read_table(path, text_column, label_column, encoding, id_column,
+                                     delimiter, on_bad_lines, skipped)
+    if skipped:
+        shown = ", ".join(map(str, skipped[:10])) + (", ..." if len(skipped) > 10 else "")
+        warnings.warn(f"{path}: {len(skipped)} bad row(s) skipped (on_bad_lines='skip'), on "
+                      f"line(s) {shown}; {len(texts)} read.", UserWarning, stacklevel=2)
+    corpus = Corpus(texts, labels, ids, name=name, **corpus_options)
+    corpus.skipped_lines = skipped
+    return corpus
+
+
+def check_table_options(source, delimiter=None, on_bad_lines="error", words=LIBRARY):
+    """Refuse ``delimiter`` and ``on_bad_lines`` when they are wrong or would do nothing on
+    ``source`` (from its name only): a delimiter applies to a CSV / TSV file, skipping bad
+    lines to a CSV / TSV / JSONL file."""
+    if on_bad_lines not in ON_BAD_LINES:
+        raise DatasetError(f"{words('on_bad_lines')} must be one of "
+                           f"{', '.join(ON_BAD_LINES)}, got {on_bad_lines!r}.")
+    check_delimiter(delimiter, words)
+    if delimiter is None and on_bad_lines == "error":
+        return
+    path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else ""
+    if delimiter is not None and not path.lower().endswith((".csv", ".tsv")):
+        raise DatasetError(f"{words('delimiter')} applies to a CSV or TSV file; "
+                           f"{path or 'this source'} is not one: drop it.")
+    if on_bad_lines != "error" and not path.lower().endswith(TABLE_SUFFIXES):
+        raise DatasetError(f"{words('on_bad_lines')} applies to a CSV, TSV or JSONL file; "
+                           f"{path or 'this source'} is not one: drop it.")
 
 
 def check_source_exists(source):

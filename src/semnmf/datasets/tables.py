@@ -1,5 +1,6 @@
-"""CSV, TSV and JSONL tables: the delimiter from the header, strict rows refused with their
-line numbers, the text, label and id columns, and one column read alone."""
+"""CSV, TSV and JSONL tables: the delimiter from the header (or given), strict rows refused
+with their line numbers (or skipped and counted), the text, label and id columns, and one
+column read alone."""
 
 import csv
 import io
@@ -13,17 +14,15 @@ from .encodings import _read_text, _split_lines
 from .frames import _missing, frame_column, is_frame
 
 
-def _read_table(path, text_column, label_column, encoding, id_column=None):
+def _read_table(path, text_column, label_column, encoding, id_column=None, delimiter=None,
+                on_bad_lines="error", skipped=None):
+    """(texts, labels, ids) of a table; the line numbers of the rows skipped
+    (``on_bad_lines="skip"``) are appended to ``skipped``."""
     if path.lower().endswith((".jsonl", ".ndjson", ".json")):
-        return _read_jsonl(path, text_column or "text", label_column, encoding, id_column)
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+        return _read_jsonl(path, text_column or "text", label_column, encoding, id_column,
+                           on_bad_lines, skipped)
     content = _read_text(path, encoding)
-    delimiter = csv_delimiter(content, path)
-    if delimiter != ("\t" if path.lower().endswith(".tsv") else ","):
-        named = dict(zip(DELIMITERS, ("comma", "semicolon", "tab", "bar")))[delimiter]
-        logging.getLogger("semnmf").info(f"{path}: read as {named}-separated (its header "
-                                         "line)")
-    columns, rows = _csv_rows(content, delimiter, path)
+    columns, rows = _table_rows(content, path, delimiter, on_bad_lines, skipped, say=True)
     if not rows:
         raise DatasetError(f"{path} has no data rows.")
     text_column = text_column or "text"
@@ -47,10 +46,10 @@ def _read_table(path, text_column, label_column, encoding, id_column=None):
     return texts, labels, ids
 
 
-def read_column(source, column, encoding="utf-8"):
+def read_column(source, column, encoding="utf-8", delimiter=None, on_bad_lines="error"):
     """The values of one column (CSV / TSV, a data frame's: dates as ISO text) or field
     (JSONL) of a table source, one per document in the order :func:`load_dataset` reads them
-    (None where a record lacks it).
+    with the same ``delimiter`` and ``on_bad_lines`` (None where a record lacks it).
     Refused, in one line, for a source that is not such a table or has no such column."""
     if is_frame(source):
         if column not in [str(c) for c in source.columns]:
@@ -66,15 +65,12 @@ def read_column(source, column, encoding="utf-8"):
                            f"{source!r} is not one.")
     if path.lower().endswith((".jsonl", ".ndjson", ".json")):
         content = _read_text(path, encoding)
-        if path.lower().endswith(".json") and content.lstrip().startswith("["):
-            records = json.loads(content)
-        else:
-            records = [json.loads(line) for line in _split_lines(content) if line.strip()]
+        records = _json_records(content, path, on_bad_lines)
         if all(column not in r for r in records):
             raise DatasetError(f"{path}: no field {column!r} in any record.")
         return [r.get(column) for r in records]
     content = _read_text(path, encoding)
-    columns, rows = _csv_rows(content, csv_delimiter(content, path), path)
+    columns, rows = _table_rows(content, path, delimiter, on_bad_lines)
     if column not in columns:
         raise DatasetError(f"{path} has no column {column!r}; its columns are {columns}.")
     return [r[column] or None for r in rows]
@@ -82,6 +78,35 @@ def read_column(source, column, encoding="utf-8"):
 
 #: The delimiters a CSV file may use; the header line tells which (:func:`csv_delimiter`).
 DELIMITERS = (",", ";", "\t", "|")
+#: Their names, accepted for ``delimiter=`` too (``--delimiter tab``).
+DELIMITER_NAMES = {"comma": ",", "semicolon": ";", "tab": "\t", "bar": "|", "pipe": "|"}
+#: What ``on_bad_lines`` may be: refuse the table at its first bad row, or skip bad rows.
+ON_BAD_LINES = ("error", "skip")
+
+
+def check_delimiter(delimiter, words=None):
+    """The delimiter ``delimiter`` names (one character, or comma / semicolon / tab / bar),
+    or None for None; anything else refused in one line."""
+    if delimiter is None:
+        return None
+    value = DELIMITER_NAMES.get(str(delimiter).lower(), delimiter)
+    if not isinstance(value, str) or len(value) != 1 or value in "\"\r\n":
+        name = words("delimiter") if words else "delimiter="
+        raise DatasetError(f"{name} must be one character or comma, semicolon, tab, bar "
+                           f"(not a quote or a line end), got {delimiter!r}.")
+    return value
+
+
+def _table_rows(content, path, delimiter, on_bad_lines, skipped=None, say=False):
+    """The header and rows of a CSV / TSV text with the given (or sniffed) delimiter."""
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    given = check_delimiter(delimiter)
+    delimiter = given or csv_delimiter(content, path)
+    if say and not given and delimiter != ("\t" if path.lower().endswith(".tsv") else ","):
+        named = dict(zip(DELIMITERS, ("comma", "semicolon", "tab", "bar")))[delimiter]
+        logging.getLogger("semnmf").info(f"{path}: read as {named}-separated (its header "
+                                         "line)")
+    return _csv_rows(content, delimiter, path, on_bad_lines, skipped)
 
 
 def csv_delimiter(content, path):
@@ -96,41 +121,56 @@ def csv_delimiter(content, path):
     return found if header.count(found) else default
 
 
-def _csv_rows(content, delimiter, path):
+def _csv_rows(content, delimiter, path, on_bad_lines="error", skipped=None):
     """The header and the rows (dicts) of a CSV / TSV text, parsed strictly by the csv
-    module: a quoting error, a quoted field never closed, or a row with more or fewer
-    fields than the header (a stray quote that swallowed a line break, an unquoted
-    delimiter inside a text) is refused in one line naming the line the row starts on.
-    Blank lines are skipped. io.StringIO splits at "\n" only (see _split_lines); csv joins
-    quoted multi-line fields."""
+    module: a quoting error, or a row with more or fewer fields than the header (a stray
+    quote that swallowed a line break, an unquoted delimiter inside a text) is refused in
+    one line naming the line the row starts on; with ``on_bad_lines="skip"`` it is left
+    out and its line appended to ``skipped``. A quoted field never closed is refused
+    either way (where its row ends cannot be told). Blank lines are skipped.
+    io.StringIO splits at "\n" only (see _split_lines); csv joins quoted multi-line
+    fields."""
     reader = csv.reader(io.StringIO(content), delimiter=delimiter, strict=True)
-    shown = {"\t": "tab", ",": "comma", ";": "semicolon", "|": "bar"}[delimiter]
+    shown = dict(zip(DELIMITERS, ("comma", "semicolon", "tab", "bar"))).get(
+        delimiter, repr(delimiter))
+    skip = on_bad_lines == "skip"
+    skipped = [] if skipped is None else skipped
     header, rows, start = None, [], 1
-    try:
-        for fields in reader:
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            if "unexpected end of data" in str(exc):
+                raise DatasetError(
+                    f"{path}: the row that starts on line {start} opens a quoted field that "
+                    "is never closed, so the rest of the file would be one text; close the "
+                    'quote (a quote inside a quoted field is written "").') from None
+            if not skip or header is None:
+                raise DatasetError(
+                    f"{path}, line {start}: not valid CSV ({exc}): a quoted field must end "
+                    'at a delimiter or a line end; write a quote inside a quoted text as ""'
+                    + (" (or skip such rows: on_bad_lines='skip', CLI: --on-bad-lines "
+                       "skip)." if header is not None else " (in the header line).")) from None
+            skipped.append(start)
+        else:
             if not fields:  # a blank line
-                start = reader.line_num + 1
-                continue
-            if header is None:
+                pass
+            elif header is None:
                 header = fields
-            elif len(fields) != len(header):
+            elif len(fields) == len(header):
+                rows.append(dict(zip(header, fields)))
+            elif skip:
+                skipped.append(start)
+            else:
                 raise DatasetError(
                     f"{path}, line {start}: {len(fields)} field(s) where the header has "
                     f"{len(header)} ({shown}-separated): a text holding the {shown} must be "
                     'quoted, and a quote inside a quoted text written "" (a stray quote '
-                    "joins the lines up to the next quote).")
-            else:
-                rows.append(dict(zip(header, fields)))
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        if "unexpected end of data" in str(exc):
-            raise DatasetError(
-                f"{path}: the row that starts on line {start} opens a quoted field that is "
-                "never closed, so the rest of the file would be one text; close the quote "
-                '(a quote inside a quoted field is written "").') from None
-        raise DatasetError(f"{path}, line {start}: not valid CSV ({exc}): a quoted field "
-                           'must end at a delimiter or a line end; write a quote inside a '
-                           'quoted text as "".') from None
+                    "joins the lines up to the next quote); or skip such rows: "
+                    "on_bad_lines='skip' (CLI: --on-bad-lines skip).")
+        start = reader.line_num + 1
     return list(header or []), rows
 
 
@@ -139,25 +179,36 @@ def _json_type(value):
             type(None): "null"}.get(type(value), type(value).__name__)
 
 
-def _read_jsonl(path, text_column, label_column, encoding, id_column=None):
-    text_column = text_column or "text"
-    texts, labels, ids = [], [], []
-    content = _read_text(path, encoding)
+def _json_records(content, path, on_bad_lines="error", skipped=None):
+    """The records of a JSON array or of JSON lines; a line that is not valid JSON is
+    refused naming it, or (``on_bad_lines="skip"``) left out and appended to ``skipped``."""
     if path.lower().endswith(".json") and content.lstrip().startswith("["):
         try:
-            records = json.loads(content)
+            return json.loads(content)
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{path}, line {exc.lineno}, column {exc.colno}: not valid "
                                f"JSON ({exc.msg}).") from None
-    else:
-        records = []
-        for number, line in enumerate(_split_lines(content), 1):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise DatasetError(f"{path}, line {number}, column {exc.colno}: not valid "
-                                       f"JSON ({exc.msg}).") from None
+    records = []
+    for number, line in enumerate(_split_lines(content), 1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                if on_bad_lines != "skip":
+                    raise DatasetError(f"{path}, line {number}, column {exc.colno}: not "
+                                       f"valid JSON ({exc.msg}); or skip such lines: "
+                                       "on_bad_lines='skip' (CLI: --on-bad-lines "
+                                       "skip).") from None
+                if skipped is not None:
+                    skipped.append(number)
+    return records
+
+
+def _read_jsonl(path, text_column, label_column, encoding, id_column=None,
+                on_bad_lines="error", skipped=None):
+    text_column = text_column or "text"
+    texts, labels, ids = [], [], []
+    records = _json_records(_read_text(path, encoding), path, on_bad_lines, skipped)
     if not records:
         raise DatasetError(f"{path} holds no records.")
     for number, record in enumerate(records, 1):

@@ -24,6 +24,7 @@ transformers with the CPU build of PyTorch, and the bundled MiniLM). The core pa
 imports them.
 """
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -104,6 +105,24 @@ def _import_sentence_transformers():
     return SentenceTransformer
 
 
+@contextlib.contextmanager
+def _quiet_loading():
+    """No "Loading weights" progress bar from transformers while a model loads (the run's
+    own progress says what happens); transformers' setting is restored after."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        yield
+        return
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            hf_logging.enable_progress_bar()
+
+
 class SentenceEncoder:
     """A sentence-transformers model with word-piece chunking (loaded once per process).
 
@@ -171,7 +190,8 @@ class SentenceEncoder:
             SentenceTransformer = _import_sentence_transformers()
             check_device(self._device)  # a GPU asked for and missing: one line, not loaded
             try:
-                self._model = SentenceTransformer(self._source, device=self._device)
+                with _quiet_loading():
+                    self._model = SentenceTransformer(self._source, device=self._device)
             except Exception as exc:  # hub errors, missing folders, corrupt files
                 raise ValueError(
                     f"could not load the sentence-transformers model {self._requested!r} "

@@ -143,12 +143,13 @@ def _check_values(s, w):
         if wrong:
             raise ValueError(f"{w(name)} must be one of {', '.join(allowed)}, got "
                              f"{value!r}.")
-    if isinstance(s.source, (str, os.PathLike)):  # file names only, nothing read
-        from ..datasets import check_source_options
+    from ..datasets import check_source_options, check_table_options
 
+    if isinstance(s.source, (str, os.PathLike)):  # file names only, nothing read
         check_source_options(s.source, text_column=s.text_column, label_column=s.label_column,
                              encoding=None if s.encoding == "utf-8" else s.encoding,
                              vocabulary=s.vocabulary, words=w)
+    check_table_options(s.source, s.delimiter, s.on_bad_lines, words=w)
     if isinstance(s.seed_words, (str, os.PathLike)) and not os.path.isfile(s.seed_words):
         raise ValueError(f"{w('seed_words')} {os.fspath(s.seed_words)}: no such file.")
 

@@ -391,7 +391,8 @@ def _times(settings, corpus):
     from ..datasets import read_column
     from .timeline import check_dates
 
-    values = read_column(settings.source, settings.time_column, settings.encoding)
+    values = read_column(settings.source, settings.time_column, settings.encoding,
+                         settings.delimiter, settings.on_bad_lines)
     if len(values) != corpus.n_documents:
         raise ValueError(f"time_column {settings.time_column!r} has {len(values)} values for "
                          f"{corpus.n_documents} documents.")

@@ -23,7 +23,7 @@ FLAGS = {
     # reading and vectorizing (load_dataset, Corpus; not "vocabulary", which is also the
     # terms of a fitted model in the library's messages: see CLI_FLAGS)
     "text_column": "--text-column", "label_column": "--label-column",
-    "id_column": "--id-column",
+    "id_column": "--id-column", "delimiter": "--delimiter", "on_bad_lines": "--on-bad-lines",
     "encoding": "--encoding", "stop_words": "--language",
     "stop_words_file": "--stop-words", "token_pattern": "--token-pattern",
     "min_df": "--min-df", "max_df": "--max-df", "stem": "--stem",

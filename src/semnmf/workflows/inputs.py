@@ -166,8 +166,9 @@ def read_corpus(settings, timings, started):
             verbose)
         corpus = load_dataset(source, text_column=settings.text_column,
                               label_column=settings.label_column,
-                              id_column=getattr(settings, "id_column", None),
-                              encoding=settings.encoding,
+                              id_column=settings.id_column,
+                              encoding=settings.encoding, delimiter=settings.delimiter,
+                              on_bad_lines=settings.on_bad_lines,
                               **kwargs)
     timings["load"] = time.perf_counter() - started
     log(f"{corpus}", verbose)
@@ -233,12 +234,16 @@ def context_record(settings, word_context):
 
 def data_notes(record, corpus):
     """Add to run.json's ``data`` entry what the loading decided: documents without a label
-    (left out of the scores) and the min_df used (and whether it was chosen automatically)."""
+    (left out of the scores), the min_df used (and whether it was chosen automatically),
+    and the lines of the table's bad rows that were skipped (``on_bad_lines="skip"``)."""
     if record.get("data") is not None:
         record["data"].update({"n_unlabelled": corpus.n_unlabelled if corpus.labels is not None
                                else corpus.n_documents,
                                "min_df": corpus.min_df,
                                "min_df_automatic": bool(corpus.min_df_automatic)})
+        skipped = getattr(corpus, "skipped_lines", None)
+        if skipped:
+            record["data"]["skipped_lines"] = list(skipped)
     return record
 
 

@@ -80,6 +80,8 @@ class ClusterSettings:
     label_column: str | None = None
     id_column: str | None = None
     encoding: str = "utf-8"
+    delimiter: str | None = None
+    on_bad_lines: str = "error"
     stop_words: object = None
     stop_words_file: str | None = None
     token_pattern: str | None = None
