@@ -252,10 +252,7 @@ def top_terms(components, vocabulary, n_terms=10):
         raise ValueError(f"components is empty (shape {components.shape}).")
     if not np.issubdtype(components.dtype, np.number) or np.iscomplexobj(components):
         raise ValueError(f"components must hold real numbers, got dtype {components.dtype}.")
-    if isinstance(n_terms, bool) or not isinstance(n_terms, numbers.Integral):
-        raise ValueError(f"n_terms must be a positive integer, got {n_terms!r}.")
-    if n_terms < 1:
-        raise ValueError(f"n_terms must be at least 1, got {n_terms}.")
+    _check_n_terms(n_terms, 1)
     n_features = components.shape[1]
 
     if vocabulary is None:
@@ -333,17 +330,14 @@ def topic_coherence(components, X, n_terms=20, mu=1.0, average=True):
         raise ValueError("components must be a non-empty 2-D array (n_topics, n_terms).")
     if X is None:
         raise ValueError("X is None: pass the documents (n_documents, n_terms) to count co-occurrences in.")
-    B = sp.csc_matrix(X, dtype=np.float64, copy=True)  # its values are overwritten below
+    B = _occurrences(X)
     if B.shape[1] != components.shape[1]:
         raise ValueError(
             f"X has {B.shape[1]} terms (columns) but components has {components.shape[1]}; "
             "both must use the same vocabulary.")
-    if isinstance(n_terms, bool) or not isinstance(n_terms, numbers.Integral) or n_terms < 2:
-        raise ValueError(f"n_terms must be an integer >= 2, got {n_terms!r}.")
+    _check_n_terms(n_terms, 2)
     if not (isinstance(mu, numbers.Real) and np.isfinite(mu) and mu > 0):
         raise ValueError(f"mu must be a positive number, got {mu!r}.")
-    B.data = (B.data != 0).astype(np.float64)
-    B.eliminate_zeros()
     df = np.asarray(B.sum(axis=0)).ravel()
     scores = np.empty(components.shape[0])
     for t, row in enumerate(components):
@@ -391,6 +385,14 @@ def _is_pair(word):
 
 def _word(word):
     return word[0] if _is_pair(word) else word
+
+
+def _occurrences(X):
+    """X's non-zero pattern as a CSC matrix of float 1s (documents x terms)."""
+    B = sp.csc_matrix(X, dtype=np.float64, copy=True)
+    B.data = (B.data != 0).astype(np.float64)
+    B.eliminate_zeros()
+    return B
 
 
 def _check_n_terms(n_terms, minimum):
@@ -446,11 +448,9 @@ def npmi_coherence(topics, X, n_terms=10, *, vocabulary=None, average=True):
     if hasattr(X, "counts") and callable(X.counts) and hasattr(X, "vocabulary"):
         reference_terms = [str(t) for t in X.vocabulary]
         X = X.counts()
-    B = sp.csc_matrix(X, dtype=np.float64, copy=True)
+    B = _occurrences(X)
     if B.shape[0] == 0:
         raise ValueError("X has no documents.")
-    B.data = (B.data != 0).astype(np.float64)
-    B.eliminate_zeros()
     lists = _top_word_lists(topics, n_terms)
     n_columns = B.shape[1]
     if (reference_terms is None or vocabulary is None) and hasattr(topics, "shape") \
