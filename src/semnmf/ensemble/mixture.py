@@ -270,12 +270,9 @@ def _init_start(data, K, rng):
     by the resulting sum of squared distances to the closest seed, of ``2 + log K``
     candidates drawn with probability proportional to the squared distance to the
     closest seed. Documents then go to their closest seed. Distances are computed once
-    per distinct row; the draws are over the documents, as they would be without rows
+    per distinct row, the agreements read off the one-hot matrix's columns
+    (``data.XT``); the draws are over the documents, as they would be without rows
     shared.
-
-    A distance is the partitions both rows label, less those where they agree: the rows
-    that share a label are read off the one-hot matrix's columns (``data.XT``), so one
-    distance costs the size of the document's clusters, not ``u x r`` comparisons.
     """
     rows, n, inverse, counts = data.rows, data.n, data.inverse, data.counts
     labelled = rows >= 0

@@ -380,20 +380,13 @@ def _cosine_search(Xn, n_neighbors, device, n_jobs):
 def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
     """Exact cosine kNN of the L2-normalized rows of Xn among themselves, self excluded.
 
-    Brute force by row chunks: each chunk computes its similarities ``Xn[a:b] Xnᵀ``
-    (sparse x sparse, then dense (b − a) x n) and keeps each row's n_neighbors largest,
-    sorted. Dense rows (embeddings) are selected in one pass by the compiled kernel
-    (:func:`~._knn_kernels.top_similar`; ties by the lower index); sparse rows, and all
-    rows with ``SEMNMF_KERNELS=0``, by ``argpartition`` and a stable sort: on sparse
-    rows the selection is a small part of the cost, and the kernel, which breaks ties at
-    the k-th place otherwise, would change the graphs of GNMF, GTNMF and SymNMF for little
-    gain (``benchmarks/results/knn.md``). A sparse chunk's similarities are made dense
-    directly (scikit-learn's ``safe_sparse_dot(dense_output=True)``). Chunks run on
-    ``n_jobs`` threads (the products, the kernel and numpy's partition release the GIL).
-    Each chunk holds about three (b − a) x n arrays; chunks are sized so that all threads
-    together stay within scikit-learn's ``working_memory`` (default 1 GiB), never n x n.
-    It takes a fraction of the time of ``NearestNeighbors(metric="cosine")`` on dense and
-    on sparse rows (``benchmarks/results/knn.md``).
+    Brute force by row chunks: each chunk computes its dense similarities ``Xn[a:b] Xnᵀ``
+    and keeps each row's n_neighbors largest, sorted: dense rows by the compiled kernel
+    (:func:`~._knn_kernels.top_similar`; ties by the lower index), sparse rows (and all
+    rows with ``SEMNMF_KERNELS=0``) by ``argpartition`` and a stable sort, which keeps the
+    graphs of GNMF, GTNMF and SymNMF as they were (``benchmarks/results/knn.md``). Chunks
+    run on ``n_jobs`` threads and are sized so that all threads together stay within
+    scikit-learn's ``working_memory``, never n x n.
 
     Returns
     -------
@@ -446,13 +439,11 @@ def _cosine_kneighbors_torch(Xn, n_neighbors, device="cuda"):
     The rows go to the device once, in float32; each chunk of rows computes its
     similarities ``Xn[a:b] Xnᵀ`` there in one product, masks the diagonal and keeps its
     ``n_neighbors`` largest with ``torch.topk`` (sorted, most similar first); only those
-    come back. Chunks hold about two (b − a) x n float32 arrays, sized by scikit-learn's
-    ``working_memory`` as on the CPU (never n x n). The similarities are float32 (the
-    CPU search of float32 rows is float32 too: ``graphs.semantic.word_graph``), and a
-    tie between equal similarities may be broken otherwise than by the CPU's stable sort.
+    come back. Chunks are sized by scikit-learn's ``working_memory`` as on the CPU. A tie
+    between equal similarities may be broken otherwise than by the CPU's stable sort.
     ``device="cpu"`` runs the same code on PyTorch's CPU build (how the tests check it).
-    The products follow PyTorch's float32 precision setting: full float32 by default,
-    TF32 where the user turned it on (``torch.backends.cuda.matmul.allow_tf32``).
+    The products follow PyTorch's float32 precision setting (TF32 where the user turned
+    it on).
 
     Returns
     -------

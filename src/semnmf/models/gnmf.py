@@ -58,12 +58,9 @@ def effective_graph_lambda(lam, A, scale="relative"):
 
         F = ½‖X − ZWᵀ‖² + (lam/2) · ½ Σ_ij (a_ij / d̄) ‖ẑ_i − ẑ_j‖²
 
-    Both terms are then in the units of ‖X‖² (Ẑ is measured against unit-length topics,
-    so ‖Ẑ‖ ≈ ‖X‖), and ``lam`` means the same whatever the number of documents, the
-    number of neighbours and the scale of the weights (0/1, cosine, kernel, or a user's
-    graph multiplied by any constant). ``scale="absolute"`` uses ``lam`` as Cai et al.'s
-    λ directly (their default λ = 100 on a 0/1 5-NN graph is about lam = 700 here, for a
-    mean degree of about 7).
+    Both terms are then in the units of ‖X‖², and ``lam`` means the same whatever the
+    number of documents or neighbours and the scale of the weights. ``scale="absolute"``
+    uses ``lam`` as Cai et al.'s λ directly.
     """
     if scale == "absolute":
         return float(lam)

@@ -132,11 +132,8 @@ METHODS = {m.name: m for m in [
     Method("gnmf", "GNMF", f"{_M}.gnmf:GNMF", graph=True, cli=True,
            description="graph-regularized NMF"),
     Method("dcn", "DCN", f"{_M}.deep:DCN", shared_start=False, extra="deep"),
-    # A dense embedding M wants a smaller relative λ than sparse PPMI: λ = 1 had the best
-    # mean NMI over CSTR, CLASSIC4 and BBC among 0.1 / 1 / 10
-    # (benchmarks/results/design_notes.md); the paper recommends its λ = 0.1 for PGLOVE
-    # (§5.5, Figure 2). No λ suits every corpus: PGLOVE's rank-k structure is weakly topical
-    # (see TABLE2_NOTES in tables.py).
+    # A dense embedding M wants a smaller relative λ than sparse PPMI
+    # (benchmarks/results/design_notes.md; the paper: λ = 0.1 for PGLOVE, §5.5, Figure 2).
     Method("snmf-pglove", "SNMF (PGLOVE)", f"{_M}.semantic:SemanticNMF", {"lam": 1.0},
            association="pglove"),
     # The papers' Semantic-NMF (SN §3, SIGIR §3): PPMI, Frobenius, λ = 10.
@@ -144,12 +141,9 @@ METHODS = {m.name: m for m in [
            cli=True, description="Semantic-NMF, the papers' settings (Frobenius, lam 10)",
            variants=True),
     # The command line's default, chosen by leave-one-corpus-out over the shared corpora
-    # and their counts-only versions: benchmarks/results/defaults.md. Five screened starts
-    # (each the best of 2 spherical k-means restarts; one sweep each, the lowest objective
-    # continues) raise the mean margin over the best baseline at the cost of about one
-    # start and four sweeps (benchmarks/results/defaults_10seeds.md). It fits in float32:
-    # nearly the labels of float64, half the memory of X, M and the factors, as fast or
-    # faster (benchmarks/results/default_cost.md).
+    # (benchmarks/results/defaults.md): five screened starts, each the best of 2 spherical
+    # k-means restarts (benchmarks/results/defaults_10seeds.md), in float32
+    # (benchmarks/results/default_cost.md).
     Method("snmf-robust", "SNMF-robust (KL, λ = 1)", f"{_M}.semantic:SemanticNMF",
            {"loss": "kl", "lam": 1.0, "n_init": 5, "screen_iter": 1}, association="ppmi",
            cli=True,
@@ -157,11 +151,7 @@ METHODS = {m.name: m for m in [
                        "with raw text, else document SPPMI pruned to 50 contexts per word "
                        "(default)",
            counts_context={"association": "sppmi", "top_k": 50}, dtype="float32"),
-    # The default for corpora without raw text: the MMM consensus of NMF-KL (5 screened
-    # starts), NMF-KL and spherical k-means (semnmf.ensemble.portfolio), chosen by
-    # leave-one-corpus-out over the shared counts-only corpora
-    # (benchmarks/results/default_kinds25.md); made three times and the runs combined by
-    # the MMM (benchmarks/results/default_medoid.md).
+    # The default for corpora without raw text (semnmf.ensemble.portfolio).
     Method("kl-consensus", "KL consensus", f"{_M}.nmf:NMF", {"loss": "kl"}, cli=True,
            shared_start=False, takes_init=False, dtype="float32",
            description="MMM consensus of NMF-KL (5 screened starts), NMF-KL and spherical "

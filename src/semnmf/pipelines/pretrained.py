@@ -114,10 +114,8 @@ WORD_MODES = ("expand", "context")
 #: ``benchmarks/results/semantics.md``.
 DOCUMENT_GRAPH_LAM = 1.0
 #: The weight when the clusters have few documents each (n / k below
-#: :data:`FEW_DOCUMENTS_PER_CLUSTER`): each word topic is then estimated from few documents
-#: and the document vectors' graph should lead. The rule (threshold and both weights) was
-#: chosen by leave-one-corpus-out on the shared raw-text corpora against MiniLM + k-means:
-#: ``benchmarks/results/minilm.md``.
+#: :data:`FEW_DOCUMENTS_PER_CLUSTER`), so that the document vectors' graph leads
+#: (``benchmarks/results/minilm.md``).
 DOCUMENT_GRAPH_LAM_FEW = 128.0
 FEW_DOCUMENTS_PER_CLUSTER = 150
 
@@ -140,12 +138,8 @@ def document_graph_lam(n_documents, n_components):
 
 #: Below this many corpus tokens per cluster (the in-vocabulary word occurrences of the
 #: corpus over k) the run keeps the document vectors' k-means partition (its start) instead
-#: of the Semantic-GNMF fit's: each word topic would be estimated from a few hundred tokens,
-#: too few to move documents well. On the shared raw-text corpora no document-graph weight
-#: kept the fit above the start on the two corpora with the least text per cluster, while
-#: the next corpus gained from the fit; the threshold is the geometric midpoint of that gap,
-#: and leave-one-corpus-out kept the corpora below it on the start and every other on the
-#: fit (``benchmarks/results/minilm.md``).
+#: of the Semantic-GNMF fit's: too few tokens to estimate the word topics
+#: (``benchmarks/results/minilm.md``).
 FEW_TOKENS_PER_CLUSTER = 1750
 #: What the run's partition is: "fit" (Semantic-GNMF's), "documents" (k-means of the
 #: document vectors, its start), or "auto" (:func:`document_partition`).

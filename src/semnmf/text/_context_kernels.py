@@ -151,11 +151,8 @@ def document_cooccurrence_rows(counts, counts_t, start, stop):
     The numbers are bitwise those of scipy's ``Aᵀ A[:, start:stop]`` (see
     :func:`_document_rows_pass`), with the zero sums left out as scipy leaves them out.
     Gustavson's row-by-row product, as :func:`window_cooccurrence`: one pass counts each
-    row's partners, so the block is allocated once at its size, then a second fills it;
-    rows are shared among the pool's threads by their work (the lengths of their
-    documents). scipy's product made the same block in one thread, then needed a sort
-    (its CSC conversion) and a copy without the diagonal, and was slower
-    (``benchmarks/results/design_notes.md``).
+    row's partners, a second fills the block allocated at its size; rows are shared among
+    the pool's threads by their work (``benchmarks/results/design_notes.md``).
     """
     n_terms = counts.shape[1]
     stop = min(stop, n_terms)

@@ -5,15 +5,7 @@ The second step of the word-context matrix M of Semantic-NMF (:mod:`semnmf.text.
 :func:`association` turns counts C (:mod:`semnmf.text.cooccurrence`) into PMI (NSF eq.
 (2)-(3)), its positive part PPMI, or the shifted PPMI of the SIGIR paper
 (``m_jj' = max(PMI(w_j, w_j') - log N, 0)``); :func:`association_inplace` does it on counts
-the caller owns, without a second matrix.
-
-References
-----------
-.. [NSF] M. Febrissy, A. Salah, M. Ailem, M. Nadif, "Improving NMF clustering by leveraging
-   contextual relationships among words", Neurocomputing 495 (2022) 105-117
-   (``papers/semantic-nmf-neurocomputing-2022.txt``), eq. (2)-(3).
-.. [SIGIR] M. Ailem, A. Salah, M. Nadif, "Non-negative Matrix Factorization Meets Word
-   Embedding", SIGIR 2017 (``papers/senmf-sigir-2017.txt``), definition of the SPPMI matrix M.
+the caller owns, without a second matrix. References: :mod:`semnmf.text.context`.
 """
 
 import numbers

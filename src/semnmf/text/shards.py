@@ -529,15 +529,10 @@ class ShardedCorpus(LabelsMixin):
         """Word-context matrix M, as :meth:`Corpus.word_context`: co-occurrence counts per
         shard, summed (:class:`CooccurrenceAccumulator`), then association and pruning.
 
-        ``max_nnz`` and ``return_info``: the budget of non-zeros and the record of what was
-        pruned, with the semantics of :func:`semnmf.text.context.word_context` (the same M
-        as the in-memory corpus; the per-word bound of :func:`~semnmf.text.context.
-        estimate_nnz` is summed over the shards).
-
-        Memory: the shards' counts are added to one running sum per thread (per worker
-        thread with a client) as each shard is counted, so one sum and one shard's counts
-        are held per thread, not one matrix per shard; M is made from the sum in place, on
-        the worker that holds it, and only M comes back.
+        ``max_nnz`` and ``return_info`` as for :func:`semnmf.text.context.word_context`
+        (the same M as the in-memory corpus). One running sum and one shard's counts are
+        held per thread, and M is made from the sum in place where it is; only M comes
+        back.
         """
         if context not in CONTEXTS:
             raise ValueError(f"context must be one of {CONTEXTS}, got {context!r}.")

@@ -27,10 +27,8 @@ from ._marks import MARKS
 TOKEN_PATTERN = r"(?u)\b[^\W\d_][^\W\d_]+\b"
 # What the default pattern means in full: its letters may carry combining marks (the vowel
 # signs of Devanagari, Thai, ...: "नमस्ते", not "नमस"), which are not \w in Python's re.
-# Text without combining marks gives exactly TOKEN_PATTERN's tokens. The short form is the
-# one recorded (run.json, model.json) and documented.
-# (This fuller pattern is slower, so it reads only the texts that hold a mark:
-# benchmarks/results/design_notes.md.)
+# The short form is the one recorded and documented; this slower one reads only the texts
+# that hold a mark (benchmarks/results/design_notes.md).
 _DEFAULT_WORDS = (f"(?u)(?<![\\w{MARKS}])[^\\W\\d_](?:[^\\W\\d_]|[{MARKS}])+"
                   f"(?![\\w{MARKS}])")
 _MARK = re.compile(f"[{MARKS}]")

@@ -183,17 +183,12 @@ def mu_rows(a_indptr, a_indices, a_data, R, b_indptr, b_indices, b_data, S, c, p
     """Rows ``start:stop`` of the update ``F ← F ⊙ (A R + c B S) / (F G + ε)``.
 
     ``pair``: ``()`` when the B S term is absent (B, S, c are not read), ``(0,)`` when it
-    is there. A tuple, not a flag, so that numba compiles each case on its own: with a
-    run-time flag the row loop ran slower, with the same numbers
+    is there: a tuple, not a flag, so that numba compiles each case on its own
     (``benchmarks/results/design_notes.md``). Returns ``Σ_rows F ⊙ (A R)`` (after the
     update) in float64 and adds ``Fᵀ F`` of these rows to ``gram`` (k x k, float64).
-    ``shape``: see :func:`_vector_width`.
-
-    The rows go in chunks of ``_CHUNK``: the chunk's denominators F G first (from the
-    old F), then the row products and the update, then the chunk's share of Fᵀ F while
-    its rows are in cache. Blocked so, the two k x k products per row cost what one BLAS
-    call over all rows does; done row by row they cost more than the row products
-    themselves at k = 20 (``benchmarks/results/speed.md``).
+    ``shape``: see :func:`_vector_width`. The rows go in chunks of ``_CHUNK`` (the
+    chunk's F G from the old F, then the updates, then its share of Fᵀ F while its rows
+    are in cache; ``benchmarks/results/speed.md``).
     """
     k = len(shape) if len(shape) > 0 else F.shape[1]
     acc = np.empty(k, dtype=F.dtype)
@@ -364,14 +359,12 @@ def _mirrored(indptr, indices, data, tol, start, stop, cursor):
     diagonal has its mirror (j, i), with |a_ij − a_ji| ≤ tol, and the counts of entries
     above and below the diagonal, ``(ok, upper, lower)``.
 
-    Rows i are visited in increasing order, so the mirrors (j, i) that row j must hold
-    for them come in increasing column order too: a cursor per row j points at the next
-    one (the first time row j is reached, at its first column ≥ ``start``, by one binary
-    search), and each mirror is one look-up instead of a binary search (faster:
-    ``benchmarks/results/design_notes.md``). Entries below the diagonal are only counted:
-    the cursors map the upper entries one-to-one onto lower ones (blocks of rows own
-    disjoint column ranges of the mirrors), so equal counts over all blocks mean every lower
-    entry was reached. ``cursor``: one entry per row, all -1, of indptr's dtype."""
+    Rows i are visited in increasing order, so the mirrors (j, i) come in increasing
+    column order too: a cursor per row j (set by one binary search the first time row j
+    is reached) makes each mirror one look-up. Entries below the diagonal are only
+    counted: the cursors map upper entries one-to-one onto lower ones, so equal counts
+    over all blocks mean every lower entry was reached. ``cursor``: one entry per row,
+    all -1, of indptr's dtype."""
     upper = 0
     lower = 0
     for i in range(start, stop):
@@ -402,17 +395,11 @@ def _mirrored(indptr, indices, data, tol, start, stop, cursor):
 
 def is_symmetric(A, ulps=4):
     """Whether the sparse matrix A equals its transpose: the same pattern, and
-    |a_ij − a_ji| ≤ ``ulps`` · ε · max|A| (ε of A's dtype). A matrix computed
-    symmetrically but in a different order for (i, j) and (j, i) differs by rounding:
-    NG20's window PPMI differs from its transpose by at most 1.8e-15 with max|A| = 13.2,
-    while entries near 0 (log of a ratio near 1) differ by up to 1e-9 relative to
-    themselves. Errors bounded by ε max|A| per entry are those of summing the rows of the
-    products ``M R`` in another order, which the compiled sweep allows anyway.
-
-    One compiled pass with a cursor per row (:func:`_mirrored`, by row blocks on the
-    threads; a row count of cursors per block), no copy of A: forming Aᵀ to compare was
-    slower and made the peak memory of SemanticNMF(loss="kl")'s fit
-    (``benchmarks/results/kl.md``, ``benchmarks/results/design_notes.md``).
+    |a_ij − a_ji| ≤ ``ulps`` · ε · max|A| (ε of A's dtype): a matrix computed
+    symmetrically in another order for (i, j) and (j, i) differs by rounding, errors of
+    the size the compiled sweep allows anyway. One compiled pass with a cursor per row
+    (:func:`_mirrored`, by row blocks on the threads), no copy of A
+    (``benchmarks/results/design_notes.md``).
     """
     if not sp.issparse(A) or A.shape[0] != A.shape[1]:
         return False

@@ -139,15 +139,11 @@ def ratio_columns(indptr, indices, data, L, R, out, floor, shape):
     CSR (m x p), read by its rows: the transposed product of :func:`ratio_rows` without
     forming Aᵀ.
 
-    For each non-zero a_ij: s = L_i·R_j, r = a_ij / max(s, floor), out_j += r L_i. The
-    ratios are those of :func:`ratio_rows` on A (the same s, the same floor); only the
-    side that accumulates changes. One thread writes all of ``out`` (rows j are
-    scattered), which is what a block task of the Dask engine needs: W's numerator
-    (X_bᵀ ⊘ W Z_bᵀ) Z_b from a block of documents, with no transposed copy of the block
+    For each non-zero a_ij: s = L_i·R_j (as :func:`ratio_rows` computes it, so the
+    engines divide by the same numbers), out_j += a_ij / max(s, floor) · L_i. One thread
+    writes all of ``out``: W's numerator from a block of documents in a Dask block task
     (:mod:`semnmf.models._solvers.distributed_kl`). ``out`` is overwritten. ``shape``: see
-    :func:`~.fro_kernels._vector_width`; the dot products are :func:`ratio_row`'s
-    (:func:`~semnmf.models._solvers.simd.row_dot`), so the engines divide by the same
-    numbers.
+    :func:`~.fro_kernels._vector_width`.
     """
     m, k = L.shape
     out[:] = 0
@@ -261,15 +257,9 @@ class RatioKernel:
         indptr = self.indptr
 
         def block(b):
-            # the ratios kept, their logarithms by numpy's vectorized log: a log per
-            # non-zero in the compiled loop cost more than the rest of the pass.
-            # Rows in chunks of about _LOG_CHUNK non-zeros bound the buffer.
-            # The ratios and their logarithms are in the factors' dtype: the ratios are
-            # computed in it (the estimators pass data and factors of one dtype), and
-            # float32 X and M (the command line's default) then take float32 logarithms,
-            # faster than float64's, each within a few float32 ulps of the float64 one
-            # (benchmarks/results/kl.md); the sum is float64. The Dask engine's block tasks
-            # (ratio_rows) take float64 logarithms.
+            # the ratios kept, their logarithms by numpy's vectorized log (cheaper than a
+            # log per non-zero in the compiled loop), rows in chunks of about _LOG_CHUNK
+            # non-zeros; in the factors' dtype (benchmarks/results/kl.md), summed in float64.
             start, stop = blocks[b]
             ratios = np.empty(min(_LOG_CHUNK, int(indptr[stop] - indptr[start])),
                               dtype=L.dtype)

@@ -57,13 +57,9 @@ def run(problem, *, max_iter, tol, verbose=0, description="fit", history=None):
     """Iterate ``problem.step()`` until the relative objective change falls under ``tol``.
 
     ``problem.step()`` performs one full sweep of the multiplicative updates in place and
-    returns the objective at the new iterate (every update shares its products with the
-    objective, so the objective comes for free: see the problems' docstrings).
-
-    Stopping rule: from iteration ``MIN_ITER`` = 10 on, stop at the first iteration whose
-    relative change ``|F(t − 1) − F(t)| / |F(t − 1)|`` is below ``tol`` (the absolute
-    value: an update that raised F by less than ``tol`` relative, which the monotone
-    updates only do by rounding, also stops the loop).
+    returns the objective at the new iterate. From iteration ``MIN_ITER`` = 10 on, the
+    loop stops at the first iteration whose relative change
+    ``|F(t − 1) − F(t)| / |F(t − 1)|`` is below ``tol`` (a rise counts by its size).
 
     ``history``: the objectives of a run that the problem has already begun (the start's
     objective, then one per sweep made), to continue it (:func:`best_of_runs` with ``screen_iter``): the count, ``max_iter``
