@@ -14,7 +14,7 @@ from semnmf import NMF, SemanticNMF, SeNMF, GNMF, non_negative_factorization, se
 from semnmf.models.context_term import effective_lambda, prepare_context, relative_weight
 from semnmf.models.local import LocalBackend, fit_local
 from semnmf.models.nmf import fit_record
-from semnmf.models.pipeline import FitOptions, FitResult, Problem
+from semnmf.models.pipeline import FitOptions, FitProblem, FitResult, Problem
 
 
 @pytest.fixture(scope="module")
@@ -144,3 +144,48 @@ def test_the_twins_refuse_update_w_without_w(X):
         non_negative_factorization(X, 3, W=np.ones((X.shape[1], 3)))
     with pytest.raises(ValueError, match=r"W has shape"):
         non_negative_factorization(X, 3, W=np.ones((2, 3)), update_W=False)
+
+
+def test_each_engine_refuses_what_its_row_of_the_table_does_not_run(X):
+    """engine.SUPPORT is the one statement of what runs where: the estimators' and the
+    engines' refusals are its lines."""
+    from semnmf import BlockedMatrix
+    from semnmf.models.engine import SUPPORT, unsupported
+    from semnmf.models.nmf import prepare_fit
+
+    assert set(SUPPORT) == {"local", "blocked", "torch", "online"}
+    assert all(unsupported("local", loss=loss, orthogonal=loss == "frobenius",
+                           context_core=True) is None for loss in ("frobenius", "kl"))
+    blocks = BlockedMatrix.from_csr(X, n_blocks=2)
+    with pytest.raises(ValueError, match=r"^orthogonal=True runs on the local engine only "
+                                         r"\(device='cpu', X as one matrix\), not the "
+                                         r"blocked engine\.$"):
+        NMF(3, orthogonal=True).fit(blocks)
+    # the online engine: partial_fit exists where its row says it runs
+    assert hasattr(SemanticNMF(3), "partial_fit")
+    assert not hasattr(NMF(3, loss="kl"), "partial_fit")
+    assert not hasattr(SemanticNMF(3, orthogonal=True), "partial_fit")
+    pytest.importorskip("torch")
+    from semnmf.models.torch_engine import fit_torch
+
+    problem, options = prepare_fit(SeNMF(3, random_state=0), X)
+    with pytest.raises(ValueError, match="SeNMF's M ≈ W S Wᵀ runs on the local engine only, "
+                                         "not the torch engine"):
+        fit_torch(problem, options, device="cpu")
+
+
+def test_the_online_engine_is_an_engine(X):
+    """partial_fit's engine takes a FitProblem and FitOptions like the others, and its
+    result fills the estimator as theirs do."""
+    from semnmf.models.online import OnlineEngine
+
+    model = NMF(3, random_state=0).partial_fit(X)
+    state = model._online_state
+    before = state.W.copy()
+    engine = OnlineEngine(state)
+    result = engine(FitProblem(X=X, n_components=3, make_problem=None),
+                    FitOptions(max_iter=4))
+    assert isinstance(result, FitResult) and result.engine == "online"
+    assert result.n_iter == 4 and result.history is None and state.n_batches == 2
+    assert not np.array_equal(before, state.W) and result.W is state.W
+    np.testing.assert_array_equal(result.labels, result.Z.argmax(axis=1))

@@ -14,13 +14,68 @@ The sequence::
 
 The backends: the local engine's (:mod:`semnmf.models.local`), the blocked engine's
 (:mod:`semnmf.models.blocked`) and the torch engine's (:mod:`semnmf.models.torch_engine`).
+The online engine (:class:`semnmf.models.online.OnlineEngine`) steps one state per
+mini-batch instead. What each engine runs is declared once, in :data:`SUPPORT`; the
+estimators and the engines check a problem against it (:func:`check_support`).
 """
+
+from dataclasses import dataclass
 
 from sklearn.utils import check_random_state
 
 from ._solvers import mu
 from .init import factors_from_skmeans, initialize, skmeans_start, start_restarts
 from .pipeline import FitResult, final_errors
+
+
+@dataclass(frozen=True)
+class Support:
+    """What one engine runs: its losses, the orthogonal variant, X as row blocks or as one
+    matrix, SeNMF's M ≈ W S Wᵀ (a word-context term without a factor of its own); ``how``
+    says how a fit gets that engine."""
+
+    how: str
+    losses: tuple = ("frobenius", "kl")
+    orthogonal: bool = False
+    blocks: bool = False
+    one_matrix: bool = True
+    context_core: bool = False
+
+
+#: Every engine of the fit pipeline and what it runs.
+SUPPORT = {
+    "local": Support("device='cpu', X as one matrix", orthogonal=True, context_core=True),
+    "blocked": Support("X as row blocks (a BlockedMatrix or Dask arrays), threads or Dask "
+                       "workers", blocks=True, one_matrix=False),
+    "torch": Support("device='cuda' (or 'auto' where a GPU is seen), X as one matrix"),
+    "online": Support("partial_fit, one mini-batch at a time", losses=("frobenius",)),
+}
+
+
+def unsupported(engine, *, loss="frobenius", orthogonal=False, blocks=False,
+                context_core=False):
+    """Why ``engine`` (a key of :data:`SUPPORT`) cannot run such a fit, in one line, or
+    None when it can."""
+    can, name = SUPPORT[engine], f"the {engine} engine"
+    if loss not in can.losses:
+        return f"{name} runs loss={' or '.join(map(repr, can.losses))}, not {loss!r}"
+    if orthogonal and not can.orthogonal:
+        return (f"orthogonal=True runs on the local engine only ({SUPPORT['local'].how}), "
+                f"not {name}")
+    if blocks and not can.blocks:
+        return f"{name} takes X as one matrix; row blocks run on the blocked engine"
+    if not blocks and not can.one_matrix:
+        return f"{name} takes X as row blocks; one matrix runs on the local engine"
+    if context_core and not can.context_core:
+        return f"SeNMF's M ≈ W S Wᵀ runs on the local engine only, not {name}"
+    return None
+
+
+def check_support(engine, **fit):
+    """Raise the one-line ValueError of :func:`unsupported`, if any."""
+    why = unsupported(engine, **fit)
+    if why:
+        raise ValueError(why + ".")
 
 
 class Backend:

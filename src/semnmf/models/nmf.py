@@ -55,9 +55,12 @@ ONLINE_ATTRIBUTES = ("_online_state", "n_batches_", "n_documents_seen_")
 
 
 def _online(estimator):
-    """Whether ``partial_fit`` applies: NMF / SemanticNMF, Frobenius loss, plain updates."""
-    return (estimator._supports_blocks and estimator._loss() == "frobenius"
-            and not estimator._orthogonal())
+    """Whether ``partial_fit`` applies: NMF / SemanticNMF on what the online engine runs
+    (:data:`~semnmf.models.engine.SUPPORT`: the Frobenius loss, the plain updates)."""
+    from .engine import unsupported
+
+    return estimator._supports_blocks and unsupported(
+        "online", loss=estimator._loss(), orthogonal=estimator._orthogonal()) is None
 
 
 class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
@@ -139,11 +142,11 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
             raise ValueError("orthogonal=True is derived for the Frobenius loss only; use "
                              "loss='frobenius' or orthogonal=False.")
         if self._device() != "cpu":
+            from .engine import check_support
             from .torch_engine import check_device
 
-            if self._orthogonal() and self._device() != "auto":
-                raise ValueError(f"device={self._device()!r} runs the plain updates "
-                                 "(Frobenius or KL); orthogonal=True runs on device='cpu'.")
+            if self._device() != "auto":  # "auto" falls back to the local engine
+                check_support("torch", loss=self._loss(), orthogonal=self._orthogonal())
             check_device(self._device())  # a GPU asked for and missing: before any work
 
     def _make_problem(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None):
@@ -175,13 +178,12 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
                                 "(Dask arrays) are for NMF and SemanticNMF.")
             self._validate_params()
             X = BlockedMatrix.from_input(X)
-            if self._orthogonal():
-                raise ValueError("the blocked (Dask) engine runs the plain updates (Frobenius "
-                                 "or KL); orthogonal=True runs on the local engine only: pass "
-                                 "X as one matrix.")
+            from .engine import check_support
+
+            check_support("blocked", loss=self._loss(), orthogonal=self._orthogonal(),
+                          blocks=True)
             if self._device() not in ("cpu", "auto"):
-                raise ValueError(f"device={self._device()!r} takes X as one matrix; row "
-                                 "blocks (Dask arrays) run on the CPU: device='cpu'.")
+                check_support("torch", blocks=True)
             self.n_features_in_ = X.shape[1]
         else:
             self._validate_params()
@@ -231,9 +233,11 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         device = self._device()
         if device == "cpu":
             return None
+        from .engine import unsupported
         from .torch_engine import select_device
 
-        chosen = None if device == "auto" and self._orthogonal() else select_device(device)
+        off = unsupported("torch", loss=self._loss(), orthogonal=self._orthogonal())
+        chosen = None if device == "auto" and off else select_device(device)
         if device == "auto":
             from .._utils.progress import log
             log(f"{type(self).__name__}: device='auto' chose "
@@ -302,7 +306,7 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         and removes ``objective_``, ``objective_history_``, ``reconstruction_err_`` and
         ``context_err_``, which only ``fit`` computes.
         """
-        from .online import online_step
+        from .online import OnlineEngine
 
         if not 0 < forget_factor <= 1:
             raise ValueError(f"forget_factor must be in (0, 1], got {forget_factor!r}.")
@@ -315,8 +319,11 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
             if M is not None and "M" in self._fit_inputs:
                 raise ValueError("M is given to the first partial_fit call only (it is kept).")
             X = validate_estimator_input(self, X, reset=False)
-        lam, lam_scale = self._context_weight()
-        result = online_step(state, X, lam=lam, lam_scale=lam_scale, forget_factor=forget_factor, max_inner_iter=max_inner_iter)
+        engine = OnlineEngine(state, *self._context_weight(), forget_factor=forget_factor)
+        problem = FitProblem(X=X, n_components=self.n_components, make_problem=None,
+                             M=state.M)
+        result = engine(problem, FitOptions(max_iter=int(max_inner_iter),
+                                            name=type(self).__name__))
         self._online_state = state
         for name in STALE_AFTER_PARTIAL_FIT:  # values of an earlier fit, not of W now
             self.__dict__.pop(name, None)
@@ -335,9 +342,6 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         resume = (getattr(self, "components_", None) is not None
                   and self.components_.shape[0] == k)
         self._validate_params()
-        if self._loss() != "frobenius" or self._orthogonal():
-            raise ValueError("partial_fit runs the Frobenius updates; loss='kl' and "
-                             "orthogonal=True are fitted with fit only.")
         X = validate_estimator_input(self, X, reset=not resume)
         strategy, _, W0 = resolve_start(self, X.shape, dtype=X.dtype)
         if resume:

@@ -114,32 +114,45 @@ class OnlineState:
         return state
 
 
-def online_step(state, X, *, lam=0.0, lam_scale="relative", forget_factor=1.0,
-                max_inner_iter=10):
-    """One mini-batch X (validated) of the online engine: the batch's Z, the statistics,
-    then ``max_inner_iter`` steps of (7b') and (7c) on them (module docstring). Updates
-    ``state`` in place; returns a :class:`~semnmf.models.pipeline.FitResult` with the
-    batch's labels (from its Z under the updated W), no objective."""
-    n_steps = int(max_inner_iter)
-    W = state.W
-    rho = float(forget_factor)
-    Z = solve_documents(X, W, n_steps)
-    state.A = rho * state.A + np.asarray(X.T @ Z)
-    state.B = rho * state.B + Z.T @ Z
-    state.S = rho * state.S + squared_norm(X)
-    A, B = state.A, state.B
-    semantic = state.M is not None
-    lam_t = relative_weight(lam, state.S, state.sqM, lam_scale) if semantic else 0.0
-    for _ in range(n_steps):
-        if semantic:
-            Q, M = state.Q, state.M
-            numerator = A + lam_t * np.asarray(M @ Q)
-            W *= numerator / (W @ (B + lam_t * (Q.T @ Q)) + EPSILON)             # (7b')
-            Q *= np.asarray(state.Mt @ W) / (Q @ (W.T @ W) + EPSILON)          # (7c)
-        else:
-            W *= A / (W @ B + EPSILON)                                           # (7b')
-    state.n_batches += 1
-    state.n_documents += X.shape[0]
-    Z = solve_documents(X, W, n_steps, Z)
-    return FitResult(W=W, Q=state.Q, labels=labels_from_memberships(Z, empty_rows(X)),
-                     n_iter=n_steps, effective_lambda=lam_t, engine="online", Z=Z)
+class OnlineEngine:
+    """The online engine behind :class:`~semnmf.models.pipeline.Engine`'s interface.
+
+    It holds an :class:`OnlineState` (kept by the estimator between ``partial_fit`` calls);
+    each call runs one mini-batch, the :class:`~semnmf.models.pipeline.FitProblem`'s X
+    (validated; the word-context matrix is the state's), with ``options.max_iter`` inner
+    steps: the batch's Z by (7a), the statistics, then (7b') and (7c) on them (module
+    docstring). ``lam`` and ``lam_scale`` are the estimator's word-context weight: λ_t is
+    made from them and S_t at each batch. Updates the state in place; returns a
+    :class:`~semnmf.models.pipeline.FitResult` with the batch's labels (from its Z under
+    the updated W) and no objective."""
+
+    name = "online"
+
+    def __init__(self, state, lam=0.0, lam_scale="relative", forget_factor=1.0):
+        self.state, self.lam, self.lam_scale = state, lam, lam_scale
+        self.forget_factor = float(forget_factor)
+
+    def __call__(self, problem, options):
+        state, X, n_steps = self.state, problem.X, int(options.max_iter)
+        W, rho = state.W, self.forget_factor
+        Z = solve_documents(X, W, n_steps)
+        state.A = rho * state.A + np.asarray(X.T @ Z)
+        state.B = rho * state.B + Z.T @ Z
+        state.S = rho * state.S + squared_norm(X)
+        A, B = state.A, state.B
+        semantic = state.M is not None
+        lam_t = (relative_weight(self.lam, state.S, state.sqM, self.lam_scale) if semantic
+                 else 0.0)
+        for _ in range(n_steps):
+            if semantic:
+                Q, M = state.Q, state.M
+                numerator = A + lam_t * np.asarray(M @ Q)
+                W *= numerator / (W @ (B + lam_t * (Q.T @ Q)) + EPSILON)           # (7b')
+                Q *= np.asarray(state.Mt @ W) / (Q @ (W.T @ W) + EPSILON)        # (7c)
+            else:
+                W *= A / (W @ B + EPSILON)                                         # (7b')
+        state.n_batches += 1
+        state.n_documents += X.shape[0]
+        Z = solve_documents(X, W, n_steps, Z)
+        return FitResult(W=W, Q=state.Q, labels=labels_from_memberships(Z, empty_rows(X)),
+                         n_iter=n_steps, effective_lambda=lam_t, engine=self.name, Z=Z)

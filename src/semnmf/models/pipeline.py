@@ -8,13 +8,15 @@ A fit is::
       → an engine runs it: Engine(problem, options) → FitResult
       → the estimator sets its fitted attributes from the FitResult
 
-The engines are interchangeable functions behind :class:`Engine`:
-:func:`semnmf.models.local.fit_local` (one matrix, compiled kernels) and
+The engines are interchangeable callables behind :class:`Engine`:
+:func:`semnmf.models.local.fit_local` (one matrix, compiled kernels),
 :func:`semnmf.models.blocked.fit_blocked` (row blocks, run by threads in this process or
-by Dask workers: the executor of the :class:`~semnmf._utils.blocks.BlockedMatrix`). The
-online engine (:mod:`semnmf.models.online`, ``partial_fit``) steps a state per mini-batch
-and returns the same :class:`FitResult`. No engine writes into an estimator or knows which
-estimator called it; the λ/M rules live in :mod:`semnmf.models.context_term`.
+by Dask workers: the executor of the :class:`~semnmf._utils.blocks.BlockedMatrix`),
+:func:`semnmf.models.torch_engine.fit_torch` (a torch device) and
+:class:`semnmf.models.online.OnlineEngine` (``partial_fit``: one mini-batch on a kept
+state). What each runs is one table, :data:`semnmf.models.engine.SUPPORT`. No engine
+writes into an estimator or knows which estimator called it; the λ/M rules live in
+:mod:`semnmf.models.context_term`.
 
 The solver layer's interface is :class:`Problem`: one run of the multiplicative updates,
 held in place (``Z``, ``W``, optionally ``Q``), with ``objective()``, ``step()`` and

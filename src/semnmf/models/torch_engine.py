@@ -31,7 +31,7 @@ from .._utils.blocks import is_blocked
 from .._utils.validation import empty_rows
 from ._solvers.sparse import transpose_csr
 from ._solvers.torch_problems import DeviceOperators, TorchFrobenius, TorchKL
-from .engine import Backend, HostStart, run_engine
+from .engine import Backend, HostStart, check_support, run_engine
 from .init import initialize_context_factor
 from .pipeline import labels_from_memberships, normalize_columns
 
@@ -81,15 +81,8 @@ def operators(problem, torch, device, dtype, *, index_dtype=None, ratios="auto",
 
 
 def _check_problem(problem):
-    if is_blocked(problem.X):
-        raise TypeError("the torch engine takes X as one matrix (row blocks: the blocked "
-                        "engine).")
-    if problem.loss not in ("frobenius", "kl"):
-        raise ValueError(f"the torch engine runs the Frobenius and KL losses, not "
-                         f"{problem.loss!r}.")
-    if problem.M is not None and not problem.context_factor:
-        raise ValueError("the torch engine factorizes M as W Qᵀ (NMF, SemanticNMF); "
-                         "SeNMF's M ≈ W S Wᵀ runs on the local engine.")
+    check_support("torch", loss=problem.loss, blocks=is_blocked(problem.X),
+                  context_core=problem.M is not None and not problem.context_factor)
 
 
 class TorchBackend(Backend):
