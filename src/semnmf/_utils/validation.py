@@ -13,8 +13,7 @@ import scipy.sparse as sp
 FLOAT_DTYPES = (np.float64, np.float32)
 
 
-def check_matrix(X, name="X", *, nonnegative=True, allow_empty_rows=True, dtype=None,
-                 sparse_format="csr"):
+def check_matrix(X, name="X", *, nonnegative=True, dtype=None, sparse_format="csr"):
     """Validate a data matrix and return it as CSR (sparse input) or C-ordered ndarray.
 
     Parameters

@@ -345,23 +345,6 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         labels, _ = _assign(Xn, zero, self.cluster_centers_)
         return labels
 
-    def fit_predict(self, X, y=None):
-        """Fit the model and return the cluster of each training document.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative document-term matrix.
-        y : Ignored
-            Not used, present for API consistency.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            Same as ``labels_``.
-        """
-        return self.fit(X).labels_
-
     def score(self, X, y=None):
         """Objective on X: sum of the cosine similarities to the closest centroid.
 

@@ -359,17 +359,19 @@ default="english"
         max_nnz, return_info : budget of non-zeros and the record of what was pruned (see
             :func:`semnmf.text.context.word_context`).
         """
-        if context not in CONTEXTS:
-            raise ValueError(f"context must be one of {CONTEXTS}, got {context!r}.")
-        if context == "document":
-            return word_context(counts=self._counts, context="document", association=association,
-                                shift=shift, min_count=min_count, top_k=top_k,
-                                threshold=threshold, dtype=dtype, max_nnz=max_nnz,
-                                return_info=return_info)
-        return word_context(sequences=self.sequences(), context=context, window=window,
+        return word_context(**self._context_source(context, window), context=context,
                             association=association, shift=shift, min_count=min_count,
                             top_k=top_k, threshold=threshold, dtype=dtype, max_nnz=max_nnz,
                             return_info=return_info)
+
+    def _context_source(self, context, window):
+        """What the co-occurrences of ``context`` are counted from: the counts (document
+        context) or the token stream and its window."""
+        if context not in CONTEXTS:
+            raise ValueError(f"context must be one of {CONTEXTS}, got {context!r}.")
+        if context == "document":
+            return {"counts": self._counts}
+        return {"sequences": self.sequences(), "window": window}
 
     # -- output ------------------------------------------------------------------------
     def to_folder(self, path):
@@ -461,13 +463,7 @@ default="english"
         from .context import cooccurrence
         from .glove import glove_context
 
-        if context not in CONTEXTS:
-            raise ValueError(f"context must be one of {CONTEXTS}, got {context!r}.")
-        if context == "document":
-            C = cooccurrence(counts=self._counts, context="document", dtype=dtype)
-        else:
-            C = cooccurrence(sequences=self.sequences(), context=context, window=window,
-                             dtype=dtype)
+        C = cooccurrence(**self._context_source(context, window), context=context, dtype=dtype)
         return glove_context(C, n_components, x_max=x_max, alpha=alpha,
                              learning_rate=learning_rate, max_iter=max_iter, vectors=vectors,
                              n_jobs=n_jobs, random_state=random_state, dtype=dtype,

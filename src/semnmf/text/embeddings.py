@@ -246,10 +246,7 @@ def _as_lookup(vectors):
             raise ValueError(
                 f"dimension mismatch: {len(words)} words but the matrix has "
                 f"{matrix.shape[0]} rows; give one row per word.")
-        index = {}
-        for i, word in enumerate(words):
-            index.setdefault(word, i)
-        return index.get, matrix
+        return WordVectors(words, matrix).key_to_index.get, matrix
     raise ValueError(
         "vectors must be a dict word -> vector, a gensim KeyedVectors (or WordVectors), a "
         "(words, matrix) pair, or the path of a word2vec/GloVe text file; got "
@@ -273,12 +270,7 @@ def _candidates(term, surface_forms, lowercase):
     forms.append(term)
     if lowercase:
         forms.extend([f.lower() for f in forms])
-    seen, unique = set(), []
-    for form in forms:
-        if form not in seen:
-            seen.add(form)
-            unique.append(form)
-    return unique
+    return list(dict.fromkeys(forms))
 
 
 def align_vectors(vocabulary, vectors, *, surface_forms=None, lowercase=True,
