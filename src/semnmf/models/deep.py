@@ -64,10 +64,9 @@ def _torch_session(torch, seed, n_threads=None):
     private copy of torch's global CPU generator seeded with ``seed`` (``fork_rng``);
     the caller's thread count and RNG state are restored on exit.
 
-    ``torch.use_deterministic_algorithms`` is not switched on: its first call imports
-    torch's compiler stack (about 6 s), and the CPU kernels used here (dense linear
-    layers, ReLU, elementwise losses, Adam/SGD) are deterministic for a fixed thread
-    count anyway, which ``test_deterministic_under_random_state`` checks bit for bit.
+    ``torch.use_deterministic_algorithms`` is not switched on (its first call takes
+    seconds): the CPU kernels used here are deterministic for a fixed thread count,
+    which ``test_deterministic_under_random_state`` checks bit for bit.
     """
     threads = torch.get_num_threads()
     if n_threads is None:
@@ -224,15 +223,12 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
     latent_dim : int, default=10
         Dimension of the code ``f(x)`` in which k-means runs.
     cluster_weight : float, default=1.0
-        Weight λ of the clustering (k-means) term of eq. (3) (``lam`` in 0.1; in
-        semnmf ``lam`` is the word-context weight). With ``lam_scale="relative"`` it is
-        scale-free: the clustering term is divided by its value at the k-means
-        initialization and the reconstruction term by its value after pretraining, so
-        ``cluster_weight=2`` makes both terms weigh the same at the start of the joint
-        training (then λ of eq. (3) is ``lam_ = cluster_weight · R₀ / K₀``, ``R₀`` the
-        mean reconstruction error after pretraining, ``K₀`` the mean squared distance of
-        the codes to their k-means centroid). With ``"absolute"``, ``cluster_weight`` is
-        eq. (3)'s λ as is.
+        Weight λ of the clustering (k-means) term of eq. (3) (``lam`` in 0.1). With
+        ``lam_scale="relative"`` it is scale-free: λ = ``lam_ = cluster_weight · R₀ / K₀``,
+        ``R₀`` the mean reconstruction error after pretraining and ``K₀`` the mean squared
+        distance of the codes to their k-means centroid, so ``cluster_weight=2`` makes both
+        terms weigh the same at the start of the joint training. With ``"absolute"``,
+        ``cluster_weight`` is eq. (3)'s λ as is.
     lam_scale : {"relative", "absolute"}, default="relative"
         How ``cluster_weight`` is read, see ``cluster_weight``.
     pretrain_epochs : int, default=50
@@ -248,12 +244,10 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         Step size of the network's optimizer, in both phases.
     solver : {"adam", "sgd"}, default="adam"
         Network optimizer. ``"sgd"`` is SGD with Nesterov momentum 0.9, as in DCN's
-        reference code; Adam is insensitive to the scale of the input (unit-length
-        TF-IDF rows have small entries, on which plain SGD needs a tuned, large step).
+        reference code; Adam is insensitive to the scale of the input.
     n_threads : int or None, default=None
         PyTorch intra-op threads during fit and inference; None uses at most 2 (fewer
-        if PyTorch is configured with fewer). On a machine whose cores are busy with
-        other work, 1 can be several times faster than 2 (threads wait on each other).
+        if PyTorch is configured with fewer).
     random_state : int, RandomState instance or None, default=None
         Seeds the network initialization, the shuffling and k-means. Pass an int for
         reproducible results (bit-for-bit on the same machine and PyTorch build).
@@ -594,23 +588,6 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         """
         Z = self.transform(X).astype(np.float64, copy=False)
         return np.argmin(_squared_distances(Z, self.cluster_centers_), axis=1).astype(np.intp)
-
-    def fit_predict(self, X, y=None):
-        """Fit the model and return ``labels_``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Document-term matrix.
-        y : Ignored
-            Not used, present for API consistency.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-            Cluster of each training document.
-        """
-        return self.fit(X).labels_
 
 
 def _objective(recon, Z, centers, lam):
