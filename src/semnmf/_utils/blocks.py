@@ -6,22 +6,18 @@ of an *executor*:
 
 - ``ex.map(func, blocks, *shared)`` applies ``func(block, *shared)`` to every block (and
   ``ex.map2(func, a, b, *shared)`` to pairs of blocks); the results stay where they were
-  computed (a list of objects here, a list of futures on workers for Dask);
+  computed;
 - ``ex.reduce(parts)`` sums them (elementwise for tuples): here from left to right, on
-  Dask as a tree of fan-in :data:`FAN_IN` (the small results travel, never the blocks);
-- ``ex.fold(func, blocks, *shared, then=None)`` is ``reduce(map(...))`` for large parts
-  (co-occurrence counts): each part is added to a running total as soon as it is made, so
-  one total and one part per thread are held, not one part per block; ``then(total)``
-  runs where the total is (on a worker for Dask) and only its result comes back;
-- ``ex.share(value)`` sends a broadcast value once (the word factors W each sweep);
-- ``ex.gather(parts)`` brings results back to the caller.
+  Dask as a tree of fan-in :data:`FAN_IN`;
+- ``ex.fold(func, blocks, *shared, then=None)`` is ``reduce(map(...))`` for large parts,
+  added to a running total as they are made; ``then(total)`` runs where the total is;
+- ``ex.share(value)`` sends a broadcast value once; ``ex.gather(parts)`` brings results
+  back to the caller.
 
-:class:`BlockedMatrix` is a matrix held as row blocks (scipy.sparse CSR), with its
-executor: what the estimators receive when they are given a Dask array of CSR chunks, a
-list of CSR blocks, or the blocks of a :class:`~semnmf.text.shards.ShardedCorpus`.
-
-Dask is an optional dependency (``pip install "semnmf[dask]"``); it is imported only
-when a Dask object is given or a cluster is asked for.
+:class:`BlockedMatrix` is a matrix held as row blocks (scipy.sparse CSR) with its
+executor: what the estimators receive when given a Dask array of CSR chunks, a list of
+CSR blocks, or the blocks of a :class:`~semnmf.text.shards.ShardedCorpus`. Dask
+(``pip install "semnmf[dask]"``) is imported only when a Dask object or cluster is used.
 """
 
 import numpy as np

@@ -84,13 +84,11 @@ def map_blocks(func, n_items, workers):
     """``[func(0), ..., func(n_items - 1)]``, run on ``workers`` threads of which the
     calling thread is one.
 
-    The threads take the next index from a shared counter until none is left (a thread
-    slowed down on a shared machine leaves its share to the others). The caller works
-    instead of waiting, which is faster than handing every index to the pool
-    (``benchmarks/results/design_notes.md``). Results are returned in index order, so sums
-    over them do not depend on which thread ran what. When ``func`` raises, no thread starts
-    a new index, every thread has stopped before this returns, and the first exception
-    raised is re-raised.
+    The threads take the next index from a shared counter until none is left; the caller
+    works instead of waiting (``benchmarks/results/design_notes.md``). Results are in
+    index order, so sums over them do not depend on which thread ran what. When ``func``
+    raises, no thread starts a new index, every thread has stopped before this returns,
+    and the first exception raised is re-raised.
     """
     if workers <= 1 or n_items <= 1:
         return [func(i) for i in range(n_items)]
@@ -124,13 +122,9 @@ def cache_aligned(array):
     """``array`` itself when it is C-contiguous and starts on a 64-byte boundary, else such
     a copy.
 
-    The compiled passes load row j of a dense factor R (p, k) for every non-zero a_ij, as
-    whole vectors. numpy only promises 16-byte alignment, so with rows of 32 or 64 bytes
-    (k = 4 or 8 in float64, 8 or 16 in float32) half or all of those loads may straddle two
-    cache lines, which made the passes measurably slower, and numpy placed the same factors
-    at 0, 16, 32 or 48 bytes from run to run (``benchmarks/results/speed.md``).
-    Copied once per fit (the factors are updated in place afterwards), this costs one pass
-    over the factor.
+    The compiled passes load rows of the dense factors as whole vectors; numpy only
+    promises 16-byte alignment, so loads may straddle two cache lines, slower and varying
+    from run to run (``benchmarks/results/speed.md``). Copied once per fit.
     """
     array = np.asarray(array)
     if array.flags.c_contiguous and array.ctypes.data % CACHE_LINE == 0:

@@ -106,11 +106,9 @@ class _Data:
 
     The likelihood (SN eq. 13) depends on a document only through its row of labels, so
     EM runs on the ``u`` distinct rows, each weighted by how many documents share it
-    (``counts``): the same sums as over the ``n`` documents, in ``u / n`` of the work (an
-    ensemble of r partitions of k clusters has at most ``k^r`` distinct rows, and its
-    agreeing runs far fewer). ``inverse`` maps each document to its row. The sums are
-    added in another order than over the documents one by one, so a document whose
-    posterior is an exact tie between two components may go to the other one.
+    (``counts``), in ``u / n`` of the work. ``inverse`` maps each document to its row.
+    (The sums are added in another order than document by document, so a document whose
+    posterior is an exact tie may go to the other component.)
     """
 
     def __init__(self, codes):
@@ -395,14 +393,11 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
         A run stops when its penalized log-likelihood grows by less than
         ``tol * n_documents`` in one iteration (``tol`` per document).
     smoothing : float, default=1.0
-        Pseudo-count ``s`` of a Dirichlet prior that keeps probabilities away from 0
-        (so no ``log(0)``): every (component, partition) pair gets ``s`` pseudo-documents
-        spread evenly over the partition's ``m_q`` clusters, i.e. the full model's M-step
-        is ``α_kq^(h) = (N_kq^(h) + s/m_q) / (N_kq + s)``, and the parsimonious models'
-        ``1 - ε = (N_kq^(mode) + s/m_q) / (N_kq + s)`` (pooled over the shared indices),
-        which is Rmixmod's estimator for ``s = 1``. EM then maximizes the log-likelihood
-        plus ``Σ_kqh (s/m_q) log α_kq^(h)`` (the log prior); ``0`` gives plain maximum
-        likelihood.
+        Pseudo-count ``s`` of a Dirichlet prior that keeps probabilities away from 0: every
+        (component, partition) pair gets ``s`` pseudo-documents spread evenly over the
+        partition's ``m_q`` clusters, ``α_kq^(h) = (N_kq^(h) + s/m_q) / (N_kq + s)``
+        (Rmixmod's estimator for ``s = 1``; pooled over the shared indices for the
+        parsimonious models); ``0`` gives plain maximum likelihood.
     criterion : {"bic", "icl"}, default="bic"
         Selection criterion, to minimize: ``"bic"``, ``-2 log L + ν log n`` (Schwarz;
         SN's choice), or ``"icl"``, the integrated completed likelihood of Biernacki,

@@ -1,17 +1,13 @@
 """A numba kernel of the cosine kNN search (:func:`semnmf.graphs.knn._cosine_kneighbors`):
 each row's most similar columns of a chunk of similarities, in one pass.
 
-The numpy path selects them with ``argpartition`` (a selection over the whole row) and sorts
-the selected by a stable ``argsort``. :func:`top_similar` reads each row once and keeps its
-``k`` largest values in a small sorted list: an entry below the list's smallest is rejected
-by one comparison, so the pass costs about a read of the chunk, and the search approaches
-the cost of its matrix product (``benchmarks/results/knn.md``). Ties keep the lower column
-first, also at the k-th place, where ``argpartition`` picks any of the tied columns; the
-values are the same numbers (``1 − s`` in float64 of the chunk's own similarity ``s``).
-The kernel releases the GIL, so the search's chunks run at once on the package's threads.
-It serves dense rows (embeddings) only: on sparse rows the product is nearly all the cost,
-and its tie rule would change the document graphs (and so the results) of GNMF, GTNMF and
-SymNMF for no gain. ``SEMNMF_KERNELS=0`` takes the numpy path; tests compare the two.
+:func:`top_similar` reads each row once and keeps its ``k`` largest values in a small
+sorted list (an entry below the list's smallest is rejected by one comparison), in place
+of numpy's ``argpartition`` and stable ``argsort`` (``benchmarks/results/knn.md``). Ties
+keep the lower column first, also at the k-th place, where ``argpartition`` picks any of
+the tied columns, so it serves dense rows (embeddings) only: on sparse rows it would change
+the document graphs of GNMF, GTNMF and SymNMF for no gain. The kernel releases the GIL.
+``SEMNMF_KERNELS=0`` takes the numpy path; tests compare the two.
 """
 
 import numba

@@ -5,14 +5,9 @@ This is the models-floor half of a saved model (:mod:`semnmf.pipelines.saved` ad
 vectorizer and writes the files). :data:`STATE` says, for every estimator that can be
 saved, which fitted arrays it needs to ``predict`` / ``transform`` new documents; the
 scalars of :data:`SCALARS` are kept when present. Per-document attributes (``labels_``,
-the training Z, a document graph) are not part of the state: graph terms do not apply to
-new documents, and a loaded model is for assigning new documents, not for refitting.
-
-A :class:`~semnmf.HierarchicalNMF` is saved as its tree: one row per node of
-``node_parent``, ``node_children`` (-1: none), ``node_depth``, ``node_score`` and
-``node_term_weights`` (n_nodes x n_terms), ``node_scale`` (optional), with ``leaves`` and ``splits``; the node's
-training documents are not stored (a loaded tree predicts; its ``partition`` of the
-training documents is not available).
+the training Z, a document graph) are not part of the state: a loaded model assigns new
+documents. A :class:`~semnmf.HierarchicalNMF` is saved as its tree, one row per node
+(``node_*`` arrays, ``leaves`` and ``splits``), without the nodes' training documents.
 """
 
 import numbers

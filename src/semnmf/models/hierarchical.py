@@ -1,17 +1,12 @@
 """Hierarchical document clustering by rank-2 NMF (HierNMF2; Kuang & Park, KDD 2013).
 
 A binary topic tree grown top-down (Algorithm 3): every new node is split tentatively by
-rank-2 NMF (:func:`~semnmf.models._solvers.rank2.rank2_nmf`), the split is scored by the modified
-NDCG of eq. (12)-(17) (:func:`node_score`), and the leaf with the highest score is split
-next, until ``n_leaves`` leaves exist or no leaf scores above ``score_threshold`` (σ).
-Small, low-scoring children are set apart as outliers (β, T). Nothing of size n x n is
-ever formed: each split costs O(nnz) of the node's documents per iteration.
-
-The flat labels (``labels_``) are by default each document's best leaf *topic*: the
-non-negative least-squares fit of the document against all leaves' term vectors at once
-(``assign_labels="topics"``), rather than the leaf the splits routed it to (the paper's
-partition, ``assign_labels="tree"``). The paper does not give a flat labelling beyond
-its snapshots; see :class:`HierarchicalNMF` for why (``benchmarks/results/tree_labels.md``).
+rank-2 NMF (:func:`~semnmf.models._solvers.rank2.rank2_nmf`), the split is scored by the
+modified NDCG of eq. (12)-(17) (:func:`node_score`), and the leaf with the highest score is
+split next, until ``n_leaves`` leaves exist or no leaf scores above ``score_threshold``
+(σ). Small, low-scoring children are set apart as outliers (β, T). Each split costs
+O(nnz) of the node's documents per iteration. The flat labels are by default each
+document's best leaf *topic* (``assign_labels``, see :class:`HierarchicalNMF`).
 """
 
 import json
@@ -257,12 +252,10 @@ class _Tree:
 class _TreeBuilder:
     """Grows one topic tree top-down (Algorithm 3) on the documents of X.
 
-    One builder lives for one fit and holds what the tree needs while it grows: X, the
-    word-context matrix M (``splitter="semantic"``), the random state every
-    factorization draws from in turn, the nodes made so far, and the tentative splits
-    waiting for their node to be chosen (``pending``, by node id). :meth:`grow` returns
-    the finished :class:`_Tree`; the estimator keeps none of this state. The settings are
-    the estimator's parameters of the same names (see :class:`HierarchicalNMF`).
+    One builder lives for one fit: X, M (``splitter="semantic"``), the random state, the
+    nodes made so far and the tentative splits waiting for their node (``pending``, by
+    node id); :meth:`grow` returns the finished :class:`_Tree`. The settings are the
+    estimator's parameters of the same names (see :class:`HierarchicalNMF`).
     """
 
     def __init__(self, X, M, rng, *, splitter, lam, max_iter, tol, stop, partition_tol,

@@ -2,17 +2,11 @@
 the papers' protocols (:mod:`semnmf.experiments.protocol`) and the benchmark scripts.
 
 Each :class:`Method` knows its estimator (imported only when the method is built), its
-parameters, which word-context matrix it needs (none, PPMI, shifted PPMI or PGLOVE),
-whether it uses a document graph, whether the paper protocol starts it from the shared
-spherical k-means solution (Neurocomputing §5.4), and which command-line options apply
-to it. A method has one name everywhere: ``semnmf cluster --method``, ``semnmf bench
---methods``, the caches and :func:`get_method`; the papers' methods keep their paper
-names (``snmf`` is the papers' Semantic-NMF, ``snmf-kl`` the slides' SNMF-KL), and the
-command line's default is ``snmf-robust``. ``semnmf cluster --method`` offers the methods
-marked ``cli``.
-
-This module imports nothing heavy (no numpy, no estimator), so the command line can build
-its parser from it in a few milliseconds.
+parameters, its word-context matrix, whether it uses a document graph, and which
+command-line options apply to it. A method has one name everywhere (``snmf`` is the
+papers' Semantic-NMF, ``snmf-kl`` the slides' SNMF-KL, ``snmf-robust`` the command line's
+default). This module imports nothing heavy, so the command line can build its parser
+from it in a few milliseconds.
 """
 
 import importlib

@@ -336,9 +336,8 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
     word_weight : float, default=0.3
         Weight of the word graph beside the PPMI in M (``word_mode="context"``).
     word_neighbors : int, default=10
-        Neighbours of each term in the word graph (before the union symmetrization, which
-        gives hub terms more). The expansion multiplies the non-zeros of X by about this;
-        10 is about as good as 20 at half the time, and better than 5
+        Neighbours of each term in the word graph (before the union symmetrization); the
+        expansion multiplies the non-zeros of X by about this
         (``benchmarks/results/design_notes.md``).
     n_neighbors : int, default=10
     partition : {"auto", "fit", "documents"}, default="auto"

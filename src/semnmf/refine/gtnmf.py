@@ -256,14 +256,12 @@ class GTNMF(ClusterMixin, BaseEstimator):
     scaling : {"ncut"} or None, default="ncut"
         "ncut": ``A = D^{-1/2} Ŝ D^{-1/2}`` (GT §V-B); None: A = Ŝ.
     smoothing : float in [0, 1), default=0.0
-        Start from ``(1 − α) x_i + α/k`` instead of x_i. Eq. 5 is multiplicative, so a
-        cluster with exactly zero membership can never be chosen by that document; a
-        small α (e.g. 0.01) lifts that, and makes hard (one-hot) memberships, which are
-        fixed points, refinable. 0 is the paper.
+        Start from ``(1 − α) x_i + α/k`` instead of x_i: eq. 5 is multiplicative, so a
+        small α (e.g. 0.01) lets a document choose a cluster of zero membership and makes
+        hard (one-hot) memberships refinable. 0 is the paper.
     tol : float, default=1e-4
         ε of GT §IV: stop when ``‖X(t) − X(t−1)‖_F < tol`` (the paper's ε is not legible
-        in our copy; 1e-4 is our choice). The norm is over the whole profile, so it grows
-        like √n for the same per-document change.
+        in our copy). The norm is over the whole profile.
     max_iter : int, default=10000
         Maximum number of replicator iterations (on real corpora the labels barely change
         after the first few hundred, ``benchmarks/results/design_notes.md``).

@@ -1,15 +1,10 @@
-"""The result files of a clustering (DESIGN.md, "CLI results"), writable from Python.
+"""The result files of a clustering (``docs/guide/outputs.md``), writable from Python.
 
-:func:`write_results` writes a flat clustering's folder: ``assignments.csv`` (``doc``,
-``cluster``, and ``label`` when labels are known), ``topics.csv`` (``cluster``, ``rank``,
-``term``, ``weight``), ``run.json`` (method, every parameter, data shape, scores,
-timings, objective, iterations, versions) and, for a cluster ensemble,
-``partitions.csv`` (one column of labels per kept run), and the saved model
-(``model/``, :mod:`semnmf.pipelines.saved`) that ``semnmf assign`` uses.
-:func:`write_tree_results` writes a topic tree's folder: ``tree.json``,
-``assignments.csv``, ``tree.png``, ``tree.svg``, ``run.json`` and ``model/``.
-:func:`write_assign_results` writes the folder of ``semnmf assign``. :func:`run_record` builds the common part of a
-``run.json``. Every file is written atomically (:func:`semnmf._utils.io.atomic_write`).
+:func:`write_results` writes a flat clustering's folder (``assignments.csv``,
+``topics.csv``, ``run.json``, ``partitions.csv`` for a cluster ensemble, and the saved
+model ``model/`` that ``semnmf assign`` uses), :func:`write_tree_results` a topic tree's,
+:func:`write_assign_results` the folder of ``semnmf assign``; :func:`run_record` builds
+the common part of a ``run.json``. Every file is written atomically.
 """
 
 import csv

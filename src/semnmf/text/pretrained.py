@@ -163,11 +163,9 @@ def expand_documents(X, S, strength=1.0):
     ``Ŝ = D⁻¹S`` is the row-stochastic word-similarity graph (each term spreads its weight
     over its neighbours), so a document also weighs the terms similar to its own, in
     proportion ``a = strength``; each row is then rescaled to its original norm (L2 rows
-    stay L2 rows). Two documents about the same thing in different words now share terms.
-    This is the generalized vector space model's document expansion (Wong et al., SIGIR
-    1985; semantic kernels, Cristianini et al. 2002) with a pretrained word graph; it is
-    not in the Semantic-NMF papers, which put word knowledge into M only. The word
-    topics W stay on the corpus vocabulary.
+    stay L2 rows). This is the generalized vector space model's document expansion (Wong
+    et al., SIGIR 1985; Cristianini et al. 2002) with a pretrained word graph, not in the
+    Semantic-NMF papers.
 
     Parameters
     ----------

@@ -1,29 +1,20 @@
 """Corpora held in shards, vectorized shard by shard with bounded memory.
 
-A dataset folder may hold its documents in shards, ``docs-00000.jsonl``,
-``docs-00001.jsonl``, ... (one JSON record per line, as ``docs.jsonl``) or Parquet files
-``docs-00000.parquet``, ... with a ``text`` column (and optional ``label`` and ``id``
-columns). :class:`ShardedCorpus` reads one shard at a time and builds the same matrices as
-:class:`~semnmf.text.corpus.Corpus` on the concatenated documents, exactly:
+A dataset folder may hold its documents in shards, ``docs-00000.jsonl``, ... (one JSON
+record per line, as ``docs.jsonl``) or Parquet files ``docs-00000.parquet``, ... with a
+``text`` column (and optional ``label`` and ``id`` columns). :class:`ShardedCorpus` reads
+one shard at a time and builds exactly the matrices of :class:`~semnmf.text.corpus.Corpus`
+on the concatenated documents:
 
-- pass 1 (:meth:`ShardedCorpus.__init__`): per shard, the document frequency and total
-  count of every word (:class:`DocumentFrequencies`, mergeable: ``a.merge(b)``); merged,
-  they give the vocabulary (min_df, max_df, max_features as CountVectorizer, terms in
-  alphabetical order) and the idf, ``log((1 + n) / (1 + df)) + 1``, from the *global*
-  document frequencies;
-- pass 2 (:meth:`ShardedCorpus.blocks`): per shard, its rows of X (counts, then TF-IDF with
-  the global idf and unit L2 rows) -- one CSR block per shard;
-- word-context counts (:meth:`ShardedCorpus.word_context`): per shard, the co-occurrence
-  counts of its documents (document, sentence or window contexts never cross a document,
-  so the sum over shards is the corpus's count), summed by
-  :class:`CooccurrenceAccumulator` (mergeable, as gensim's WordOccurrenceAccumulator),
-  then the association (PPMI, ...) and pruning on the sum.
+- pass 1: per shard, the document frequency and count of every word
+  (:class:`DocumentFrequencies`, mergeable); merged, they give the vocabulary and the idf;
+- pass 2 (:meth:`ShardedCorpus.blocks`): per shard, its rows of X, one CSR block each;
+- word-context counts (:meth:`ShardedCorpus.word_context`): per shard (contexts never cross
+  a document), summed by :class:`CooccurrenceAccumulator`, then association and pruning.
 
-Memory: one shard's texts, the word counters (one entry per distinct word), one block of
-X at a time, and a d x d co-occurrence matrix -- never the whole corpus. With a Dask
-client (``client=``) each pass maps over the shard files on the workers and reduces the
-counts; the blocks of X stay on the workers (a :class:`~semnmf._utils.blocks.BlockedMatrix`
-the estimators take as it is).
+Never the whole corpus is held. With a Dask client (``client=``) each pass maps over the
+shard files on the workers; the blocks of X stay there (a
+:class:`~semnmf._utils.blocks.BlockedMatrix` the estimators take as it is).
 """
 
 import itertools

@@ -52,10 +52,8 @@ def _row_product(indptr, indices, data, R, i, acc, shape):
     For a compile-time k (``shape`` a tuple of k zeros, :func:`_vector_width`) in vector
     registers, :func:`semnmf.models._solvers.simd.row_product` (R C-contiguous). For a
     run-time k (``shape == ()``, k above ``_MAX_VECTOR_K``) the loop over the k
-    columns, which LLVM vectorizes, taking four non-zeros per update of the sums: the
-    loop then waits for acc's previous store a quarter as often. Indices are read as
-    unsigned, which spares the negative-index wraparound of every access (both faster:
-    ``benchmarks/results/design_notes.md``).
+    columns, taking four non-zeros per update of the sums, with indices read as unsigned
+    (``benchmarks/results/design_notes.md``).
     """
     if len(shape) > 0:
         row_product(indptr, indices, data, R, i, acc, shape)

@@ -90,10 +90,9 @@ def ratio_rows(indptr, indices, data, L, R, out, start, stop, floor, with_log, s
 
     ``out`` rows are overwritten. Returns Σ a_ij log(a_ij / max(L_i·R_j, floor)) over
     the non-zeros of these rows, in float64 (0 unless ``with_log``; entries a_ij = 0
-    count 0, as 0 log 0 = 0). The ratios of a row are kept in a small buffer and their
-    logarithms taken in a second loop, so that the main loop stays free of calls and
-    vectorizes (a log call inside it made the pass slower). ``shape``:
-    see :func:`~.fro_kernels._vector_width`. The Dask engine's block tasks call this;
+    count 0, as 0 log 0 = 0), the logarithms taken in a second loop so that the main
+    loop vectorizes. ``shape``: see :func:`~.fro_kernels._vector_width`. The Dask
+    engine's block tasks call this;
     :class:`RatioKernel` takes the logarithms with numpy instead (:func:`ratio_block`).
     """
     total = 0.0
@@ -179,12 +178,10 @@ def column_sums(F, dtype=None):
     """``F.sum(axis=0, dtype=dtype)`` of a 2-D float32 or float64 array F (n, k): the same
     numbers, faster.
 
-    numpy sums the rows of a C-ordered F in order when k ≥ 2, one row of k columns
-    per step of its generic reduction loop, and the KL sweep takes eight such sums (1ᵀZ,
-    1ᵀW, 1ᵀQ). This loop adds the rows in the same order, in the same dtype, without
-    reassociation, in a fraction of numpy's time (``benchmarks/results/kl.md``). k = 1 (a
-    contiguous axis, which numpy sums pairwise), non-C-ordered F and other dtypes are left
-    to numpy.
+    numpy sums the rows of a C-ordered F in order when k ≥ 2; this loop adds them in the
+    same order and dtype, without reassociation, in a fraction of numpy's time
+    (``benchmarks/results/kl.md``). k = 1 (summed pairwise by numpy), non-C-ordered F
+    and other dtypes are left to numpy.
     """
     if (F.ndim != 2 or F.shape[1] < 2 or not F.flags.c_contiguous
             or F.dtype not in (np.float32, np.float64)):

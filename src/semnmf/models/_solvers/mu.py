@@ -108,9 +108,8 @@ def best_of_runs(new_problem, *, n_init, max_iter, tol, verbose=0, name="fit",
     one fit plus (n − 1)·t sweeps; at most two runs are held at once. The kept run is the
     same sequence of iterates as that run fitted alone (its sweeps are only paused).
 
-    Only the kept run's warnings are re-raised (a restart that did not converge is no
-    concern when another one is kept). Returns ``(problem, n_iter, history)`` of the kept
-    run.
+    Only the kept run's warnings are re-raised. Returns ``(problem, n_iter, history)`` of
+    the kept run.
     """
     if screen_iter is not None and n_init > 1:
         screen_iter = min(screen_iter, max_iter)

@@ -141,14 +141,9 @@ class _Pieces:
         """Σ x ⊙ y of two rows of pieces: pieces of one width multiplied and added lane by
         lane (widest first); the 4-lane vector, when there are 8-lane pieces too, added
         into the first half of the 8-lane one; that vector added up as a tree, then the
-        2- and 1-lane pieces' sums, in order. :func:`ratio_row` and :func:`row_dot` share
-        it, so a dot product is the same number wherever it is formed.
-
-        One tree instead of two where k = 8m + 4 or more (k = 12, 20, 28, ...): the second
-        tree lay on the path from the loads to the division of every non-zero, and the KL
-        pass got faster without it. Folding a 2- or 1-lane rest too made k = 5 slower, so
-        those keep their own sums (``benchmarks/results/kl.md``,
-        ``benchmarks/results/design_notes.md``)."""
+        2- and 1-lane pieces' sums, in order (``benchmarks/results/kl.md``).
+        :func:`ratio_row` and :func:`row_dot` share it, so a dot product is the same
+        number wherever it is formed."""
         b = self.builder
         groups = {}  # by width, widest first (the order of the pieces)
         for (_, lanes), x_p, y_p in zip(self.parts, x, y):

@@ -18,10 +18,8 @@ def transpose_csr(A):
 
     A sparse matrix that is symmetric (a PPMI or co-occurrence matrix) is returned as it
     is: its transpose would be a second copy of the same matrix. Symmetric means equal
-    patterns and entries equal to within 4 ε max|A| (:func:`is_symmetric`): the window
-    PPMI of NG20 differs from its transpose by at most 1.8e-15 (max|A| = 13.2), the
-    rounding of the order in which its entries were computed, the size of the
-    summation-order differences the compiled sweep already allows.
+    patterns and entries equal to within 4 ε max|A| (:func:`is_symmetric`), rounding of
+    the size the compiled sweep already allows.
     """
     if not sp.issparse(A):
         return np.ascontiguousarray(A.T)
