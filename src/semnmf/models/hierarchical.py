@@ -601,22 +601,14 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         return self.fit(X, M=M).labels_
 
     def predict(self, X):
-        """Leaf of each (new) document, by ``assign_labels``: its best leaf topic
-        (``"topics"``; -1 for a document none of whose terms any leaf weighs; on the
-        training documents this is ``labels_`` except for such documents, which
-        ``labels_`` leaves in the leaf they were routed to), or the leaf found by
-        descending the tree (``"tree"``). ``set_params(assign_labels=...)`` after ``fit``
-        changes what ``predict`` does, not ``labels_``.
-
-        Descending: at each internal node the document goes to the child whose term vector explains
-        it better: the rank-2 non-negative least squares fit of the document against the
-        two children's term vectors (``min_{g ≥ 0} ‖x − g₁w₁ − g₂w₂‖``, Algorithm 2,
-        :func:`~semnmf.models._solvers.rank2.nnls_rank2`), the larger coefficient wins,
-        which is the rule that split the training documents (for ``splitter="kmeans"``:
-        the more cosine-similar centroid). Labels are numbered as in ``labels_``.
-
-        A new document always reaches a leaf: documents like the training outliers are
-        given their best leaf (not -1); only a document without any term gets -1.
+        """Leaf of each (new) document, numbered as in ``labels_``, by ``assign_labels``
+        (``set_params(assign_labels=...)`` after ``fit`` changes what ``predict`` does, not
+        ``labels_``): its best leaf topic (``"topics"``; -1 for a document none of whose
+        terms any leaf weighs), or the leaf reached by descending the tree (``"tree"``): at
+        each split the child whose term vector gets the larger rank-2 NNLS coefficient
+        (:func:`~semnmf.models._solvers.rank2.nnls_rank2`; for ``splitter="kmeans"`` the
+        more cosine-similar centroid), the rule that split the training documents. Only a
+        document without any term gets -1.
         """
         return self.predict_membership(X)[0]
 
@@ -672,7 +664,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         n = X.shape[0]
         node_of = np.zeros(n, dtype=np.int64)
         strength = np.ones(n)
-        leaf_label = {node_id: label for label, node_id in enumerate(self.leaves_)}
+        leaf_label = self._leaf_labels()
         # a node's children are created after it: ids in order visit parents first
         for node in self.nodes_:
             if not node.children or node.id in leaf_label:
@@ -700,6 +692,10 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         return labels, strength
 
     # ------------------------------------------------------------------ results
+    def _leaf_labels(self):
+        """``{node id: label}`` of the final leaves."""
+        return {node_id: label for label, node_id in enumerate(self.leaves_)}
+
     def _labels_for(self, leaf_ids, n_documents):
         labels = np.full(n_documents, -1, dtype=np.int64)
         for label, node_id in enumerate(leaf_ids):
@@ -753,7 +749,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         all_terms = self.top_terms(n_terms, vocabulary, nodes=range(len(self.nodes_)))
         ids = (lambda idx: idx.tolist()) if document_ids is None else (
             lambda idx: [document_ids[i] for i in idx])
-        label_of = {node_id: label for label, node_id in enumerate(self.leaves_)}
+        label_of = self._leaf_labels()
         nodes = []
         for node, terms in zip(self.nodes_, all_terms):
             nodes.append({
@@ -784,7 +780,7 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         documents says so too ("218 docs routed, 231 labelled")."""
         check_is_fitted(self, "nodes_")
         terms = self.top_terms(n_terms, vocabulary, nodes=range(len(self.nodes_)))
-        label_of = {node_id: label for label, node_id in enumerate(self.leaves_)}
+        label_of = self._leaf_labels()
         labelled = None
         if self.assign_labels == "topics" and getattr(self, "labels_", None) is not None:
             labels = np.asarray(self.labels_)
