@@ -104,12 +104,9 @@ def nmi(labels_true, labels_pred, average_method="arithmetic"):
     labels_pred : array-like of shape (n_documents,)
         Predicted clusters.
     average_method : {"arithmetic", "geometric", "min", "max"}, default="arithmetic"
-        How the two entropies are averaged in the denominator. The default is
-        scikit-learn's. Strehl & Ghosh (2002), the definition cited by the NMF
-        document-clustering papers, use the geometric mean,
-        ``I(Y; C) / sqrt(H(Y) H(C))``: pass ``average_method="geometric"`` to
-        reproduce their numbers. The two agree when both labelings have the same
-        entropy and differ little in practice.
+        How the two entropies are averaged in the denominator (scikit-learn's default).
+        Strehl & Ghosh (2002), the definition cited by the NMF document-clustering
+        papers, use the geometric mean, ``I(Y; C) / sqrt(H(Y) H(C))``.
 
     Returns
     -------
@@ -161,15 +158,9 @@ def accuracy(labels_true, labels_pred):
 
     Each cluster is mapped to at most one class and each class to at most one cluster
     so that the number of correctly mapped documents is the largest possible (the
-    Hungarian algorithm, :func:`scipy.optimize.linear_sum_assignment`, on the
-    contingency matrix). Documents of clusters left without a class (when there are more
-    clusters than classes) count as errors, and so do the documents of classes left
-    without a cluster.
-
-    Labels can be any hashable values of one type (ints, strings...). Every distinct
-    value is a label of its own: in particular ``-1`` (the label that
-    :class:`~semnmf.models.SphericalKMeans` gives to all-zero documents) is treated as
-    an ordinary cluster.
+    Hungarian algorithm on the contingency matrix); documents of clusters or classes
+    left unmatched count as errors. Every distinct label value is a label of its own,
+    ``-1`` included.
 
     Parameters
     ----------
@@ -299,11 +290,8 @@ def topic_coherence(components, X, n_terms=20, mu=1.0, average=True):
         coherence = Σ_{i<j} log((D(f_i, f_j) + μ) / D(f_i))                (18)
 
     where D(f) is the number of documents of X containing f and D(f, f') the number
-    containing both. This is the UMass coherence of Mimno et al. (2011), the paper's
-    reference [21], with the higher-ranked word in the denominator. The extracted text of
-    eq. (18) is ambiguous about the diagonal (j = i); pairs of distinct words only are
-    summed here, as in [21] (a j = i term would add log(1 + μ/D(f_i)) per word and no
-    information). Higher (closer to 0) is more coherent.
+    containing both: the UMass coherence of Mimno et al. (2011), the paper's reference
+    [21], over pairs of distinct words as in [21]. Higher (closer to 0) is more coherent.
 
     Parameters
     ----------

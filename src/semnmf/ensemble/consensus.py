@@ -163,18 +163,11 @@ def cspa(labels, n_components, *, max_samples=10000, random_state=None):
     .. math:: S = \\frac{1}{r} H H^\\top,
 
     with ``H`` the hypergraph incidence matrix (:func:`hypergraph_incidence`). The graph
-    with vertices = documents and edge weights ``r S_ij`` (the integer number of
-    partitions in which ``i`` and ``j`` are together; no self-loops) is cut into
+    of the documents with edge weights ``r S_ij`` (no self-loops) is cut into
     ``n_components`` balanced parts of least total edge weight by METIS, as Strehl &
-    Ghosh do.
-
-    With missing labels, a partition counts for a pair only when it labels both
-    documents and puts them together; the denominator stays ``r`` (Strehl & Ghosh's
-    ``S = H Hᵀ / r``), so a pair that is rarely labelled together is less similar than
-    a pair that is always labelled together.
-
-    ``S`` has up to ``n²`` non-zeros (every pair that some partition puts together), so
-    CSPA costs O(n² r) time and memory: it refuses more than ``max_samples`` documents.
+    Ghosh do. With missing labels, a partition counts for a pair only when it labels both
+    documents and puts them together (the denominator stays ``r``). ``S`` has up to ``n²``
+    non-zeros, so CSPA refuses more than ``max_samples`` documents.
 
     Parameters
     ----------
@@ -183,10 +176,8 @@ def cspa(labels, n_components, *, max_samples=10000, random_state=None):
     n_components : int
         Number of parts asked from METIS (at most ``n_documents``).
     max_samples : int, default=10000
-        Largest number of documents accepted. About 24 bytes are needed per document
-        pair that shares a cluster somewhere (up to ``24 n²`` bytes: 2.4 GB for
-        ``n = 10000``); above it use :func:`mcla` or :func:`hgpa`, whose cost is linear
-        in ``n``.
+        Largest number of documents accepted (up to ``24 n²`` bytes are needed: 2.4 GB
+        for ``n = 10000``); above it use :func:`mcla` or :func:`hgpa`, linear in ``n``.
     random_state : int, RandomState instance or None, default=None
         Seeds METIS.
 
