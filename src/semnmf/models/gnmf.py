@@ -36,11 +36,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._utils.validation import empty_rows
 from ..graphs.documents import check_affinity, document_graph  # noqa: F401
 from ..graphs.knn import METRICS
-from ._defaults import DEFAULT_GRAPH_LAM
+from ._defaults import DEFAULT_GRAPH_LAM, DEFAULT_LAM, DEFAULT_MAX_ITER, DEFAULT_TOL
 from ._solvers.frobenius import FrobeniusProblem
 from ._solvers.graph import GraphProblem
 from .nmf import _BaseNMF
-from ._defaults import DEFAULT_LAM, DEFAULT_MAX_ITER, DEFAULT_TOL
 from .context_term import check_effective, check_lam
 from .semantic import SemanticNMF
 
@@ -81,13 +80,10 @@ class _GraphRegularized:
     # silently drop it.
     _supports_blocks = False
 
-    def _check_graph_params(self, graph_lam):
-        check_lam(graph_lam, self.lam_scale, "graph_lam")
-
     def _prepare_graph(self, X, A):
         """Build (or check) the graph, set ``affinity_matrix_`` and ``graph_lambda_``."""
         graph_lam = self.graph_lam
-        self._check_graph_params(graph_lam)
+        check_lam(graph_lam, self.lam_scale, "graph_lam")
         if A is None:
             if X.shape[0] < 2:
                 raise ValueError("a document graph needs at least 2 documents; got 1 sample.")

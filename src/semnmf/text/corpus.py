@@ -11,13 +11,11 @@ import scipy.sparse as sp
 
 from .._utils.io import atomic_write, json_default
 from .._utils.validation import reference_labels
-from .context import TokenSequences, word_context
+from .context import CONTEXTS, TokenSequences, word_context
 from .language import resolve_stop_words
 from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
                         count_matrix, count_texts, make_analyzer, prune_columns,
                         split_sentences, weight)
-
-CONTEXTS = ("document", "sentence", "window")
 
 # Below this many documents, ``min_df=None`` keeps words seen in one document (min_df=1):
 # on a handful of documents most words occur once, and min_df=2 would leave too few terms
