@@ -1,11 +1,8 @@
 """Atomic file writes and JSON helpers: the one way semnmf writes a result file.
 
-Every file semnmf writes (run records, assignments, tables, figures, caches) goes through
-:func:`atomic_write`: the content is written to a temporary file in the same folder and
-renamed over ``path``, so a reader never sees a half-written file and an interrupted
-write leaves the old file (or none) in place.
-
-Only the standard library is imported here; numpy values are recognized by duck typing.
+:func:`atomic_write` writes to a temporary file in the same folder and renames it over
+``path``, so a reader never sees a half-written file. Only the standard library is
+imported here; numpy values are recognized by duck typing.
 """
 
 import json

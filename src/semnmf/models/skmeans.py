@@ -371,13 +371,10 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
 
 # ---------------------------------------------------------------------- helpers
 def _row_sq_norms(X):
-    """Squared L2 norm of each row. For sparse X, bitwise ``X.multiply(X).sum(axis=1)``:
-    scipy's row sum is ``np.add.reduceat`` over the non-empty rows' values, here over
-    the squares of X's own values, without the element-wise sparse product (which
-    matches the two patterns entry by entry into a new matrix, twice per spherical k-means
-    fit: ``benchmarks/results/default_cost.md``). Where that product would differ (a
-    square that is 0 is dropped from its pattern; duplicate entries are summed first;
-    integer values sum in another dtype), it is used as it is."""
+    """Squared L2 norm of each row. For sparse X, bitwise ``X.multiply(X).sum(axis=1)``
+    (scipy's ``np.add.reduceat`` over the squares of X's own values, without the
+    element-wise sparse product: ``benchmarks/results/default_cost.md``); where the two
+    could differ (zero squares, duplicate entries, integers) the product itself."""
     if not sp.issparse(X):
         return np.einsum("ij,ij->i", X, X)
     X = X.tocsr()

@@ -249,11 +249,9 @@ class SymNMF(_GraphClustering):
 class NMFS(_GraphClustering):
     """NMF-S: NMF of the document similarity graph, ``A ≈ Z Wᵀ`` (GT §V).
 
-    GT's baseline "same as NMF but with the similarity matrix as input instead of the
-    features": the sparse, normalized-cut scaled kNN graph A of GT §V-B (module
-    docstring) factorized by :class:`~semnmf.NMF` (Frobenius loss, multiplicative
-    updates; GT ran Kim & Park's ANLS, which reaches the same kind of stationary point);
-    each document goes to the argmax of its row of Z (unit-norm columns, as NMF).
+    The graph A of GT §V-B (module docstring) factorized by :class:`~semnmf.NMF`
+    (Frobenius loss, multiplicative updates; GT ran Kim & Park's ANLS); each document goes
+    to the argmax of its row of Z (unit-norm columns, as NMF).
 
     Parameters
     ----------
@@ -271,9 +269,8 @@ class NMFS(_GraphClustering):
         Z (unit-length columns): the document factors, what :meth:`fit_transform`
         returns.
     affinity_components_ : ndarray of shape (n_components, n_documents)
-        Wᵀ, the second factor of A ≈ Z Wᵀ. It is indexed by documents, not by features,
-        so NMFS has no ``components_`` (before 0.2 this array was wrongly called
-        ``components_``), and no ``transform``: new documents are not in the graph.
+        Wᵀ, the second factor of A ≈ Z Wᵀ, indexed by documents (``components_`` before
+        0.2). NMFS has no ``transform``: new documents are not in the graph.
     affinity_matrix_, n_neighbors_
         As in SymNMF.
     objective_history_, objective_, reconstruction_err_, n_iter_

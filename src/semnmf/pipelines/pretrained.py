@@ -236,9 +236,8 @@ def pretrained_inputs(corpus, X, M, n_components, semantics="minilm", embed="bot
         "glove" always embeds words only (its document vectors, for "documents"/"both",
         are the TF-IDF-weighted means of its word vectors).
     word_mode : {"expand", "context"}
-        How the word graph enters: expand the documents (:func:`expand_documents`, the
-        default: it is what helps on real corpora, ``benchmarks/results/semantics.md``),
-        or join the PPMI in M (:func:`combined_context`, the paper's §4.1 route).
+        How the word graph enters: expand the documents (:func:`expand_documents`), or
+        join the PPMI in M (:func:`combined_context`, the paper's §4.1 route).
     expand, word_weight : float
         Strength of the expansion; weight of the word graph in M.
     word_neighbors, n_neighbors : int
@@ -248,9 +247,8 @@ def pretrained_inputs(corpus, X, M, n_components, semantics="minilm", embed="bot
         :func:`document_partition`).
     pooling : {"mean", "first"}, default="mean"
         How a sentence model reads a document longer than its window: every chunk, their
-        vectors averaged, or the first chunk only (what ``SentenceTransformer.encode``
-        reads, at the cost of one forward pass per document;
-        :func:`semnmf.text.encoders.embed_documents`).
+        vectors averaged, or the first chunk only
+        (:func:`semnmf.text.encoders.embed_documents`).
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
         Where the sentence model encodes (:func:`semnmf._utils.devices.resolve_device`)
         and where the kNN searches of the word and document graphs run

@@ -357,11 +357,9 @@ class GTNMF(ClusterMixin, BaseEstimator):
             Non-negative soft memberships, e.g. ``NMF(k).fit_transform(X)``; rows are
             normalized to the simplex (GT §IV), all-zero rows start uniform. An unfitted
             estimator (no ``labels_``) is fitted with ``fit_transform(X)``; a fitted one
-            gives ``transform(X)``, which must be memberships (large = belongs), as for
-            semnmf's NMF, SemanticNMF and SphericalKMeans; a transform whose argmax
-            disagrees with ``labels_`` on most documents (distances, as scikit-learn's
-            KMeans returns) is refused. Hard labels alone are not accepted: one-hot
-            rows are fixed points of eq. 5 (see ``smoothing``). None: from the
+            gives ``transform(X)``, which must be memberships (large = belongs; a transform
+            whose argmax disagrees with ``labels_`` on most documents is refused). Hard
+            labels alone are fixed points of eq. 5 (see ``smoothing``). None: from the
             ``estimator`` parameter.
 
         Returns

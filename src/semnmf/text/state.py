@@ -1,20 +1,13 @@
 """The fitted vectorizer of a corpus as plain data: what turns new raw text (or new counts)
 into the same columns, with the same weighting, as the matrix X a model was fitted on.
 
-:class:`VectorizerState` holds the vocabulary, the tokenizer options (lowercase, stop
-words, token pattern, stemmer), the pruning the vocabulary was built with (min_df,
-max_df, max_features, as fitted: it is not applied again to new documents), the
-weighting ("tfidf", "counts" or "ncut") and what the weighting learned from the training
-documents: the idf vector, and for "ncut" the column sums s = Xᵀ1 of the training TF-IDF
-matrix (a new document's degree is x·s, as a training document's was).
-
-New documents are read in one of two ways:
-
-* raw texts (:meth:`VectorizerState.transform_texts`): tokenized exactly as the corpus
-  was, terms outside the vocabulary dropped;
-* counts over another vocabulary (:meth:`VectorizerState.transform_counts`): columns
-  mapped onto the saved vocabulary by term, unknown terms dropped (a dataset folder with
-  ``counts.mtx`` and ``vocab.txt``).
+:class:`VectorizerState` holds the vocabulary, the tokenizer options, the pruning the
+vocabulary was built with (recorded, not applied again to new documents), the weighting
+and what it learned from the training documents (the idf, and for "ncut" the column sums
+of the training TF-IDF matrix). New documents are read as raw texts
+(:meth:`VectorizerState.transform_texts`, tokenized exactly as the corpus was) or as counts
+over another vocabulary (:meth:`VectorizerState.transform_counts`, mapped by term); terms
+outside the vocabulary are dropped.
 """
 
 import numpy as np

@@ -1,17 +1,12 @@
 """Topics over time (and by class): each cluster's share of the documents of each period.
 
-``semnmf cluster docs.csv -k K --time-column date`` reads one date per document from the
-table's column (ISO dates ``2024-03-05``, ``2024-03``, ``2024``, optionally with a time, or
-any format given to ``date_format`` as :func:`datetime.datetime.strptime` reads it, e.g.
-``%d/%m/%Y``; an empty value is a document without a date, another value that is no date
-is an unreadable one: both are counted apart and left out of the tables), groups the
-documents into periods (``time_period``: "year", "month", "day", or "auto": the finest of
-those giving at most :data:`MAX_PERIODS` periods and :data:`MIN_PER_PERIOD` documents
-per period on average) and writes, in the run folder,
-``topics_over_time.csv`` (period, cluster, documents, share of the period's documents) and,
-when the documents have labels, ``topics_over_time_by_class.csv`` (period, class, cluster,
-documents, share of the period's documents of that class). The report draws the first as
-lines, one per cluster.
+``semnmf cluster docs.csv -k K --time-column date`` reads one date per document (ISO
+dates, or ``date_format`` as :func:`datetime.datetime.strptime` reads it; documents
+without a readable date are counted apart and left out), groups the documents into
+periods (``time_period``: "year", "month", "day", or "auto": the finest giving at most
+:data:`MAX_PERIODS` periods and :data:`MIN_PER_PERIOD` documents per period on average)
+and writes ``topics_over_time.csv`` and, with labels, ``topics_over_time_by_class.csv``
+(columns: ``docs/guide/outputs.md``).
 """
 
 import csv

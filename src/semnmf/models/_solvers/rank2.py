@@ -222,17 +222,12 @@ def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None, stop
     across iterations; the rescaling of W is absorbed by the exact Z solve). The objective
     is evaluated by the trace identity ½(‖X‖² − 2⟨Z, XW⟩ + ⟨WᵀW, ZᵀZ⟩).
 
-    Compiled and fused (:mod:`~semnmf.models._solvers.rank2_kernels`): per iteration one pass
-    over the non-zeros of X (the Z solve sits between X W and Xᵀ Z, row by row, threaded
-    by row blocks without a transposed copy of X) and one pass over XᵀZ (the W solve, its
-    Gram matrix, and the W-part of the previous iteration's projected gradient, which
-    uses the same ZᵀZ and XᵀZ). So iteration t's stopping test completes during
-    iteration t + 1's W pass; the W computed there is discarded when the test stops the
-    loop. W is stored unnormalized and its column scaling applied as it is read (and to
-    the W returned). The same iterates, objectives and iteration counts as the numpy
-    formulation (:func:`nnls_rank2` twice and the two products), up to rounding: Gram
-    matrices, products and sums accumulate in float64, solutions are rounded to X's
-    dtype. O(nnz X) time, O(n_threads · d + n) extra memory.
+    Compiled and fused (:mod:`~semnmf.models._solvers.rank2_kernels`): one pass over X
+    and one over XᵀZ per iteration, so iteration t's stopping test completes during
+    iteration t + 1's W pass, whose W is discarded when the test stops the loop. W is
+    stored unnormalized, its column scaling applied as it is read (and to the W
+    returned). The iterates are those of :func:`nnls_rank2` twice and the two products,
+    up to rounding (float64 accumulation, solutions rounded to X's dtype).
     """
     if stop not in STOP_RULES:
         raise ValueError(f"stop must be one of {STOP_RULES}, got {stop!r}.")
