@@ -12,24 +12,13 @@ the likelihood is (SN eq. 13)
 
 and the consensus is the maximum a posteriori component of each document. SN fit it
 with Rmixmod, choosing among its 10 parsimonious qualitative models by BIC; this module
-fits the same 10 models by EM:
-
-* ``Binary_pk_Ekjh``: the full latent class model, every ``α_kq^(h)`` free;
-  ``ν = (K - 1) + K Σ_q (m_q - 1)`` free parameters;
-* ``Binary_pk_Ekj``: component ``k`` puts probability ``1 - ε_kq`` on one modal
-  cluster ``a_kq`` of partition ``q`` and ``ε_kq / (m_q - 1)`` on each other;
-  ``ν = (K - 1) + K d``;
-* ``Binary_pk_Ek``: the same with ``ε_k`` shared by all partitions; ``ν = (K - 1) + K``;
-* ``Binary_pk_Ej``: the same with ``ε_q`` shared by all components; ``ν = (K - 1) + d``;
-* ``Binary_pk_E``: the same with one ``ε``; ``ν = (K - 1) + 1``;
-* ``Binary_p_*``: as the ``pk`` model of the same suffix with equal proportions
-  ``π_k = 1/K``, so without the ``K - 1`` term.
-
-(``d`` is the number of partitions with at least two clusters: a partition with one
-cluster carries no information, and gets no parameter here where Rmixmod would still
-count it in ``d``.) This is Rmixmod's naming and
-parameter counting (Celeux & Govaert, 1991): the modal categories ``a_kq`` are discrete
-and not counted, and the mode is always the most probable category (``ε ≤ (m-1)/m``).
+fits the same 10 models (:data:`MODELS`) by EM, with Rmixmod's naming and parameter
+counting (Celeux & Govaert, 1991; :func:`n_parameters`): ``Ekjh`` leaves every
+``α_kq^(h)`` free; the others put probability ``1 - ε`` on one modal cluster ``a_kq`` of
+each partition and ``ε / (m_q - 1)`` on each other, with ``ε`` per component and
+partition (``Ekj``), per component (``Ek``), per partition (``Ej``) or shared (``E``);
+``Binary_p_*`` fixes ``π_k = 1/K``. The modes are the most probable categories and are
+not counted; a partition with one cluster gets no parameter.
 
 Missing labels (``-1`` or ``NaN``) drop out of the likelihood: the product over ``q``
 runs over the partitions that label the document.

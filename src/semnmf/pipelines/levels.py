@@ -1,30 +1,20 @@
 """Levels: the clusters of one fitted run at several resolutions, without refitting.
 
 ``semnmf cluster -k auto`` fits one model at the recommended k and derives from it a
-partition at every k of a range (:func:`build_levels`):
+partition at every k of a range (:func:`build_levels`; ``docs/guide/choosing-k.md``):
 
 - **coarser levels** merge, one step at a time, the two clusters whose merge costs the
-  spherical k-means objective least. With ``s_c`` the sum of cluster ``c``'s L2-normalized
-  document rows, the objective is ``sum_c ||s_c||``: the sum over the documents of the
-  cosine to their cluster's mean direction, the objective of spherical k-means (Dhillon &
-  Modha 2001, the Semantic-NMF paper's S_kmeans baseline [14]), and merging ``a`` and
-  ``b`` lowers it by ``||s_a|| + ||s_b|| - ||s_a + s_b|| >= 0`` (the triangle inequality),
-  0 only for parallel clusters. The papers are silent on merging; this is the objective's
-  own cost. Coarser levels nest: each merges whole clusters of the next finer one.
+  spherical k-means objective ``sum_c ||s_c||`` least (``s_c`` the sum of cluster ``c``'s
+  unit rows; Dhillon & Modha 2001): merging ``a`` and ``b`` lowers it by
+  ``||s_a|| + ||s_b|| - ||s_a + s_b|| >= 0``. Coarser levels nest.
 - **finer levels** split, one step at a time, the cluster of largest spherical loss
-  ``n_c - ||s_c||`` by a rank-2 NMF of its documents (HierNMF2's split, Kuang & Park
-  2013; :func:`semnmf.pipelines.edit.edit_model`). A split is the model's assignment
-  after it, as ``semnmf edit --split`` gives: documents of other clusters may change
-  cluster too (to a new half, or because a split drops a run's centroid step).
+  ``n_c - ||s_c||`` by a rank-2 NMF of its documents (HierNMF2's split, Kuang & Park 2013).
 
-Every step is an edit of the saved model (:mod:`semnmf.pipelines.edit`): a merge maps
-columns, a split adds one. So a level's labels are exactly what the edited model assigns
-(``semnmf assign``), and ``semnmf edit RUN --level K`` turns level K into the run's
-clusters by applying the level's recorded steps (:func:`apply_level`).
-
-``min_cluster_size`` (documents) is honoured at every level: clusters smaller than it are
-merged first (the smallest into its cheapest partner), down to 2 clusters, and a split
-whose smaller half would be smaller than it is not made (the next cluster is tried).
+Every step is an edit of the saved model (:mod:`semnmf.pipelines.edit`), so a level's
+labels are exactly what the edited model assigns, and ``semnmf edit RUN --level K``
+applies the level's recorded steps (:func:`apply_level`). ``min_cluster_size`` holds at
+every level: smaller clusters are merged first (down to 2 clusters), and a split that
+would make one is not made.
 """
 
 from dataclasses import dataclass, field
