@@ -29,7 +29,7 @@ from scipy.optimize import linear_sum_assignment
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.metrics.cluster import contingency_matrix
 
-from ._utils.validation import is_missing_label
+from ._utils.validation import check_positive_int, is_missing_label
 
 __all__ = ["nmi", "ari", "accuracy", "clustering_scores", "top_terms", "topic_coherence",
            "npmi_coherence", "topic_diversity", "topic_quality"]
@@ -243,7 +243,7 @@ def top_terms(components, vocabulary, n_terms=10):
         raise ValueError(f"components is empty (shape {components.shape}).")
     if not np.issubdtype(components.dtype, np.number) or np.iscomplexobj(components):
         raise ValueError(f"components must hold real numbers, got dtype {components.dtype}.")
-    _check_n_terms(n_terms, 1)
+    check_positive_int(n_terms, "n_terms", 1)
     n_features = components.shape[1]
 
     if vocabulary is None:
@@ -323,7 +323,7 @@ def topic_coherence(components, X, n_terms=20, mu=1.0, average=True):
         raise ValueError(
             f"X has {B.shape[1]} terms (columns) but components has {components.shape[1]}; "
             "both must use the same vocabulary.")
-    _check_n_terms(n_terms, 2)
+    check_positive_int(n_terms, "n_terms", 2)
     if not (isinstance(mu, numbers.Real) and np.isfinite(mu) and mu > 0):
         raise ValueError(f"mu must be a positive number, got {mu!r}.")
     df = np.asarray(B.sum(axis=0)).ravel()
@@ -383,11 +383,6 @@ def _occurrences(X):
     return B
 
 
-def _check_n_terms(n_terms, minimum):
-    if isinstance(n_terms, bool) or not isinstance(n_terms, numbers.Integral) or n_terms < minimum:
-        raise ValueError(f"n_terms must be an integer >= {minimum}, got {n_terms!r}.")
-
-
 def npmi_coherence(topics, X, n_terms=10, *, vocabulary=None, average=True):
     """NPMI coherence of each topic's top words (Bouma 2009; Lau et al. 2014).
 
@@ -428,7 +423,7 @@ def npmi_coherence(topics, X, n_terms=10, *, vocabulary=None, average=True):
     float or ndarray of shape (n_topics,)
         NaN for a topic with fewer than two top words (e.g. an empty cluster).
     """
-    _check_n_terms(n_terms, 2)
+    check_positive_int(n_terms, "n_terms", 2)
     if X is None:
         raise ValueError("X is None: pass the documents (n_documents, n_terms) to count "
                          "co-occurrences in.")
@@ -529,7 +524,7 @@ def topic_diversity(topics, n_terms=25):
         Unique words / listed words (a topic with fewer than ``n_terms`` words lists
         fewer); NaN when no topic has a word.
     """
-    _check_n_terms(n_terms, 1)
+    check_positive_int(n_terms, "n_terms", 1)
     lists = _top_word_lists(topics, n_terms)
     listed = [w for words in lists for w in words]
     if not listed:

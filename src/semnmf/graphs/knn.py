@@ -32,7 +32,8 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.extmath import safe_sparse_dot
 
 from .._utils.devices import check_device, is_device_name, require_torch, resolve_device
-from .._utils.validation import check_matrix, check_square_nonnegative, empty_rows, unit_rows
+from .._utils.validation import (check_matrix, check_positive_int, check_square_nonnegative,
+                                 empty_rows, unit_rows)
 from .._utils.parallel import compiled_kernels, n_threads, thread_pool
 
 __all__ = ["knn_graph", "cosine_kneighbors", "normalized_cut_scaling", "log2_neighbors",
@@ -58,8 +59,7 @@ def log2_neighbors(n_samples):
     -------
     q : int
     """
-    if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 1:
-        raise ValueError(f"n_samples must be an integer >= 1, got {n_samples!r}.")
+    n_samples = check_positive_int(n_samples, "n_samples")
     return int(_floor_log2(np.asarray([n_samples]))[0]) + 1
 
 
@@ -236,9 +236,7 @@ def _check_options(metric, weight, symmetrize, scale_neighbor, bandwidth):
     if weight == "cosine" and metric != "cosine":
         raise ValueError('weight="cosine" needs metric="cosine"; use "self-tuning", "heat" or '
                          '"binary" with metric="euclidean".')
-    if isinstance(scale_neighbor, bool) or not isinstance(scale_neighbor, numbers.Integral) \
-            or scale_neighbor < 1:
-        raise ValueError(f"scale_neighbor must be an integer >= 1, got {scale_neighbor!r}.")
+    check_positive_int(scale_neighbor, "scale_neighbor")
     if bandwidth is not None and (isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real)
                                   or not np.isfinite(bandwidth) or bandwidth <= 0):
         raise ValueError(f"bandwidth must be a finite number > 0 or None, got {bandwidth!r}.")

@@ -27,7 +27,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from .._utils.progress import progress
-from .._utils.validation import check_matrix, check_square_nonnegative
+from .._utils.validation import (check_matrix, check_nonnegative_float, check_positive_int,
+                                 check_square_nonnegative)
 from .._utils.parallel import ThreadedProduct
 from ..graphs.knn import (METRICS, SYMMETRIZE, WEIGHTS, cluster_log2_neighbors, knn_graph,
                     log2_neighbors, normalized_cut_scaling)
@@ -69,10 +70,8 @@ def _check_payoff(A, n_players=None, name="the payoff matrix A"):
 
 
 def _check_tol_iter(tol, max_iter):
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(tol) or tol < 0:
-        raise ValueError(f"tol must be a finite number >= 0, got {tol!r}.")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}.")
+    check_nonnegative_float(tol, "tol")
+    check_positive_int(max_iter, "max_iter")
 
 
 def _check_memberships(Z, n_samples=None, name="memberships"):
