@@ -114,14 +114,19 @@ def check_label_matrix(labels, name="labels", *, require_labelled_rows=True):
     categories = []
     for q in range(r):  # a loop over partitions, each step vectorized over documents
         keep = ~missing[:, q]
-        uniq, first, inverse = np.unique(values[keep, q], return_index=True,
-                                         return_inverse=True)
-        order = np.argsort(first, kind="stable")  # clusters by first appearance
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        codes[keep, q] = rank[inverse.ravel()]
-        categories.append(uniq[order])
+        codes[keep, q], values_q = _by_first_appearance(values[keep, q])
+        categories.append(values_q)
     return codes, categories
+
+
+def _by_first_appearance(values):
+    """``(codes, values of the codes)``: ``values`` coded 0..g-1 in order of first
+    appearance."""
+    uniq, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[inverse.ravel()], uniq[order]
 
 
 def n_categories(codes):
@@ -148,8 +153,4 @@ def incidence(codes, n_categories, dtype=np.float64):
 
 def relabel(labels):
     """Labels renamed 0..g-1 in order of first appearance."""
-    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return rank[inverse.ravel()].astype(np.int64)
+    return _by_first_appearance(labels)[0].astype(np.int64)
