@@ -192,23 +192,14 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
     uses it as its deep-learning baseline (Table 2) without reporting its settings; the
     defaults here are DCN's own MNIST architecture (d-500-500-2000-10, also DEC's).
 
-    Fitting runs three stages:
-
-    1. **Pretraining** (Yang et al. §4.1): the autoencoder ``x ↦ g(f(x))`` is trained on
-       the reconstruction loss ``‖x − g(f(x))‖²`` for ``pretrain_epochs`` epochs.
-    2. **Initialization**: k-means (10 restarts) on the codes ``f(x_i)`` gives the
-       centroids ``M`` and assignments ``s_i``; the count ``c_k`` of every centroid
-       starts at the size of its k-means cluster.
-    3. **Joint training** (§4.2, Algorithm 1) for ``max_iter`` epochs of shuffled
-       mini-batches, minimizing eq. (3)::
-
-           L = (1/n) Σ_i ‖x_i − g(f(x_i))‖² + (λ/2) ‖f(x_i) − M s_i‖²
-
-       by block-coordinate steps on each mini-batch: the assignment update (eq. (6))
-       ``s_i ← e_k, k = argmin_j ‖f(x_i) − m_j‖``, the incremental centroid update
-       (eq. (7)) ``m_k ← m_k − (1/c_k)(m_k − f(x_i))`` with ``c_k`` the number of
-       samples ever assigned to ``k``, and one optimizer step on the network for the
-       mini-batch mean of ``L`` with ``M s_i`` fixed (eqs. (4)-(5)).
+    Fitting runs three stages: **pretraining** of the autoencoder on the reconstruction
+    loss for ``pretrain_epochs`` epochs (Yang et al. §4.1); **initialization** of ``M``
+    and ``s_i`` by k-means (10 restarts) on the codes; **joint training** (§4.2,
+    Algorithm 1) for ``max_iter`` epochs of shuffled mini-batches, minimizing eq. (3)
+    divided by n by block-coordinate steps on each mini-batch: the assignment update
+    (eq. (6)), the incremental centroid update (eq. (7),
+    :func:`_incremental_centroid_update`) and one optimizer step on the network with
+    ``M s_i`` fixed (eqs. (4)-(5)).
 
     Documents go to the nearest centroid in the latent space (``labels_``,
     :meth:`predict`); :meth:`transform` returns the latent codes ``f(x)``.

@@ -69,11 +69,6 @@ def _check_payoff(A, n_players=None, name="the payoff matrix A"):
     return A
 
 
-def _check_tol_iter(tol, max_iter):
-    check_nonnegative_float(tol, "tol")
-    check_positive_int(max_iter, "max_iter")
-
-
 def _check_memberships(Z, n_samples=None, name="memberships"):
     """A finite, non-negative (n_samples, k) float64 ndarray with k >= 2."""
     if Z is None:
@@ -151,7 +146,8 @@ def replicator_dynamics(A, strategies, *, tol=1e-4, max_iter=10000, callback=Non
         ``‖X(t) − X(t−1)‖_F`` for t = 1..n_iter.
     converged : bool
     """
-    _check_tol_iter(tol, max_iter)
+    check_nonnegative_float(tol, "tol")
+    check_positive_int(max_iter, "max_iter")
     X = _to_simplex(_check_memberships(strategies, name="strategies"))
     A = _check_payoff(A, X.shape[0])
     return _replicate(A, X, tol=tol, max_iter=max_iter, callback=callback, verbose=verbose)
@@ -169,12 +165,9 @@ def _replicate(A, X, *, tol, max_iter, callback=None, verbose=0):
             Y *= X                                  # x_ih u_i(e_h)
             mean = Y.sum(axis=1)                    # u_i(x), eq. 7
             idle = ~(mean > 0)
-            if idle.any():
-                mean[idle] = 1.0
-                Y /= mean[:, None]                  # eq. 5
-                Y[idle] = X[idle]                   # zero payoff: keep the strategy
-            else:
-                Y /= mean[:, None]                  # eq. 5
+            mean[idle] = 1.0
+            Y /= mean[:, None]                      # eq. 5
+            Y[idle] = X[idle]                       # zero payoff: keep the strategy
             Y[Y < _TINY] = 0.0
             D = Y - X
             np.multiply(D, D, out=D)                # not np.linalg.norm: a BLAS dot on a

@@ -241,8 +241,7 @@ def cooccurrence(*, counts=None, sequences=None, context="document", window=10, 
     ``C[j, j']`` is the number of times words ``j`` and ``j'`` occurred in the same context:
     the number of ordered pairs of token positions (p, q), p != q, in one context with word
     ``j`` at p and word ``j'`` at q. Self pairs (``j == j'``) are excluded, so the diagonal
-    is zero: a word repeated in a context says nothing about its association with others, and
-    a large diagonal would dominate the PMI marginals.
+    is zero (a large diagonal would dominate the PMI marginals).
 
     Parameters
     ----------
@@ -258,9 +257,8 @@ def cooccurrence(*, counts=None, sequences=None, context="document", window=10, 
         or any two of the same document at distance at most ``window``.
     window : int, default=10
         Number of words on EACH side of a token that count as its context (as ``window`` in
-        word2vec and GloVe). The SIGIR paper uses "a 10-word window" without saying whether
-        it spans one side or both; ``window=5`` gives a 10-word span centred on the word.
-        Only used with ``context="window"``.
+        word2vec and GloVe; ``window=5`` gives a 10-word span centred on the word). Only
+        used with ``context="window"``.
     min_count : int, default=1
         Co-occurrence counts below ``min_count`` are dropped.
     dtype : {np.float64, np.float32}, default=np.float64
@@ -276,11 +274,10 @@ def cooccurrence(*, counts=None, sequences=None, context="document", window=10, 
 
     Notes
     -----
-    The "window" and "sentence" contexts take one vectorized pass over the token stream per
-    offset o (pairs of positions o apart in the same document, resp. sentence), so their cost
-    is the number of pairs counted: about ``2 * window * n_tokens`` for a window, and the sum
-    of squared sentence lengths for sentences (avoid it when "sentences" are whole long
-    documents: use ``context="document"`` instead, which gives the same counts from AᵀA).
+    The "window" and "sentence" contexts cost the number of pairs counted: about
+    ``2 * window * n_tokens`` for a window, the sum of squared sentence lengths for
+    sentences (when "sentences" are whole long documents, ``context="document"`` gives the
+    same counts from AᵀA).
 
     Examples
     --------
