@@ -235,10 +235,8 @@ def validate_estimator_input(estimator, X, *, reset):
 
 
 # The range of X's largest value in which the multiplicative updates are exact up to
-# rounding. Below: the updates' denominator guard (``_solvers.mu.EPSILON`` = 1e-30)
-# outweighs the products of the factors (on BBC's counts scaled down, NMF's NMI held to
-# a largest value of 7e-14 and fell at 7e-17); above: the factors' products overflow
-# (float32 held to 7e17 and failed at 7e19; float64 held to 7e151 and failed at 7e161).
+# rounding: below, the updates' denominator guard (``_solvers.mu.EPSILON``) outweighs the
+# products of the factors; above, the products overflow (measured on BBC's counts scaled).
 SCALE_LIMITS = {np.dtype(np.float32): (1e-12, 1e15), np.dtype(np.float64): (1e-12, 1e140)}
 
 

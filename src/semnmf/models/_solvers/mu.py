@@ -18,16 +18,11 @@ from sklearn.exceptions import ConvergenceWarning
 from ..._utils.parallel import ThreadedProduct, n_threads, row_blocks  # noqa: F401 (re-exported)
 from ..._utils.progress import progress
 
-# Denominator guard of the multiplicative updates. Adding a positive constant to the
-# denominator of a multiplicative update keeps the auxiliary-function argument of Lee &
-# Seung valid (a larger curvature still majorizes), so the objective remains
-# non-increasing. It only guards 0/0 (a factor row or column that is all zero has a zero
-# numerator too), so it is far below any product of the factors: scikit-learn's float32
-# machine epsilon (1.2e-7) made the Frobenius updates depend on X's scale (on a corpus
-# scaled down far enough every factor was driven to zero,
-# benchmarks/results/design_notes.md), while the problem is scale-equivariant. 1e-30 is a
-# normal float32 number; the golden set's labels and iterations did not move. The range of X
-# it serves: ``_utils.validation.SCALE_LIMITS``.
+# Denominator guard of the multiplicative updates: a positive constant keeps Lee & Seung's
+# auxiliary-function argument valid (the objective stays non-increasing). It only guards
+# 0/0, so it is far below any product of the factors (scikit-learn's 1.2e-7 made the
+# updates depend on X's scale: benchmarks/results/design_notes.md); 1e-30 is a normal
+# float32 number. The range of X it serves: ``_utils.validation.SCALE_LIMITS``.
 EPSILON = 1e-30
 
 
@@ -46,10 +41,8 @@ def squared_norm(A):
     return float(values @ values)
 
 
-# Multiplicative updates crawl along plateaus at the start: from a random start the
-# relative change drops to 6e-5 at the third iteration, then climbs back to 1e-3 as the
-# factors leave the plateau (Semantic-NMF on NG5). So convergence is not tested before
-# MIN_ITER iterations.
+# Multiplicative updates crawl along plateaus at the start (the relative change can drop
+# to 6e-5, then climb back to 1e-3), so convergence is not tested before MIN_ITER.
 MIN_ITER = 10
 
 

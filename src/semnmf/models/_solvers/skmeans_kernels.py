@@ -24,11 +24,8 @@ from ..._utils.parallel import map_blocks, row_blocks, threads_for
 from .fro_kernels import _vector_width, packed_csr
 from .simd import row_product_exact
 
-# At most one thread per this many non-zeros of X (the assignment and the sums). A
-# Lloyd iteration hands work to the pool twice; on 2 cores a spherical k-means fit ran
-# faster on one thread than on two on every corpus below about a million non-zeros, and
-# faster on two above (benchmarks/results/design_notes.md). The labels do not depend on the
-# number of threads (module docstring).
+# At most one thread per this many non-zeros of X (the assignment and the sums;
+# benchmarks/results/design_notes.md). The labels do not depend on the number of threads.
 _MIN_NNZ_FOR_THREADS = 1_000_000
 
 
