@@ -169,14 +169,9 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         Returns the normalized matrix (CSR or C-ordered ndarray, float32 or float64)
         and the boolean mask of its all-zero rows.
         """
-        X = _sk_validate_data(
-            self,
-            X,
-            reset=reset,
-            accept_sparse="csr",
-            dtype=list(FLOAT_DTYPES),
-            ensure_all_finite=False,  # check_matrix says it better
-        )
+        X = _sk_validate_data(self, X, reset=reset, accept_sparse="csr",
+                              dtype=list(FLOAT_DTYPES),
+                              ensure_all_finite=False)  # check_matrix says it better
         X = check_matrix(X, nonnegative=False)
         values = X.data if sp.issparse(X) else X
         if values.size and values.min() < 0:
@@ -187,8 +182,7 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
                 f"Negative values in data passed to {type(self).__name__}: X contains "
                 f"{n_neg} negative value(s) (min {values.min():.3g}). Spherical k-means "
                 "in semnmf expects non-negative document-term weights (counts, TF-IDF); "
-                "clip with np.maximum(X, 0)."
-            )
+                "clip with np.maximum(X, 0).")
         zero = empty_rows(X)
         return _normalize_rows(X, zero), zero
 
@@ -199,10 +193,7 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             warnings.warn(
                 f"{n_zero} document(s) {where} have no term (all-zero rows); they get "
                 "label -1 and count 0 in the objective. Remove them or lower min_df to "
-                "give them terms.",
-                UserWarning,
-                stacklevel=3,
-            )
+                "give them terms.", UserWarning, stacklevel=3)
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -228,14 +219,12 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         nonzero_idx = np.flatnonzero(~zero)
         if nonzero_idx.size == 0:
             raise ValueError(
-                "All documents of X are all-zero (no term): there is nothing to cluster."
-            )
+                "All documents of X are all-zero (no term): there is nothing to cluster.")
         if nonzero_idx.size < k:
             raise ValueError(
                 f"n_components={k} is larger than the number of non-empty documents "
                 f"({nonzero_idx.size} of {n_samples}; the others are all-zero); ask for "
-                f"at most {nonzero_idx.size} clusters."
-            )
+                f"at most {nonzero_idx.size} clusters.")
         self._warn_zero_rows(zero, "passed to fit")
 
         rng = check_random_state(self.random_state)
@@ -247,18 +236,14 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
                 warnings.warn(
                     "Explicit initial centroids were passed (init is an array): "
                     f"performing only one init instead of n_init={n_init}.",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
+                    RuntimeWarning, stacklevel=2)
                 n_init = 1
 
         best = None
         seeding = {}  # what every restart's k-means++ reads, made by the first
         for run in range(n_init):
             centers = self._init_centers(Xn, nonzero_idx, k, init, rng, seeding)
-            result = _lloyd(
-                Xn, zero, centers, self.max_iter, self.tol, self.verbose, run
-            )
+            result = _lloyd(Xn, zero, centers, self.max_iter, self.tol, self.verbose, run)
             if best is None or result[2] > best[2]:
                 best = result
         labels, centers, objective, n_iter, history = best
@@ -268,9 +253,7 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             warnings.warn(
                 f"Number of distinct clusters ({n_distinct}) found smaller than "
                 f"n_components ({k}). Possibly due to duplicate documents in X.",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
+                ConvergenceWarning, stacklevel=2)
 
         self.labels_ = labels
         self.cluster_centers_ = centers
@@ -300,11 +283,8 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
             centers = spherical_kmeans_plusplus(seeding["rows"], k, rng, seeding["prepared"])
         else:
             centers, _ = kmeans_plusplus(
-                Xn[nonzero_idx],
-                k,
-                x_squared_norms=np.ones(nonzero_idx.size, dtype=Xn.dtype),
-                random_state=rng,
-            )
+                Xn[nonzero_idx], k, x_squared_norms=np.ones(nonzero_idx.size, dtype=Xn.dtype),
+                random_state=rng)
         centers = np.ascontiguousarray(centers, dtype=Xn.dtype)
         return _normalize_rows(centers, ~np.any(centers != 0, axis=1))
 
@@ -408,16 +388,14 @@ def _check_init_array(init, k, n_features, dtype):
     if init.shape != (k, n_features):
         raise ValueError(
             f"init has shape {init.shape}; an explicit init must be an array of shape "
-            f"(n_components, n_features) = ({k}, {n_features})."
-        )
+            f"(n_components, n_features) = ({k}, {n_features}).")
     if not np.all(np.isfinite(init)):
         raise ValueError("init contains NaN or infinite values.")
     zero = ~np.any(init != 0, axis=1)
     if zero.any():
         raise ValueError(
             f"init row(s) {np.flatnonzero(zero).tolist()} are all-zero; centroids need a "
-            "direction."
-        )
+            "direction.")
     return np.ascontiguousarray(normalize(init, norm="l2"), dtype=dtype)
 
 
@@ -556,9 +534,8 @@ def _update_centers(Xn, labels, sims, centers_old):
         sums = skmeans_kernels.sums(Xn, labels, k)
     else:
         idx = np.flatnonzero(valid)
-        member = sp.csr_matrix(
-            (np.ones(idx.size, dtype=Xn.dtype), (labels[idx], idx)), shape=(k, n)
-        )
+        member = sp.csr_matrix((np.ones(idx.size, dtype=Xn.dtype), (labels[idx], idx)),
+                               shape=(k, n))
         sums = member @ Xn
         sums = sums.toarray() if sp.issparse(sums) else sums
         sums = np.ascontiguousarray(sums, dtype=Xn.dtype)
