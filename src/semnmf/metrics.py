@@ -53,8 +53,7 @@ def _check_labelings(labels_true, labels_pred):
         if arr.ndim != 1:
             raise ValueError(
                 f"{name} must be a 1-D sequence with one label per document; "
-                f"got an array of shape {arr.shape}."
-            )
+                f"got an array of shape {arr.shape}.")
         if arr.size == 0:
             raise ValueError(f"{name} is empty: at least one labelled document is needed.")
         out.append(arr)
@@ -62,8 +61,7 @@ def _check_labelings(labels_true, labels_pred):
     if labels_true.shape[0] != labels_pred.shape[0]:
         raise ValueError(
             "labels_true and labels_pred must have the same length (one label per "
-            f"document); got {labels_true.shape[0]} and {labels_pred.shape[0]}."
-        )
+            f"document); got {labels_true.shape[0]} and {labels_pred.shape[0]}.")
     if labels_true.dtype.kind in "OUSf":  # unlabelled documents are left out
         known = np.fromiter((not is_missing_label(y) for y in labels_true.tolist()),
                             dtype=bool, count=labels_true.shape[0])
@@ -120,15 +118,13 @@ def nmi(labels_true, labels_pred, average_method="arithmetic"):
     labels_true, labels_pred = _check_labelings(labels_true, labels_pred)
     if average_method not in _AVERAGE_METHODS:
         raise ValueError(
-            f"average_method must be one of {_AVERAGE_METHODS}, got {average_method!r}."
-        )
+            f"average_method must be one of {_AVERAGE_METHODS}, got {average_method!r}.")
     return _nmi(labels_true, labels_pred, average_method)
 
 
 def _nmi(codes_true, codes_pred, average_method="arithmetic"):
     return float(
-        normalized_mutual_info_score(codes_true, codes_pred, average_method=average_method)
-    )
+        normalized_mutual_info_score(codes_true, codes_pred, average_method=average_method))
 
 
 def ari(labels_true, labels_pred):
@@ -237,8 +233,7 @@ def top_terms(components, vocabulary, n_terms=10):
     if components.ndim != 2:
         raise ValueError(
             "components must be 2-D with one row per topic (n_topics, n_terms); got an "
-            f"array of shape {components.shape}."
-        )
+            f"array of shape {components.shape}.")
     if components.shape[0] == 0 or components.shape[1] == 0:
         raise ValueError(f"components is empty (shape {components.shape}).")
     if not np.issubdtype(components.dtype, np.number) or np.iscomplexobj(components):
@@ -254,15 +249,13 @@ def top_terms(components, vocabulary, n_terms=10):
             if not (0 <= j < n_features):
                 raise ValueError(
                     f"vocabulary maps {term!r} to column {j}, outside the {n_features} "
-                    "columns of components."
-                )
+                    "columns of components.")
             names[j] = str(term)
         missing = [j for j, name in enumerate(names) if name is None]
         if missing:
             raise ValueError(
                 f"vocabulary names {n_features - len(missing)} of the {n_features} columns "
-                f"of components; column(s) {missing[:5]} have no term."
-            )
+                f"of components; column(s) {missing[:5]} have no term.")
     else:
         if isinstance(vocabulary, str):
             raise ValueError("vocabulary must be a sequence of terms, not a single string.")
@@ -270,8 +263,7 @@ def top_terms(components, vocabulary, n_terms=10):
         if len(names) != n_features:
             raise ValueError(
                 f"vocabulary has {len(names)} terms but components has {n_features} "
-                "columns; they must match (one term per column)."
-            )
+                "columns; they must match (one term per column).")
 
     n = min(int(n_terms), n_features)
     weights = components.astype(np.float64, copy=False)

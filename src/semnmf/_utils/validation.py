@@ -45,8 +45,7 @@ def check_matrix(X, name="X", *, nonnegative=True, dtype=None, sparse_format="cs
         if X.dtype == object or not (np.issubdtype(X.dtype, np.number) or X.dtype == bool):
             raise ValueError(
                 f"{name} must hold numbers, got dtype {X.dtype}. If these are texts, "
-                "vectorize them first (semnmf.Corpus(texts).tfidf())."
-            )
+                "vectorize them first (semnmf.Corpus(texts).tfidf()).")
         values = X
     if X.ndim != 2:
         raise ValueError(
@@ -63,8 +62,7 @@ def check_matrix(X, name="X", *, nonnegative=True, dtype=None, sparse_format="cs
         n_bad = int(np.size(values) - np.count_nonzero(np.isfinite(values)))
         raise ValueError(
             f"{name} contains {n_bad} NaN or infinite value(s); remove or impute them "
-            "(e.g. replace with 0) before fitting."
-        )
+            "(e.g. replace with 0) before fitting.")
     if nonnegative and values.size and values.min() < 0:
         n_neg = int(np.count_nonzero(values < 0))
         raise ValueError(
@@ -105,8 +103,7 @@ def check_n_components(n_components, n_samples, name="n_components"):
     if n_components > n_samples:
         raise ValueError(
             f"{name}={n_components} is larger than the number of documents ({n_samples}); "
-            f"ask for at most {n_samples} clusters."
-        )
+            f"ask for at most {n_samples} clusters.")
     return int(n_components)
 
 

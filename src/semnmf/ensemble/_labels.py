@@ -34,13 +34,11 @@ def check_label_matrix(labels, name="labels", *, require_labelled_rows=True):
     if labels is None:
         raise ValueError(
             f"{name} is None: pass an array of shape (n_documents, n_partitions) with one "
-            "column of cluster labels per partition."
-        )
+            "column of cluster labels per partition.")
     if sp.issparse(labels):
         raise ValueError(
             f"{name} must be a dense array of labels of shape (n_documents, n_partitions), "
-            "not a sparse matrix; pass labels.toarray() (missing labels as -1)."
-        )
+            "not a sparse matrix; pass labels.toarray() (missing labels as -1).")
     if isinstance(labels, (list, tuple)) and labels and all(
             isinstance(x, np.ndarray) and x.ndim == 1 for x in labels):
         # [model.labels_, ...]: the label vectors of the partitions, one column each (as
@@ -59,14 +57,12 @@ def check_label_matrix(labels, name="labels", *, require_labelled_rows=True):
                 "vectors are stacked with np.column_stack([labels_1, labels_2, ...]).")
         raise ValueError(
             f"{name} must be 2-D (n_documents, n_partitions) with one column per partition; "
-            f"got an array of shape {arr.shape}.{hint if arr.ndim == 1 else ''}"
-        )
+            f"got an array of shape {arr.shape}.{hint if arr.ndim == 1 else ''}")
     n, r = arr.shape
     if n == 0 or r == 0:
         raise ValueError(
             f"{name} is empty (shape {arr.shape}); it needs at least one document (row) "
-            "and one partition (column)."
-        )
+            "and one partition (column).")
     if arr.dtype == bool:
         arr = arr.astype(np.int64)
     if np.issubdtype(arr.dtype, np.integer):
@@ -78,37 +74,32 @@ def check_label_matrix(labels, name="labels", *, require_labelled_rows=True):
         if not np.all(np.isfinite(finite)):
             raise ValueError(
                 f"{name} contains infinite values; labels must be integers, with missing "
-                "labels as -1 or NaN."
-            )
+                "labels as -1 or NaN.")
         if np.any(finite != np.round(finite)):
             bad = finite[finite != np.round(finite)][:3]
             raise ValueError(
                 f"{name} must hold integer cluster labels; got non-integer values such as "
-                f"{bad.tolist()}. Pass hard labels (e.g. the argmax of a membership matrix)."
-            )
+                f"{bad.tolist()}. Pass hard labels (e.g. the argmax of a membership matrix).")
         missing |= arr == MISSING
         values = np.where(missing, MISSING, arr).astype(np.int64)
     else:
         raise ValueError(
             f"{name} must hold integer cluster labels (missing ones as -1 or NaN); got "
             f"dtype {arr.dtype}. Encode other labels as integers first, e.g. "
-            "np.unique(column, return_inverse=True)[1] for each column."
-        )
+            "np.unique(column, return_inverse=True)[1] for each column.")
 
     labelled_per_column = n - missing.sum(axis=0)
     empty_cols = np.flatnonzero(labelled_per_column == 0)
     if empty_cols.size:
         raise ValueError(
             f"{name}: partition(s) (column(s)) {empty_cols[:10].tolist()} label no document "
-            "(all missing); drop these columns."
-        )
+            "(all missing); drop these columns.")
     empty_rows = np.flatnonzero(missing.all(axis=1)) if require_labelled_rows else []
     if len(empty_rows):
         raise ValueError(
             f"{name}: {len(empty_rows)} document(s) (e.g. rows {np.asarray(empty_rows[:10]).tolist()}) "
             "have no label in any partition, so no consensus can place them; drop these "
-            "rows (or label them in at least one partition)."
-        )
+            "rows (or label them in at least one partition).")
 
     codes = np.full((n, r), MISSING, dtype=np.int64)
     categories = []
@@ -146,8 +137,7 @@ def incidence(codes, n_categories, dtype=np.float64):
     H = sp.csr_matrix(
         (np.ones(indices.size, dtype=dtype), indices.astype(index_dtype),
          indptr.astype(index_dtype)),
-        shape=(n, int(offsets[-1])),
-    )
+        shape=(n, int(offsets[-1])))
     return H, offsets
 
 

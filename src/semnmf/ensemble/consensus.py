@@ -102,20 +102,17 @@ def _check_candidate(labels_candidate, n):
     if arr.ndim != 1:
         raise ValueError(
             "labels_candidate must be 1-D with one label per document; got an array of "
-            f"shape {arr.shape}."
-        )
+            f"shape {arr.shape}.")
     if arr.shape[0] != n:
         raise ValueError(
             f"labels_candidate has {arr.shape[0]} labels but labels has {n} documents "
-            "(rows); they must match."
-        )
+            "(rows); they must match.")
     codes, _ = check_label_matrix(arr.reshape(-1, 1), name="labels_candidate",
                                    require_labelled_rows=False)
     if np.any(codes < 0):
         raise ValueError(
             "labels_candidate has missing labels (-1 or NaN); a candidate consensus must "
-            "label every document."
-        )
+            "label every document.")
     return codes[:, 0]
 
 
@@ -147,8 +144,7 @@ def _metis(adjacency, n_parts, *, vertex_weights=None, seed=0):
         vertex_weights = np.ascontiguousarray(vertex_weights, dtype=np.int64)
     result = pymetis.part_graph(
         int(n_parts), graph, eweights=weights if weights.size else None,
-        vweights=vertex_weights, options=pymetis.Options(seed=int(seed)),
-    )
+        vweights=vertex_weights, options=pymetis.Options(seed=int(seed)))
     return np.asarray(result.vertex_part, dtype=np.int64)
 
 
@@ -204,8 +200,7 @@ def cspa(labels, n_components, *, max_samples=10000, random_state=None):
             f"{gigabytes:.1f} GB for n={n} documents), and refuses more than "
             f"max_samples={max_samples} documents. Use mcla or hgpa, whose cost is linear "
             "in n, or raise max_samples if you have the memory (the command line: --consensus "
-            "mcla, hgpa, anmi or mmm)."
-        )
+            "mcla, hgpa, anmi or mmm).")
     rng = check_random_state(random_state)
     H, _ = incidence(codes, n_categories(codes), dtype=np.int32)
     S = (H @ H.T).tocsr()  # integer co-association counts, 0..r

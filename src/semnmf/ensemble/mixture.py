@@ -45,8 +45,7 @@ __all__ = ["MODELS", "MultinomialMixture", "mixture_consensus", "n_parameters"]
 #: Rmixmod's 10 qualitative (multinomial) models, in the order they are tried.
 MODELS = (
     "Binary_pk_Ekjh", "Binary_pk_Ekj", "Binary_pk_Ek", "Binary_pk_Ej", "Binary_pk_E",
-    "Binary_p_Ekjh", "Binary_p_Ekj", "Binary_p_Ek", "Binary_p_Ej", "Binary_p_E",
-)
+    "Binary_p_Ekjh", "Binary_p_Ekj", "Binary_p_Ek", "Binary_p_Ej", "Binary_p_E")
 _DISPERSIONS = ("Ekjh", "Ekj", "Ek", "Ej", "E")
 
 
@@ -56,8 +55,7 @@ def _parse_model(name):
     if full not in MODELS:
         raise ValueError(
             f"unknown model {name!r}; choose among {list(MODELS)} (the 'Binary_' prefix "
-            "may be left out), or 'all'."
-        )
+            "may be left out), or 'all'.")
     _, proportions, dispersion = full.split("_")
     return full, proportions == "pk", dispersion
 
@@ -580,8 +578,7 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
                 f"did not converge in max_iter={self.max_iter} iterations. Increase "
                 "max_iter or tol.",
                 ConvergenceWarning,
-                stacklevel=2,
-            )
+                stacklevel=2)
         return self
 
     def _encode(self, labels):
@@ -591,8 +588,7 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
         if codes.shape[1] != self.n_partitions_in_:
             raise ValueError(
                 f"labels has {codes.shape[1]} partitions (columns) but the model was fitted "
-                f"on {self.n_partitions_in_}; pass the same partitions in the same order."
-            )
+                f"on {self.n_partitions_in_}; pass the same partitions in the same order.")
         out = np.full_like(codes, MISSING)
         n_unknown = 0
         for q, (train, new) in enumerate(zip(self.categories_, categories)):
@@ -607,8 +603,7 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
             warnings.warn(
                 f"{n_unknown} label(s) were not seen in fit; they are treated as missing.",
                 UserWarning,
-                stacklevel=3,
-            )
+                stacklevel=3)
         return out
 
     def _log_joint(self, labels):

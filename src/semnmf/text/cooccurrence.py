@@ -91,8 +91,7 @@ class TokenSequences:
             tokens=np.asarray(tokens, dtype=np.int64),
             doc_ptr=np.asarray(doc_ptr, dtype=np.int64),
             sent_ptr=np.asarray(sent_ptr, dtype=np.int64),
-            n_terms=int(n_terms),
-        )
+            n_terms=int(n_terms))
 
 
 # --------------------------------------------------------------------------- validation
@@ -114,8 +113,7 @@ def _check_pointer(ptr, n_tokens, name):
     if ptr[0] != 0 or ptr[-1] != n_tokens:
         raise ValueError(
             f"{name} must start at 0 and end at len(tokens) = {n_tokens}; "
-            f"got {ptr[0]} ... {ptr[-1]}."
-        )
+            f"got {ptr[0]} ... {ptr[-1]}.")
     if np.any(np.diff(ptr) < 0):
         raise ValueError(f"{name} must be non-decreasing.")
     return ptr
@@ -127,8 +125,7 @@ def check_sequences(sequences):
     if not isinstance(sequences, TokenSequences):
         raise ValueError(
             f"sequences must be a TokenSequences, got {type(sequences).__name__}. "
-            "Build one with TokenSequences.from_documents(documents, n_terms)."
-        )
+            "Build one with TokenSequences.from_documents(documents, n_terms).")
     n_terms = sequences.n_terms
     if isinstance(n_terms, bool) or not isinstance(n_terms, numbers.Integral) or n_terms < 1:
         raise ValueError(f"sequences.n_terms must be a positive integer, got {n_terms!r}.")
@@ -137,14 +134,12 @@ def check_sequences(sequences):
     if tokens.ndim != 1 or not (np.issubdtype(tokens.dtype, np.integer) or tokens.size == 0):
         raise ValueError(
             f"sequences.tokens must be a 1-D array of integer token ids, got dtype "
-            f"{tokens.dtype} with {tokens.ndim} dimension(s)."
-        )
+            f"{tokens.dtype} with {tokens.ndim} dimension(s).")
     if tokens.size and (tokens.min() < 0 or tokens.max() >= n_terms):
         bad = tokens[(tokens < 0) | (tokens >= n_terms)]
         raise ValueError(
             f"sequences.tokens holds {bad.size} token id(s) out of range [0, n_terms={n_terms}), "
-            f"e.g. {bad[0]}; map tokens to vocabulary ids and drop out-of-vocabulary ones."
-        )
+            f"e.g. {bad[0]}; map tokens to vocabulary ids and drop out-of-vocabulary ones.")
     index_dtype = np.int32 if n_terms <= np.iinfo(np.int32).max else np.int64
     tokens = tokens.astype(index_dtype, copy=False)
     doc_ptr = _check_pointer(sequences.doc_ptr, tokens.size, "sequences.doc_ptr")
@@ -152,8 +147,7 @@ def check_sequences(sequences):
     if not np.all(np.isin(doc_ptr, sent_ptr)):
         raise ValueError(
             "Every document boundary in sequences.doc_ptr must also be a sentence boundary "
-            "in sequences.sent_ptr (a sentence cannot span two documents)."
-        )
+            "in sequences.sent_ptr (a sentence cannot span two documents).")
     return tokens, doc_ptr, sent_ptr, n_terms
 
 
@@ -175,8 +169,7 @@ def document_term_counts(sequences, dtype=np.float64):
     n_docs = len(doc_ptr) - 1
     rows = np.repeat(np.arange(n_docs), np.diff(doc_ptr))
     counts = sp.csr_matrix(
-        (np.ones(tokens.size, dtype=dtype), (rows, tokens)), shape=(n_docs, n_terms)
-    )
+        (np.ones(tokens.size, dtype=dtype), (rows, tokens)), shape=(n_docs, n_terms))
     counts.sum_duplicates()
     return counts
 
@@ -295,13 +288,11 @@ def cooccurrence(*, counts=None, sequences=None, context="document", window=10, 
     if context != "document" and sequences is None:
         raise ValueError(
             f'context="{context}" needs the token order: pass sequences=TokenSequences(...) '
-            '(counts only support context="document").'
-        )
+            '(counts only support context="document").')
     if counts is None and sequences is None:
         raise ValueError(
             'Pass counts (a document-term matrix, for context="document") or sequences '
-            "(a TokenSequences)."
-        )
+            "(a TokenSequences).")
 
     if context == "document":
         if counts is None:

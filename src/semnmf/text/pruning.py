@@ -73,8 +73,7 @@ def prune(M, *, top_k=None, threshold=None, symmetric=True):
         M = sp.csr_matrix(M)
     if symmetric and M.shape[0] != M.shape[1]:
         raise ValueError(
-            f"symmetric=True needs a square matrix, got shape {M.shape}; pass symmetric=False."
-        )
+            f"symmetric=True needs a square matrix, got shape {M.shape}; pass symmetric=False.")
     M = sp.csr_matrix(M)  # no copy of a CSR input: M is only read below
     if not M.has_sorted_indices:
         M = M.sorted_indices()

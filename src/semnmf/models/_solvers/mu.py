@@ -86,8 +86,7 @@ def run(problem, *, max_iter, tol, verbose=0, description="fit", history=None):
             f"Maximum number of iterations {max_iter} reached before the relative objective "
             f"change fell under tol={tol}. "
             "Increase max_iter to improve convergence.",
-            ConvergenceWarning, stacklevel=2,
-        )
+            ConvergenceWarning, stacklevel=2)
     return n_iter, history, converged
 
 
