@@ -173,11 +173,14 @@ def write_levels(path, ids, levels):
     """``levels.csv``: ``doc``, then one column ``k<K>`` per level (the document's cluster
     at K clusters; -1: no cluster), coarsest first. ``levels`` maps K to labels."""
     ks = sorted(levels)
+    _write_columns(path, ids, [f"k{k}" for k in ks], [np.asarray(levels[k]) for k in ks])
 
+
+def _write_columns(path, ids, names, columns):
+    """A CSV of ``doc`` and one integer column per name (``columns``: one array each)."""
     def write(f):
         writer = csv.writer(f)
-        writer.writerow(["doc"] + [f"k{k}" for k in ks])
-        columns = [np.asarray(levels[k]) for k in ks]
+        writer.writerow(["doc"] + names)
         for i, doc in enumerate(ids):
             writer.writerow([doc] + [int(column[i]) for column in columns])
 
@@ -214,15 +217,7 @@ def write_topics(path, components, vocabulary, n_top=20):
 
 def write_partitions(path, ids, partitions, seeds):
     """``partitions.csv``: ``doc`` and one column ``seed_<s>`` of labels per run."""
-    partitions = np.asarray(partitions)
-
-    def write(f):
-        writer = csv.writer(f)
-        writer.writerow(["doc"] + [f"seed_{s}" for s in seeds])
-        for i in range(len(ids)):
-            writer.writerow([ids[i]] + [int(v) for v in partitions[i]])
-
-    atomic_write(path, write)
+    _write_columns(path, ids, [f"seed_{s}" for s in seeds], list(np.asarray(partitions).T))
 
 
 def write_results(out_dir, corpus, labels, components, record, *, partitions=None,
