@@ -219,9 +219,8 @@ def _vector_width(k):
     k zeros for k ≤ ``_MAX_VECTOR_K``, else ``()`` (the loop over a run-time k).
 
     With a compile-time k the row products run in vector registers
-    (:mod:`semnmf.models._solvers.simd`), faster than the loop over a run-time k at every
-    k measured (``benchmarks/results/speed.md``). Each k compiles once per dtype (cached
-    on disk); past 64 the run-time loop serves.
+    (:mod:`semnmf.models._solvers.simd`; ``benchmarks/results/speed.md``). Each k compiles
+    once per dtype (cached on disk).
     """
     return (0,) * k if k <= _MAX_VECTOR_K else ()
 

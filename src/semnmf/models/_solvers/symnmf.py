@@ -132,9 +132,8 @@ def nnls_rows(G, F, X0=None):
 def symnmf_anls(A, H, *, alpha=None, max_iter=500, tol=1e-3, verbose=0, description="SymNMF"):
     """SymNMF ``min_{H ≥ 0} ‖A − HHᵀ‖²_F`` by alternating non-negative least squares.
 
-    Kuang, Yun & Park (2015), their alternating non-negative least squares (ANLS)
-    algorithm (the paper is not in ``papers/``; no equation numbers are cited): solve the
-    penalized non-symmetric problem::
+    Kuang, Yun & Park (2015)'s ANLS algorithm (not in ``papers/``): solve the penalized
+    non-symmetric problem::
 
         min_{W, H ≥ 0} f(W, H) = ‖A − W Hᵀ‖²_F + α ‖W − H‖²_F
 
@@ -143,18 +142,13 @@ def symnmf_anls(A, H, *, alpha=None, max_iter=500, tol=1e-3, verbose=0, descript
         W ← argmin_{W ≥ 0} ‖[H; √α I] Wᵀ − [A; √α Hᵀ]‖²  (normal equations: HᵀH + α I, A H + α H)
         H ← argmin_{H ≥ 0} ‖[W; √α I] Hᵀ − [A; √α Wᵀ]‖²  (WᵀW + α I, A W + α W)
 
-    (A symmetric; :func:`nnls_rows`, block principal pivoting). Each block is solved
-    exactly, so f never increases. With α large enough the limit points have W = H and
-    are stationary points of SymNMF (Kuang et al.'s convergence result for ANLS); the
-    default α = max(A)² and the stopping rule (projected gradient of f below ``tol``
-    times its value after the first iteration, tol = 1e-3) are those of the authors'
-    ``symnmf_anls.m``, which GT ran. f is computed with trace identities, never forming
-    W Hᵀ::
-
-        f = ‖A‖² − 2 tr(Hᵀ (A W)) + tr((WᵀW)(HᵀH)) + α‖W − H‖²
-
-    and A W, A H are the products the next updates need: two sparse x dense products per
-    iteration, O(k nnz A + k² n + n k³) with the NNLS.
+    (A symmetric; :func:`nnls_rows`). Each block is solved exactly, so f never increases;
+    with α large enough the limit points have W = H and are stationary points of SymNMF.
+    The default α = max(A)² and the stopping rule (projected gradient of f below ``tol``
+    times its value after the first iteration) are those of the authors'
+    ``symnmf_anls.m``, which GT ran. f is computed by trace identities,
+    ``f = ‖A‖² − 2 tr(Hᵀ (A W)) + tr((WᵀW)(HᵀH)) + α‖W − H‖²``, from the products A W, A H
+    the next updates need.
 
     Parameters
     ----------
