@@ -21,7 +21,6 @@ lists), :mod:`.folders` (dataset folders, shards, folders of .txt files, BBC) an
 """
 
 import os
-import warnings
 
 from .._utils.words import LIBRARY
 from ._base import BUILTIN, TABLE_SUFFIXES, Corpus, DatasetError, _refuse_columns, _shards
@@ -31,7 +30,7 @@ from .folders import (RESULTS_FOLDER, _is_dataset_folder, _load_bbc, _load_folde
                       _load_shards, _load_text_tree, _warn_ignored)
 from .frames import _read_frame, frame_column, is_frame, is_in_memory_texts, text_list
 from .planted import make_planted
-from .tables import (DELIMITERS, ON_BAD_LINES, _read_table, check_delimiter, csv_delimiter,
+from .tables import (DELIMITERS, ON_BAD_LINES, _load_table, check_delimiter, csv_delimiter,
                      read_column)
 
 __all__ = ["BUILTIN", "DELIMITERS", "ON_BAD_LINES", "RESULTS_FOLDER", "TABLE_SUFFIXES",
@@ -186,16 +185,8 @@ def load_dataset(source, *, text_column=None, label_column=None, id_column=None,
             f"don't know how to read {path!r}: expected a folder, a .txt file (one document) "
             "or a file ending in "
             f"{', '.join(TABLE_SUFFIXES)}.")
-    skipped = []
-    texts, labels, ids = _read_table(path, text_column, label_column, encoding, id_column,
-                                     delimiter, on_bad_lines, skipped)
-    if skipped:
-        shown = ", ".join(map(str, skipped[:10])) + (", ..." if len(skipped) > 10 else "")
-        warnings.warn(f"{path}: {len(skipped)} bad row(s) skipped (on_bad_lines='skip'), on "
-                      f"line(s) {shown}; {len(texts)} read.", UserWarning, stacklevel=2)
-    corpus = Corpus(texts, labels, ids, name=name, **corpus_options)
-    corpus.skipped_lines = skipped
-    return corpus
+    return _load_table(path, name, text_column, label_column, encoding, id_column, delimiter,
+                       on_bad_lines, **corpus_options)
 
 
 def check_table_options(source, delimiter=None, on_bad_lines="error", words=LIBRARY):

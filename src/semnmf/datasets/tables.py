@@ -8,10 +8,27 @@ import json
 import logging
 import os
 import sys
+import warnings
 
-from ._base import DatasetError, TABLE_SUFFIXES
+from ._base import Corpus, DatasetError, TABLE_SUFFIXES
 from .encodings import _read_text, _split_lines
 from .frames import _missing, frame_column, is_frame
+
+
+def _load_table(path, name, text_column, label_column, encoding, id_column, delimiter,
+                on_bad_lines, **corpus_options):
+    """The Corpus of a table; the lines of the bad rows skipped (``on_bad_lines="skip"``)
+    warned and kept as its ``skipped_lines``."""
+    skipped = []
+    texts, labels, ids = _read_table(path, text_column, label_column, encoding, id_column,
+                                     delimiter, on_bad_lines, skipped)
+    if skipped:
+        shown = ", ".join(map(str, skipped[:10])) + (", ..." if len(skipped) > 10 else "")
+        warnings.warn(f"{path}: {len(skipped)} bad row(s) skipped (on_bad_lines='skip'), on "
+                      f"line(s) {shown}; {len(texts)} read.", UserWarning, stacklevel=3)
+    corpus = Corpus(texts, labels, ids, name=name, **corpus_options)
+    corpus.skipped_lines = skipped
+    return corpus
 
 
 def _read_table(path, text_column, label_column, encoding, id_column=None, delimiter=None,
