@@ -13,9 +13,9 @@ from .._utils.io import atomic_write, json_default
 from .._utils.validation import reference_labels
 from .context import CONTEXTS, TokenSequences, word_context
 from .language import resolve_stop_words
-from .vectorize import (STEMMERS, TOKEN_PATTERN, check_stop_words, check_token_pattern,
-                        count_matrix, count_texts, make_analyzer, prune_columns,
-                        split_sentences, weight)
+from .vectorize import (STEMMERS, TOKEN_PATTERN, best_stemmer, check_stop_words,
+                        check_token_pattern, count_matrix, count_texts, make_analyzer,
+                        prune_columns, split_sentences, weight)
 
 # Below this many documents, ``min_df=None`` keeps words seen in one document (min_df=1):
 # on a handful of documents most words occur once, and min_df=2 would leave too few terms
@@ -296,16 +296,8 @@ default="english"
         # corpus texts; a corpus with only counts judges on the texts being transformed
         # (without remembering the choice, which depends on them).
         own = self.texts is not None
-        sample = (self.texts if own else list(texts or []))[:300]
-        vocab = set(self.vocabulary.tolist())
-        coverage = {}
-        for stem in STEMMERS:
-            analyze = self._analyzer(stem)
-            seen = set()
-            for text in sample:
-                seen.update(analyze(text))
-            coverage[stem] = len(seen & vocab)
-        best = max(STEMMERS, key=lambda s: coverage[s])
+        best = best_stemmer(self.texts if own else list(texts or []),
+                            set(self.vocabulary.tolist()), self._options)
         if own:
             self.stem = best
         return best

@@ -13,7 +13,8 @@ outside the vocabulary are dropped.
 import numpy as np
 import scipy.sparse as sp
 
-from .vectorize import STEMMERS, WEIGHTINGS, count_texts, make_analyzer, weight
+from .vectorize import (STEMMERS, WEIGHTINGS, best_stemmer, count_texts, make_analyzer,
+                        ncut_weight, weight)
 
 __all__ = ["VectorizerState"]
 
@@ -106,20 +107,8 @@ class VectorizerState:
         ``texts``)."""
         stem = self.stem
         if stem == "auto":
-            stem = self._best_stemmer(texts)
+            stem = best_stemmer(texts, set(self.index), self.tokenizer_options())
         return make_analyzer(stem=stem, **self.tokenizer_options())
-
-    def _best_stemmer(self, texts):
-        sample = list(texts)[:300]
-        vocab = set(self.index)
-        coverage = {}
-        for stem in STEMMERS:
-            analyze = make_analyzer(stem=stem, **self.tokenizer_options())
-            seen = set()
-            for text in sample:
-                seen.update(analyze(text))
-            coverage[stem] = len(seen & vocab)
-        return max(STEMMERS, key=lambda s: coverage[s])
 
     # -- new documents ------------------------------------------------------------------
     def counts_from_texts(self, texts):
@@ -159,11 +148,7 @@ class VectorizerState:
             return counts
         X, _ = weight(counts, "tfidf", idf=self.idf)
         if self.weighting == "ncut":
-            degree = X @ self.column_sums
-            scale = np.zeros_like(degree)
-            positive = degree > 0
-            scale[positive] = 1.0 / np.sqrt(degree[positive])
-            X = sp.diags(scale) @ X
+            X = ncut_weight(X, self.column_sums)
         return sp.csr_matrix(X)
 
     def transform_texts(self, texts):

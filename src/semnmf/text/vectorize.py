@@ -172,6 +172,19 @@ def make_analyzer(*, lowercase=True, stop_words="english", token_pattern=TOKEN_P
     return analyze
 
 
+def best_stemmer(texts, vocabulary, options):
+    """The stemmer of :data:`STEMMERS` whose terms of the first 300 ``texts`` (tokenized
+    with the analyzer ``options``) cover most of the set ``vocabulary``."""
+    sample, coverage = list(texts)[:300], {}
+    for stem in STEMMERS:
+        analyze = make_analyzer(stem=stem, **options)
+        seen = set()
+        for text in sample:
+            seen.update(analyze(text))
+        coverage[stem] = len(seen & vocabulary)
+    return max(STEMMERS, key=lambda s: coverage[s])
+
+
 def count_matrix(texts, analyzer, *, min_df=2, max_df=1.0, max_features=None):
     """Vectorize ``texts`` into (counts CSR, vocabulary array) with CountVectorizer.
 
