@@ -17,14 +17,9 @@ import numpy as np
 __all__ = ["STATE", "SCALARS", "SAVABLE", "check_savable", "get_state", "set_state", "json_params"]
 
 # estimator class -> (arrays needed to predict, optional arrays)
-_MU = (("components_",), ("context_components_", "context_core_"))
 STATE = {
-    "NMF": _MU,
-    "SemanticNMF": _MU,
-    "SeNMF": _MU,
-    "GNMF": _MU,
-    "SemanticGNMF": _MU,
-    "ProjectiveNMF": _MU,
+    **dict.fromkeys(("NMF", "SemanticNMF", "SeNMF", "GNMF", "SemanticGNMF", "ProjectiveNMF"),
+                    (("components_",), ("context_components_", "context_core_"))),
     "SphericalKMeans": (("cluster_centers_",), ()),
     "HierarchicalNMF": (("components_",), ()),  # + the tree (see the module docstring)
 }
