@@ -134,11 +134,8 @@ class GNMF(_GraphRegularized, _BaseNMF):
         Weight of the document-graph term (``lam`` in 0.1; ``lam`` is the
         word-context weight of the semantic estimators). With ``lam_scale="relative"``
         (default) the paper's λ is ``μ = graph_lam / d̄``, d̄ the mean degree of the graph
-        (:func:`effective_graph_lambda`), so ``graph_lam`` weighs the mean squared distance of a
-        document's factors to its neighbours' against the squared reconstruction error,
-        the same way on every corpus and graph. The default is the middle of the flat
-        optimum of a sweep over the shared corpora (``benchmarks/results/design_notes.md``).
-        Cai et al.'s default λ = 100 on a 0/1 5-NN graph is about graph_lam = 700.
+        (:func:`effective_graph_lambda`), the same weight on every corpus and graph (the
+        default: ``benchmarks/results/design_notes.md``).
     lam_scale : {"relative", "absolute"}, default="relative"
         "absolute" uses ``graph_lam`` as Cai et al.'s λ directly.
     n_neighbors : int, default=5
@@ -168,11 +165,9 @@ class GNMF(_GraphRegularized, _BaseNMF):
 
     Notes
     -----
-    ``fit(X, A=A)`` takes a document graph of one's own instead of the kNN graph (for
-    example one built from document embeddings with :func:`~semnmf.refine.knn_graph`);
-    it must be symmetric, non-negative and (n_documents, n_documents), ideally sparse.
-    ``transform`` solves Z for new documents with W fixed and no graph (they are not in
-    it), exactly as NMF's.
+    ``fit(X, A=A)`` takes a document graph of one's own (symmetric, non-negative,
+    (n_documents, n_documents), ideally sparse) instead of the kNN graph. ``transform``
+    solves Z for new documents with W fixed and no graph, as NMF's.
 
     References
     ----------

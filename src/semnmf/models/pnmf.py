@@ -58,9 +58,8 @@ class ProjectiveNMF(_BaseNMF):
         Number of clusters k.
     init : {"skmeans", "random", "nndsvda"} or array-like, default="skmeans"
         Starting Z (see :func:`semnmf.models.init.initialize`; only its Z is used), then
-        scaled by the least-squares scalar. An array of shape (n_documents, n_components)
-        is the starting Z itself (a pair ``(Z, W)`` is accepted too, W unused, so that the
-        shared start of the NMF family serves here).
+        scaled by the least-squares scalar; or the starting Z itself (a pair ``(Z, W)`` is
+        accepted too, W unused).
     n_init : int, default=1
         Number of restarts; the run with the lowest objective is kept.
     max_iter : int, default=200
