@@ -27,6 +27,15 @@ __all__ = ["write_results", "write_tree_results", "write_assign_results",
 TOPICS_HEADER = ["cluster", "rank", "term", "weight"]
 
 
+def _stamp(timings):
+    """The closing fields of a run record: timings (seconds), threads, versions, time."""
+    from .._utils.parallel import n_threads
+
+    return {"timings_seconds": {k: round(v, 4) for k, v in (timings or {}).items()},
+            "threads": n_threads(), "versions": versions(),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+
 def versions():
     """The versions a run record names: semnmf, Python, numpy."""
     return {"semnmf": __version__, "python": platform.python_version(), "numpy": np.__version__}
@@ -111,8 +120,6 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
         The number of clusters asked for (default ``model.n_components``):
         ``empty_clusters`` lists those no document got.
     """
-    from .._utils.parallel import n_threads
-
     params = {} if model is None else {
         k: _describe(v) for k, v in model.get_params().items()}
     lam = getattr(model, "lambda_", None) if word_context else None
@@ -143,10 +150,7 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
         "n_iter": (int(model.n_iter_) if getattr(model, "n_iter_", None) is not None
                    else None),                   # None: no iterations (a consensus)
         **(extra or {}),
-        "timings_seconds": {k: round(v, 4) for k, v in (timings or {}).items()},
-        "threads": n_threads(),
-        "versions": versions(),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        **_stamp(timings),
     }
 
 
@@ -291,8 +295,6 @@ def assign_record(model, labels, *, corpus, X, source, scores=None, timings=None
     """The ``run.json`` of ``semnmf assign``: the model used (path, format, method,
     estimator), the source and its data, cluster sizes, empty clusters, scores when the
     documents have labels, threads, timings and versions."""
-    from .._utils.parallel import n_threads
-
     info = model.info
     estimator = info.get("estimator") or {}
     clusters, sizes = np.unique(np.asarray(labels), return_counts=True)
@@ -313,10 +315,7 @@ def assign_record(model, labels, *, corpus, X, source, scores=None, timings=None
         "empty_clusters": empty_clusters(labels, model.n_clusters),
         "n_classes": n_classes(corpus.labels),
         "scores": scores,
-        "timings_seconds": {k: round(v, 4) for k, v in (timings or {}).items()},
-        "threads": n_threads(),
-        "versions": versions(),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        **_stamp(timings),
     }
 
 
