@@ -33,7 +33,7 @@ def test_blocked_engine_gives_the_local_iterates(data, cls, init, loss):
     Z = local.fit_transform(X)
     blocked = cls(4, loss=loss, init=init, max_iter=60, random_state=0)
     Zb = blocked.fit_transform(_blocks(X, 37))
-    assert local.engine_ == "local" and blocked.engine_ == "serial"
+    assert local.engine_ == "local" and blocked.engine_ == "blocked:serial"
     assert np.array_equal(local.labels_, blocked.labels_)
     assert blocked.n_iter_ == local.n_iter_
     np.testing.assert_allclose(blocked.objective_history_, local.objective_history_,
@@ -117,7 +117,7 @@ def test_dask_array_without_a_client_runs_here(data):
     X, _ = data
     model = NMF(4, max_iter=20, random_state=0).fit(
         da.from_array(X, chunks=(50, -1), asarray=False))
-    assert model.engine_ == "serial"
+    assert model.engine_ == "blocked:serial"
     with pytest.raises(ValueError, match="rows only"):
         NMF(4).fit(da.from_array(X, chunks=(50, 10), asarray=False))
 
@@ -233,7 +233,7 @@ def test_dask_array_on_workers_gives_the_local_iterates(data, client, cls, loss,
     local = cls(4, loss=loss, max_iter=60, random_state=0, **starts).fit(X)
     dX = da.from_array(X, chunks=(45, -1), asarray=False)
     model = cls(4, loss=loss, max_iter=60, random_state=0, **starts).fit(dX)
-    assert model.engine_ == "dask"
+    assert model.engine_ == "blocked:dask"
     assert np.array_equal(local.labels_, model.labels_)
     np.testing.assert_allclose(model.objective_history_, local.objective_history_,
                                rtol=1e-10)
@@ -278,7 +278,7 @@ def test_the_modules_of_the_block_tasks_do_not_load_numba():
             "import scipy.sparse as sp\n"
             "from semnmf import NMF\n"
             "X = sp.random(60, 30, density=0.3, random_state=0, format='csr')\n"
-            "assert NMF(2, max_iter=5).fit([X[:25], X[25:]]).engine_ == 'serial'\n"
+            "assert NMF(2, max_iter=5).fit([X[:25], X[25:]]).engine_ == 'blocked:serial'\n"
             "print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": os.path.abspath(src)}, timeout=120)

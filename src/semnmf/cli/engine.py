@@ -20,8 +20,9 @@ from .flags import CLI_WORDS
 def add_engine_arguments(parser):
     group = parser.add_argument_group("engine (needs the [dask] extra for dask)")
     group.add_argument("--engine", choices=ENGINES,
-                       help="local: fit in this process (default); dask: distribute the "
-                            "updates over Dask workers by blocks of documents "
+                       help="local: fit in this process (default; the local engine, or "
+                            "the torch engine with --device); dask: the blocked engine, "
+                            "the updates over Dask workers by blocks of documents "
                             f"({', '.join(DASK_METHODS)})")
     group.add_argument("--workers", type=int, metavar="N",
                        help="with --engine dask: start a local cluster of N worker "

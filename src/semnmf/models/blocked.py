@@ -112,7 +112,7 @@ class BlockedBackend(Backend):
 
         self.problem = problem
         X, M = problem.X, problem.M
-        self.name = X.executor.name
+        self.name = f"blocked:{X.executor.name}"
         self.initialize_context_factor = initialize_context_factor
         self.Mt = None
         if M is not None:

@@ -563,8 +563,10 @@ class NMF(_Variants, _BaseNMF):
     components_ : ndarray of shape (n_components, n_terms)
         Wᵀ: the term weights of each cluster.
     engine_ : str
-        The engine that ran the fit: "local", "torch:cuda:0" (``device``), or the
-        executor of row blocks ("serial", "dask").
+        The engine that ran the fit, a key of :data:`semnmf.models.engine.SUPPORT` and
+        where it ran: "local", "torch:cuda:0" (``device``), "blocked:serial",
+        "blocked:threads" or "blocked:dask" (row blocks, by their executor), "online"
+        (``partial_fit``).
     objective_history_ : ndarray
         Objective at the start and after each iteration of the kept run.
     objective_, n_iter_
