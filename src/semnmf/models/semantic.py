@@ -36,9 +36,8 @@ class SemanticNMF(_Variants, _BaseNMF):
     lam : float, default=10.0
         Weight of the word-context term. With ``lam_scale="relative"`` (default) it is the
         weight of the *relative* error ‖M − WQᵀ‖²/‖M‖² against ‖X − ZWᵀ‖²/‖X‖², i.e. the
-        paper's λ = lam·‖X‖²/‖M‖² (see :func:`effective_lambda`); this makes the value mean
-        the same on every corpus. The default comes from a sweep over the benchmark
-        corpora (``benchmarks/results/lambda_sweep.md``).
+        paper's λ = lam·‖X‖²/‖M‖² (:func:`effective_lambda`), the same on every corpus
+        (the default: ``benchmarks/results/lambda_sweep.md``).
     lam_scale : {"relative", "absolute"}, default="relative"
         "absolute" uses ``lam`` as the paper's raw λ.
     loss : {"frobenius", "kl"}, default="frobenius"
@@ -64,9 +63,8 @@ class SemanticNMF(_Variants, _BaseNMF):
     Notes
     -----
     ``fit(X, M=M)`` takes the word-context matrix; without it a document-level PPMI is
-    built from X itself (co-occurrence = number of documents containing both words),
-    so the estimator drops into a plain scikit-learn pipeline. Build richer contexts
-    (sentence, L-word window, shifted PPMI) with :meth:`semnmf.Corpus.word_context`.
+    built from X itself, so the estimator drops into a plain scikit-learn pipeline.
+    Richer contexts: :meth:`semnmf.Corpus.word_context`.
     """
 
     _parameter_constraints: dict = {

@@ -94,11 +94,9 @@ class SeNMF(_BaseNMF):
 
     Notes
     -----
-    ``fit(X, M=M)`` takes a square word-word matrix over X's columns (the SIGIR paper:
-    shifted PPMI with N = 2 of a 10-word window, ``corpus.word_context("window",
-    association="sppmi", shift=2)``). Without M, a document-level shifted PPMI is built
-    from X (co-occurrence = number of documents containing both words), so the estimator
-    drops into a scikit-learn pipeline. ``transform`` solves (7a) with W fixed.
+    ``fit(X, M=M)`` takes a square word-word matrix over X's columns (the SIGIR paper's:
+    ``corpus.word_context("window", association="sppmi", shift=2)``); without M, a
+    document-level shifted PPMI is built from X. ``transform`` solves (7a) with W fixed.
 
     References
     ----------

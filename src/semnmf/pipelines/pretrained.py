@@ -340,11 +340,9 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
     n_neighbors : int, default=10
     partition : {"auto", "fit", "documents"}, default="auto"
         The partition returned when documents are embedded: the Semantic-GNMF fit's
-        ("fit"), or the document vectors' k-means partition, its start ("documents": no
-        fit is made and no word vector is computed; the topics are the word factors
-        Semantic-NMF gives that partition, :func:`semnmf.models.semantic.partition_topics`). "auto": :func:`document_partition` (documents below
-        :data:`FEW_TOKENS_PER_CLUSTER` corpus tokens per cluster, with a sentence model);
-        "fit" with ``refine=True``, whose games start from the fit's memberships.
+        ("fit"), or the document vectors' k-means partition ("documents": no fit; the
+        topics from :func:`semnmf.models.semantic.partition_topics`). "auto":
+        :func:`document_partition`, "fit" with ``refine=True``.
     refine : bool, default=False
         Refine the memberships by GTNMF's replicator dynamics on the document vectors.
     context, window
