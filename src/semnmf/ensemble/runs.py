@@ -27,8 +27,7 @@ CONSENSUS_METHODS = ("anmi", *_METHODS, "mmm", "medoid")
 __all__ = ["ClusterEnsemble", "CONSENSUS_METHODS", "run_seeds", "combine", "cluster_means"]
 
 # EM starts per latent-class model in the "mmm" consensus of runs (mixture_consensus's own
-# default is 5). Two starts score as five within the seeds' noise at under half the time,
-# and one start scores lower, so the cost decided (benchmarks/results/default_medoid.md).
+# default is 5; benchmarks/results/default_medoid.md).
 MMM_STARTS = 2
 
 

@@ -195,11 +195,9 @@ def knn_graph(X, n_neighbors, *, metric="cosine", weight="auto", symmetrize="max
 
     Notes
     -----
-    The search is scikit-learn's exact brute-force kNN; its memory is bounded by row
-    chunks, never n x n. Ties between equally distant neighbours are broken by
-    scikit-learn's order, deterministically. GT §V-B also rescales every feature of
-    image data to [0, 1] before the kernel: that is preprocessing, left to the caller
-    (e.g. :class:`sklearn.preprocessing.MinMaxScaler`).
+    The search is exact and deterministic, its memory bounded by row chunks (module
+    docstring). GT §V-B also rescales every feature of image data to [0, 1] before the
+    kernel: that is preprocessing, left to the caller (e.g. ``MinMaxScaler``).
 
     Examples
     --------

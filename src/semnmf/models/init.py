@@ -22,10 +22,8 @@ INITS = ("skmeans", "random", "nndsvda")
 # the value of Ding et al. (2006), used by the papers' lineage.
 SKMEANS_OFFSET = 0.2
 
-# Restarts of the spherical k-means start (the best cosine objective is kept). One
-# k-means run is cheap next to the factorization, and a better start matters: ten
-# restarts raised SemanticNMF's NMI and narrowed its spread over seeds
-# (benchmarks/results/design_notes.md).
+# Restarts of the spherical k-means start (the best cosine objective is kept;
+# benchmarks/results/design_notes.md).
 SKMEANS_RESTARTS = 10
 
 

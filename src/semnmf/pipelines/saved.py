@@ -538,10 +538,8 @@ def _read_record(path):
 
 
 def _write_arrays(f, arrays):
-    """``np.savez_compressed(f, **arrays)`` at zlib's fastest level: the same npz (one
-    ``NAME.npy`` member per array), read back by ``np.load``. numpy compresses at the
-    default level 6; level 1 is several times faster for a slightly larger file
-    (``benchmarks/results/design_notes.md``)."""
+    """``np.savez_compressed(f, **arrays)`` at zlib's fastest level (numpy's is 6; level 1
+    is several times faster, ``benchmarks/results/design_notes.md``)."""
     with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_DEFLATED,
                          compresslevel=1) as archive:
         for name, value in arrays.items():

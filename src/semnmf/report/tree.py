@@ -119,11 +119,9 @@ def plot_tree(model, vocabulary=None, n_terms=6, path=None, title=None):
     """Draw a fitted :class:`~semnmf.HierarchicalNMF` tree.
 
     Each node is a box with its id (or leaf label), number of documents, outliers set
-    apart there, and its top ``n_terms`` terms on two lines; edges join parents to
-    children. The figure grows with the number of leaves and the depth, so the terms stay
-    readable (about 1.7 inches per leaf, 1.2 per level), up to 19.5 inches wide (2,925 px
-    at 150 dpi): a wider tree draws every second leaf half a level lower, its words on
-    three lines, and shrinks them only beyond twice that crowding.
+    apart there, and its top ``n_terms`` terms; edges join parents to children. The
+    figure grows with the number of leaves and the depth up to :data:`MAX_WIDTH` inches
+    (see :data:`LEAF_WIDTH`), so the terms stay readable.
 
     Parameters
     ----------
