@@ -66,11 +66,9 @@ def log2_neighbors(n_samples):
 def cluster_log2_neighbors(labels):
     """Per-point neighbour counts from a partition: GT eq. 9.
 
-    ``q_i = ⌊log₂ |C_i|⌋ + 1`` where ``C_i`` is the cluster of point i (GT §V-C): the
-    connectivity bound of eq. 8 applied to the cluster the point was given (by NMF),
-    not to the whole data set. Since ``|C_i| <= n``, ``q_i <= q`` of eq. 8, as the
-    paper notes. The neighbours themselves are still searched among all the points (see
-    :func:`knn_graph`); only their number follows the cluster size.
+    ``q_i = ⌊log₂ |C_i|⌋ + 1`` where ``C_i`` is the cluster of point i (GT §V-C): eq. 8
+    applied to the point's cluster, so ``q_i <= q``. The neighbours themselves are still
+    searched among all the points; only their number follows the cluster size.
 
     Parameters
     ----------
@@ -474,10 +472,9 @@ def _add_self_loops(W):
 def normalized_cut_scaling(W):
     """Normalized-cut scaling ``A = D^{-1/2} W D^{-1/2}`` (GT §V-B, step 4).
 
-    ``D = diag(d_1, ..., d_n)`` with ``d_i = Σ_j w_ij``, the degree (row sum) of point i,
-    as GT (after SymNMF) writes it. For a symmetric W the result is symmetric with
-    largest eigenvalue 1 (it is the matrix of the normalized Laplacian ``I − A``). A point
-    with degree 0 (isolated) keeps a zero row and column instead of dividing by zero.
+    ``D = diag(d_1, ..., d_n)`` with ``d_i = Σ_j w_ij`` the degree of point i. For a
+    symmetric W the result is symmetric with largest eigenvalue 1 (``I − A`` is the
+    normalized Laplacian). An isolated point keeps a zero row and column.
 
     Parameters
     ----------

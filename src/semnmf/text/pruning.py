@@ -255,10 +255,10 @@ def budgeted_document_context(counts, *, association="ppmi", shift=2, min_count=
     pruned at once, so the whole C, or the unpruned M, never exists.
 
     ``counts``: the document-term counts. ``row_upper``: :func:`estimate_nnz`'s per-word
-    bound, whose sum exceeds ``max_nnz`` (already checked); the rows keep the top ``top_k``
-    of the largest ``top_k`` that surely fits (:func:`budget_top_k`; a smaller ``top_k``
-    given is kept), the pattern symmetrized. ``info``: the record of :func:`budget_record`.
-    Other parameters as :func:`~semnmf.text.context.word_context`.
+    bound, whose sum exceeds ``max_nnz``; the rows keep the largest ``top_k`` that surely
+    fits (:func:`budget_top_k`; a smaller ``top_k`` given is kept), the pattern
+    symmetrized. ``info``: the record of
+    :func:`budget_record`. Other parameters as :func:`~semnmf.text.context.word_context`.
 
     Returns
     -------
@@ -301,18 +301,12 @@ def budget_record(max_nnz, top_k, threshold, min_count):
 
 def prune_to_budget(M, *, top_k=None, threshold=None, max_nnz=None, row_upper=None,
                     info=None, return_info=False, warn=True):
-    """Pruning and nnz budget of :func:`~semnmf.text.context.word_context`, applied to an
-    unpruned association matrix M already built (also used by the sharded corpus, whose
-    co-occurrence counts are summed over the shards).
-
-    ``max_nnz`` (already checked, or None), ``top_k``, ``threshold``, ``return_info``: as
-    for :func:`~semnmf.text.context.word_context`. ``row_upper``: the per-word bound of
-    :func:`estimate_nnz` for a document context (None otherwise): when its sum exceeds
-    ``max_nnz`` the budget's ``top_k`` is computed from it, as
-    :func:`budgeted_document_context` does; otherwise from the exact row counts of M when
-    M exceeds the budget.
-    ``warn=False``: no warning when the budget empties M (:func:`warn_if_emptied` raises
-    it from the record).
+    """Pruning and nnz budget of :func:`~semnmf.text.context.word_context` (whose
+    parameters ``max_nnz``, already checked, ``top_k``, ``threshold`` and ``return_info``
+    are), applied to an unpruned association matrix M already built. ``row_upper``:
+    :func:`estimate_nnz`'s per-word bound for a document context, from which the budget's
+    ``top_k`` is computed when its sum exceeds ``max_nnz`` (else from M's exact row
+    counts). ``warn=False``: no warning when the budget empties M.
     """
     if info is None:
         max_nnz, info = budget_record(max_nnz, top_k, threshold, None)
