@@ -64,11 +64,9 @@ _CSPA_BYTES_PER_PAIR = 24
 def hypergraph_incidence(labels, *, return_offsets=False):
     """Binary hypergraph incidence matrix ``H`` of a cluster ensemble (SN §5.6).
 
-    Partition ``λ^(q)`` with ``m_q`` clusters becomes the ``n x m_q`` binary matrix
-    ``H^(q)`` with ``H^(q)[i, c] = 1`` when document ``i`` is in cluster ``c``; the
-    ensemble is ``H = [H^(1) ... H^(r)]`` (Strehl & Ghosh, 2002). Each column
-    of ``H`` is a hyperedge. It is also the disjunctive (one-hot) matrix ``M`` of the
-    multinomial mixture (SN eq. 13).
+    Partition ``λ^(q)`` with ``m_q`` clusters becomes the ``n x m_q`` one-hot matrix
+    ``H^(q)``; the ensemble is ``H = [H^(1) ... H^(r)]`` (Strehl & Ghosh, 2002), each
+    column a hyperedge (also the disjunctive matrix ``M`` of SN eq. 13).
 
     Parameters
     ----------
@@ -261,21 +259,15 @@ def hgpa(labels, n_components, *, random_state=None):
 def mcla(labels, n_components, *, random_state=None):
     """Meta-clustering (MCLA, Strehl & Ghosh 2002).
 
-    1. *Meta-graph*: one vertex per hyperedge (cluster of some partition, column of
-       ``H``), with edge weights the binary Jaccard similarity of the clusters,
-       ``|h_a ∩ h_b| / |h_a ∪ h_b|``, computed from the sparse ``Hᵀ H``. METIS needs
-       integer weights: they are ``max(1, round(1000 J))`` for every ``J > 0``.
-    2. *Meta-clusters*: METIS cuts the meta-graph into ``n_components`` balanced parts
-       (every hyperedge has vertex weight 1).
-    3. *Collapse*: the association of document ``i`` with meta-cluster ``c`` is the mean
-       over the hyperedges of ``c`` of ``H[i, e]``, i.e. the fraction of ``c``'s
-       clusters that contain ``i``.
+    1. *Meta-graph*: one vertex per hyperedge (column of ``H``), edges weighted by the
+       Jaccard similarity of the clusters (from the sparse ``Hᵀ H``), as the integers
+       ``max(1, round(1000 J))`` METIS needs.
+    2. *Meta-clusters*: METIS cuts it into ``n_components`` balanced parts.
+    3. *Collapse*: document ``i``'s association with meta-cluster ``c`` is the fraction of
+       ``c``'s clusters that contain ``i``.
     4. *Compete*: each document goes to the meta-cluster of highest association; ties
-       are broken at random (``random_state``).
-
-    Every document belongs to at least one hyperedge (a document labelled by no
-    partition is refused), so its highest association is positive; a meta-cluster that
-    wins no document disappears, so fewer than ``n_components`` clusters can come back.
+       are broken at random (``random_state``). A meta-cluster that wins no document
+       disappears, so fewer than ``n_components`` clusters can come back.
 
     Parameters
     ----------
@@ -338,9 +330,7 @@ def anmi(labels_candidate, labels, *, weighted=False):
     ANMI (SN eq. 11).
 
     With missing labels, the NMI with ``λ^(q)`` is computed over the documents that
-    ``λ^(q)`` labels only. NMI is 1 between two partitions that both have a single
-    cluster and 0 when only one of them has a single cluster (scikit-learn's
-    conventions).
+    ``λ^(q)`` labels only (scikit-learn's conventions for single-cluster partitions).
 
     Parameters
     ----------

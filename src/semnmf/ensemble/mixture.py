@@ -353,15 +353,11 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
     """Latent class (multinomial mixture) model of a cluster ensemble (SN eq. 13).
 
     Each document's vector of ``r`` cluster labels is modelled as drawn from a mixture
-    of ``K`` components, the ``r`` labels independent categorical variables given the
-    component (Topchy, Jain & Punch, 2004). Parameters are fitted by EM on the sparse
-    disjunctive matrix ``M`` (one-hot labels, shape ``(n, Σ_q m_q)``): the E-step is
-    the sparse-dense product ``M @ log(α)ᵀ`` (cost O(n r K)), the M-step the sparse
-    product ``Mᵀ T`` with the responsibilities ``T``; no loop runs over documents.
-    Among the candidate models (Rmixmod's 10 qualitative models, see
-    :mod:`semnmf.ensemble.mixture`) and numbers of components, the pair of smallest
-    BIC ``= -2 log L + ν log n`` is kept, as SN do with Rmixmod (or of smallest ICL,
-    another criterion of Rmixmod).
+    of ``K`` components, the labels independent given the component (Topchy, Jain &
+    Punch, 2004), fitted by EM on the sparse one-hot matrix ``M`` (E-step ``M @ log(α)ᵀ``,
+    M-step ``Mᵀ T``; no loop over documents). Among the candidate models (Rmixmod's 10,
+    see :mod:`semnmf.ensemble.mixture`) and numbers of components, the pair of smallest
+    BIC ``= -2 log L + ν log n`` (or ICL) is kept, as SN do with Rmixmod.
 
     Parameters
     ----------

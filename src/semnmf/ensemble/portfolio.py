@@ -39,11 +39,10 @@ COMBINED = "the multinomial-mixture consensus (MMM) of the runs' consensus parti
 @dataclass
 class KLConsensus:
     """A fitted KL consensus: ``labels_``; the runs' consensus ``partitions_`` (n x
-    n_runs) and their seeds ``kept_seeds_`` (every run is kept; the name is
-    :class:`~semnmf.ensemble.runs.ClusterEnsemble`'s, whose records the workflow reads);
-    every run's members ``members_`` (n x 3 n_runs: per run, the columns of
-    :data:`MEMBERS`); ``consensus_``, how they were combined, with each run's seed and
-    its NMI with the final labels."""
+    n_runs) and their seeds ``kept_seeds_`` (the names of
+    :class:`~semnmf.ensemble.runs.ClusterEnsemble`, whose records the workflow reads);
+    every run's members ``members_`` (n x 3 n_runs, the columns of :data:`MEMBERS`);
+    ``consensus_``, how they were combined (with each run's seed and NMI with the labels)."""
 
     labels_: np.ndarray
     partitions_: np.ndarray
