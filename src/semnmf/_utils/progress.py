@@ -1,11 +1,9 @@
 """Messages and progress of slow steps.
 
-Library code never prints: it logs through the ``"semnmf"`` :mod:`logging` logger
-(:data:`logger`), and draws progress bars (rich, on stderr) only when asked (``verbose``
-of an estimator, or the command line). :func:`log` is the one call for a status line:
-with ``enabled`` (an estimator's ``verbose``) it is logged at INFO and shown on stderr
-even when the application configured no logging; otherwise at DEBUG, visible to an
-application that asks for it (``logging.getLogger("semnmf").setLevel(logging.DEBUG)``).
+Library code never prints: it logs through the ``"semnmf"`` logger (:data:`logger`) and
+draws progress bars (rich, on stderr) only when asked. :func:`log` is the one call for a
+status line: with ``enabled`` (an estimator's ``verbose``) at INFO and shown on stderr even
+without logging configured, otherwise at DEBUG.
 """
 
 import contextlib

@@ -1,10 +1,6 @@
 """The report's second stage: what the page shows, computed from a :class:`RunRecord` and
-the run's corpus into a :class:`Page` of plain dataclasses (numbers, words, documents,
-map coordinates, curves, tables); no HTML here, the templates (:mod:`._render`) lay it
-out.
-
-The texts, the TF-IDF rows (map, representative documents) and the NPMI coherence come
-from the corpus when there is one; everything else from the run's files.
+the run's corpus (texts, TF-IDF rows, NPMI) into a :class:`Page` of plain dataclasses; no
+HTML here, the templates (:mod:`._render`) lay it out.
 """
 
 import colorsys

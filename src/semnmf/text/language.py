@@ -1,12 +1,10 @@
 """The language of a corpus, and the stop words of that language.
 
-:func:`detect_language` names the language most documents are written in, with
-py3langid (langid.py's model, shipped in the package: no download) voting over a sample of
-the documents. :func:`stop_words_for` gives that language's stop words: scikit-learn's
-English list for English (what semnmf has always removed from English text), the
-``stopwordsiso`` list (58 languages, ISO 639-1 codes) for the others, none for a language
-no list covers. :func:`resolve_stop_words` turns the ``stop_words`` setting ("auto", a
-language, "none" or a list) into the list a vectorizer takes, and says what it chose.
+:func:`detect_language` names the language most documents are written in (py3langid
+voting over a sample); :func:`stop_words_for` gives that language's stop words
+(scikit-learn's list for English, ``stopwordsiso``'s for the others, none where no list
+exists); :func:`resolve_stop_words` turns the ``stop_words`` setting into the list a
+vectorizer takes, and says what it chose.
 """
 
 import functools
