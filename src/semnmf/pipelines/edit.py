@@ -60,6 +60,12 @@ def _columns_of(model):
     return np.array(getattr(est, attr), dtype=np.float64), est
 
 
+def model_columns(model):
+    """The cluster of each column of ``model``'s factors (the identity when unedited)."""
+    return (np.arange(model.topics.shape[0]) if model.columns is None
+            else np.asarray(model.columns))
+
+
 def _set_columns(est, W):
     attr = "cluster_centers_" if type(est).__name__ == "SphericalKMeans" else "components_"
     setattr(est, attr, np.ascontiguousarray(W, dtype=getattr(est, attr).dtype))
@@ -134,8 +140,7 @@ def edit_model(model, edits, X=None, labels=None, random_state=0):
     ``X`` (the training documents, weighted over the model's vocabulary) and ``labels``
     (their clusters) are needed for splits only. Returns the edited model; its ``edits``
     record lists what was done, with the top words of each named cluster."""
-    old_columns = (np.arange(model.topics.shape[0]) if model.columns is None
-                   else np.array(model.columns))
+    old_columns = model_columns(model)
     n_clusters = int(old_columns.max()) + 1
     _check(edits, n_clusters)
     W, est = _columns_of(model)

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from .._utils.renamed import renamed
 from .._utils.labels import cluster_means
 from .._utils.validation import unit_rows
-from .edit import Edits, apply_edits, edit_model, top_words
+from .edit import Edits, apply_edits, edit_model, model_columns, top_words
 
 __all__ = ["Level", "Levels", "k_range", "build_levels", "apply_level", "RANGE_FACTOR"]
 
@@ -114,16 +114,11 @@ def _merged_labels(labels, before, after):
     return np.where(labels >= 0, mapping[np.maximum(labels, 0)], -1)
 
 
-def _columns(model):
-    return (np.arange(model.topics.shape[0]) if model.columns is None
-            else np.asarray(model.columns))
-
-
 def _merge(model, labels, Xn, min_cluster_size):
     k = model.n_clusters
     a, b = _merge_pair(_sums(Xn, labels, k), _sizes(labels, k), min_cluster_size)
     new = edit_model(model, Edits(merge=[[a, b]]))
-    return new, _merged_labels(labels, _columns(model), _columns(new))
+    return new, _merged_labels(labels, model_columns(model), model_columns(new))
 
 
 def _split(model, labels, assigned, X, Xn, min_cluster_size, random_state):
@@ -197,9 +192,9 @@ def build_levels(model, X, low, high, *, labels=None, min_cluster_size=None,
     merged = []
     while model.n_clusters > 2 and min_cluster_size and \
             _sizes(labels, model.n_clusters).min() < min_cluster_size:
-        before = _columns(model)
+        before = model_columns(model)
         model, labels = _merge(model, labels, Xn, min_cluster_size)
-        assigned = _merged_labels(assigned, before, _columns(model))
+        assigned = _merged_labels(assigned, before, model_columns(model))
         merged.append(model.edits[-1])
     start = _level(model, [], labels, Xn)
     low = start.k if low is None else low
