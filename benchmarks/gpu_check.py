@@ -125,7 +125,7 @@ def load_corpus(name, data):
     return corpus.tfidf().astype(np.float64), np.asarray(corpus.labels), corpus.n_classes
 
 
-def shrink(X, labels, n_documents=600, n_terms=3000):
+def shrink(X, labels, n_documents=300, n_terms=1500):
     """Every other document of X up to ``n_documents`` and its ``n_terms`` most frequent
     terms (``--quick``: the real corpus's structure at a size that takes seconds)."""
     rows = np.linspace(0, X.shape[0] - 1, min(n_documents, X.shape[0])).astype(int)
