@@ -132,16 +132,7 @@ class BlockedFrobeniusProblem:
         old, self.Z = self.Z, self.ex.map2(block_z_update, self.X.blocks, self.Z, shared)   # (7a)
         self.ex.release(old)
         self.XtZ, self.ZtZ = self.ex.reduce(self.ex.map2(block_statistics, self.X.blocks, self.Z))
-        ZtZ = self.ZtZ
-        if self.M is not None and self.lam > 0:
-            numerator = self.XtZ + self.lam * (self.M @ self.Q)
-            W *= numerator / (W @ (ZtZ + self.lam * (self.Q.T @ self.Q)) + EPSILON)  # (7b)
-        else:
-            W *= self.XtZ / (W @ ZtZ + EPSILON)                                     # (7b)
-        if self.M is not None:
-            WtW = W.T @ W
-            self.MtW = self.Mt @ W
-            self.Q *= self.MtW / (self.Q @ WtW + EPSILON)                           # (7c)
+        _mu.update_W_and_Q(self, self.ZtZ)                                          # (7b), (7c)
         return self.objective()
 
 

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..._utils.parallel import cache_aligned
 from .fro_kernels import CSRKernel
-from .mu import EPSILON, ThreadedProduct, squared_norm, trace_residual
+from .mu import EPSILON, ThreadedProduct, squared_norm, trace_residual, update_W_and_Q
 # the sparse operators every loss uses (re-exported here for the callers of 0.1)
 from .sparse import product_operator, transpose_csr, use_kernels  # noqa: F401
 
@@ -183,19 +183,8 @@ class FrobeniusProblem:
         else:
             Z *= (self.X @ W) / (Z @ WtW + EPSILON)                       # (7a)
         self.XtZ = self.Xt @ Z
-        ZtZ = Z.T @ Z
         if self.update_W:
-            use_context = self.M is not None and self.lam > 0
-            if use_context:
-                QtQ = self.Q.T @ self.Q
-                numerator = self.XtZ + self.lam * (self.M @ self.Q)
-                W *= numerator / (W @ (ZtZ + self.lam * QtQ) + EPSILON)   # (7b)
-            else:
-                W *= self.XtZ / (W @ ZtZ + EPSILON)                       # (7b), λ = 0
-            if self.M is not None:
-                WtW = W.T @ W
-                self.MtW = self.Mt @ W
-                self.Q *= self.MtW / (self.Q @ WtW + EPSILON)             # (7c)
+            update_W_and_Q(self, Z.T @ Z)                                 # (7b), (7c)
         return self.objective()
 
     def _fused_step(self):

@@ -9,7 +9,7 @@ import numpy as np
 
 from .frobenius import FrobeniusProblem
 from .sparse import product_operator
-from .mu import EPSILON
+from .mu import EPSILON, update_W_and_Q
 
 # -- the problem -----------------------------------------------------------------------------
 class GraphProblem(FrobeniusProblem):
@@ -94,20 +94,9 @@ class GraphProblem(FrobeniusProblem):
         else:
             Z *= XW / (Z @ WtW + EPSILON)                                 # (7a)
         self.XtZ = self.Xt @ Z
-        ZtZ = Z.T @ Z
         if self.update_W:
-            gram = ZtZ
+            gram = Z.T @ Z
             if self.mu > 0:
-                gram = ZtZ + np.diag(self.mu * np.maximum(self.s, 0.0)).astype(Z.dtype)
-            use_context = self.M is not None and self.lam > 0
-            if use_context:
-                QtQ = self.Q.T @ self.Q
-                numerator = self.XtZ + self.lam * (self.M @ self.Q)
-                W *= numerator / (W @ (gram + self.lam * QtQ) + EPSILON)  # (7b) + graph
-            else:
-                W *= self.XtZ / (W @ gram + EPSILON)                      # (7b), λ = 0
-            if self.M is not None:
-                WtW = W.T @ W
-                self.MtW = self.Mt @ W
-                self.Q *= self.MtW / (self.Q @ WtW + EPSILON)             # (7c)
+                gram = gram + np.diag(self.mu * np.maximum(self.s, 0.0)).astype(Z.dtype)
+            update_W_and_Q(self, gram)                                    # (7b) + graph, (7c)
         return self.objective()

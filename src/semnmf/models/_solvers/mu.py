@@ -133,6 +133,22 @@ def best_of_runs(new_problem, *, n_init, max_iter, tol, verbose=0, name="fit",
     return problem, n_iter, history
 
 
+def update_W_and_Q(problem, gram):
+    """Updates (7b) and (7c) of a Frobenius problem whose ``XtZ`` is at the new Z: W with
+    the Gram matrix ``gram`` (ZᵀZ, plus the graph's ridge for GNMF), then Q when there is
+    an M (also for λ = 0, so that the context factors keep their meaning)."""
+    W = problem.W
+    if problem.M is not None and problem.lam > 0:
+        numerator = problem.XtZ + problem.lam * (problem.M @ problem.Q)
+        W *= numerator / (W @ (gram + problem.lam * (problem.Q.T @ problem.Q)) + EPSILON)
+    else:
+        W *= problem.XtZ / (W @ gram + EPSILON)
+    if problem.M is not None:
+        WtW = W.T @ W
+        problem.MtW = problem.Mt @ W
+        problem.Q *= problem.MtW / (problem.Q @ WtW + EPSILON)
+
+
 def reraise(caught):
     """Re-emit warnings recorded by ``warnings.catch_warnings(record=True)``."""
     for warning in caught:
