@@ -8,8 +8,10 @@ import codecs
 import os
 from dataclasses import dataclass, fields
 
+import argparse
+
 from .._utils.words import check_number  # noqa: F401 (the commands' checks)
-from ..workflows.checks import MAX_SEED, check_context, check_vectorizing
+from ..workflows.checks import MAX_SEED, check_vectorizing
 from ..workflows.flags import recorded_name
 from .flags import CLI_WORDS, flag
 
@@ -19,10 +21,16 @@ CONTEXT_CHOICES = ("auto", "document", "sentence", "window")
 # filled by the library's context_defaults (semnmf.workflows.inputs).
 
 
+def command_parser(commands, name, help, description, epilog):
+    """A command's parser: its epilog as written, and the options not given left out of
+    its namespace (the command's options dataclass fills their defaults)."""
+    return commands.add_parser(name, help=help, description=description, epilog=epilog,
+                               formatter_class=argparse.RawDescriptionHelpFormatter,
+                               argument_default=argparse.SUPPRESS)
+
+
 def language_argument(text):
     """``--language``: auto, none, english or an ISO 639-1 code with a stop-word list."""
-    import argparse
-
     from ..text.language import language_code
 
     value = text.strip().lower()
@@ -241,13 +249,6 @@ def check_seed(seed):
     check_number(seed, flag("random_state"), low=0, high=MAX_SEED, integer=True)
 
 
-def check_context_arguments(options, applies, where):
-    """Refuse context options given where no word-context matrix is built (``applies``
-    false; ``where`` says where they apply) and check their values
-    (:func:`semnmf.workflows.checks.check_context` in the flags' words)."""
-    check_context(options, CLI_WORDS, applies, where)
-
-
 def output_folder(options, default_name):
     """The output folder (``--out``, else ``semnmf_results/<default_name>``), checked before
     any work: not a file, and no earlier run's results unless ``--overwrite``. Without
@@ -276,38 +277,16 @@ def check_out(out):
     return out
 
 
-def source_name(source):
-    """The corpus name ``load_dataset(source)`` will give (for the default --out)."""
-    from ..datasets import source_name as name
-
-    return name(source)
-
-
-def log_warning(message):
-    """A warning as the command line shows it: one ``warning: ...`` line."""
-    from .._utils.progress import log
-
-    from .flags import cli_message
-
+def one_line_warnings(message, category, filename, lineno, file=None, line=None):
+    """``warnings.showwarning`` of the command line: one ``warning: ...`` line, not
+    Python's "file:line: Category: message" and the source line after it."""
     from rich.markup import escape
+
+    from .._utils.progress import log
+    from .flags import cli_message
 
     log(f"[yellow]warning:[/] {escape(cli_message(' '.join(str(message).split())))}", True,
         markup=True)
-
-
-def one_line_warnings(message, category, filename, lineno, file=None, line=None):
-    """``warnings.showwarning`` of the command line (:func:`log_warning`): not Python's
-    "file:line: Category: message" and the source line after it."""
-    log_warning(message)
-
-
-def logged_warnings():
-    """Record the warnings raised inside (a fit) and warn each distinct one once after it
-    (printed by :func:`one_line_warnings`), not amid its progress bar
-    (:func:`semnmf.workflows.inputs.collected_warnings`)."""
-    from ..workflows.inputs import collected_warnings
-
-    return collected_warnings()
 
 
 def library_view(options, verbose=None):
@@ -315,23 +294,11 @@ def library_view(options, verbose=None):
     library's run settings hold them (:mod:`semnmf.workflows.inputs` reads this view)."""
     from types import SimpleNamespace
 
-    names = ("source", "text_column", "label_column", "id_column", "encoding", "delimiter",
-             "on_bad_lines", "stop_words",
-             "token_pattern", "vocabulary", "min_df", "max_df", "stem", "weighting",
-             "stop_words_file", "context", "window", "window_given", "association",
-             "min_count", "top_k", "max_nnz")
-    view = {name: getattr(options, name, None) for name in names}
+    view = {f.name: getattr(options, f.name, None)
+            for kind in (ReadOptions, VectorizeOptions, ContextOptions) for f in fields(kind)}
     view["labels"] = None
     view["verbose"] = options.verbose if verbose is None else verbose
     return SimpleNamespace(**view)
-
-
-def corpus_options(options):
-    """The vectorizing options of the input arguments, as Corpus / load_dataset take them
-    (only those given)."""
-    from ..workflows.inputs import corpus_options as options_of
-
-    return options_of(library_view(options))
 
 
 def load_corpus(options, verbose, timings, t0):
@@ -350,22 +317,3 @@ def word_context(options, corpus, verbose, timings, association="ppmi", counts_c
     return build_word_context(library_view(options, verbose), corpus, timings,
                               association=association, counts_context=counts_context)
 
-
-def as_dtype(A, dtype):
-    """A (sparse or dense, or None) with its values in ``dtype`` (a copy only when needed)."""
-    return None if A is None else A.astype(dtype, copy=False)
-
-
-def context_record(options, word_context):
-    """The ``context`` entry of run.json for the context options (None without M)."""
-    from ..workflows.inputs import context_record as record
-
-    return record(library_view(options), word_context)
-
-
-def data_notes(record, corpus):
-    """Add to run.json's ``data`` entry what the loading decided (see
-    :func:`semnmf.workflows.inputs.data_notes`)."""
-    from ..workflows.inputs import data_notes as notes
-
-    return notes(record, corpus)

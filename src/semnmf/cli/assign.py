@@ -2,12 +2,12 @@
 folder, :mod:`semnmf.pipelines.saved`), print the cluster sizes, write the result folder
 with :func:`semnmf.report.write_assign_results`."""
 
-import argparse
 import os
 import time
 from dataclasses import dataclass
 
-from ._common import OutputOptions, ReadOptions, add_output_arguments, add_source_arguments
+from ._common import (OutputOptions, ReadOptions, add_output_arguments, add_source_arguments,
+                      command_parser)
 
 EPILOG = """\
 examples:
@@ -25,12 +25,9 @@ Results go to --out: assignments.csv (with strength), topics.csv, run.json.
 
 
 def add_parser(commands):
-    a = commands.add_parser(
-        "assign", help="assign new documents to the clusters of a saved run",
-        description="Assign the documents of SOURCE to the clusters of the model saved in "
-                    "RUN_DIR.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-        argument_default=argparse.SUPPRESS)  # options not given stay out: AssignOptions
+    a = command_parser(commands, "assign", "assign new documents to the clusters of a saved run",
+                       "Assign the documents of SOURCE to the clusters of the model saved in "
+                       "RUN_DIR.", EPILOG)
     a.add_argument("run_dir", metavar="RUN_DIR", help="a semnmf cluster / tree output folder")
     a.add_argument("source", metavar="SOURCE", help="documents to assign (as for cluster)")
     add_source_arguments(a)
@@ -48,8 +45,9 @@ class AssignOptions(ReadOptions, OutputOptions):
 
 def _output_folder(options):
     """The output folder, checked: never the run folder itself (nor its model/)."""
+    from ..datasets import source_name
     from ..report.output import check_output_folder
-    from ._common import check_out, source_name
+    from ._common import check_out
 
     name = source_name(options.source)  # "." is named by its folder
     out = check_out(options.out) or os.path.join(options.run_dir, f"assigned_{name}")

@@ -1,11 +1,11 @@
 """``semnmf bench``: the papers' Table 2 (and the λ sweep) on benchmark corpora, through
 :mod:`semnmf.experiments` (protocols, cache, tables)."""
 
-import argparse
 import os
 from dataclasses import dataclass
 
 from ..models.registry import TABLE2_ORDER
+from ._common import command_parser
 
 BENCH_DATASETS = ("cstr", "classic4", "ng5", "ng20", "bbc", "classic3")
 
@@ -45,13 +45,11 @@ D = BenchOptions()
 
 
 def add_parser(commands):
-    b = commands.add_parser(
-        "bench", help="reproduce the papers' Table 2 (and the λ sweep) on benchmark corpora",
-        description="Run the model family under the papers' protocol and write a markdown "
-                    "table with the published numbers beside ours. Every finished run is "
-                    "cached, so an interrupted benchmark resumes where it stopped.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-        argument_default=argparse.SUPPRESS)  # options not given stay out: BenchOptions
+    b = command_parser(
+        commands, "bench", "reproduce the papers' Table 2 (and the λ sweep) on benchmark corpora",
+        "Run the model family under the papers' protocol and write a markdown table with the "
+        "published numbers beside ours. Every finished run is cached, so an interrupted "
+        "benchmark resumes where it stopped.", EPILOG)
     b.add_argument("datasets", nargs="*", metavar="DATASET",
                    help=f"dataset names or folders (default: {' '.join(BENCH_DATASETS)})")
     b.add_argument("--data",

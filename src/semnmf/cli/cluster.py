@@ -1,14 +1,9 @@
 """``semnmf cluster``: cluster a corpus, print the clusters, write the result folder.
 
-Parsing gives the run's frozen :class:`~semnmf.workflows.ClusterSettings` (each option
-written under the library's name) and the command's own options
-(:class:`~semnmf.cli.cluster_options.ClusterCommand`); the
-library's run (:func:`semnmf.workflows.cluster.run_cluster`, what ``semnmf.cluster``
-calls; or the Dask engine, :func:`~semnmf.cli.engine.run_dask`) makes one
-:class:`~semnmf.workflows.ClusterResult` from its settings (the estimator from the method
-registry, :mod:`semnmf.models.registry`, fitted alone or as a
-:class:`semnmf.ClusterEnsemble`, refined with GTNMF if asked);
-:meth:`~semnmf.workflows.ClusterResult.save` writes it; this module prints it.
+The options become :class:`~semnmf.workflows.ClusterSettings` and a
+:class:`~semnmf.cli.cluster_options.ClusterCommand`; the library's run
+(:func:`semnmf.workflows.cluster.run_cluster`, or the Dask engine's) makes the
+:class:`~semnmf.workflows.ClusterResult`, which saves itself; this module prints it.
 """
 
 import argparse
@@ -16,7 +11,8 @@ import time
 
 from ..models.registry import CLI_METHODS, CONSENSUS_METHODS, DEFAULT_CLI_METHOD
 from ..models._defaults import DEFAULT_GRAPH_LAM, DEFAULT_LAM, MAX_LAM
-from ._common import add_context_arguments, add_input_arguments, add_output_arguments, output_folder
+from ._common import (add_context_arguments, add_input_arguments, add_output_arguments,
+                      command_parser, output_folder)
 from ..workflows.checks import DEFAULT_RUNS, DTYPES, INITS, LAM_SCALES, names
 from .cluster_options import cluster_options, default, parse_k
 from .engine import add_engine_arguments, run_dask
@@ -68,11 +64,9 @@ def _k_argument(text):
 
 
 def add_parser(commands):
-    c = commands.add_parser(
-        "cluster", help="cluster a corpus and write assignments, topics and run record",
-        description="Cluster a corpus into K groups and show the top words of each.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-        argument_default=argparse.SUPPRESS)  # options not given stay out: cluster_options
+    c = command_parser(commands, "cluster",
+                       "cluster a corpus and write assignments, topics and run record",
+                       "Cluster a corpus into K groups and show the top words of each.", EPILOG)
     c.add_argument("source", metavar="SOURCE", help="corpus to cluster (see below)")
     c.add_argument("-k", "--n-components", "--n-clusters", dest="k", type=_k_argument,
                    help="number of clusters (--n-clusters: its name before 0.3); auto (a "

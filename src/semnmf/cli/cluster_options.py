@@ -1,17 +1,9 @@
 """``semnmf cluster``'s options: the library's settings of the run, and the command's own.
 
-The parser writes each option under the library's name (its ``dest``: ``--seed`` sets
-``random_state``, ``--top`` ``n_top``, ``--language`` ``stop_words``; the table is
-:data:`semnmf.workflows.flags.FLAGS`) and leaves out the options not given
-(``argparse.SUPPRESS``). :func:`cluster_options` makes them the run's
-:class:`~semnmf.workflows.ClusterSettings` (whose field defaults, and
-:func:`semnmf.workflows.result.method_defaults` for those that depend on the method, fill
-the rest) and a :class:`ClusterCommand` of what is not a setting of the run. Before any
-data is read it refuses what cannot work: the library's checks
-(:func:`semnmf.workflows.checks.check_settings`) in the flags' words, one line naming
-the option, and the command line's own (the input files, the engine, ``--report``).
-
-Standard library only (the parser loads this module).
+The parser writes each option given under the library's name
+(:data:`semnmf.workflows.flags.FLAGS`); :func:`cluster_options` makes them the run's
+:class:`~semnmf.workflows.ClusterSettings` and a :class:`ClusterCommand`, checked before
+any data is read. Standard library only (the parser loads this module).
 """
 
 import dataclasses
@@ -45,7 +37,7 @@ class ClusterCommand:
 
     def folder_name(self, settings):
         """The default result folder: ``<source>_<method>_k<K>``."""
-        from ._common import source_name
+        from ..datasets import source_name
 
         return f"{source_name(settings.source)}_{settings.method}_k{settings.k or self.k_label}"
 

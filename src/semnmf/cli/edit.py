@@ -4,6 +4,8 @@ words from its topics, and write the edited run (:func:`semnmf.workflows.edit.ed
 import argparse
 from dataclasses import dataclass
 
+from ._common import command_parser
+
 EPILOG = """\
 examples:
   semnmf edit RUN --merge 3,7 --out RUN_merged          clusters 3 and 7 become one
@@ -63,12 +65,11 @@ def _rename(text):
 
 
 def add_parser(commands):
-    e = commands.add_parser(
-        "edit", help="merge, split, drop or rename clusters of a run (no refit)",
-        description="Write a new run folder with the clusters of RUN edited; the edits are "
-                    "recorded and can be replayed on another run of the same corpus.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-        argument_default=argparse.SUPPRESS)
+    e = command_parser(commands, "edit",
+                       "merge, split, drop or rename clusters of a run (no refit)",
+                       "Write a new run folder with the clusters of RUN edited; the edits are "
+                       "recorded and can be replayed on another run of the same corpus.",
+                       EPILOG)
     e.add_argument("run_dir", metavar="RUN", help="a run folder of semnmf cluster (with model/)")
     e.add_argument("--out", required=True, metavar="DIR", help="the new run folder")
     e.add_argument("--merge", type=_clusters, action="append", metavar="A,B[,...]",

@@ -1,16 +1,5 @@
-"""``semnmf cluster --engine dask``: the fit distributed over Dask workers.
-
-``--engine local`` (the default) is the ordinary in-process fit. ``--engine dask`` runs
-NMF or Semantic-NMF (Frobenius or KL loss, the default method included) on a
-``distributed`` cluster: ``--workers N`` starts a LocalCluster of
-N worker processes (one thread each), ``--scheduler ADDRESS`` joins a running one. A
-dataset folder of shards (``docs-00000.jsonl`` / ``.parquet``, ...) is read on the
-workers shard by shard (:class:`semnmf.text.shards.ShardedCorpus`): the vocabulary and
-document frequencies are reduced from per-shard counts, X stays on the workers in one
-block per shard, and the word-context counts are reduced from per-shard counts. Any other
-SOURCE is loaded as usual and its X cut into row blocks scattered to the workers. The run
-itself is the library's (:func:`semnmf.workflows.dask.run_dask`); this module holds the
-engine's options and their checks.
+"""``semnmf cluster --engine dask``: the options and checks of the Dask engine, whose run
+is the library's (:func:`semnmf.workflows.dask.run_dask`; docs/guide/large-corpora.md).
 """
 
 from ..workflows.dask import DASK_METHODS, ENGINES, check_dask

@@ -1,14 +1,6 @@
-"""The command line's words for the library's parameters.
-
-The library's errors name its parameters (``lam must be ...``); the command line names
-its flags (``--lam must be ...``). :data:`FLAGS` (the one table, in
-:mod:`semnmf.workflows.flags`) says which flag sets which parameter (``semnmf cluster``
-and ``semnmf tree`` parse each flag into its parameter's name), :func:`flag` reads it for
-the command line's own messages, :data:`CLI_WORDS` words the library's checks with it,
-and :func:`cli_message` turns a library error that starts with a parameter name into the
-flag's message.
-
-Standard library only (the parser loads this module).
+"""The command line's words for the library's parameters: the library's errors name its
+parameters (``lam must be ...``), the command line its flags (``--lam must be ...``), by
+the one table :data:`semnmf.workflows.flags.FLAGS`. Standard library only.
 """
 
 import re

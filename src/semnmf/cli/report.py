@@ -1,8 +1,9 @@
 """``semnmf report``: write RUN_DIR/report.html, one self-contained page that works
 offline (:func:`semnmf.report.html.write_report`)."""
 
-import argparse
 from dataclasses import dataclass
+
+from ._common import command_parser
 
 EPILOG = """\
 examples:
@@ -33,12 +34,10 @@ D = ReportOptions(run_dir="")
 
 
 def add_parser(commands):
-    r = commands.add_parser(
-        "report", help="write an HTML report (report.html) of a run folder",
-        description="Write RUN_DIR/report.html: clusters, top words, representative "
-                    "documents, a map, the tree, label scores, coherence, parameters.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-        argument_default=argparse.SUPPRESS)  # options not given stay out: ReportOptions
+    r = command_parser(commands, "report", "write an HTML report (report.html) of a run folder",
+                       "Write RUN_DIR/report.html: clusters, top words, representative "
+                       "documents, a map, the tree, label scores, coherence, parameters.",
+                       EPILOG)
     r.add_argument("run_dir", metavar="RUN_DIR", help="result folder of semnmf cluster / tree")
     r.add_argument("--out", metavar="FILE",
                    help="where to write the page (default RUN_DIR/report.html)")

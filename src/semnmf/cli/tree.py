@@ -1,19 +1,18 @@
 """``semnmf tree``: a topic tree by rank-2 NMF splits (HierNMF2), printed and written
 with :func:`semnmf.report.write_tree_results`."""
 
-import argparse
 import dataclasses
 import time
 from dataclasses import dataclass
 
 from ..models._defaults import DEFAULT_LAM, MAX_LAM
+from ..workflows.checks import check_context
 from ..workflows.inputs import context_defaults
 from ._common import (ContextOptions, OutputOptions, ReadOptions, VectorizeOptions,
                       add_context_arguments, add_input_arguments, add_output_arguments,
-                      check_context_arguments, check_input_arguments, check_number, check_seed,
-                      context_record, data_notes, load_corpus, logged_warnings,
-                      options_record, output_folder, source_name, word_context)
-from .flags import flag
+                      check_input_arguments, check_number, check_seed, command_parser,
+                      library_view, load_corpus, options_record, output_folder, word_context)
+from .flags import CLI_WORDS, flag
 
 EPILOG = """\
 examples:
@@ -32,11 +31,9 @@ SOURCE is read as for "semnmf cluster".
 
 
 def add_parser(commands):
-    t = commands.add_parser(
-        "tree", help="grow a topic tree by rank-2 NMF splits (HierNMF2)",
-        description="Hierarchical clustering: a binary tree of topics with outliers set apart.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-        argument_default=argparse.SUPPRESS)  # options not given stay out: tree_options
+    t = command_parser(
+        commands, "tree", "grow a topic tree by rank-2 NMF splits (HierNMF2)",
+        "Hierarchical clustering: a binary tree of topics with outliers set apart.", EPILOG)
     t.add_argument("source", metavar="SOURCE", help="corpus (as for semnmf cluster)")
     t.add_argument("--leaves", type=int, required=True, dest="n_leaves", metavar="LEAVES",
                    help="number of leaves of the tree")
@@ -115,13 +112,14 @@ def tree_options(args):
         raise ValueError(f"--lam weighs the word-context term of --splitter semantic; "
                          f"--splitter {options.splitter} has none: drop --lam or use "
                          "--splitter semantic.")
-    check_context_arguments(options, semantic, "for --splitter semantic")
+    check_context(options, CLI_WORDS, semantic, "for --splitter semantic")
     lam = DEFAULT_LAM if options.lam is None else options.lam
     return dataclasses.replace(options, lam=lam, **context_defaults(options))
 
 
 def run(args):
     """``semnmf tree``: options, the tree, its result folder, the printed tree."""
+    from ..datasets import source_name
     from ..pipelines.saved import SavedModel
     from ..report.output import clear_output_folder
     from ..report.results import write_tree_results
@@ -171,6 +169,7 @@ def run(args):
 def _fit(options, X, wc, timings):
     """The fitted :class:`semnmf.HierarchicalNMF` of the options."""
     from ..models import HierarchicalNMF
+    from ..workflows.inputs import collected_warnings
 
     model = HierarchicalNMF(options.n_leaves, score_threshold=options.score_threshold,
                             beta=options.beta, n_trials=options.n_trials,
@@ -179,7 +178,7 @@ def _fit(options, X, wc, timings):
                             assign_labels=options.assign_labels, random_state=options.random_state,
                             verbose=int(options.verbose))
     t = time.perf_counter()
-    with logged_warnings():
+    with collected_warnings():
         model.fit(X, M=None if wc is None else wc.M)
     timings["fit"] = time.perf_counter() - t
     return model
@@ -204,11 +203,13 @@ def _record(options, model, corpus, X, wc, scores, snapshots, timings):
     """The tree's run.json."""
     from ..metrics import topic_quality
     from ..report.results import run_record
+    from ..workflows.inputs import context_record, data_notes
 
     common = run_record(model, model.labels_, method="hiernmf2", corpus=corpus, X=X,
                         source=options.source, weighting=options.weighting,
                         cli_arguments=options_record(options),
-                        context=context_record(options, wc), scores=scores, timings=timings)
+                        context=context_record(library_view(options), wc), scores=scores,
+                        timings=timings)
     data_notes(common, corpus)
     record = {key: common[key] for key in ("method", "estimator", "source", "corpus",
                                            "parameters", "cli_arguments", "context", "data",
