@@ -69,7 +69,8 @@ def _sums(F, dtype=None):
 
 class _KLObjective:
     """F of eq. (2) from the two passes that also give the next step's products, for
-    :class:`KLProblem` and the Dask engine's :class:`~.distributed_kl.BlockedKLProblem`.
+    :class:`KLProblem`, the Dask engine's :class:`~.distributed_kl.BlockedKLProblem` and
+    the torch engine's :class:`~.torch_problems.TorchKL` (whose passes give tensors).
 
     A subclass provides ``_data_pass()`` (sets ``_data`` = D(X‖ZWᵀ) at the current
     iterate) and the attributes ``M`` and ``Mt`` (:class:`~.kl_kernels.RatioKernel`, or
@@ -114,7 +115,7 @@ class _KLObjective:
         if self._use_context:
             if self._context is None:
                 self._context_pass()
-            value += self.lam * self._context
+            value = value + self.lam * self._context
         return value
 
     def terms(self):

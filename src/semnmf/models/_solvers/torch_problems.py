@@ -1,39 +1,14 @@
 """The Frobenius and KL problems on a PyTorch device (the torch engine,
 :mod:`semnmf.models.torch_engine`): the updates, objectives and guards of
 :mod:`.frobenius` and :mod:`.kl`, written with torch tensors so that one source runs on
-PyTorch's CPU build (the tests) and on CUDA.
+PyTorch's CPU build (the tests) and on CUDA. PyTorch is imported only inside functions.
 
-PyTorch is imported here only inside functions: importing this module costs nothing and
-needs no torch (``import semnmf`` never loads it).
-
-Sparse matrices (:class:`DeviceCSR`). X, Xᵀ, M and Mᵀ are torch sparse CSR tensors on the
-device, each built once per fit from the canonical scipy CSR (Xᵀ is a CSR of its own, as
-the local engine keeps it: every product reads its matrix by rows, no transposed product;
-a symmetric M serves as its own transpose). The indices are int32 when every count fits
-(faster products on the CPU build, half the index memory:
-``benchmarks/results/design_notes.md``), int64 otherwise or where the device refuses int32
-(a probe on a 2 x 2 matrix). How they fare on a GPU is for ``benchmarks/gpu_check.py`` to
-say.
-
-Frobenius (:class:`TorchFrobenius`): one sweep is (7a)-(7c) in the order of Algorithm 1,
-the reference path of :class:`.frobenius.FrobeniusProblem` (four sparse x dense(k)
-products X W, Xᵀ Z, M Q, Mᵀ W and k x k Gram matrices), the objective by the trace
-identity (:func:`.mu.trace_residual`) from products the sweep made, with the same
-denominator guard :data:`.mu.EPSILON`.
-
-KL (:class:`TorchKL`): the corrected Algorithm 2 of :mod:`.kl`, the same four ratio
-products (A ⊘ L Rᵀ) R in the same order (X with (Z, W) for Z and the objective, Xᵀ with
-(W, Z) for W, M with (W, Q), Mᵀ with (Q, W)), the same floor on (L Rᵀ)_ij
-(:func:`.kl_kernels.scale_free_floor`, Xᵀ and Mᵀ sharing the floor of X and M) and the
-same column-sum guard (:func:`.mu.safe_denominator`'s rule). The ratios a_ij / (L Rᵀ)_ij
-are formed at the non-zeros only, never L Rᵀ: by ``torch.sparse.sampled_addmm`` (the
-dot products L_i·R_j at A's pattern; cuSPARSE's SDDMM on CUDA) where the device supports
-it, else by gathering the rows L_i and R_j of a chunk of non-zeros at a time
-(:data:`GATHER_ELEMENTS` floats of each gather at most: memory bounded whatever nnz). The
-ratios become the values of a CSR tensor with A's pattern, multiplied by R.
-
-Objectives are accumulated in float64 whatever the factors' dtype, and each step ends in
-one transfer to the host (the float the stopping rule needs).
+X, Xᵀ, M and Mᵀ are CSR tensors (:class:`DeviceCSR`), built once per fit; their indices
+are int32 when every count fits and the device takes them (a 2 x 2 probe), int64
+otherwise (``benchmarks/results/design_notes.md``). The KL ratios a_ij / (L Rᵀ)_ij are
+formed at the non-zeros only, by ``torch.sparse.sampled_addmm`` where the device runs it,
+else by gathering L_i and R_j a chunk of non-zeros at a time (:data:`GATHER_ELEMENTS`).
+Objectives are accumulated in float64, one transfer to the host per step.
 """
 
 import warnings
@@ -42,6 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .fro_kernels import canonical_csr
+from .kl import _KLObjective
 from .kl_kernels import scale_free_floor
 from .mu import EPSILON, squared_norm
 
@@ -321,7 +297,7 @@ def _safe(denominator):
     return denominator.masked_fill(denominator == 0, 1)
 
 
-class TorchKL:
+class TorchKL(_KLObjective):
     """One SNMF-KL (NMF-KL when ``ops.M`` is None) problem of eq. (2) on the device,
     updated in place: :class:`.kl.KLProblem`'s sweep and objective (the two passes that
     give the objective also give the next step's products)."""
@@ -333,10 +309,6 @@ class TorchKL:
         self._A = self._C = None     # (X ⊘ ZWᵀ) W, (M ⊘ WQᵀ) Q at the current iterate
         self._data = None            # D(X‖ZWᵀ) at the current iterate (float64 tensor)
         self._context = None         # D(M‖WQᵀ)
-
-    @property
-    def _use_context(self):
-        return self.M is not None and self.lam > 0
 
     def _mass(self, L, R):
         torch = self.ops.torch
@@ -350,29 +322,13 @@ class TorchKL:
         self._C, log = self.M.ratios(self.W, self.Q, with_log=True)
         self._context = (log - self.M.total + self._mass(self.W, self.Q)).clamp(min=0.0)
 
-    def _objective(self):
-        if self._data is None:
-            self._data_pass()
-        value = self._data
-        if self._use_context:
-            if self._context is None:
-                self._context_pass()
-            value = value + self.lam * self._context
-        return value
-
     def objective(self):
         """F(Z, W, Q) of eq. (2) at the current iterate."""
-        return float(self._objective())
+        return float(super().objective())
 
     def terms(self):
         """(D(X‖ZWᵀ), D(M‖WQᵀ)) at the current iterate."""
-        if self._data is None:
-            self._data_pass()
-        if self.M is None:
-            return float(self._data), 0.0
-        if self._context is None:
-            self._context_pass()
-        return float(self._data), float(self._context)
+        return tuple(float(term) for term in super().terms())
 
     def step(self):
         """One sweep of Algorithm 2 (steps 2-4, corrected in :mod:`.kl`); returns F at the
@@ -398,4 +354,4 @@ class TorchKL:
                 # step 4: Q ← Q ⊙ (M ⊘ WQᵀ)ᵀW ⊘ 1(1ᵀW), new W
                 E, _ = self.ops.Mt.ratios(self.Q, W)
                 self.Q.mul_(E.div_(_safe(W.sum(dim=0))))
-        return float(self._objective())
+        return self.objective()
