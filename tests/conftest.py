@@ -96,6 +96,15 @@ def word_counts_by_default():
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_cache_folder(tmp_path_factory):
+    """The tests write no embedding or exported model into the user's cache folder:
+    ``$SEMNMF_CACHE`` is a folder of the session's (subprocesses inherit it)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SEMNMF_CACHE", str(tmp_path_factory.mktemp("semnmf-cache")))
+        yield
+
+
 # French sentences with accented words and French function words.
 FRENCH_SENTENCES = ["Le café et la réforme économique du marché",
                     "La réforme économique touche le café",
