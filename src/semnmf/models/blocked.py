@@ -156,12 +156,6 @@ class BlockedBackend(Backend):
 
 def fit_blocked(problem, options):
     """The blocked engine: :func:`semnmf.models.local.fit_local`'s restarts on a
-    :class:`~semnmf._utils.blocks.BlockedMatrix` ``problem.X``, by the distributed sweep
-    (Frobenius, :mod:`._solvers.distributed`, or generalized KL,
-    :mod:`._solvers.distributed_kl`); the best run kept, Z normalized to unit-length
-    columns in the blocks, labels (argmax of each row of Z, -1 for documents without a
-    term) and each document's strength computed in the blocks. Threads in this process or
-    Dask workers, by the matrix's executor. Returns a
-    :class:`~semnmf.models.pipeline.FitResult` whose Z stays in the blocks
-    (``document_factors()`` gathers it)."""
+    :class:`~semnmf._utils.blocks.BlockedMatrix` ``problem.X`` (:class:`BlockedBackend`);
+    the FitResult's Z stays in the blocks (``document_factors()`` gathers it)."""
     return run_engine(problem, options, BlockedBackend(problem))

@@ -1,10 +1,6 @@
 """The local engine: a :class:`~semnmf.models.pipeline.FitProblem` on one matrix in this
-process, with the compiled kernels (:mod:`semnmf.models._solvers`).
-
-Restarts of the multiplicative updates (``n_init``, screened or not, see
-:func:`semnmf.models._solvers.mu.best_of_runs`), the best run kept, Z normalized to
-unit-length columns (Algorithm 1, step 5), each document to the argmax of its row: the
-sequence of :func:`semnmf.models.engine.run_engine`, with :class:`LocalBackend`.
+process, with the compiled kernels: :func:`semnmf.models.engine.run_engine`'s sequence with
+:class:`LocalBackend`.
 """
 
 import numpy as np

@@ -64,18 +64,11 @@ def _online(estimator):
 
 
 class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
-    """Shared code of the multiplicative-update clustering estimators: the fit pipeline.
+    """Shared code of the multiplicative-update clustering estimators: the fit pipeline
+    (:meth:`_fit`: validate, prepare the problem once, an engine, the fitted attributes).
 
-    ``fit`` validates, prepares the problem once (:meth:`_prepare`: X, the word-context
-    term from :meth:`_prepare_context`, the start), hands it to an engine
-    (:func:`~semnmf.models.local.fit_local` for one matrix,
-    :func:`~semnmf.models.blocked.fit_blocked` for row blocks) and sets the fitted
-    attributes from the :class:`~semnmf.models.pipeline.FitResult` (:meth:`_set_fitted`).
-
-    Subclasses extend :attr:`_parameter_constraints` (``{**_BaseNMF._parameter_constraints,
-    "lam": [...]}``), call ``super().__init__`` and declare their ``fit`` inputs by name
-    (``fit(X, y=None, *, M=None)``); parameters are validated once, at the start of the
-    fit, by scikit-learn's ``_validate_params``.
+    Subclasses extend :attr:`_parameter_constraints` and declare their ``fit`` inputs by
+    name (``fit(X, y=None, *, M=None)``).
     """
 
     _parameter_constraints: dict = {
@@ -105,9 +98,8 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
     # (SeNMF's M ≈ W S Wᵀ has none: no Mᵀ copy, no Q start).
     _context_factor = True
 
-    # the loss, the orthogonal variant and screened restarts: parameters of NMF and
-    # SemanticNMF (:class:`_Variants`); the other variants are derived for the plain
-    # Frobenius loss and run every restart to convergence
+    # the loss, the orthogonal variant, screened restarts and the device: parameters of
+    # NMF and SemanticNMF only (:class:`_Variants`)
     def _loss(self):
         return "frobenius"
 
@@ -293,18 +285,15 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         """Update the word factors W (and Q) with one mini-batch of documents.
 
         Online multiplicative updates with accumulated sufficient statistics and a
-        forgetting factor (the online engine, :mod:`semnmf.models.online`, where the
-        equations are derived); ``fit`` is unchanged. Repeated calls on the blocks of a
-        corpus (dask-ml's ``Incremental`` pattern) learn W without holding the corpus;
-        ``labels_`` holds the last batch's clusters, ``predict`` assigns any documents.
-        NMF and SemanticNMF with the Frobenius loss and plain updates only (the others
-        have no ``partial_fit``).
+        forgetting factor (:mod:`semnmf.models.online`, where the equations are derived):
+        repeated calls on the blocks of a corpus learn W without holding the corpus;
+        ``labels_`` holds the last batch's clusters. NMF and SemanticNMF with the
+        Frobenius loss and plain updates only.
 
         After ``fit``, the first call continues from the fitted ``components_`` (as
-        scikit-learn's ``MiniBatchNMF``) with new statistics; ``fit`` discards the state of
-        earlier calls. Each call sets ``n_iter_`` to ``max_inner_iter`` (the batch's steps)
-        and removes ``objective_``, ``objective_history_``, ``reconstruction_err_`` and
-        ``context_err_``, which only ``fit`` computes.
+        scikit-learn's ``MiniBatchNMF``); ``fit`` discards the state of earlier calls.
+        Each call sets ``n_iter_`` to ``max_inner_iter`` and removes the attributes only
+        ``fit`` computes (``objective_``, ``reconstruction_err_``, ...).
         """
         from .online import OnlineEngine
 
@@ -519,8 +508,7 @@ class NMF(_Variants, _BaseNMF):
         D(X‖ZWᵀ) (slides, eq. 2), see :mod:`semnmf.models._solvers.kl`.
     orthogonal : bool, default=False
         Orthogonal NMF with Ding et al.'s (2006) uni-orthogonal update of Z, which keeps
-        ZᵀZ close to the identity (Frobenius loss only); the Neurocomputing paper's §6.1
-        also cites Yoo & Choi (2008), whose rule is not used (the reason is in
+        ZᵀZ close to the identity (Frobenius loss only; why not Yoo & Choi's rule:
         :mod:`semnmf.models._solvers.frobenius`).
     init : {"skmeans", "random", "nndsvda"} or tuple (Z, W), default="skmeans"
         Starting point. "skmeans" starts from spherical k-means (best of 10 restarts), as
@@ -532,13 +520,9 @@ class NMF(_Variants, _BaseNMF):
         Number of restarts; the run with the lowest objective is kept.
     screen_iter : int or None, default=None
         Screened restarts (with ``n_init`` > 1): every start makes ``screen_iter`` sweeps
-        and only the one with the lowest objective then continues to convergence, at
-        about the cost of one fit plus (n_init − 1)·screen_iter sweeps. With
-        ``init="skmeans"`` the starts share the 10 k-means restarts of one start (each is
-        the best of 10 // n_init), so the k-means part costs what one start costs. The
-        command line's default method uses ``n_init=5, screen_iter=1``
-        (``benchmarks/results/defaults_screening.md``). None: every restart runs to
-        convergence from its own start (10 k-means restarts each).
+        and only the best then continues to convergence; with ``init="skmeans"`` the
+        starts share the 10 k-means restarts of one start. None: every restart runs to
+        convergence from its own start (``benchmarks/results/defaults_screening.md``).
     max_iter : int, default=200
     tol : float, default=1e-4
         Stop when the relative change of the objective over one iteration,
@@ -549,13 +533,10 @@ class NMF(_Variants, _BaseNMF):
         Show a progress bar per run.
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
         Where the fit runs. "cpu": the local engine (compiled kernels). "cuda" / "cuda:N":
-        the torch engine (:mod:`semnmf.models.torch_engine`) on that GPU, float32, the
-        same updates, objective, stopping rule, start and restarts (needs
-        ``pip install "semnmf[gpu]"`` and a CUDA build of torch; a one-line error says
-        when torch or the GPU is missing). "auto": a GPU when torch sees one, else the
-        CPU, and one log line says which. The start (spherical k-means) is computed on the
-        CPU; ``transform`` and ``predict`` run on the CPU whatever ``device`` is;
-        ``orthogonal=True`` and row blocks run on the CPU only.
+        the torch engine (:mod:`semnmf.models.torch_engine`) on that GPU, the same
+        updates, stopping rule and start (``pip install "semnmf[gpu]"``). "auto": a GPU
+        when torch sees one, else the CPU, said in one log line. The start, ``transform``,
+        ``predict``, ``orthogonal=True`` and row blocks run on the CPU.
 
     Attributes
     ----------

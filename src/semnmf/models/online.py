@@ -43,17 +43,10 @@ objective (5) with Z fixed: the online updates are (7b)-(7c) on accumulated stat
 ρ < 1 forgets the statistics of the early batches, computed with poor W's, which helps on
 a second pass over a corpus.
 
-Sequences of calls: ``fit`` discards the online state (the next ``partial_fit`` starts
-new statistics); a first ``partial_fit`` after ``fit`` continues from the fitted
-``components_`` (and ``context_components_``) with fresh statistics A, B, S, as
-scikit-learn's ``MiniBatchNMF``; with no fitted factors it starts as below. After a
-``partial_fit``, ``n_iter_`` is the batch's inner steps (``max_inner_iter``) and the fitted
-attributes that describe a whole-corpus fit (``objective_``, ``objective_history_``,
-``reconstruction_err_``, ``context_err_``) are removed, never left from an earlier fit.
-
-Start: the first batch initializes W with the estimator's ``init`` (spherical k-means of
-that batch by default) and Q = s MᵀW (:func:`semnmf.models.init.initialize_context_factor`);
-M is the one given to the first call, or the document-level PPMI of the first batch.
+Start: the fitted factors after ``fit`` (with fresh statistics, as scikit-learn's
+``MiniBatchNMF``), else W from the estimator's ``init`` on the first batch and Q = s MᵀW
+(:func:`semnmf.models.init.initialize_context_factor`); M is the one given to the first
+call, or the document-level PPMI of the first batch.
 """
 
 from dataclasses import dataclass
@@ -115,16 +108,11 @@ class OnlineState:
 
 
 class OnlineEngine:
-    """The online engine behind :class:`~semnmf.models.pipeline.Engine`'s interface.
-
-    It holds an :class:`OnlineState` (kept by the estimator between ``partial_fit`` calls);
-    each call runs one mini-batch, the :class:`~semnmf.models.pipeline.FitProblem`'s X
-    (validated; the word-context matrix is the state's), with ``options.max_iter`` inner
-    steps: the batch's Z by (7a), the statistics, then (7b') and (7c) on them (module
-    docstring). ``lam`` and ``lam_scale`` are the estimator's word-context weight: λ_t is
-    made from them and S_t at each batch. Updates the state in place; returns a
-    :class:`~semnmf.models.pipeline.FitResult` with the batch's labels (from its Z under
-    the updated W) and no objective."""
+    """The online engine behind :class:`~semnmf.models.pipeline.Engine`'s interface: each
+    call runs the FitProblem's X as one mini-batch on the :class:`OnlineState` (updated in
+    place), ``options.max_iter`` inner steps of the module docstring's updates; ``lam``,
+    ``lam_scale``: the estimator's word-context weight, which gives λ_t. The FitResult has
+    the batch's labels and no objective."""
 
     name = "online"
 

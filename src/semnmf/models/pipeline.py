@@ -8,19 +8,10 @@ A fit is::
       → an engine runs it: Engine(problem, options) → FitResult
       → the estimator sets its fitted attributes from the FitResult
 
-The engines are interchangeable callables behind :class:`Engine`:
-:func:`semnmf.models.local.fit_local` (one matrix, compiled kernels),
-:func:`semnmf.models.blocked.fit_blocked` (row blocks, run by threads in this process or
-by Dask workers: the executor of the :class:`~semnmf._utils.blocks.BlockedMatrix`),
-:func:`semnmf.models.torch_engine.fit_torch` (a torch device) and
-:class:`semnmf.models.online.OnlineEngine` (``partial_fit``: one mini-batch on a kept
-state). What each runs is one table, :data:`semnmf.models.engine.SUPPORT`. No engine
-writes into an estimator or knows which estimator called it; the λ/M rules live in
-:mod:`semnmf.models.context_term`.
-
-The solver layer's interface is :class:`Problem`: one run of the multiplicative updates,
-held in place (``Z``, ``W``, optionally ``Q``), with ``objective()``, ``step()`` and
-``terms()``; :func:`semnmf.models._solvers.mu.run` iterates any such problem.
+The engines (local, blocked, torch, online: :data:`semnmf.models.engine.SUPPORT`) are
+interchangeable callables behind :class:`Engine` and write into no estimator; the solver
+layer's interface is :class:`Problem`, which :func:`semnmf.models._solvers.mu.run`
+iterates.
 """
 
 from dataclasses import dataclass, field
@@ -117,24 +108,14 @@ class FitResult:
     """What an engine returns: the kept run, normalized (Z with unit-length columns, W and
     Q rescaled so that Z Wᵀ and W Qᵀ are unchanged), and its summary.
 
-    ``Z`` is None when the document factors stay where they were computed (the blocked
-    engine's workers): :meth:`document_factors` gathers them. ``strengths`` is each
-    document's share of its cluster in its row of Z when the engine computed it there
-    (else None). ``history`` and ``errors`` are None for an online step, which computes no
-    objective. ``start_kmeans``: the local engine's best fitted spherical k-means (highest
-    cosine objective, the first on ties) among those behind its ``init="skmeans"`` starts,
-    else None. With ``n_init`` starts of ``r`` restarts each, its fitted attributes
-    (``labels_``, ``cluster_centers_``, ``similarity_``) are those of
-    ``SphericalKMeans(n_components, n_init=n_init * r, random_state=random_state)`` on X,
-    whose restarts draw from the same generator in the same order (its own parameters are
-    the start's: ``n_init=r`` and the engine's generator). The KL consensus takes it as its
-    k-means member instead of fitting that again. It costs one more set of centroids (k x
-    n_terms) held during a fit; no estimator keeps it.
-
-    The record carries data only, never the live problem of the kept run: what an
-    estimator reads besides the factors is a field of its own. ``context_core``: SeNMF's
-    core S of M ≈ W S Wᵀ, rescaled with the factors (S ← D⁻¹ S D⁻¹, so W S Wᵀ is
-    unchanged), and ``n_damped``: its damped S steps (None for the other problems).
+    ``Z`` is None when the document factors stay in the blocked engine's blocks:
+    :meth:`document_factors` gathers them. ``strengths``: each document's share of its
+    cluster, where the engine computed it. ``history`` and ``errors`` are None for an
+    online step. ``start_kmeans``: the best spherical k-means behind the local engine's
+    ``init="skmeans"`` starts (the same fit as ``SphericalKMeans(k, n_init=n_init * r)``
+    with the engine's generator), which the KL consensus takes as its k-means member.
+    ``context_core`` and ``n_damped``: SeNMF's core S, rescaled with the factors, and its
+    damped S steps. Data only, never the live problem of the kept run.
     """
 
     W: np.ndarray

@@ -2,27 +2,13 @@
 (a GPU, or PyTorch's CPU build for the tests), behind the same
 :class:`~semnmf.models.pipeline.Engine` interface as :func:`~semnmf.models.local.fit_local`.
 
-It runs NMF and Semantic-NMF (M given, or the default PPMI the estimator prepared), with
-the Frobenius loss (updates 7a-7c) or the KL loss (the corrected Algorithm 2), through the
-problems of :mod:`semnmf.models._solvers.torch_problems`, which keep the local engine's
-objective, guards and order of updates. What stays the local engine's, on the host:
-
-- the start: the FitProblem's own (``init=(Z, W)``), or :func:`~semnmf.models.init.initialize`
-  (spherical k-means, random, NNDSVDa) with the same random generator and the same
-  k-means restarts per start as :func:`~semnmf.models.local.fit_local`, then copied to
-  the device; Q's start is :func:`~semnmf.models.init.initialize_context_factor` of Mᵀ W
-  (the product on the device);
-- the loop and the restarts: :func:`semnmf.models._solvers.mu.best_of_runs` itself drives
-  the device problems (MIN_ITER, relative change under ``tol``, screened restarts);
-- the end: the kept run's factors come back to the host in X's dtype, and Z's columns are
-  normalized and the labels taken there by the pipeline's rules.
-
-So from the same start on float64 the engine follows the local engine's iterates up to
-the order of floating-point summation. On the device the factors are float32 by default
-(``dtype``), whatever X's dtype; ``dtype=None`` keeps X's. Variants the engine does not
-run (orthogonal NMF, SeNMF's M ≈ W S Wᵀ, row blocks) are refused.
-
-PyTorch is imported on first use only (``import semnmf`` never loads it).
+NMF and Semantic-NMF, Frobenius or KL loss, by the problems of
+:mod:`semnmf.models._solvers.torch_problems`. The start (drawn on the host as the local
+engine draws it), the restarts and stopping rule (:func:`~semnmf.models._solvers.mu.best_of_runs`)
+and the normalization and labels (on the host, in X's dtype) are the local engine's, so
+from the same start on float64 it follows the local engine's iterates up to the order of
+summation. The factors are float32 on the device by default. PyTorch is imported on first
+use only.
 """
 
 import numpy as np
