@@ -1,23 +1,10 @@
-"""Loading corpora: the built-in BBC News corpus, dataset folders, folders of text files,
-CSV / TSV / JSONL tables, data frames and Python lists of strings.
+"""Loading corpora: the built-in BBC News corpus, dataset folders (``counts.mtx``,
+``vocab.txt``, ``labels.txt``, ``docs.jsonl``, or shards), folders of text files, CSV /
+TSV / JSONL tables, data frames and Python lists of strings (docs/guide/inputs.md). Named
+datasets other than the built-in ones are looked up in the folders of ``$SEMNMF_DATA``.
 
-Dataset folder format (``DESIGN.md``): ``counts.mtx`` (Matrix Market, documents x terms),
-``labels.txt`` (one label per line, optional), ``vocab.txt`` (one term per line, optional),
-``docs.jsonl`` (one ``{"text": ..., "label": ...}`` per line, optional). A folder with
-only ``counts.mtx`` works for everything that does not need word order. A folder may
-instead hold its documents in shards, ``docs-00000.jsonl``, ``docs-00001.jsonl``, ... or
-``docs-00000.parquet``, ... (a ``text`` column, optional ``label`` and ``id``):
-:func:`load_dataset` reads them whole; :class:`semnmf.text.shards.ShardedCorpus` reads
-them one at a time.
-
-Named datasets other than the built-in ones are looked up in the folders listed in the
-``SEMNMF_DATA`` environment variable (separated by ``os.pathsep``), e.g.
-``SEMNMF_DATA=../shared/datasets semnmf cluster classic4 -k 4``.
-
-The readers live in modules of their own: :mod:`.encodings` (text files: binary, UTF-16,
-encoding detection), :mod:`.tables` (CSV / TSV / JSONL), :mod:`.frames` (data frames and
-lists), :mod:`.folders` (dataset folders, shards, folders of .txt files, BBC) and
-:mod:`.planted`; this module chooses among them.
+The readers live in :mod:`.encodings`, :mod:`.tables`, :mod:`.frames`, :mod:`.folders`
+and :mod:`.planted`; this module chooses among them.
 """
 
 import os
@@ -64,7 +51,7 @@ def source_name(source):
     if is_in_memory_texts(source):
         return "data frame" if is_frame(source) else "corpus"
     source = os.fspath(source)
-    if source.lower() in BUILTIN and not os.path.exists(source):
+    if _builtin(source):
         return source.lower()
     # abspath: "." and ".." are named by the folder they stand for (normpath kept them)
     name = os.path.basename(os.path.abspath(source)) or "corpus"
@@ -141,10 +128,10 @@ def load_dataset(source, *, text_column=None, label_column=None, id_column=None,
         _refuse_columns(text_column, label_column, "a list of texts")
         return Corpus(text_list(source), **corpus_options)
     source = os.fspath(source)
-    if vocabulary is not None and (source.lower() in BUILTIN and not os.path.exists(source)):
-        raise DatasetError(f"vocabulary= (CLI: --vocab) names the columns of a counts.mtx; "
-                           f"{source!r} has its own vocabulary.")
-    if source.lower() in BUILTIN and not os.path.exists(source):
+    if _builtin(source):
+        if vocabulary is not None:
+            raise DatasetError(f"vocabulary= (CLI: --vocab) names the columns of a counts.mtx; "
+                               f"{source!r} has its own vocabulary.")
         return _load_bbc(**corpus_options)
     path = _find_source(source)
     if path is None:
@@ -214,9 +201,13 @@ def check_source_exists(source):
     if not isinstance(source, (str, os.PathLike)):
         return
     source = os.fspath(source)
-    if _find_source(source) is None and not (source.lower() in BUILTIN
-                                             and not os.path.exists(source)):
+    if _find_source(source) is None and not _builtin(source):
         raise _not_found(source)
+
+
+def _builtin(source):
+    """Whether the string ``source`` names a built-in corpus (a path of that name wins)."""
+    return source.lower() in BUILTIN and not os.path.exists(source)
 
 
 def _not_found(source):
@@ -247,7 +238,7 @@ def has_raw_text(source):
     if not isinstance(source, (str, os.PathLike)):
         texts = getattr(source, "texts", None)  # a Corpus: its own; a matrix: none
         return texts is not None and not getattr(source, "from_counts", False)
-    if os.fspath(source).lower() in BUILTIN and not os.path.exists(source):
+    if _builtin(os.fspath(source)):
         return True  # as load_dataset: a built-in name before $SEMNMF_DATA's folders
     path = _find_source(os.fspath(source))
     if path is None or not os.path.isdir(path):
@@ -259,18 +250,10 @@ def has_raw_text(source):
 
 def check_source_options(source, *, text_column=None, label_column=None, encoding=None,
                          vocabulary=None, words=LIBRARY):
-    """Refuse the input settings that would do nothing on ``source``, naming them in
-    ``words`` (:class:`~semnmf._utils.words.Words`: the library's names, or the command
-    line's flags).
-
-    Only the names of the files of ``source`` are looked at (nothing is read), so
-    :func:`semnmf.cluster` and the command line call it before loading. A dataset folder
-    with ``counts.mtx`` and no ``docs.jsonl`` has counts only: ``text_column`` and
-    ``label_column`` (columns of a table; its labels come from labels.txt) are refused,
-    and ``encoding`` too when the folder has no text file it would decode (labels.txt,
-    vocab.txt, or ``vocabulary`` given as a file). Give each setting as None when it was
-    not given. Other sources: no check. Raises :class:`DatasetError` naming the setting.
-    """
+    """Refuse the input settings (None: not given) that would do nothing on ``source``,
+    naming them in ``words``, from the names of its files only (nothing is read): on a
+    dataset folder of counts only (``counts.mtx``, no ``docs.jsonl``) ``text_column``,
+    ``label_column``, and ``encoding`` when no file there would be decoded."""
     if not isinstance(source, (str, os.PathLike)):
         return
     source = os.fspath(source)

@@ -63,12 +63,7 @@ def _refuse_binary(path, raw=None):
 def _utf16_hint(path, raw=None):
     """" It looks like UTF-16 ..." when the bytes of ``path`` start with a UTF-16 (or
     UTF-32) byte-order mark or hold NUL bytes (ASCII text in UTF-16 does), else ""."""
-    if raw is None:
-        try:
-            with open(path, "rb") as f:
-                raw = f.read(4096)
-        except OSError:
-            return ""
+    raw = _head(path) if raw is None else raw
     if raw.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
         return "utf-32"
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in raw[:4096]:
