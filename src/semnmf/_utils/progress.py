@@ -9,6 +9,7 @@ without logging configured, otherwise at DEBUG.
 import contextlib
 import logging
 import sys
+import time
 
 logger = logging.getLogger("semnmf")
 
@@ -96,6 +97,14 @@ class _Task:
 
     def update(self, **fields):
         self._progress.update(self._id, **fields)
+
+
+@contextlib.contextmanager
+def timed(timings, name):
+    """Set ``timings[name]`` to the seconds the block took (nothing when it raises)."""
+    start = time.perf_counter()
+    yield
+    timings[name] = time.perf_counter() - start
 
 
 @contextlib.contextmanager

@@ -64,7 +64,7 @@ def _output_folder(options):
 
 def run(args):
     """``semnmf assign``: the options, the saved model, the assignment written and shown."""
-    from .._utils.progress import log
+    from .._utils.progress import log, timed
     from ..metrics import clustering_scores
     from ..pipelines.saved import load_model
     from ..report.output import clear_output_folder
@@ -88,10 +88,9 @@ def run(args):
                                on_bad_lines=options.on_bad_lines)
     timings["load"] = time.perf_counter() - t0
     log(f"{corpus}", verbose)
-    t = time.perf_counter()
-    X = model.vectorize(corpus)
-    labels, memberships = model.assign_matrix(X)
-    timings["assign"] = time.perf_counter() - t
+    with timed(timings, "assign"):
+        X = model.vectorize(corpus)
+        labels, memberships = model.assign_matrix(X)
     scores = clustering_scores(corpus.labels, labels) if corpus.labels is not None else None
     timings["total"] = time.perf_counter() - t0
     record = assign_record(model, labels, corpus=corpus, X=X, source=options.source,

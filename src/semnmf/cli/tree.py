@@ -168,6 +168,7 @@ def run(args):
 
 def _fit(options, X, wc, timings):
     """The fitted :class:`semnmf.HierarchicalNMF` of the options."""
+    from .._utils.progress import timed
     from ..models import HierarchicalNMF
     from ..workflows.inputs import collected_warnings
 
@@ -177,10 +178,8 @@ def _fit(options, X, wc, timings):
                             max_iter=options.max_iter, tol=options.tol, stop=options.stop,
                             assign_labels=options.assign_labels, random_state=options.random_state,
                             verbose=int(options.verbose))
-    t = time.perf_counter()
-    with collected_warnings():
+    with timed(timings, "fit"), collected_warnings():
         model.fit(X, M=None if wc is None else wc.M)
-    timings["fit"] = time.perf_counter() - t
     return model
 
 

@@ -31,7 +31,6 @@ core package does not import them (nor PyTorch).
 
 import numbers
 import os
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,6 +38,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._utils.devices import check_device
+from .._utils.progress import timed
 from .._utils.renamed import renamed
 from .._utils.validation import check_positive_int
 from .._utils.words import LIBRARY
@@ -276,29 +276,27 @@ def pretrained_inputs(corpus, X, M, n_components, semantics="minilm", embed="bot
     check_available(source)
     V = found = None
     if words or source == "glove":
-        t = time.perf_counter()
-        V, found = word_vectors(corpus, source, cache_dir=cache_dir, device=device,
-                                verbose=verbose)
-        if words:
-            S = word_graph(V, found, word_neighbors, device=device)
-            inputs.word_graph = S
-            if word_mode == "expand":
-                inputs.X = expand_documents(X, S, expand)
-            else:
-                inputs.M = combined_context(M, S, word_weight)
-        inputs.timings["words"] = time.perf_counter() - t
+        with timed(inputs.timings, "words"):
+            V, found = word_vectors(corpus, source, cache_dir=cache_dir, device=device,
+                                    verbose=verbose)
+            if words:
+                S = word_graph(V, found, word_neighbors, device=device)
+                inputs.word_graph = S
+                if word_mode == "expand":
+                    inputs.X = expand_documents(X, S, expand)
+                else:
+                    inputs.M = combined_context(M, S, word_weight)
     if documents:
-        t = time.perf_counter()
-        if source == "glove":
-            E = document_vectors(corpus, X=X, V=V)
-        else:
-            E = document_vectors(corpus, source, pooling=pooling, cache_dir=cache_dir,
-                                 device=device, verbose=verbose)
-        inputs.E = E
-        inputs.A = (semantic_document_graph(E, n_neighbors, device=device)
-                    if document_graph else None)
-        inputs.start = document_start(E, n_components, random_state)
-        inputs.timings["documents"] = time.perf_counter() - t
+        with timed(inputs.timings, "documents"):
+            if source == "glove":
+                E = document_vectors(corpus, X=X, V=V)
+            else:
+                E = document_vectors(corpus, source, pooling=pooling, cache_dir=cache_dir,
+                                     device=device, verbose=verbose)
+            inputs.E = E
+            inputs.A = (semantic_document_graph(E, n_neighbors, device=device)
+                        if document_graph else None)
+            inputs.start = document_start(E, n_components, random_state)
     return inputs
 
 
@@ -450,11 +448,11 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
             corpus, self.n_components, self.partition, semantics=self.semantics,
             embed=self.embed, refine="refine=True" if self.refine else None)
         partition = partition or "fit"
-        t = time.perf_counter()
-        X = corpus.tfidf()
-        context = self.context if corpus.texts is not None else "document"
-        M = corpus.word_context(context=context, window=self.window)
-        timings = {"corpus": time.perf_counter() - t}
+        timings = {}
+        with timed(timings, "corpus"):
+            X = corpus.tfidf()
+            context = self.context if corpus.texts is not None else "document"
+            M = corpus.word_context(context=context, window=self.window)
         inputs = pretrained_inputs(
             corpus, X, M, self.n_components, self.semantics,
             "documents" if partition == "documents" else self.embed,
@@ -468,29 +466,26 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
         if partition == "documents":
             from ..models.semantic import partition_topics
 
-            t = time.perf_counter()
             self.model_, self.objective_ = None, None
             # a document without a term keeps its vector's cluster (a fit gives it -1)
             self.labels_ = np.asarray(inputs.start)
-            self.components_, _ = partition_topics(X, self.labels_, self.n_components,
-                                                   inputs.M, verbose=self.verbose)
-            timings["topics"] = time.perf_counter() - t
+            with timed(timings, "topics"):
+                self.components_, _ = partition_topics(X, self.labels_, self.n_components,
+                                                       inputs.M, verbose=self.verbose)
         else:
-            t = time.perf_counter()
-            model = semantic_model(self.n_components, inputs, lam=self.lam,
-                                   graph_lam=self.graph_lam, n_init=self.n_init,
-                                   max_iter=self.max_iter, tol=self.tol,
-                                   random_state=self.random_state, device=self.device,
-                                   verbose=self.verbose)
-            Z = fit_semantic_model(model, inputs)
+            with timed(timings, "fit"):
+                model = semantic_model(self.n_components, inputs, lam=self.lam,
+                                       graph_lam=self.graph_lam, n_init=self.n_init,
+                                       max_iter=self.max_iter, tol=self.tol,
+                                       random_state=self.random_state, device=self.device,
+                                       verbose=self.verbose)
+                Z = fit_semantic_model(model, inputs)
             labels = model.labels_
-            timings["fit"] = time.perf_counter() - t
             if self.refine:
                 from ..refine import GTNMF
 
-                t = time.perf_counter()
-                labels = GTNMF(verbose=self.verbose).fit(inputs.E, memberships=Z).labels_
-                timings["refine"] = time.perf_counter() - t
+                with timed(timings, "refine"):
+                    labels = GTNMF(verbose=self.verbose).fit(inputs.E, memberships=Z).labels_
             self.model_ = model
             self.labels_ = labels
             self.components_ = model.components_

@@ -16,8 +16,8 @@ import dataclasses
 import time
 import warnings
 
-from ..models.registry import (CLI_METHODS, DEFAULT_CLI_METHOD,
-                                   DEFAULT_COUNTS_METHOD)
+from ..models.registry import CLI_METHODS, DEFAULT_CLI_METHOD, DEFAULT_COUNTS_METHOD
+from .._utils.progress import timed
 from .._utils.renamed import renamed
 from .checks import check_settings, semantics_source
 from .semantics import decide_semantics, plan_semantics
@@ -253,10 +253,9 @@ def run_cluster(settings, started=None):
     if duplicates:
         extra["duplicates"] = duplicates
     if settings.k_candidates is not None:
-        t = time.perf_counter()
-        k, extra["k_selection"] = _choose_k(settings, corpus, X)
+        with timed(timings, "choose_k"):
+            k, extra["k_selection"] = _choose_k(settings, corpus, X)
         settings = dataclasses.replace(settings, k=k)
-        timings["choose_k"] = time.perf_counter() - t
     if settings.k > X.shape[0]:
         raise ValueError(f"n_components {settings.k} is larger than the number of documents "
                          f"({X.shape[0]}).")
@@ -288,18 +287,15 @@ def run_cluster(settings, started=None):
         labels, strength, memberships, ensemble = _fit(settings, model, X, fit_params,
                                                        timings, extra)
     refine, step = refinement(settings), None
-    if refine == "gt":
-        t = time.perf_counter()
-        with collected_warnings():  # with embedded documents the games are played on them
+    if refine == "gt":  # with embedded documents the games are played on them
+        with timed(timings, "refine"), collected_warnings():
             labels, extra["refine"], strength = _refine(X if E is None else E, memberships,
                                                         labels, corpus, settings.verbose)
-        timings["refine"] = time.perf_counter() - t
     elif refine == "centroid":
-        t = time.perf_counter()
         step = {"labels": labels, "min_gain": CENTROID_MIN_GAIN}
-        labels, strength, step["centers"], extra["refine"] = _centroid_refine(
-            settings, X, labels, corpus)
-        timings["refine"] = time.perf_counter() - t
+        with timed(timings, "refine"):
+            labels, strength, step["centers"], extra["refine"] = _centroid_refine(
+                settings, X, labels, corpus)
     if components is None and (ensemble is not None or refine == "gt"):
         # consensus and GTNMF clusters have no factor of their own: their mean X row (the
         # centroid step moves few documents: the topics stay the factorization's W, whose
@@ -548,12 +544,11 @@ def _fit_document_partition(settings, labels, E, X, M, timings):
     from ..models.semantic import partition_topics
     from ..pipelines.pretrained import partition_strengths
 
-    t = time.perf_counter()
-    strength = partition_strengths(E, labels, settings.k)
-    with collected_warnings():
-        components, _ = partition_topics(X, labels, settings.k, M,
-                                         verbose=int(settings.verbose))
-    timings["topics"] = time.perf_counter() - t
+    with timed(timings, "topics"):
+        strength = partition_strengths(E, labels, settings.k)
+        with collected_warnings():
+            components, _ = partition_topics(X, labels, settings.k, M,
+                                             verbose=int(settings.verbose))
     return labels, strength, components
 
 
@@ -563,8 +558,7 @@ def _fit(settings, model, X, fit_params, timings, extra):
     from .._utils.labels import strengths_from_factors
     from ..pipelines.saved import run_agreement
 
-    t = time.perf_counter()
-    with collected_warnings():
+    with timed(timings, "fit"), collected_warnings():
         if settings.consensus:
             from ..ensemble.runs import ClusterEnsemble
 
@@ -577,7 +571,6 @@ def _fit(settings, model, X, fit_params, timings, extra):
         else:
             ensemble, memberships = None, model.fit_transform(X, **fit_params)
             labels = model.labels_
-    timings["fit"] = time.perf_counter() - t
     if ensemble is not None:
         return labels, run_agreement(ensemble.partitions_, labels), None, ensemble
     strength = strengths_from_factors(memberships, labels,
@@ -596,10 +589,8 @@ def _fit_guided(settings, corpus, model, X, fit_params, timings, extra):
     from .inputs import seed_terms
 
     seeds, record = seed_terms(settings.seed_words, corpus, settings.k)
-    t = time.perf_counter()
-    with collected_warnings():
+    with timed(timings, "fit"), collected_warnings():
         found = fit_guided(model, X, seeds, random_state=settings.random_state, **fit_params)
-    timings["fit"] = time.perf_counter() - t
     top = np.argsort(-model.components_, axis=1)[:, :max(settings.n_top, 10)]
     for j, topic in enumerate(record):
         topic["drift"] = round(float(found.drift[j]), 4)
@@ -618,12 +609,10 @@ def _fit_kl_consensus(settings, X, timings, extra):
     from ..ensemble.portfolio import kl_consensus
     from ..pipelines.saved import run_agreement
 
-    t = time.perf_counter()
-    with collected_warnings():
+    with timed(timings, "fit"), collected_warnings():
         fitted = kl_consensus(X, settings.k, random_state=settings.random_state,
                               max_iter=settings.max_iter, tol=settings.tol,
                               verbose=int(settings.verbose))
-    timings["fit"] = time.perf_counter() - t
     extra["consensus"] = fitted.consensus_
     labels = fitted.labels_
     return labels, run_agreement(fitted.members_, labels), None, fitted

@@ -114,7 +114,7 @@ def _fit_on_workers(settings, client, timings, started):
     import dataclasses
 
     from .._utils.blocks import BlockedMatrix, trim_workers
-    from .._utils.progress import log
+    from .._utils.progress import log, timed
     from ..models.nmf import fit_record
     from ..text.shards import ShardedCorpus
     from .result import build_model
@@ -143,21 +143,17 @@ def _fit_on_workers(settings, client, timings, started):
         if sharded:
             trim_workers(client)  # the counting pass's freed strings and counts
         M = as_dtype(wc.M, settings.dtype)
-    t = time.perf_counter()
     if sharded:
-        X = corpus.blocks(settings.weighting, settings.dtype)  # each block cast as it is made
-        trim_workers(client)  # the tokenizing passes' freed strings
-        timings["vectorize"] = time.perf_counter() - t
+        with timed(timings, "vectorize"):
+            X = corpus.blocks(settings.weighting, settings.dtype)  # each block cast when made
+            trim_workers(client)  # the tokenizing passes' freed strings
     else:
         n_blocks = 4 * len(client.scheduler_info().get("workers", {}) or [0])
         X = BlockedMatrix.from_csr(as_dtype(X_local, settings.dtype),
                                    n_blocks=max(n_blocks, 2), client=client)
     model = build_model(settings)
-    t = time.perf_counter()
-    with collected_warnings():
+    with timed(timings, "fit"), collected_warnings():
         # Z stays on the workers: only the labels and strengths come back
-        inputs = {} if M is None else {"M": M}
-        strength = fit_record(model, X, **inputs).strengths
-    timings["fit"] = time.perf_counter() - t
+        strength = fit_record(model, X, **({} if M is None else {"M": M})).strengths
     X_record = type("Shape", (), {"shape": X.shape, "nnz": X.nnz, "dtype": X.dtype})()
     return settings, (corpus, X_local, X_record, model, strength, wc, sharded)

@@ -138,7 +138,7 @@ def is_matrix(source):
 def read_corpus(settings, timings, started):
     """The corpus and X of ``settings.source`` (a name, path, list of texts, Corpus or a
     matrix) read and vectorized with the input settings: (corpus, X)."""
-    from .._utils.progress import log
+    from .._utils.progress import log, timed
     from ..datasets import is_frame, is_in_memory_texts, load_dataset, text_list
     from ..text.corpus import Corpus
 
@@ -175,10 +175,8 @@ def read_corpus(settings, timings, started):
     if corpus.labels is not None and corpus.n_unlabelled:
         log(f"{corpus.n_unlabelled} of {corpus.n_documents} documents have no label: they "
             "are clustered but left out of the scores", verbose)
-    t = time.perf_counter()
-    with collected_warnings():
+    with timed(timings, "vectorize"), collected_warnings():
         X = corpus.vectorize(settings.weighting)
-    timings["vectorize"] = time.perf_counter() - t
     return corpus, X
 
 
@@ -187,7 +185,7 @@ def build_word_context(settings, corpus, timings, association="ppmi", counts_con
     :class:`WordContext`. ``association`` is the default when ``settings.association`` is
     None; ``counts_context`` (``{"association": ..., "top_k": ...}``) replaces the defaults
     of both when the context is the document (a corpus without raw text)."""
-    from .._utils.progress import log
+    from .._utils.progress import log, timed
 
     verbose = settings.verbose
     context = corpus.default_context() if settings.context == "auto" else settings.context
@@ -198,12 +196,12 @@ def build_word_context(settings, corpus, timings, association="ppmi", counts_con
     counts = (counts_context or {}) if context == "document" else {}
     chosen = settings.association or counts.get("association", association)
     top_k = settings.top_k if settings.top_k is not None else counts.get("top_k")
-    t = time.perf_counter()
     log(f"building the word-context matrix ({context} context, {chosen}) ...", verbose)
-    M, info = corpus.word_context(context=context, window=settings.window, association=chosen,
-                                  min_count=settings.min_count, top_k=top_k,
-                                  max_nnz=settings.max_nnz or None, return_info=True)
-    timings["context"] = time.perf_counter() - t
+    with timed(timings, "context"):
+        M, info = corpus.word_context(context=context, window=settings.window,
+                                      association=chosen, min_count=settings.min_count,
+                                      top_k=top_k, max_nnz=settings.max_nnz or None,
+                                      return_info=True)
     log(f"M: {M.shape[0]} x {M.shape[1]}, {M.nnz:,} non-zeros", verbose)
     if info["budget_applied"]:
         log(f"M pruned to the max_nnz budget: {info['nnz_before']:,} -> {info['nnz']:,} "
