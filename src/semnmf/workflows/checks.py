@@ -1,13 +1,7 @@
-"""What a clustering run cannot do, refused before any data is read.
-
-:func:`check_settings` is the one set of checks of :func:`semnmf.cluster` and of
-``semnmf cluster``: each refusal is one line that names the setting and says how to fix
-it, in the caller's words (:class:`~semnmf._utils.words.Words`: ``lam`` and
-``method='nmf'`` in the library, ``--lam`` and ``--method nmf`` on the command line).
-The command line adds only what the library has not (the output folder, files named by
-flags, the engine's options).
-
-Standard library only at import.
+"""What a clustering run cannot do, refused before any data is read: :func:`check_settings`
+is the one set of checks of :func:`semnmf.cluster` and ``semnmf cluster``, each refusal
+one line in the caller's words (:class:`~semnmf._utils.words.Words`). Standard library only
+at import.
 """
 
 import numbers

@@ -1,15 +1,8 @@
 """``semnmf.cluster``: what ``semnmf cluster SOURCE -k K`` computes, in one call.
 
-:func:`cluster` fills a :class:`~.result.ClusterSettings` (the defaults are the command
-line's),
-and :func:`run_cluster` turns it into a :class:`ClusterResult`: read the source (or take
-a matrix), choose k (``"auto"``), build the word-context matrix, fit (one model or a
-consensus), refine (GTNMF, or the default's centroid step), describe the clusters. ``result.save(out)`` writes the run
-folder (assignments.csv, topics.csv, run.json, model/), ``result.report()`` its HTML
-report. Nothing here prints: the steps log (``verbose``) and warn.
-
-Standard library only at import (the command line's parser loads this module); the
-library is imported inside the functions.
+:func:`cluster` fills a :class:`~.result.ClusterSettings` and :func:`run_cluster` turns it
+into a :class:`ClusterResult`: read, choose k, build M, fit, refine, describe. Nothing
+here prints. Standard library only at import (the command line's parser loads this module).
 """
 
 import dataclasses
@@ -82,11 +75,9 @@ TEXT_REASON = ("the default (Semantic-NMF, KL loss), chosen by leave-one-corpus-
 
 def default_method(source, semantics="corpus", engine="local", given=()):
     """The default method for ``source``, chosen before reading it, and why: ``(name,
-    reason)``. Raw text: snmf-robust (Semantic-NMF, KL); a corpus of counts only (a dataset
-    folder without docs.jsonl, a matrix): kl-consensus (:mod:`semnmf.ensemble.portfolio`);
-    pretrained semantics: the papers' snmf, whose Frobenius updates they use; the Dask
-    engine (one model on row blocks), or settings ``given`` that ask for a word-context
-    term or a start (:data:`SNMF_SETTINGS`): snmf-robust."""
+    reason)``: snmf-robust, but kl-consensus for a corpus of counts only on the local
+    engine without a setting of :data:`SNMF_SETTINGS` given, and the papers' snmf with
+    pretrained semantics."""
     from ..datasets import has_raw_text
 
     if semantics not in (None, "corpus", "auto"):  # auto: decided on the corpus
@@ -120,12 +111,9 @@ def cluster(source, n_components=None, *, method=None, random_state=0, verbose=0
         or a document-term count matrix (scipy sparse or 2-D array; ``vocabulary=`` names
         its columns and ``labels=`` gives its documents' classes).
     n_components : int, "auto" or sequence of int
-        The number of clusters (scikit-learn's name; ``k=``, its name before 0.3, still
-        works with a ``FutureWarning`` until 0.4); "auto" (or candidates) chooses it
-        without labels (``result.choices["k"]`` says how) and gives the clusters at every
-        k of a range around it (``result.levels``, :mod:`semnmf.pipelines.levels`).
-        None with
-        ``min_cluster_size=N`` (no cluster under N documents) means "auto".
+        The number of clusters (``k=``, its name before 0.3, warns until 0.4); "auto" (or
+        candidates) chooses it without labels and gives the clusters at every k of a range
+        around it (``result.levels``). None with ``min_cluster_size=N`` means "auto".
     method : str or None, default=None
         The command line's ``--method``: "snmf-robust" (Semantic-NMF, KL loss, lam 1, five
         screened starts, float32), "kl-consensus" (the MMM consensus of NMF-KL and
@@ -142,17 +130,12 @@ def cluster(source, n_components=None, *, method=None, random_state=0, verbose=0
         snmf-robust, nmf, snmf): ``workers`` processes of a local cluster (default 2), or
         the running ``scheduler`` at that address.
     **settings
-        Any field of :class:`ClusterSettings`, by its library name: ``lam``, ``loss``,
-        ``orthogonal``, ``lam_scale``, ``graph_lam``, ``init``, ``n_init``, ``max_iter``,
-        ``tol``, ``dtype``; the word-context matrix's ``context``, ``window``,
-        ``association``, ``min_count``, ``top_k``, ``max_nnz``; ``consensus``,
-        ``n_runs``, ``n_keep``, ``refine`` ("gt", "centroid", "none"; None: the
-        centroid step for the default method); ``semantics``, ``embed``, ``partition``,
-        ``cache_dir``; reading and vectorizing: ``text_column``, ``label_column``,
-        ``encoding``, ``stop_words`` ("english", "none" or a list),
-        ``stop_words_file`` (words added to ``stop_words``), ``token_pattern``,
-        ``vocabulary``, ``labels``, ``min_df``, ``max_df``, ``stem``, ``weighting``;
-        ``n_top`` (top words per cluster in ``result.topics``).
+        Any field of :class:`ClusterSettings`, by its library name (the signature lists
+        them): the estimator's (``lam``, ``loss``, ``init``, ...), the word-context
+        matrix's (``context``, ``window``, ...), ``consensus``, ``refine`` ("gt",
+        "centroid", "none"; None: the centroid step for the default method),
+        ``semantics``, and reading and vectorizing (``text_column``, ``stop_words``,
+        ``min_df``, ...); docs/guide/python.md.
 
     Returns
     -------
@@ -328,10 +311,8 @@ def run_cluster(settings, started=None):
 
 def _add_levels(result):
     """The run's levels (:mod:`semnmf.pipelines.levels`): with ``k="auto"`` every level of
-    the recommended range, with ``min_cluster_size`` the fit's clusters under it merged
-    (the run's clusters become that level). ``result.levels`` maps k to the documents'
-    labels; run.json gets ``k_recommended``, ``k_range`` and ``levels`` (how each level
-    was made from the run's model)."""
+    the recommended range, with ``min_cluster_size`` the fit's small clusters merged (that
+    level becomes the run's clusters); ``result.levels`` maps k to the labels."""
     from .._utils.progress import log
     from ..pipelines.levels import build_levels, k_range
 
@@ -421,8 +402,7 @@ def _add_timeline(result, settings, corpus, labels, values):
 
 def _choose_k(settings, corpus, X):
     """The label-free choice of k among ``settings.k_candidates``: (k, its run.json
-    record). The log shows, for every candidate, the criterion's curve and the score the
-    choice is made on (the curve rescaled to [0, 1] plus the penalty in |log(k / center)|)."""
+    record), each candidate's score logged."""
     from .._utils.progress import log
     from ..models.selection import candidate_grid, select_n_components
 
@@ -458,8 +438,7 @@ def selection_lines(record):
 
 def _inputs(settings, corpus, X, wc, timings, extra):
     """What is fitted: (settings, X, E, model, fit_params); with pretrained semantics X and
-    M come from the pretrained pipeline (in its own dtype, which ``settings`` then
-    records) and E are the embedded documents (else None)."""
+    M come from the pretrained pipeline, E are the embedded documents (else None)."""
     M = None if wc is None else wc.M
     if settings.semantics == "corpus":
         X, M = as_dtype(X, settings.dtype), as_dtype(M, settings.dtype)
@@ -535,12 +514,8 @@ def run_partition(settings, corpus):
 
 def _fit_document_partition(settings, labels, E, X, M, timings):
     """The document vectors' k-means partition as the run's (:func:`run_partition`):
-    (labels, strengths, topics). A document without a term of the vocabulary keeps its
-    vectors' cluster (a fit gives it -1: its words cannot place it, its vector can);
-    strengths are cosines in the vectors' space
-    (:func:`semnmf.pipelines.pretrained.partition_strengths`); the topics are the word
-    factors Semantic-NMF gives the partition (:func:`semnmf.models.semantic.
-    partition_topics`, its λ = 1, not the fit's lam)."""
+    (labels, strengths in the vectors' space, the word topics Semantic-NMF gives the
+    partition, :func:`semnmf.models.semantic.partition_topics`)."""
     from ..models.semantic import partition_topics
     from ..pipelines.pretrained import partition_strengths
 
@@ -580,8 +555,8 @@ def _fit(settings, model, X, fit_params, timings, extra):
 
 def _fit_guided(settings, corpus, model, X, fit_params, timings, extra):
     """One run with guided topics (:func:`semnmf.models.guided.fit_guided`): (labels,
-    strength, memberships); run.json's ``seed_words`` says which topics were seeded, by
-    which terms, how far each moved and whether its seed terms stayed in its top words."""
+    strength, memberships); run.json's ``seed_words`` records the seeded topics' terms,
+    drift and whether the seeds stayed in the top words."""
     import numpy as np
 
     from ..models.guided import DEFAULT_STRENGTH, fit_guided
@@ -633,12 +608,9 @@ CENTROID_REASON = ("the default's last step: each document moves to the cluster 
 
 def refinement(settings):
     """The refinement the run makes after its fit: "gt", "centroid" or None. ``refine``
-    None means the method's own: the centroid step (:data:`CENTROID_REASON`) when the
-    method is the default one (``method_reason``), with the corpus's own semantics,
-    more than one cluster, no seed words, and one run or an MMM consensus of runs (one run
-    and the MMM of three runs were measured: benchmarks/results/refine_centroid.md,
-    default_medoid.md; other numbers of runs, or --keep, are taken to behave alike);
-    nothing for a method asked for by name."""
+    None: the centroid step (:data:`CENTROID_REASON`) for the default method with the
+    corpus's own semantics, k > 1, no seed words and one run or an MMM consensus
+    (benchmarks/results/refine_centroid.md); nothing for a method named."""
     if settings.refine is not None:
         return None if settings.refine == "none" else settings.refine
     if (settings.method_reason is not None and settings.semantics == "corpus"

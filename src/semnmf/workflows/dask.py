@@ -1,16 +1,7 @@
-"""The Dask engine of a clustering run: the fit distributed over Dask workers.
-
-:func:`run_dask` runs NMF or Semantic-NMF (Frobenius or KL loss, the default method
-included) on a ``distributed`` cluster: ``workers=N`` starts a LocalCluster of N worker
-processes (one thread each), ``scheduler=ADDRESS`` joins a running one. A dataset folder
-of shards (``docs-00000.jsonl`` / ``.parquet``, ...) is read on the workers shard by
-shard (:class:`semnmf.text.shards.ShardedCorpus`): the vocabulary and document
-frequencies are reduced from per-shard counts, X stays on the workers in one block per
-shard, and the word-context counts are reduced from per-shard counts. Any other source is
-loaded as usual and its X cut into row blocks scattered to the workers.
-``semnmf.cluster(..., engine="dask")`` and ``semnmf cluster --engine dask`` call it.
-
-Standard library only at import.
+"""The Dask engine of a clustering run (``engine="dask"``, ``--engine dask``): NMF or
+Semantic-NMF on a ``distributed`` cluster, a sharded dataset folder read on the workers
+shard by shard, any other source loaded here and its X cut into row blocks
+(docs/guide/large-corpora.md). Standard library only at import.
 """
 
 import time

@@ -1,11 +1,7 @@
 """``semnmf edit``: a new run folder from a saved run with its clusters merged, split,
 dropped or renamed and stop words removed from its topics (:mod:`semnmf.pipelines.edit`),
-without refitting.
-
-The new run's labels are its edited model's assignment of the run's documents, so
-``semnmf assign NEW ...`` gives the same clusters; its run.json lists every edit (with the
-words of the clusters each named), and ``replay`` applies the edits of one run to another run
-of the same corpus, matching clusters on their words.
+without refitting; run.json lists the edits, which ``replay`` applies to another run of
+the same corpus (docs/guide/editing.md).
 """
 
 import json

@@ -1,13 +1,6 @@
-"""The command line's names of the library's settings: one table for every caller.
-
-:data:`FLAGS` says which flag sets which parameter; the command line words its messages
-with it (:mod:`semnmf.cli.flags`), and run.json's ``cli_arguments`` records each setting
-under its flag's word (:func:`recorded_name`), whether the run was made by ``semnmf
-cluster`` or in Python (``result.save``), so that ``semnmf report`` and ``semnmf edit``
-read one set of names. It lives below the command line because a run made in Python
-records itself with it.
-
-Standard library only (the command line's parser loads this module).
+"""The command line's names of the library's settings: one table, :data:`FLAGS`, for the
+command line's messages (:mod:`semnmf.cli.flags`) and for run.json's ``cli_arguments``
+(:func:`recorded_name`), which a run made in Python writes too. Standard library only.
 """
 
 #: library parameter name -> the flag that sets it

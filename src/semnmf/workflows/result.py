@@ -1,11 +1,5 @@
-"""The settings and the result of a clustering run (:func:`semnmf.cluster`).
-
-:class:`ClusterSettings` holds every setting of one run (the library's names;
-:func:`method_defaults` fills those that depend on the method); :class:`ClusterResult` is
-what a run makes, on either engine: labels, strengths, topics, scores, the model, what was
-chosen and why, and :meth:`~ClusterResult.save` / :meth:`~ClusterResult.report`.
-:func:`build_model` and :func:`describe` are the steps both engines share.
-
+"""The settings (:class:`ClusterSettings`) and the result (:class:`ClusterResult`) of a
+clustering run, and the steps both engines share (:func:`build_model`, :func:`describe`).
 Standard library only at import.
 """
 
@@ -32,15 +26,11 @@ FREQUENT_DF = 0.5
 @dataclass(frozen=True, kw_only=True)
 class ClusterSettings:
     """Every setting of one clustering run (the library's parameter names), with its
-    default: :func:`semnmf.cluster` and ``semnmf cluster`` (whose parser writes each option
-    under these names) both make one; :func:`method_defaults` fills the defaults that
-    depend on the method.
-
-    ``k`` is the number of clusters, or None while ``k_candidates`` (``"auto"`` or a tuple
-    of candidates) holds a label-free choice to make. A setting that does not apply to the
-    method stays None. ``source`` is a dataset name or path, a list of texts, a
-    :class:`~semnmf.Corpus` or a document-term count matrix (``vocabulary`` names its
-    columns, ``labels`` its rows' classes).
+    default: :func:`semnmf.cluster` and ``semnmf cluster`` both make one;
+    :func:`method_defaults` fills the defaults that depend on the method, and a setting
+    that does not apply to the method stays None. ``k`` is None while ``k_candidates``
+    (``"auto"`` or a tuple) holds a label-free choice to make; ``source`` as
+    :func:`semnmf.cluster` takes it.
     """
 
     source: object
@@ -191,18 +181,17 @@ class ClusterResult:
     parameters : dict
         Every setting as used (defaults filled, choices made).
     choices : dict
-        What the run decided and why: ``k`` (given, or chosen and on which curve),
-        ``context``, ``association``, ``top_k`` (of the word-context matrix), ``dtype``,
-        ``min_df``, ``duplicates``, ``degenerate``, ``hints``; ``runs``: the seeds of
-        the counts-only default's runs, how they were combined (the MMM) and each run's
-        NMI with the MMM consensus (before the centroid step).
+        What the run decided and why: ``k``, ``method``, ``dtype``, ``min_df``, M's
+        ``context``, ``association`` and ``top_k``, ``duplicates``, ``degenerate``,
+        ``hints``; ``runs``: the seeds of the KL consensus's runs and how they were
+        combined.
     timings : dict
         Seconds per stage.
     corpus, X, components, word_context, extra, saved, not_saved, partitions,
     partition_seeds, settings
-        The corpus and the matrix fitted, the clusters' term weights, M and how it was
-        built, run.json's other entries, the model to save (or why not), a consensus' runs
-        and their seeds, the :class:`ClusterSettings` used.
+        The corpus and the matrix fitted, the clusters' term weights, M, run.json's other
+        entries, the model to save (or why not), a consensus' runs and their seeds, the
+        :class:`ClusterSettings` used.
     folder : str or None
         Where :meth:`save` wrote the run; ``files`` the files it wrote.
     """
@@ -315,13 +304,10 @@ class ClusterResult:
         return record
 
     def save(self, out, *, overwrite=False, report=False, n_top=None, cli_arguments=None):
-        """Write the run folder ``out`` (what ``semnmf cluster --out`` writes):
-        ``assignments.csv``, ``topics.csv``, ``run.json``, ``model/`` (and
-        ``partitions.csv`` for a consensus; ``report.html`` with ``report``). The files
-        are written into a temporary folder beside ``out`` and moved into place at the
-        end, so a failure (a full disk) leaves no partial run. A folder holding an
-        earlier run's results is refused unless ``overwrite``. Returns ``self``
-        (``self.files`` lists the files written)."""
+        """Write the run folder ``out`` as ``semnmf cluster --out`` does (``report.html``
+        too with ``report``), through a temporary folder so that a failure leaves no
+        partial run; an earlier run's results are refused unless ``overwrite``. Returns
+        ``self`` (``self.files``: the files written)."""
         from ..report.output import check_output_folder
 
         out = os.fspath(out)
@@ -363,10 +349,8 @@ def _source_name(source):
 
 def arguments_record(settings):
     """run.json's ``cli_arguments`` of ``settings``: each setting under its flag's word
-    (:func:`~semnmf.workflows.flags.recorded_name`: ``seed``, ``runs``, ``top``,
-    ``language``, ...; what ``semnmf report`` reads to re-read the corpus and ``semnmf
-    edit`` the seed), a source that is not a name or path as None. ``semnmf cluster``
-    adds its own options to it."""
+    (:func:`~semnmf.workflows.flags.recorded_name`), a source that is not a name or path
+    as None."""
     record = settings.record()
     out = {recorded_name(key): value for key, value in record.items()
            if key not in ("labels", "verbose")}

@@ -1,19 +1,9 @@
-"""``semantics="auto"``: sentence semantics on raw text when they help, decided per corpus.
-
-The decision is made in two steps, both before any expensive work and without labels:
-
-1. :func:`plan_semantics`, on the settings as given (before the method's defaults are
-   filled): "auto" stays "auto" only when nothing given rules pretrained semantics out (a
-   method named, a word-context or start setting, a dtype, the Dask engine, ...);
-   otherwise it becomes "corpus", with the reason.
-2. :func:`decide_semantics`, on the corpus once read: the all-MiniLM-L6-v2 pipeline
-   (``semantics="minilm"``, :mod:`semnmf.pipelines.pretrained`) when the corpus has raw
-   text, the ``[embeddings]`` extra is installed and the sentence model reads the corpus's
-   language (:data:`MIN_WORD_COVERAGE`); word counts otherwise.
-
-What was decided and why is logged in one line and recorded in run.json
-(``semantics_choice``). ``semantics="corpus"`` (``--semantics none`` on the command line)
-opts out. The measurements behind the rule: ``benchmarks/results/semantics_auto.md``.
+"""``semantics="auto"``: sentence semantics on raw text when they help, decided per corpus
+without labels, in two steps: :func:`plan_semantics` on the settings as given (a method
+named, a word-count setting or the Dask engine keeps word counts), then
+:func:`decide_semantics` on the corpus read (raw text, the ``[embeddings]`` extra, and a
+language the sentence model reads: :data:`MIN_WORD_COVERAGE`). The measurements behind
+the rule: ``benchmarks/results/semantics_auto.md``.
 """
 
 import dataclasses

@@ -1,12 +1,5 @@
-"""Topics over time (and by class): each cluster's share of the documents of each period.
-
-``semnmf cluster docs.csv -k K --time-column date`` reads one date per document (ISO
-dates, or ``date_format`` as :func:`datetime.datetime.strptime` reads it; documents
-without a readable date are counted apart and left out), groups the documents into
-periods (``time_period``: "year", "month", "day", or "auto": the finest giving at most
-:data:`MAX_PERIODS` periods and :data:`MIN_PER_PERIOD` documents per period on average)
-and writes ``topics_over_time.csv`` and, with labels, ``topics_over_time_by_class.csv``
-(columns: ``docs/guide/outputs.md``).
+"""Topics over time (and by class): each cluster's share of the documents of each period
+(``time_column``, ``time_period``, ``date_format``; the files: docs/guide/outputs.md).
 """
 
 import csv
