@@ -1,23 +1,10 @@
 """Clustering quality measures and topic inspection helpers.
 
-The document-clustering papers that ``semnmf`` reproduces report three external
-measures, comparing the predicted clusters with the known classes of a labelled corpus:
-
-* normalized mutual information (:func:`nmi`),
-* the adjusted Rand index (:func:`ari`),
-* clustering accuracy (:func:`accuracy`): the fraction of documents whose cluster is
-  mapped to their class under the best one-to-one matching of clusters to classes.
-
-Documents whose reference label is missing (None, an empty string or NaN) are unlabelled:
-every measure leaves them out (they are no class of their own).
-
-:func:`clustering_scores` computes the three at once. :func:`top_terms` lists the
-heaviest terms of each topic (row) of a factor matrix such as ``NMF.components_`` or
-``SphericalKMeans.cluster_centers_``.
-
-Topic quality, without labels: :func:`topic_coherence` (UMass, Kuang & Park 2013),
-:func:`npmi_coherence` (normalized PMI of the top words, Bouma 2009, from the corpus
-itself or from a reference corpus) and :func:`topic_diversity` (Dieng et al. 2020).
+Against the known classes of a labelled corpus, the papers' three measures: :func:`nmi`,
+:func:`ari` and :func:`accuracy` (all three at once: :func:`clustering_scores`); documents
+without a reference label (None, an empty string or NaN) are left out. Without labels:
+:func:`topic_coherence` (UMass), :func:`npmi_coherence` and :func:`topic_diversity`.
+:func:`top_terms` lists the heaviest terms of each topic of a factor matrix.
 """
 
 import numbers
@@ -97,10 +84,8 @@ def nmi(labels_true, labels_pred, average_method="arithmetic"):
 
     Parameters
     ----------
-    labels_true : array-like of shape (n_documents,)
-        Reference classes.
-    labels_pred : array-like of shape (n_documents,)
-        Predicted clusters.
+    labels_true, labels_pred : array-like of shape (n_documents,)
+        Reference classes and predicted clusters.
     average_method : {"arithmetic", "geometric", "min", "max"}, default="arithmetic"
         How the two entropies are averaged in the denominator (scikit-learn's default).
         Strehl & Ghosh (2002), the definition cited by the NMF document-clustering
@@ -136,10 +121,8 @@ def ari(labels_true, labels_pred):
 
     Parameters
     ----------
-    labels_true : array-like of shape (n_documents,)
-        Reference classes.
-    labels_pred : array-like of shape (n_documents,)
-        Predicted clusters.
+    labels_true, labels_pred : array-like of shape (n_documents,)
+        Reference classes and predicted clusters.
 
     Returns
     -------
@@ -160,10 +143,8 @@ def accuracy(labels_true, labels_pred):
 
     Parameters
     ----------
-    labels_true : array-like of shape (n_documents,)
-        Reference classes.
-    labels_pred : array-like of shape (n_documents,)
-        Predicted clusters.
+    labels_true, labels_pred : array-like of shape (n_documents,)
+        Reference classes and predicted clusters.
 
     Returns
     -------
@@ -185,10 +166,8 @@ def clustering_scores(labels_true, labels_pred):
 
     Parameters
     ----------
-    labels_true : array-like of shape (n_documents,)
-        Reference classes.
-    labels_pred : array-like of shape (n_documents,)
-        Predicted clusters.
+    labels_true, labels_pred : array-like of shape (n_documents,)
+        Reference classes and predicted clusters.
 
     Returns
     -------

@@ -150,28 +150,19 @@ def _squared_distances(Z, centers):
 
 
 def _incremental_centroid_update(centers, counts, Z, labels):
-    """DCN's centroid update (Yang et al. 2017, eq. (7)) for a mini-batch, in place.
+    """DCN's centroid update (Yang et al. 2017, eq. (7)) for a mini-batch: ``centers``
+    (K x latent_dim) and ``counts`` (K,), float64, updated in place from the codes ``Z``
+    of the batch and their ``labels``.
 
     For each sample ``z_i`` assigned to cluster ``k`` (in batch order)::
 
         c_k ← c_k + 1,      m_k ← m_k − (1/c_k) (m_k − z_i)
 
     (the count incremented first, as in the reference code). ``m_k`` stays the running
-    mean of everything it absorbed, so the ``r_k`` samples of a batch in order give the
-    closed form, which is what is computed::
+    mean of everything it absorbed, so the closed form over the ``r_k`` samples of the
+    batch is what is computed::
 
         m_k ← (c_k m_k + Σ_{i: s_i = k} z_i) / (c_k + r_k),   c_k ← c_k + r_k
-
-    Parameters
-    ----------
-    centers : ndarray of shape (K, latent_dim), float64
-        Centroids ``M`` (rows), updated in place.
-    counts : ndarray of shape (K,), float64
-        Counts ``c_k``, updated in place.
-    Z : ndarray of shape (batch, latent_dim)
-        Codes ``f(x_i)`` of the batch.
-    labels : ndarray of shape (batch,) of int
-        Their assignments ``s_i`` (cluster indices).
     """
     n_clusters = centers.shape[0]
     hits = np.bincount(labels, minlength=n_clusters).astype(np.float64)
@@ -192,17 +183,12 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
     uses it as its deep-learning baseline (Table 2) without reporting its settings; the
     defaults here are DCN's own MNIST architecture (d-500-500-2000-10, also DEC's).
 
-    Fitting runs three stages: **pretraining** of the autoencoder on the reconstruction
-    loss for ``pretrain_epochs`` epochs (Yang et al. §4.1); **initialization** of ``M``
-    and ``s_i`` by k-means (10 restarts) on the codes; **joint training** (§4.2,
-    Algorithm 1) for ``max_iter`` epochs of shuffled mini-batches, minimizing eq. (3)
-    divided by n by block-coordinate steps on each mini-batch: the assignment update
-    (eq. (6)), the incremental centroid update (eq. (7),
-    :func:`_incremental_centroid_update`) and one optimizer step on the network with
-    ``M s_i`` fixed (eqs. (4)-(5)).
-
-    Documents go to the nearest centroid in the latent space (``labels_``,
-    :meth:`predict`); :meth:`transform` returns the latent codes ``f(x)``.
+    Fitting runs three stages: **pretraining** of the autoencoder (Yang et al. §4.1);
+    **initialization** of ``M`` and ``s_i`` by k-means on the codes; **joint training**
+    (§4.2, Algorithm 1), minimizing eq. (3) / n by block-coordinate steps on each shuffled
+    mini-batch: assignments (eq. 6), incremental centroids (eq. 7) and one optimizer step
+    on the network (eqs. 4-5). Documents go to the nearest centroid in the latent space;
+    :meth:`transform` returns the latent codes ``f(x)``.
 
     Parameters
     ----------
@@ -215,13 +201,11 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         Dimension of the code ``f(x)`` in which k-means runs.
     cluster_weight : float, default=1.0
         Weight λ of the clustering (k-means) term of eq. (3) (``lam`` in 0.1). With
-        ``lam_scale="relative"`` it is scale-free: λ = ``lam_ = cluster_weight · R₀ / K₀``,
-        ``R₀`` the mean reconstruction error after pretraining and ``K₀`` the mean squared
-        distance of the codes to their k-means centroid, so ``cluster_weight=2`` makes both
-        terms weigh the same at the start of the joint training. With ``"absolute"``,
-        ``cluster_weight`` is eq. (3)'s λ as is.
+        ``lam_scale="relative"``: λ = ``lam_ = cluster_weight · R₀ / K₀``, ``R₀`` the mean
+        reconstruction error after pretraining and ``K₀`` the codes' mean squared distance
+        to their centroid (``cluster_weight=2``: both terms weigh the same at the start).
     lam_scale : {"relative", "absolute"}, default="relative"
-        How ``cluster_weight`` is read, see ``cluster_weight``.
+        "absolute": ``cluster_weight`` is eq. (3)'s λ as is.
     pretrain_epochs : int, default=50
         Epochs of autoencoder pretraining (0 skips it: k-means then runs on the codes of
         the randomly initialized encoder).
@@ -229,8 +213,7 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         Epochs of joint training (0 stops after the k-means initialization, which is
         the "SAE+KM" baseline of the DCN paper).
     batch_size : int, default=256
-        Documents per mini-batch (capped at the number of documents). Only a
-        mini-batch of a sparse ``X`` is ever made dense.
+        Documents per mini-batch; only a mini-batch of a sparse ``X`` is made dense.
     learning_rate : float, default=1e-3
         Step size of the network's optimizer, in both phases.
     solver : {"adam", "sgd"}, default="adam"
@@ -240,16 +223,15 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         PyTorch intra-op threads during fit and inference; None uses at most 2 (fewer
         if PyTorch is configured with fewer).
     random_state : int, RandomState instance or None, default=None
-        Seeds the network initialization, the shuffling and k-means. Pass an int for
-        reproducible results (bit-for-bit on the same machine and PyTorch build).
+        Seeds the network, the shuffling and k-means (bit-for-bit on one machine and
+        PyTorch build).
     verbose : int, default=0
         Show progress bars (on stderr) with the losses when > 0.
 
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
-        Cluster of each training document: its nearest centroid in the latent space at
-        the end of training (``predict`` of the training data).
+        Nearest centroid of each training document at the end of training.
     cluster_centers_ : ndarray of shape (n_components, latent_dim)
         Centroids ``M`` (as rows) in the latent space.
     cluster_counts_ : ndarray of shape (n_components,)
@@ -266,9 +248,7 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
     pretrain_loss_history_ : ndarray of shape (pretrain_epochs + 1,)
         Mean reconstruction error ``(1/n) Σ ‖x_i − g(f(x_i))‖²`` over the whole data
         before pretraining and after every pretraining epoch.
-    objective_ : float
-        The last value of ``objective_history_`` (lower is better).
-    objective_history_ : ndarray of shape (n_iter_ + 1,)
+    objective_, objective_history_ : float, ndarray of shape (n_iter_ + 1,)
         Eq. (3) divided by n, over the whole data with each document assigned to its
         nearest centroid, at the k-means initialization and after every joint epoch.
     reconstruction_err_ : float
@@ -294,9 +274,8 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
     - The losses are eq. (3) divided by n, so ``learning_rate`` does not depend on the
       number of documents.
 
-    The joint objective is not monotone under stochastic steps; ``objective_history_``
-    records it per epoch. PyTorch runs with ``n_threads`` threads during fit, with the
-    caller's thread count and global RNG state restored after.
+    The joint objective is not monotone under stochastic steps. PyTorch's thread count
+    and global RNG state are restored after the fit.
 
     References
     ----------

@@ -119,12 +119,9 @@ class GNMF(_GraphRegularized, _BaseNMF):
 
         F(Z, W) = ½‖X − Z Wᵀ‖²_F + (μ/2) Tr(Ẑᵀ (D − A) Ẑ),   Z, W ≥ 0
 
-    where A is a sparse symmetric k-nearest-neighbour graph of the documents and
-    ``Ẑ = Z diag(‖w_k‖)`` (Cai et al.'s unit-length constraint on the columns of W, built
-    into the objective: see the module docstring), by multiplicative updates that never
-    increase F (:class:`GraphProblem`). As all NMF-like estimators here, Z is then
-    normalized to unit-length columns and each document goes to the argmax of its row.
-    With ``graph_lam=0`` it is exactly :class:`~semnmf.NMF`.
+    A: a sparse symmetric k-nearest-neighbour graph of the documents, ``Ẑ = Z
+    diag(‖w_k‖)``; by multiplicative updates that never increase F
+    (:class:`GraphProblem`). With ``graph_lam=0`` it is exactly :class:`~semnmf.NMF`.
 
     Parameters
     ----------
@@ -139,14 +136,11 @@ class GNMF(_GraphRegularized, _BaseNMF):
     lam_scale : {"relative", "absolute"}, default="relative"
         "absolute" uses ``graph_lam`` as Cai et al.'s λ directly.
     n_neighbors : int, default=5
-        Neighbours per document in the graph (Cai et al. use p = 5); the graph keeps an
-        edge when either document is among the other's neighbours. On a corpus of
-        ``n_neighbors`` documents or fewer, each document's neighbours are all the others.
+        Neighbours per document in the graph (Cai et al. use p = 5); an edge is kept when
+        either document is among the other's neighbours.
     weight : {"binary", "heat", "cosine"}, default="binary"
-        Edge weights, Cai et al.'s three schemes: 0/1 ("binary"), heat kernel
-        ``exp(−d²/t)`` ("heat", t = ``bandwidth``, d the distance of ``metric``), or the
-        cosine similarity of the documents ("cosine", their dot-product weighting of
-        unit-length rows).
+        Edge weights, Cai et al.'s three schemes: 0/1, the heat kernel ``exp(−d²/t)``
+        (t = ``bandwidth``, d the distance of ``metric``), or the cosine similarity.
     metric : {"cosine", "euclidean"}, default="cosine"
         Distance of the neighbour search (see :func:`~semnmf.refine.knn_graph`).
     bandwidth : float or None, default=None
@@ -172,8 +166,7 @@ class GNMF(_GraphRegularized, _BaseNMF):
     References
     ----------
     D. Cai, X. He, J. Han, T. S. Huang. Graph regularized nonnegative matrix factorization
-    for data representation. IEEE TPAMI 33(8):1548-1560, 2011 (not in ``papers/``: the
-    sections cited are from the published version).
+    for data representation. IEEE TPAMI 33(8):1548-1560, 2011.
     """
 
     _parameter_constraints: dict = {
@@ -223,12 +216,9 @@ class SemanticGNMF(_GraphRegularized, SemanticNMF):
 
         F(Z, W, Q) = ½‖X − Z Wᵀ‖² + (λ/2)‖M − W Qᵀ‖² + (μ/2) Tr(Ẑᵀ (D − A) Ẑ)
 
-    the word-context term of eq. (5) (words used in the same contexts get close factors)
-    together with Cai et al.'s document-graph term (documents with similar term profiles
-    get close factors). One sweep is GNMF's Z update followed by (7b), with the graph's
-    ridge term on W, and (7c); F never increases (:class:`GraphProblem`). With
-    ``graph_lam=0`` it is exactly :class:`~semnmf.SemanticNMF`; with ``lam=0`` it is
-    :class:`GNMF`.
+    One sweep is GNMF's Z update followed by (7b), with the graph's ridge term on W, and
+    (7c); F never increases (:class:`GraphProblem`). With ``graph_lam=0`` it is exactly
+    :class:`~semnmf.SemanticNMF`; with ``lam=0`` it is :class:`GNMF`.
 
     Parameters
     ----------

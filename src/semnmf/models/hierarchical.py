@@ -188,10 +188,9 @@ class Node:
         Row indices of the node's documents (outliers removed).
     outliers : ndarray of int
         Documents set apart as outliers when this node was created (Algorithm 3 lines
-        8-12); they belong to no descendant.
+        8-12).
     term_weights : ndarray of shape (n_terms,)
-        The node's term distribution w_N: the column of W of the split that created it
-        (unit norm); the root gets the normalized mean of all documents.
+        The node's term distribution w_N (unit norm; the root's: the mean document).
     score : float
         eq. (17) for the node's potential split; inf for the root (Algorithm 3, line 3);
         -1 for a permanent leaf (no split found in T trials, or too small to split).
@@ -449,26 +448,21 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         Each rank-2 factorization stops when the norm of its projected gradient falls
         under ``tol`` times its first value (the paper's ε), with ``stop="pg"``.
     stop : {"pg", "partition"}, default="pg"
-        Stopping rule of each rank-2 factorization (``splitter="rank2"`` and the rank-2
-        start of ``"semantic"``). "pg": the paper's projected-gradient rule with ``tol``.
-        "partition": stop once the split of the node's documents into the two children
-        has settled: at most ``partition_tol`` of them changed side in each of 2
-        consecutive iterations, and the objective decreased by at most 1e-4 (relative) in
-        the last one (see :func:`~semnmf.models._solvers.rank2.rank2_nmf`).
+        Stopping rule of each rank-2 factorization. "pg": the paper's projected-gradient
+        rule with ``tol``. "partition": once the split of the node's documents has settled
+        (:func:`~semnmf.models._solvers.rank2.rank2_nmf`).
     partition_tol : float, default=3e-3
         Fraction of a node's documents allowed to change side per iteration under
         ``stop="partition"`` (``benchmarks/results/tree.md``).
     assign_labels : {"topics", "tree"}, default="topics"
         How ``labels_`` (and :meth:`predict`) give each document a leaf. "tree": the leaf
-        the splits routed it to (Algorithm 3; outliers -1), which is the partition the
-        paper evaluates and what :meth:`partition` returns for every snapshot. "topics":
-        the leaf whose term vector weighs most in the document's non-negative
-        least-squares fit against all the leaves' (unit-norm) term vectors together,
-        ``g = argmin_{g ≥ 0} ‖x − Σ_l g_l w_l‖`` (for ``splitter="kmeans"``: the most
-        cosine-similar leaf centroid), outliers included: an extension beyond the paper
-        that repairs documents sent the wrong way by an early split
-        (``benchmarks/results/tree_labels.md``). Before 0.2 ``labels_`` was always the
-        tree's partition; pass ``"tree"`` for that.
+        the splits routed it to (Algorithm 3; outliers -1), the partition the paper
+        evaluates. "topics": the leaf whose term vector weighs most in the document's
+        non-negative least-squares fit against all the leaves' term vectors,
+        ``g = argmin_{g ≥ 0} ‖x − Σ_l g_l w_l‖`` (``splitter="kmeans"``: the most
+        cosine-similar leaf centroid), outliers included: an extension that repairs
+        documents sent the wrong way by an early split
+        (``benchmarks/results/tree_labels.md``).
     random_state : int, RandomState or None
     verbose : int, default=0
         Show a progress bar of the splits.
@@ -601,25 +595,17 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         return self.fit(X, M=M).labels_
 
     def predict(self, X):
-        """Leaf of each (new) document, numbered as in ``labels_``, by ``assign_labels``
-        (``set_params(assign_labels=...)`` after ``fit`` changes what ``predict`` does, not
-        ``labels_``): its best leaf topic (``"topics"``; -1 for a document none of whose
-        terms any leaf weighs), or the leaf reached by descending the tree (``"tree"``): at
-        each split the child whose term vector gets the larger rank-2 NNLS coefficient
-        (:func:`~semnmf.models._solvers.rank2.nnls_rank2`; for ``splitter="kmeans"`` the
-        more cosine-similar centroid), the rule that split the training documents. Only a
-        document without any term gets -1.
-        """
+        """Leaf of each (new) document, numbered as in ``labels_``, by ``assign_labels``:
+        its best leaf topic ("topics"; -1 for a document none of whose terms any leaf
+        weighs), or the leaf reached by descending the tree by the rule that split the
+        training documents ("tree"; -1 for a document without any term)."""
         return self.predict_membership(X)[0]
 
     def predict_membership(self, X):
         """``(labels, membership)``: :meth:`predict` and the strength of each document's
-        leaf. ``"topics"``: the leaf's share g_l / Σ g of the document's non-negative
-        least-squares coefficients over all leaves. ``"tree"``: the product along its
-        path of the chosen child's share g_j / (g₁ + g₂) of the rank-2 coefficients (the
-        unit-norm children make the shares comparable): 1 when every split was
-        clear-cut, near 0.5^depth when every split was a toss-up. 0 for a document
-        without any term."""
+        leaf: its share g_l / Σ g of the NNLS coefficients over all leaves ("topics"), or
+        the product along its path of the chosen child's share of the rank-2 coefficients
+        ("tree"); 0 for a document without any term."""
         if self.assign_labels == "tree":
             return self._descend(X)
         check_is_fitted(self, "nodes_")

@@ -46,28 +46,19 @@ class ProjectiveNMF(_BaseNMF):
     """Projective NMF for document clustering: X ≈ Z ZᵀX with one factor Z ≥ 0.
 
     Minimizes ½‖X − Z ZᵀX‖²_F over non-negative document factors Z (n_documents x k) by
-    the multiplicative update of Yuan & Oja (2005) taken to the power 1/3,
-    which makes the objective non-increasing (derivation in :mod:`semnmf.models.pnmf`).
-    This is a relaxed k-means: with Z a normalized cluster indicator, Z ZᵀX replaces each
-    document by its cluster mean. As for :class:`~semnmf.NMF`, Z is scaled to unit-length
-    columns at the end and each document goes to the argmax of its row.
+    the multiplicative update of Yuan & Oja (2005) taken to the power 1/3, which makes
+    the objective non-increasing (derivation in :mod:`semnmf.models.pnmf`): a relaxed
+    k-means. Each document goes to the argmax of its row of Z.
 
     Parameters
     ----------
     n_components : int, default=8
         Number of clusters k.
     init : {"skmeans", "random", "nndsvda"} or array-like, default="skmeans"
-        Starting Z (see :func:`semnmf.models.init.initialize`; only its Z is used), then
-        scaled by the least-squares scalar; or the starting Z itself (a pair ``(Z, W)`` is
-        accepted too, W unused).
-    n_init : int, default=1
-        Number of restarts; the run with the lowest objective is kept.
-    max_iter : int, default=200
-    tol : float, default=1e-4
-        Stop when the relative change of the objective over one iteration,
-        ``|F(t−1) − F(t)| / F(t−1)``, is below tol (tested from the 10th iteration on).
-    random_state : int, RandomState instance or None
-    verbose : int, default=0
+        The Z of :func:`semnmf.models.init.initialize`'s start, scaled by the
+        least-squares scalar; or the starting Z itself (a pair ``(Z, W)``: W unused).
+    n_init, max_iter, tol, random_state, verbose
+        As in :class:`~semnmf.NMF`.
 
     Attributes
     ----------
@@ -84,8 +75,7 @@ class ProjectiveNMF(_BaseNMF):
     Notes
     -----
     ``transform`` (new documents) solves min ‖X_new − Z_new Wᵀ‖ over Z_new ≥ 0 with the
-    fitted W by the multiplicative update (7a): projective NMF of the training documents
-    defines no projection for documents outside them.
+    fitted W by the multiplicative update (7a), as NMF's.
 
     References
     ----------

@@ -25,9 +25,8 @@ class SemanticNMF(_Variants, _BaseNMF):
         F(Z, W, Q) = ½‖X − Z Wᵀ‖²_F + (λ/2)‖M − W Qᵀ‖²_F,   Z, W, Q ≥ 0
 
     by the multiplicative updates (7a)-(7c) of Algorithm 1 (objective non-increasing,
-    Theorem 1), then normalizes Z to unit-length columns (step 5; W and Q are rescaled so
-    that Z Wᵀ and W Qᵀ are unchanged) and assigns each document to the argmax of its row.
-    With ``lam=0`` it is exactly :class:`~semnmf.NMF` (§5.2).
+    Theorem 1); each document goes to the argmax of its row of Z (unit-length columns,
+    step 5). With ``lam=0`` it is exactly :class:`~semnmf.NMF` (§5.2).
 
     Parameters
     ----------

@@ -57,25 +57,22 @@ class SeNMF(_BaseNMF):
 
     Minimizes ½‖X − ZWᵀ‖²_F + (λ/2)‖M − W S Wᵀ‖²_F over Z, W ≥ 0 and a symmetric
     S ≥ 0 (k x k) by the SIGIR paper's updates (7a)-(7c), (7b) safeguarded so that the
-    objective never increases (see :mod:`semnmf.models.senmf`); then Z is normalized to
-    unit-length columns (W and S rescaled so that Z Wᵀ and W S Wᵀ are unchanged) and each
-    document goes to the argmax of its row. With ``lam=0`` it is :class:`~semnmf.NMF`.
+    objective never increases (:mod:`semnmf.models.senmf`). With ``lam=0`` it is
+    :class:`~semnmf.NMF`.
 
     Parameters
     ----------
     n_components : int, default=8
         Number of clusters k.
     lam : float, default=10.0
-        Weight of the word-context term, relative by default: the paper's λ is
-        lam·‖X‖²/‖M‖² (:func:`semnmf.models.semantic.effective_lambda`), so that the value
-        means the same on every corpus (SIGIR uses λ = 1 in absolute terms).
+        Weight of the word-context term, relative by default as
+        :class:`~semnmf.SemanticNMF`'s (SIGIR uses λ = 1 in absolute terms).
     lam_scale : {"relative", "absolute"}, default="relative"
     shift : float, default=2
         N of the shifted PPMI max(PMI − log N, 0) built from X when ``fit`` gets no M
         (SIGIR: N = 2).
     init, n_init, max_iter, tol, random_state, verbose
-        As in :class:`~semnmf.NMF`. S starts as a scaled identity (least-squares scale
-        given the starting W).
+        As in :class:`~semnmf.NMF`. S starts as a scaled identity.
 
     Attributes
     ----------
@@ -104,8 +101,6 @@ class SeNMF(_BaseNMF):
     embedding. SIGIR 2017, 1081-1084.
     """
 
-    # SeNMF is derived for the Frobenius loss, without the orthogonal variant (the class
-    # constants of _BaseNMF, not parameters).
     _parameter_constraints: dict = {
         **_BaseNMF._parameter_constraints,
         "lam": [Interval(numbers.Real, 0, None, closed="left")],

@@ -31,17 +31,12 @@ __all__ = ["SphericalKMeans"]
 class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     """Spherical k-means clustering of documents (Dhillon & Modha, 2001).
 
-    The rows of ``X`` (documents) are scaled to unit L2 norm, so that their dot product
-    is their cosine similarity. Lloyd iterations alternate between assigning every
-    document to the centroid of largest cosine similarity and replacing every centroid
-    by the normalized sum (the "concept vector") of its documents. This maximizes the
-    cosine sum
+    Lloyd iterations on unit-length documents alternate between assigning every document
+    to the centroid of largest cosine similarity and replacing every centroid by the
+    normalized sum (the "concept vector") of its documents, which can only increase the
+    cosine sum (Dhillon & Modha 2001, eq. 5)
 
-    .. math:: Q = \\sum_i \\max_j \\; x_i^\\top c_j, \\quad \\|x_i\\| = \\|c_j\\| = 1,
-
-    the sum over the documents of the cosine similarity to their centroid (Dhillon &
-    Modha 2001, eq. 5); each iteration can only increase it. As for every estimator of
-    semnmf, ``objective_`` is lower-is-better: it is ``-Q`` (``similarity_`` is Q).
+    .. math:: Q = \\sum_i \\max_j \\; x_i^\\top c_j, \\quad \\|x_i\\| = \\|c_j\\| = 1.
 
     Parameters
     ----------
@@ -52,9 +47,7 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         How the centroids start:
 
         - ``"k-means++"``: :func:`sklearn.cluster.kmeans_plusplus` on the normalized
-          documents (on the unit sphere the Euclidean distance
-          ``sqrt(2 - 2 cos)`` is a decreasing function of the cosine similarity, so
-          this is k-means++ seeding for cosine);
+          documents (on the unit sphere, k-means++ seeding for cosine);
         - ``"random"``: ``n_components`` distinct documents drawn at random;
         - an array: these centroids (normalized to unit length); ``n_init`` is then 1.
     n_init : int, default=10
@@ -63,12 +56,10 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     max_iter : int, default=100
         Maximum number of Lloyd iterations of a run.
     tol : float, default=1e-4
-        A run stops when the relative change ``|Q_t - Q_{t-1}| / |Q_{t-1}|`` of the
-        cosine sum between two iterations falls below ``tol``, or when the assignment
-        no longer changes.
+        A run stops when the relative change of Q between two iterations falls below
+        ``tol``, or when the assignment no longer changes.
     random_state : int, RandomState instance or None, default=None
-        Seeds the initializations (one generator shared by the ``n_init`` runs). Pass an
-        int for reproducible results.
+        Seeds the initializations (one generator shared by the ``n_init`` runs).
     verbose : int, default=0
         Print the objective at every iteration when > 0.
 
@@ -80,15 +71,12 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         Cluster of each training document; ``-1`` for all-zero documents, which have
         no direction and are assigned nowhere.
     objective_ : float
-        Minus the sum over the training documents of the cosine similarity to their
-        centroid (lower is better, as for every semnmf estimator; all-zero documents
-        contribute 0). Before 0.2 it was the (positive) cosine sum.
+        -Q (lower is better, as for every semnmf estimator; before 0.2 it was Q).
     similarity_ : float
-        The cosine sum Q itself (``-objective_``, higher is better).
+        The cosine sum Q itself (higher is better).
     inertia_ : float
-        ``n_nonzero_documents - similarity_``: a cost, as for
-        :class:`sklearn.cluster.KMeans` (half the sum of squared Euclidean distances
-        between the normalized documents and their centroid).
+        ``n_nonzero_documents - similarity_``: half the sum of squared Euclidean distances
+        between the normalized documents and their centroid, as for ``KMeans``.
     n_iter_ : int
         Number of Lloyd iterations of the best run.
     objective_history_ : ndarray of shape (n_iter_ + 1,)
@@ -105,11 +93,9 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    Sparse input (CSR is used internally) is never densified: the similarities are
-    sparse-times-dense products ``X @ cluster_centers_.T``. A cluster that becomes
-    empty is re-seeded with the document least similar to its own centroid (taken
-    from a cluster with at least two documents), which keeps the objective
-    non-decreasing and the algorithm deterministic given the initialization.
+    Sparse input is never densified. A cluster that becomes empty is re-seeded with the
+    document least similar to its own centroid (from a cluster of at least two
+    documents), which keeps Q non-decreasing.
 
     References
     ----------

@@ -126,17 +126,14 @@ class SymNMF(_GraphClustering):
     init : {"random", "skmeans"} or array-like of shape (n_documents, n_components), \
             default="random"
         "random": Kuang et al.'s ``2 sqrt(mean(A)/k) · U(0, 1)`` entries (what GT ran);
-        "skmeans": spherical k-means of X (one-hot labels + 0.2, scaled by the
-        least-squares factor c of ‖A − c ZZᵀ‖); an array: the starting H itself (the
-        start scheme of every semnmf estimator, see
-        :func:`semnmf.models.init.resolve_start`).
+        "skmeans": spherical k-means of X (one-hot labels + 0.2, scaled to fit A); an
+        array: the starting H itself.
     n_init : int, default=1
         Restarts; the one with the lowest ‖A − HHᵀ‖ is kept.
     max_iter : int, default=500
     tol : float, default=1e-3
         Stop when the norm of the projected gradient falls under tol times its value after
-        the first iteration (Kuang et al.'s rule; not the relative objective change of the
-        multiplicative-update estimators).
+        the first iteration (Kuang et al.'s rule).
     random_state : int, RandomState instance or None
     verbose : int, default=0
 
@@ -145,9 +142,8 @@ class SymNMF(_GraphClustering):
     labels_ : ndarray of shape (n_documents,)
         argmax of each row of H; -1 for documents without any neighbour.
     embedding_ : ndarray of shape (n_documents, n_components)
-        H, the document factors (what :meth:`fit_transform` returns). SymNMF has no
-        feature factor and no ``components_``; it defines no ``transform`` for new
-        documents, which are not in the graph.
+        H, the document factors (what :meth:`fit_transform` returns); there is no
+        ``components_`` and no ``transform`` (new documents are not in the graph).
     affinity_matrix_ : scipy.sparse.csr_matrix of shape (n_documents, n_documents)
         The (scaled) similarity graph A.
     n_neighbors_ : int or None
