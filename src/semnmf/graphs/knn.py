@@ -12,14 +12,11 @@ Pelillo 2016, §V-B) and SymNMF (Kuang, Yun & Park 2015):
 3. symmetrized: the element-wise maximum of the directed kNN matrix and its transpose;
 4. scaled in a normalized-cut fashion, ``A = D^{-1/2} Ŝ D^{-1/2}``, ``D = diag(Ŝ 1)``.
 
-:func:`knn_graph` does steps 1-3 with an exact nearest-neighbour search whose memory is
-bounded by row chunks (``sklearn.get_config()["working_memory"]``), never n x n: scikit-learn's
-brute :class:`~sklearn.neighbors.NearestNeighbors` for the euclidean metric, and for the
-cosine our own chunked search (:func:`_cosine_kneighbors`, faster on dense vectors and on
-TF-IDF, ``benchmarks/results/knn.md``), on a GPU with PyTorch for dense rows and
-``device="cuda"`` (:func:`_cosine_kneighbors_torch`). :func:`normalized_cut_scaling` does
-step 4; :func:`log2_neighbors` and :func:`cluster_log2_neighbors` give the neighbour
-counts of eq. 8 and 9.
+:func:`knn_graph` does steps 1-3 with an exact search whose memory is bounded by row
+chunks (``sklearn.get_config()["working_memory"]``), never n x n: scikit-learn's for the
+euclidean metric, our own for the cosine (:func:`_cosine_kneighbors`,
+``benchmarks/results/knn.md``; on a GPU for dense rows, :func:`_cosine_kneighbors_torch`);
+:func:`normalized_cut_scaling` does step 4.
 """
 
 import numbers
@@ -45,20 +42,8 @@ SYMMETRIZE = ("max", "mean", "min", None)
 
 
 def log2_neighbors(n_samples):
-    """Number of neighbours that keeps a kNN graph connected: GT eq. 8.
-
-    ``q = ⌊log₂ n⌋ + 1`` (GT §V-B, after von Luxburg 2007, the order of ``log n``
-    neighbours that makes a random kNN graph connected).
-
-    Parameters
-    ----------
-    n_samples : int
-        Number of points n >= 1.
-
-    Returns
-    -------
-    q : int
-    """
+    """Number of neighbours that keeps a kNN graph connected, GT eq. 8:
+    ``q = ⌊log₂ n⌋ + 1`` for ``n_samples`` = n >= 1 (after von Luxburg 2007)."""
     n_samples = check_positive_int(n_samples, "n_samples")
     return int(_floor_log2(np.asarray([n_samples]))[0]) + 1
 
@@ -67,8 +52,7 @@ def cluster_log2_neighbors(labels):
     """Per-point neighbour counts from a partition: GT eq. 9.
 
     ``q_i = ⌊log₂ |C_i|⌋ + 1`` where ``C_i`` is the cluster of point i (GT §V-C): eq. 8
-    applied to the point's cluster, so ``q_i <= q``. The neighbours themselves are still
-    searched among all the points; only their number follows the cluster size.
+    applied to the point's cluster (the neighbours are still searched among all points).
 
     Parameters
     ----------
@@ -136,10 +120,9 @@ def knn_graph(X, n_neighbors, *, metric="cosine", weight="auto", symmetrize="max
     X : array-like or sparse matrix of shape (n_samples, n_features)
         Points as rows (documents as TF-IDF rows for text).
     n_neighbors : int or array-like of int of shape (n_samples,)
-        Number of nearest neighbours kept for each point (its out-edges before
-        symmetrization), each in [1, n_samples - 1]; one count per point gives GT's
-        per-cluster rule (:func:`cluster_log2_neighbors`, eq. 9). A point is never its own
-        neighbour (duplicates of it are).
+        Nearest neighbours kept for each point (its out-edges before symmetrization), in
+        [1, n_samples - 1]; one count per point gives GT's per-cluster rule (eq. 9). A
+        point is never its own neighbour (duplicates of it are).
     metric : {"cosine", "euclidean"}, default="cosine"
         Distance of the neighbour search. "cosine" compares L2-normalized rows; rows of
         all zeros have no direction, so they get no edges and are never anyone's neighbour.
@@ -156,23 +139,17 @@ def knn_graph(X, n_neighbors, *, metric="cosine", weight="auto", symmetrize="max
         - "auto": "cosine" for metric="cosine" and "self-tuning" for "euclidean", the two
           choices of GT §V-B.
 
-        Under metric="cosine" pairs with cosine similarity <= 0 (documents that share no
-        term; only data with negative entries has negative cosines) are never edges,
-        whatever the weighting. Only positive weights are stored.
+        Under metric="cosine" pairs with cosine similarity <= 0 are never edges, whatever
+        the weighting. Only positive weights are stored.
     symmetrize : {"max", "mean", "min"} or None, default="max"
-        How the directed kNN matrix S (row i holds i's neighbours) becomes symmetric:
-        "max" keeps a pair if either point is among the other's neighbours, which for a
-        symmetric similarity is exactly GT's ``ŝ_ij = s_ij if i ∈ N(j) or j ∈ N(i)``;
-        "mean" is ``(S + Sᵀ)/2`` (one-sided pairs get half weight); "min" keeps mutual
-        neighbours only; None returns the directed graph.
+        How the directed kNN matrix S becomes symmetric: "max" keeps a pair if either
+        point is among the other's neighbours (GT's rule); "mean" is ``(S + Sᵀ)/2``; "min"
+        keeps mutual neighbours only; None returns the directed graph.
     self_loops : bool, default=False
-        Put the self-similarity 1 on the diagonal (cosine, kernel and binary weights all
-        give 1 for a point with itself). By default ``s_ii = 0``, as in GT.
+        Put the self-similarity 1 on the diagonal (by default ``s_ii = 0``, as in GT).
     scale_neighbor : int, default=7
         For weight="self-tuning": the rank of the neighbour whose distance is σ_i (7 in
-        GT and Zelnik-Manor & Perona). With fewer than ``scale_neighbor`` other points,
-        the farthest one is used. A zero σ (``scale_neighbor`` or more duplicates of a
-        point) gives weight 1 to its duplicates and 0 to every other pair.
+        GT and Zelnik-Manor & Perona; the farthest when there are fewer points).
     bandwidth : float or None, default=None
         ``t`` of weight="heat"; None uses the mean of ``d_ij²`` over the kNN pairs.
     n_jobs : int or None, default=None
@@ -180,10 +157,8 @@ def knn_graph(X, n_neighbors, *, metric="cosine", weight="auto", symmetrize="max
         multi-threaded by OpenMP in any case).
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
         Where the cosine search of dense rows runs: "cuda" on that GPU with PyTorch
-        (float32 similarities; the neighbours found are those of the CPU search up to
-        float32 rounding between nearly equal similarities), "auto" on a GPU when
-        PyTorch sees one. The Euclidean search and sparse rows are searched on the CPU
-        whatever the device (a GPU asked for and missing is still refused).
+        (float32 similarities), "auto" on a GPU when PyTorch sees one. The Euclidean
+        search and sparse rows run on the CPU.
 
     Returns
     -------
@@ -194,8 +169,7 @@ def knn_graph(X, n_neighbors, *, metric="cosine", weight="auto", symmetrize="max
     Notes
     -----
     The search is exact and deterministic, its memory bounded by row chunks (module
-    docstring). GT §V-B also rescales every feature of image data to [0, 1] before the
-    kernel: that is preprocessing, left to the caller (e.g. ``MinMaxScaler``).
+    docstring).
 
     Examples
     --------
@@ -372,21 +346,15 @@ def _cosine_search(Xn, n_neighbors, device, n_jobs):
 
 
 def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
-    """Exact cosine kNN of the L2-normalized rows of Xn among themselves, self excluded.
+    """Exact cosine kNN of the L2-normalized rows of Xn among themselves, self excluded:
+    ``(dist, ind)`` as :func:`cosine_kneighbors` returns them.
 
     Brute force by row chunks: each chunk computes its dense similarities ``Xn[a:b] Xnᵀ``
     and keeps each row's n_neighbors largest, sorted: dense rows by the compiled kernel
     (:func:`~._knn_kernels.top_similar`; ties by the lower index), sparse rows (and all
-    rows with ``SEMNMF_KERNELS=0``) by ``argpartition`` and a stable sort, which keeps the
-    graphs of GNMF, GTNMF and SymNMF as they were (``benchmarks/results/knn.md``). Chunks
-    run on ``n_jobs`` threads and are sized so that all threads together stay within
-    scikit-learn's ``working_memory``, never n x n.
-
-    Returns
-    -------
-    dist : ndarray of shape (n, n_neighbors)
-        Cosine distances ``1 − cos``, increasing along each row.
-    ind : ndarray of int64, shape (n, n_neighbors)
+    rows with ``SEMNMF_KERNELS=0``) by ``argpartition`` and a stable sort
+    (``benchmarks/results/knn.md``). Chunks run on ``n_jobs`` threads, all together within
+    scikit-learn's ``working_memory``.
     """
     n = Xn.shape[0]
     workers = max(1, min(n_threads() if n_jobs is None else effective_n_jobs(n_jobs), n))
@@ -428,22 +396,10 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
 
 
 def _cosine_kneighbors_torch(Xn, n_neighbors, device="cuda"):
-    """:func:`_cosine_kneighbors` of dense rows with PyTorch on ``device``.
-
-    The rows go to the device once, in float32; each chunk of rows computes its
-    similarities ``Xn[a:b] Xnᵀ`` there in one product, masks the diagonal and keeps its
-    ``n_neighbors`` largest with ``torch.topk`` (sorted, most similar first); only those
-    come back. Chunks are sized by scikit-learn's ``working_memory`` as on the CPU. A tie
-    between equal similarities may be broken otherwise than by the CPU's stable sort.
-    ``device="cpu"`` runs the same code on PyTorch's CPU build (how the tests check it).
-    The products follow PyTorch's float32 precision setting (TF32 where the user turned
-    it on).
-
-    Returns
-    -------
-    dist : ndarray of shape (n, n_neighbors), float64
-        Cosine distances ``1 − cos``, increasing along each row.
-    ind : ndarray of int64, shape (n, n_neighbors)
+    """:func:`_cosine_kneighbors` of dense rows with PyTorch on ``device`` (``"cpu"``:
+    PyTorch's CPU build, for the tests), in float32: each chunk of rows computes its
+    similarities in one product and keeps its ``n_neighbors`` largest with ``torch.topk``;
+    a tie may be broken otherwise than by the CPU's stable sort.
     """
     torch = require_torch()
     n = Xn.shape[0]

@@ -114,11 +114,9 @@ def replicator_dynamics(A, strategies, *, tol=1e-4, max_iter=10000, callback=Non
     - mean payoff (eq. 7): ``u_i(x) = Σ_j x_iᵀ a_ij x_j = x_iᵀ (A X)_i``;
     - update (eq. 5): ``x_ih ← x_ih · u_i(e_h) / u_i(x)`` for every player at once.
 
-    The new row sums to 1 exactly when ``u_i(x) > 0``; a player with zero mean payoff (no
-    neighbour, or its support disjoint from its neighbours' choices) keeps its strategy.
-    For symmetric A the total payoff ``Σ_i u_i(x) = tr(Xᵀ A X)`` never decreases (Baum &
-    Eagon 1967: it is a homogeneous polynomial with non-negative coefficients and the
-    update is the Baum-Eagon growth transform of it).
+    A player with zero mean payoff (no neighbour, or its support disjoint from its
+    neighbours' choices) keeps its strategy. For symmetric A the total payoff
+    ``tr(Xᵀ A X)`` never decreases (the update is its Baum-Eagon growth transform).
 
     Parameters
     ----------
@@ -128,8 +126,7 @@ def replicator_dynamics(A, strategies, *, tol=1e-4, max_iter=10000, callback=Non
         Non-negative starting strategies; rows are scaled to sum 1 and all-zero rows start
         at the barycentre ``1/k``. Entries that are 0 stay 0 (eq. 5 is multiplicative).
     tol : float, default=1e-4
-        Stop when ``‖X(t) − X(t−1)‖_F`` (the Euclidean norm of the change of the whole
-        strategy profile, GT §IV) falls under tol.
+        Stop when ``‖X(t) − X(t−1)‖_F`` falls under tol (GT §IV).
     max_iter : int, default=10000
     callback : callable, optional
         Called as ``callback(t, X)`` after iteration t with the current strategies
@@ -216,11 +213,9 @@ class GTNMF(ClusterMixin, BaseEstimator):
     """Game-theoretic refinement of an NMF (or any soft) clustering (GTNMF).
 
     Tripodi, Vascon & Pelillo (2016), "Context aware nonnegative matrix factorization
-    clustering" (GT). Documents are players, clusters are strategies; starting from the
-    normalized memberships, the discrete replicator dynamics (GT eq. 5-7, see
-    :func:`replicator_dynamics`) run on the kNN payoff graph of GT §V-B/C
-    (:mod:`semnmf.graphs.knn`), with per-document neighbour counts
-    ``q_i = ⌊log₂ |C_i|⌋ + 1`` from the input partition (GT eq. 9).
+    clustering" (GT): the replicator dynamics of :func:`replicator_dynamics` from the
+    normalized memberships, on the kNN payoff graph of GT §V-B/C with per-document
+    neighbour counts ``q_i = ⌊log₂ |C_i|⌋ + 1`` from the input partition (GT eq. 9).
 
     Decisions where the paper is silent or ambiguous:
 
@@ -248,23 +243,19 @@ class GTNMF(ClusterMixin, BaseEstimator):
     scaling : {"ncut"} or None, default="ncut"
         "ncut": ``A = D^{-1/2} Ŝ D^{-1/2}`` (GT §V-B); None: A = Ŝ.
     smoothing : float in [0, 1), default=0.0
-        Start from ``(1 − α) x_i + α/k`` instead of x_i: eq. 5 is multiplicative, so a
-        small α (e.g. 0.01) lets a document choose a cluster of zero membership and makes
-        hard (one-hot) memberships refinable. 0 is the paper.
+        Start from ``(1 − α) x_i + α/k`` instead of x_i, so that a document can choose a
+        cluster of zero membership (hard memberships become refinable). 0 is the paper.
     tol : float, default=1e-4
-        ε of GT §IV: stop when ``‖X(t) − X(t−1)‖_F < tol`` (the paper's ε is not legible
-        in our copy). The norm is over the whole profile.
+        ε of GT §IV: stop when ``‖X(t) − X(t−1)‖_F < tol`` over the whole profile.
     max_iter : int, default=10000
-        Maximum number of replicator iterations (on real corpora the labels barely change
-        after the first few hundred, ``benchmarks/results/design_notes.md``).
+        Maximum number of replicator iterations.
     verbose : int, default=0
         Show a progress bar on stderr.
     estimator : estimator or None, default=None
-        Where the memberships come from when ``fit`` gets none, so that GTNMF can be the
-        last step of a :class:`~sklearn.pipeline.Pipeline`: an unfitted estimator is
-        cloned and fitted with ``fit_transform(X)`` (the NMF pipeline of GT); a fitted
-        one gives ``transform(X)`` (see :meth:`fit`). GTNMF has no ``n_components``:
-        k is the number of columns of the memberships.
+        Where the memberships come from when ``fit`` gets none (GTNMF as the last step of
+        a :class:`~sklearn.pipeline.Pipeline`): an unfitted estimator is cloned and
+        fitted with ``fit_transform(X)``, a fitted one gives ``transform(X)``. k is the
+        number of columns of the memberships.
 
     Attributes
     ----------
@@ -280,9 +271,7 @@ class GTNMF(ClusterMixin, BaseEstimator):
         Replicator iterations run.
     objective_ : float
         Minus the total payoff ``Σ_i x_iᵀ (A X)_i`` of the final strategy profile (lower
-        is better, as every semnmf ``objective_``): for a symmetric payoff matrix A the
-        replicator dynamics (a Baum-Eagon growth transform of this polynomial with
-        non-negative coefficients) never increase it.
+        is better), which the dynamics never increase for a symmetric A.
     estimator_ : estimator or None
         The fitted estimator the memberships came from (None when they were given).
     history_ : ndarray of shape (n_iter_,)
@@ -346,13 +335,10 @@ class GTNMF(ClusterMixin, BaseEstimator):
             Not used (a Pipeline passes it). In 0.1 the second positional argument was
             ``memberships``: pass them by name, ``fit(X, memberships=Z)``.
         memberships : array-like of shape (n_documents, k), or an estimator
-            Non-negative soft memberships, e.g. ``NMF(k).fit_transform(X)``; rows are
-            normalized to the simplex (GT §IV), all-zero rows start uniform. An unfitted
-            estimator (no ``labels_``) is fitted with ``fit_transform(X)``; a fitted one
-            gives ``transform(X)``, which must be memberships (large = belongs; a transform
-            whose argmax disagrees with ``labels_`` on most documents is refused). Hard
-            labels alone are fixed points of eq. 5 (see ``smoothing``). None: from the
-            ``estimator`` parameter.
+            Non-negative soft memberships, e.g. ``NMF(k).fit_transform(X)`` (rows are
+            normalized to the simplex, GT §IV), or an estimator as for ``estimator`` (a
+            fitted one's ``transform`` must be memberships: one whose argmax disagrees with
+            ``labels_`` on most documents is refused). None: from ``estimator``.
 
         Returns
         -------
