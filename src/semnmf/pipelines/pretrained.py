@@ -1,8 +1,8 @@
 """Pretrained semantics for Semantic-NMF: word and document knowledge from outside the corpus.
 
 The Neurocomputing paper lets M be any word-context or word-embedding matrix (§4.1, §5.4) and
-names "huge external corpora" as its main future direction (§6.3). This module takes that
-direction in two ways, both keeping NMF's word topics (rows of W):
+names "huge external corpora" as its main future direction (§6.3); this module takes it in
+two ways, both keeping NMF's word topics (rows of W):
 
 **Word semantics**. Every vocabulary term gets a vector (static GloVe 6B, ``"glove"``, or a
 sentence-transformers model reading the term; a stem as its most frequent surface form),
@@ -24,9 +24,8 @@ vectors' k-means partition and describes it by Semantic-NMF's word factors
 Measurements behind these choices: ``benchmarks/results/semantics.md``,
 ``benchmarks/results/design_notes.md``.
 
-:class:`PretrainedSemanticNMF` puts it together behind one switch, ``semantics=``, as
-``semnmf cluster --semantics`` does. The sentence models need the ``[embeddings]`` extra; the
-core package does not import them (nor PyTorch).
+:class:`PretrainedSemanticNMF` puts it together behind ``semantics=``, as ``semnmf cluster
+--semantics`` does (the sentence models need the ``[embeddings]`` extra).
 """
 
 import numbers
@@ -77,25 +76,10 @@ def document_start(E, n_components, random_state=None):
 
 @dataclass
 class SemanticInputs:
-    """What :func:`pretrained_inputs` built: the matrices to fit and how long each took.
-
-    Attributes
-    ----------
-    X : sparse matrix
-        The documents (expanded by the word graph when words are embedded).
-    M : sparse matrix
-        The word-context matrix (the corpus PPMI; beside the word graph with
-        ``word_mode="context"``).
-    A : sparse matrix or None
-        Document graph (when documents are embedded).
-    E : ndarray or None
-        Document vectors.
-    start : ndarray of int or None
-        Partition to start from (k-means of E).
-    word_graph : sparse matrix or None
-    timings : dict
-        Seconds per stage ("words", "documents").
-    """
+    """What :func:`pretrained_inputs` built: X (expanded by the word graph when words are
+    embedded), M (the corpus PPMI, beside the word graph with ``word_mode="context"``), the
+    document graph A, the document vectors E and the k-means ``start`` of E (when documents
+    are embedded), the ``word_graph``, and the seconds per stage (``timings``)."""
 
     X: object
     M: object
@@ -302,15 +286,10 @@ def pretrained_inputs(corpus, X, M, n_components, semantics="minilm", embed="bot
 
 # -- the estimator --------------------------------------------------------------------------
 class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
-    """Semantic-NMF with pretrained word and document semantics, behind one switch.
-
-    The pipeline (:func:`pretrained_inputs`):
-
-    - words embedded: a kNN word-similarity graph of the vocabulary from the pretrained
-      vectors expands the documents (:func:`expand_documents`), or joins the PPMI in M;
-    - documents embedded (in full, chunked): k-means of the document vectors is the start,
-      and their kNN graph is the document graph of :class:`~semnmf.SemanticGNMF`;
-    - the word topics are the rows of ``components_`` (W), on the corpus vocabulary.
+    """Semantic-NMF with pretrained word and document semantics, behind one switch: the
+    inputs of :func:`pretrained_inputs` (module docstring) fitted by Semantic-NMF, or by
+    Semantic-GNMF when documents are embedded; the word topics are the rows of
+    ``components_`` (W), on the corpus vocabulary.
 
     Parameters
     ----------
@@ -332,9 +311,8 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
     word_weight : float, default=0.3
         Weight of the word graph beside the PPMI in M (``word_mode="context"``).
     word_neighbors : int, default=10
-        Neighbours of each term in the word graph (before the union symmetrization); the
-        expansion multiplies the non-zeros of X by about this
-        (``benchmarks/results/design_notes.md``).
+        Neighbours of each term in the word graph (the expansion multiplies the non-zeros
+        of X by about this).
     n_neighbors : int, default=10
     partition : {"auto", "fit", "documents"}, default="auto"
         The partition returned when documents are embedded: the Semantic-GNMF fit's
@@ -352,10 +330,8 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
     cache_dir : str, None or False
         Embedding cache (default ``~/.cache/semnmf``; False: none).
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
-        Where the sentence model encodes the documents and the words (a GPU: seconds where
-        the CPU takes minutes, ``benchmarks/results/gpu_semantics.md``) and, when no
-        document graph is fitted (``embed="words"``), where Semantic-NMF fits (its torch
-        engine); Semantic-GNMF, with a document graph, fits on the CPU.
+        Where the sentence model encodes (``benchmarks/results/gpu_semantics.md``) and,
+        with ``embed="words"``, where Semantic-NMF fits; Semantic-GNMF fits on the CPU.
     verbose : int, default=0
 
     Attributes
@@ -366,8 +342,7 @@ class PretrainedSemanticNMF(ClusterMixin, BaseEstimator):
     objective_ : float or None
         The fitted model's ``objective_`` (lower is better); None without a fit.
     model_ : SemanticNMF, SemanticGNMF or None
-        The fitted model (``model_.graph_lam``: the document-graph weight used); None when
-        the partition is the document vectors'.
+        The fitted model; None when the partition is the document vectors'.
     partition_ : str
         "fit" or "documents": where ``labels_`` come from.
     partition_reason_ : str or None

@@ -1,18 +1,11 @@
 """The word-context matrix M of Semantic-NMF: co-occurrence -> association -> pruning.
 
-M tells which words tend to occur in the same contexts. It is built in three steps, each
-a module of its own:
-
-1. :func:`~semnmf.text.cooccurrence.cooccurrence` counts how often two words occur in the
-   same context: a document, a sentence, or an L-word window (``C``, NSF section 3).
-2. :func:`~semnmf.text.association.association` turns the counts into PMI (NSF eq.
-   (2)-(3)), PPMI, or the SIGIR paper's shifted PPMI.
-3. :func:`~semnmf.text.pruning.prune` keeps the strongest associations per word, so that
-   M stays sparse; with ``word_context(max_nnz=...)`` the document context is built and
-   pruned block by block, so the full unpruned matrix never exists.
-
-:func:`word_context` chains the three; this module also re-exports the public names of the
-three steps. Nothing here densifies a d x d matrix.
+M tells which words tend to occur in the same contexts; :func:`word_context` chains the
+three steps, each a module of its own (whose public names this module re-exports):
+:func:`~semnmf.text.cooccurrence.cooccurrence` (a document, a sentence or an L-word window,
+NSF section 3), :func:`~semnmf.text.association.association` (PMI, PPMI, NSF eq. (2)-(3),
+or the SIGIR paper's shifted PPMI) and :func:`~semnmf.text.pruning.prune`. Nothing here
+densifies a d x d matrix.
 
 References
 ----------
@@ -69,11 +62,9 @@ def word_context(*, counts=None, sequences=None, context="document", window=10,
         Dtype of the result.
     max_nnz : int or None, default=None
         Budget of non-zeros of M. When :func:`estimate_nnz`'s upper bound exceeds it, M is
-        pruned to the ``top_k`` strongest contexts per word with the largest ``top_k``
-        that surely fits (:func:`budget_top_k`; a smaller ``top_k`` given is kept), the
-        pattern symmetrized; the document context is then built and pruned block by
-        block (the unpruned M is never held). If it still does not fit (``top_k=1`` is too
-        many), only the largest entries are kept. None: no budget.
+        pruned to the largest ``top_k`` that surely fits (:func:`budget_top_k`), the
+        document context built and pruned block by block; if even ``top_k=1`` does not
+        fit, only the largest entries are kept. None: no budget.
     return_info : bool, default=False
         Also return a dict saying what was pruned: ``nnz_before`` (unpruned), ``nnz``,
         ``estimated_nnz_upper``, ``top_k`` used, ``rule``, ``pruned``.

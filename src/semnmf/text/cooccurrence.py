@@ -1,13 +1,9 @@
 """Word-word co-occurrence counts: how often two words occur in the same context.
 
 The first step of the word-context matrix M of Semantic-NMF (:mod:`semnmf.text.context`):
-``C[j, j']`` counts the pairs of positions of words j and j' in one context -- a document,
-a sentence, or an L-word window (NSF section 3). :func:`cooccurrence` builds C from
-:class:`TokenSequences`; :class:`DocumentCooccurrence` gives the document context by
-blocks of rows, for the callers that never hold the whole C.
-
-The compiled kernels live in :mod:`._context_kernels`, imported when first needed: a Dask
-worker that only reads shards and builds X imports this module without loading numba.
+:func:`cooccurrence` builds C from :class:`TokenSequences`; :class:`DocumentCooccurrence`
+gives the document context by blocks of rows. The compiled kernels
+(:mod:`._context_kernels`) are imported when first needed (Dask workers need no numba).
 
 References
 ----------
@@ -231,17 +227,15 @@ def cooccurrence(*, counts=None, sequences=None, context="document", window=10, 
                  dtype=np.float64, block_size=2048):
     """Word-word co-occurrence counts C (NSF section 3, the input of eq. (3)).
 
-    ``C[j, j']`` is the number of times words ``j`` and ``j'`` occurred in the same context:
-    the number of ordered pairs of token positions (p, q), p != q, in one context with word
-    ``j`` at p and word ``j'`` at q. Self pairs (``j == j'``) are excluded, so the diagonal
-    is zero (a large diagonal would dominate the PMI marginals).
+    ``C[j, j']`` is the number of ordered pairs of token positions (p, q), p != q, in one
+    context with word ``j`` at p and word ``j'`` at q; the diagonal is zero (it would
+    dominate the PMI marginals).
 
     Parameters
     ----------
     counts : sparse matrix or array-like of shape (n_docs, n_terms), default=None
-        Document-term counts A; only for ``context="document"``. Then ``C = AᵀA`` without
-        its diagonal (weights other than counts, e.g. tf-idf, are accepted and give a
-        weighted co-occurrence).
+        Document-term counts A; only for ``context="document"``: ``C = AᵀA`` without its
+        diagonal (other weights give a weighted co-occurrence).
     sequences : TokenSequences, default=None
         Token stream; required for the "sentence" and "window" contexts, and an alternative
         to ``counts`` for "document".
@@ -249,16 +243,14 @@ def cooccurrence(*, counts=None, sequences=None, context="document", window=10, 
         Which positions co-occur: any two in the same document, any two in the same sentence,
         or any two of the same document at distance at most ``window``.
     window : int, default=10
-        Number of words on EACH side of a token that count as its context (as ``window`` in
-        word2vec and GloVe; ``window=5`` gives a 10-word span centred on the word). Only
-        used with ``context="window"``.
+        Number of words on EACH side of a token that count as its context (as in word2vec
+        and GloVe), with ``context="window"``.
     min_count : int, default=1
         Co-occurrence counts below ``min_count`` are dropped.
     dtype : {np.float64, np.float32}, default=np.float64
         Dtype of the result.
     block_size : int, default=2048
-        For ``context="document"``: number of rows (words) of AᵀA computed at a time, which
-        bounds the peak memory; it does not change the result.
+        For ``context="document"``: rows of AᵀA computed at a time (bounds the memory).
 
     Returns
     -------
@@ -268,9 +260,7 @@ def cooccurrence(*, counts=None, sequences=None, context="document", window=10, 
     Notes
     -----
     The "window" and "sentence" contexts cost the number of pairs counted: about
-    ``2 * window * n_tokens`` for a window, the sum of squared sentence lengths for
-    sentences (when "sentences" are whole long documents, ``context="document"`` gives the
-    same counts from AᵀA).
+    ``2 * window * n_tokens``, or the sum of squared sentence lengths.
 
     Examples
     --------

@@ -112,26 +112,22 @@ class Corpus(LabelsMixin):
     stop_words : "auto", "english", a language code, "none", None or list of str, \
 default="english"
         Words left out of the vocabulary: "auto" detects the texts' language and takes its
-        list (:func:`semnmf.text.language.resolve_stop_words`: scikit-learn's list for
-        English, ``stopwordsiso``'s for 57 other languages), "english" scikit-learn's
-        English list, an ISO 639-1 code ("fr", "de", ...) that language's list, none
-        ("none" or None), or a list of your own. ``language`` records what was used.
+        list (:func:`semnmf.text.language.resolve_stop_words`), "english" scikit-learn's
+        list, an ISO 639-1 code ("fr", "de", ...) that language's ``stopwordsiso`` list,
+        none ("none" or None), or a list of your own. ``language`` records what was used.
     token_pattern : str
         Regular expression of a token (as scikit-learn's CountVectorizer). The default,
         :data:`semnmf.text.vectorize.TOKEN_PATTERN`, takes words of two or more Unicode
-        letters ("café", "réforme"), without digits or "_"; with it, letters may carry
-        combining marks ("नमस्ते") and Chinese, Japanese and Korean runs become character
-        bigrams (:func:`semnmf.text.vectorize.make_analyzer`).
+        letters, Chinese, Japanese and Korean runs cut into character bigrams
+        (:func:`semnmf.text.vectorize.make_analyzer`).
     stem : {None, "porter", "english", "auto"}, default=None
         Stemming (PyStemmer). "auto" is for texts attached to a fixed vocabulary: the
         stemmer that covers most of the vocabulary is picked.
     min_df, max_df, max_features : as CountVectorizer
-        Applied to the vocabulary in both modes. ``min_df=None`` (default) chooses:
-        for texts, 2 (a word in one document cannot link documents) from
-        :data:`SMALL_CORPUS` = 50 documents on, and 1 below (on a few documents most words
-        occur once, and min_df=2 could leave no term at all); for a given count matrix, 1
-        (kept as distributed). The value used is ``min_df``; ``min_df_automatic`` says
-        whether it was chosen so.
+        Applied to the vocabulary in both modes. ``min_df=None`` (default): for texts, 2
+        (a word in one document cannot link documents) from :data:`SMALL_CORPUS` = 50
+        documents on, and 1 below; 1 for a given count matrix. ``min_df_automatic`` says
+        whether the value used was chosen so.
 
     Notes
     -----
@@ -318,11 +314,8 @@ default="english"
         return self._sequences
 
     def default_context(self):
-        """The context a word-context matrix uses by default: ``"window"`` (10 words on each
-        side) when raw text exists, else ``"document"`` (the counts hold no word order).
-
-        The one rule behind ``semnmf cluster --context auto``, ``semnmf bench`` and the
-        benchmark scripts."""
+        """The context a word-context matrix uses by default (``--context auto``):
+        ``"window"`` when raw text exists, else ``"document"`` (counts hold no word order)."""
         return "window" if self.texts is not None else "document"
 
     def word_context(self, context="window", window=10, association="ppmi", shift=2,
@@ -389,20 +382,11 @@ default="english"
 
     # -- word embeddings -----------------------------------------------------------------
     def surface_forms(self):
-        """The words behind each (stemmed) vocabulary term, most frequent first.
-
-        The raw texts are tokenized exactly as for the vocabulary (same analyzer: case,
-        stop words, token pattern) but not stemmed; each token is then stemmed with the
-        corpus's stemmer and counted under its stem. Without stemming every term is its own
-        (single) surface form.
-
-        Returns
-        -------
-        dict
-            term → list of (form, count), by decreasing count (ties: alphabetical), for the
-            vocabulary terms that occur in the texts. Used by :meth:`embedding_context` to
-            look stems up in a word embedding ("preliminari" → "preliminary").
-        """
+        """The words behind each (stemmed) vocabulary term, most frequent first: term →
+        list of (form, count), by decreasing count (ties: alphabetical), for the terms that
+        occur in the texts, tokenized as for the vocabulary but not stemmed. Used by
+        :meth:`embedding_context` to look stems up in a word embedding ("preliminari" →
+        "preliminary")."""
         if self.texts is None:
             raise ValueError(
                 f"corpus {self.name!r} has no raw text (only a count matrix), so the surface "
@@ -435,15 +419,10 @@ default="english"
                       random_state=None, dtype=np.float64, verbose=0, return_model=False):
         """PGLOVE word-context matrix (Neurocomputing paper §5.4): GloVe on this corpus.
 
-        Counts co-occurrences in a ``window``-word window on each side (the counts of the
-        window PPMI, :func:`semnmf.text.context.cooccurrence`; GloVe's own 1/distance
-        weighting is not applied), fits :class:`semnmf.text.glove.GloVe` with the paper's
-        settings (d' = 100, x_max = 100, α = 3/4, learning rate 0.15) and returns
-        M = max(W + W̃, 0) of shape (n_terms, n_components). ``context="document"`` counts
-        pairs in the same document instead, from the counts alone (for corpora without
-        raw text).
-
-        See :func:`semnmf.text.glove.glove_context` for the other parameters.
+        :func:`semnmf.text.glove.glove_context` (the paper's settings, and the other
+        parameters) of this corpus's co-occurrence counts in a ``window``-word window on each
+        side, or in the same document with ``context="document"`` (corpora without raw
+        text).
 
         Returns
         -------

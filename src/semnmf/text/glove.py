@@ -175,8 +175,7 @@ class GloVe(BaseEstimator):
     """GloVe word vectors fitted to a sparse word-context co-occurrence matrix.
 
     Minimizes J of Pennington et al. eq. (8) by the AdaGrad loop of the reference C code
-    (see the module docstring for the exact steps and where they differ from textbook
-    AdaGrad). Defaults are the Neurocomputing paper's PGLOVE settings (§5.4).
+    (module docstring). Defaults are the Neurocomputing paper's PGLOVE settings (§5.4).
 
     Parameters
     ----------
@@ -189,16 +188,14 @@ class GloVe(BaseEstimator):
     learning_rate : float, default=0.15
         AdaGrad's initial step η (NSF §5.4 uses 0.15; ``glove.c`` defaults to 0.05).
     max_iter : int, default=25
-        Number of epochs (passes over the non-zeros of C). The paper does not say; 25 is the
-        default of ``glove.c``.
+        Number of epochs (passes over the non-zeros of C; ``glove.c``'s default).
     tol : float, default=0.0
         Stop early when an epoch lowers J by less than ``tol`` times J after the first
         epoch; 0 runs all ``max_iter`` epochs (as ``glove.c``).
     grad_clip : float, default=100.0
         Each coordinate of a vector gradient is clipped to ±``grad_clip`` (GloVe 1.2).
     n_jobs : int, default=1
-        1: one thread, pairs in a seeded random order, reproducible. More: Hogwild threads
-        (as ``glove.c``), faster, not reproducible bit for bit.
+        1: one thread, reproducible; more: Hogwild threads (module docstring).
     random_state : int, RandomState or None, default=None
         Seeds the initial vectors and the order of the pairs in every epoch.
     dtype : {np.float64, np.float32}, default=np.float64
@@ -369,9 +366,7 @@ def glove_context(C, n_components=100, *, x_max=100.0, alpha=0.75, learning_rate
         M = max(W + W̃, 0)        (vectors="sum", default)   or   max(W, 0)   (vectors="word")
 
     of shape (d, d') with d' = ``n_components``, to pass as ``SemanticNMF().fit(X, M=M)``
-    (NSF eq. (4)-(5) with d' ≠ d). The paper sets "all negative entries in the GloVe
-    embeddings" to zero without saying which vectors it means; W + W̃ is what ``glove.c``
-    writes out by default and what Pennington et al. recommend (§4.2).
+    (NSF eq. (4)-(5) with d' ≠ d; which vectors the paper clips: module docstring).
 
     Parameters
     ----------
