@@ -156,12 +156,10 @@ def cspa(labels, n_components, *, max_samples=10000, random_state=None):
 
     .. math:: S = \\frac{1}{r} H H^\\top,
 
-    with ``H`` the hypergraph incidence matrix (:func:`hypergraph_incidence`). The graph
-    of the documents with edge weights ``r S_ij`` (no self-loops) is cut into
+    with ``H`` the hypergraph incidence matrix (:func:`hypergraph_incidence`), cut into
     ``n_components`` balanced parts of least total edge weight by METIS, as Strehl &
     Ghosh do. With missing labels, a partition counts for a pair only when it labels both
-    documents and puts them together (the denominator stays ``r``). ``S`` has up to ``n²``
-    non-zeros, so CSPA refuses more than ``max_samples`` documents.
+    documents and puts them together (the denominator stays ``r``).
 
     Parameters
     ----------
@@ -325,12 +323,9 @@ def anmi(labels_candidate, labels, *, weighted=False):
               \\mathrm{NMI}(\\tilde\\lambda, \\lambda^{(q)}),
               \\qquad \\mathrm{NMI}(a, b) = \\frac{I(a; b)}{\\sqrt{H(a) H(b)}},
 
-    with Strehl & Ghosh's geometric-mean normalization (:func:`semnmf.metrics.nmi` with
-    ``average_method="geometric"``). The optimal consensus is the partition of largest
-    ANMI (SN eq. 11).
-
-    With missing labels, the NMI with ``λ^(q)`` is computed over the documents that
-    ``λ^(q)`` labels only (scikit-learn's conventions for single-cluster partitions).
+    with Strehl & Ghosh's geometric-mean normalization. The optimal consensus is the
+    partition of largest ANMI (SN eq. 11). With missing labels, the NMI with ``λ^(q)`` is
+    computed over the documents that ``λ^(q)`` labels only.
 
     Parameters
     ----------
@@ -406,11 +401,9 @@ def consensus(labels, n_components, method="anmi", *, max_samples=10000, random_
     n_components : int
         Number of consensus clusters.
     method : {"anmi", "cspa", "hgpa", "mcla"}, default="anmi"
-        ``"anmi"`` runs :func:`cspa`, :func:`hgpa` and :func:`mcla` and keeps the
-        partition of largest ANMI with the ensemble (SN eq. 11-12, Strehl & Ghosh's
-        supra-consensus); cspa is skipped (see ``skipped`` in the result) when there
-        are more than ``max_samples`` documents. Ties go to the first of cspa, hgpa,
-        mcla. Any other value runs that function only.
+        ``"anmi"`` runs :func:`cspa` (unless above ``max_samples`` documents), :func:`hgpa`
+        and :func:`mcla` and keeps the partition of largest ANMI (SN eq. 11-12; ties go to
+        the first). Any other value runs that function only.
     max_samples : int, default=10000
         Size limit of :func:`cspa`.
     random_state : int, RandomState instance or None, default=None

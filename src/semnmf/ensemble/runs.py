@@ -92,16 +92,15 @@ class ClusterEnsemble(ClusterMixin, BaseEstimator):
     Parameters
     ----------
     estimator : estimator
-        Unfitted; cloned for every run with ``random_state`` (and ``verbose=0`` when it has
-        that parameter) set. Must give ``labels_`` and ``objective_`` (lower is better).
+        Unfitted; cloned for every run with ``random_state`` (and ``verbose=0``) set. Must
+        give ``labels_`` and ``objective_`` (lower is better).
     n_runs : int, default=10
     n_keep : int or None, default=None
         Runs kept by objective (the smallest); None keeps them all.
     consensus : {"anmi", "cspa", "hgpa", "mcla", "mmm", "medoid"}, default="anmi"
         Strehl & Ghosh's consensus functions (cspa, hgpa, mcla), the best of them by ANMI
-        ("anmi"), the multinomial-mixture (latent class) consensus ("mmm", with
-        :data:`MMM_STARTS` EM starts per model), or the kept run that agrees most with the
-        others ("medoid": SN eq. 12's criterion over the runs' own partitions).
+        ("anmi"), the multinomial-mixture consensus ("mmm", :data:`MMM_STARTS` EM starts),
+        or the kept run that agrees most with the others ("medoid", SN eq. 12).
     n_components : int or None, default=None
         Number of consensus clusters; None takes the estimator's ``n_components``.
     random_state : int, RandomState instance or None, default=None
@@ -122,9 +121,8 @@ class ClusterEnsemble(ClusterMixin, BaseEstimator):
         Labels of the kept runs, one column each, in the order of ``kept_seeds_``.
     consensus_ : dict
         ``method`` (requested), ``chosen`` (the function that made ``labels_``), ``anmi``
-        (None for "mmm"), ``runs``, ``kept_seeds`` and ``mean_pairwise_nmi_of_kept`` (the
-        ensemble's diversity: low agreement leaves a consensus room to improve); with
-        "medoid", ``medoid_seed``: the seed of the kept run it is.
+        (None for "mmm"), ``runs``, ``kept_seeds``, ``mean_pairwise_nmi_of_kept`` (the
+        ensemble's diversity) and, with "medoid", ``medoid_seed``.
     n_components_ : int
         Number of consensus clusters used last.
 

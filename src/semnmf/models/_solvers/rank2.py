@@ -14,13 +14,10 @@ sparse product YᵀB a solve costs O(n).
 
 :func:`rank2_nmf` alternates the two solves and stops when the projected gradient norm
 falls under ``tol`` times its value after the first iteration (Lin 2007; the paper uses
-1e-4). It runs the numba kernels of :mod:`~semnmf.models._solvers.rank2_kernels`, which
-compute the same solutions as :func:`nnls_rank2` (the numpy reference: same candidates,
-singular threshold, tie rule and precision) one row at a time, fused with what the
-iteration needs next: one pass over the non-zeros of X gives the whole Z half-step
-(Z[i] from row i of X W, its shares of ZᵀZ, of the projected gradient and of ⟨Z, X W⟩, and
-XᵀZ scattered), one pass over XᵀZ the W half-step. The objective comes from
-½(‖X‖² − 2⟨Z, X W⟩ + ⟨WᵀW, ZᵀZ⟩) (eq. 1 expanded), all by-products summed in float64.
+1e-4). It runs the kernels of :mod:`~semnmf.models._solvers.rank2_kernels`: the solutions
+of :func:`nnls_rank2` (the numpy reference) one row at a time, fused with what the
+iteration needs next (one pass over X, one over XᵀZ); the objective is
+½(‖X‖² − 2⟨Z, X W⟩ + ⟨WᵀW, ZᵀZ⟩) (eq. 1 expanded), its by-products summed in float64.
 """
 
 import numpy as np
@@ -52,15 +49,8 @@ def nnls_rank2(BtB, YtB):
     Returns
     -------
     G : ndarray of shape (n, 2), non-negative, in YtB's dtype
-        Row i is the optimal g for right-hand side yᵢ.
-
-    Notes
-    -----
-    Where the unconstrained solution is feasible it is optimal (§3.1). Otherwise the
-    empty passive set is never better than a one-column solution (eq. 10), and of the two
-    one-column solutions the one with the larger ``g*_j ‖b_j‖`` has the smaller residual
-    (eq. 11). A zero column b_j gets g_j = 0; a singular BᵀB (collinear columns) skips
-    the unconstrained candidate. No loop over right-hand sides.
+        Row i is the optimal g for right-hand side yᵢ (the module docstring's rule; a zero
+        column b_j gets g_j = 0, a singular BᵀB skips the unconstrained candidate).
     """
     BtB = np.asarray(BtB, dtype=np.float64)
     YtB = np.asarray(YtB)
@@ -203,9 +193,8 @@ def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None, stop
     stop : {"pg", "partition"}, default="pg"
         "pg": the paper's projected-gradient rule above. "partition": stop when the hard
         split (:meth:`Rank2Result.labels`) has moved at most ``partition_tol`` of the
-        documents in each of ``patience`` consecutive iterations and the last iteration
-        decreased the objective by at most ``PARTITION_OBJECTIVE_TOL`` (1e-4) of its
-        value: the split, which is all a tree uses of Z, is settled.
+        documents in each of ``patience`` consecutive iterations and the objective
+        decreased by at most ``PARTITION_OBJECTIVE_TOL`` (relative) in the last one.
     partition_tol : float, default=3e-3
         Fraction of the documents allowed to change side per iteration (``"partition"``).
     patience : int, default=2
@@ -218,16 +207,12 @@ def rank2_nmf(X, *, W_init=None, max_iter=500, tol=1e-4, random_state=None, stop
     Notes
     -----
     One iteration: W ← NNLS(ZᵀZ, XᵀZ), columns of W scaled to unit norm, then
-    Z ← NNLS(WᵀW, XW) (each block solved exactly, so ½‖X − Z Wᵀ‖² never increases
-    across iterations; the rescaling of W is absorbed by the exact Z solve). The objective
-    is evaluated by the trace identity ½(‖X‖² − 2⟨Z, XW⟩ + ⟨WᵀW, ZᵀZ⟩).
+    Z ← NNLS(WᵀW, XW) (each block solved exactly, so ½‖X − Z Wᵀ‖² never increases).
 
-    Compiled and fused (:mod:`~semnmf.models._solvers.rank2_kernels`): one pass over X
-    and one over XᵀZ per iteration, so iteration t's stopping test completes during
+    Compiled and fused (module docstring): iteration t's stopping test completes during
     iteration t + 1's W pass, whose W is discarded when the test stops the loop. W is
     stored unnormalized, its column scaling applied as it is read (and to the W
-    returned). The iterates are those of :func:`nnls_rank2` twice and the two products,
-    up to rounding (float64 accumulation, solutions rounded to X's dtype).
+    returned).
     """
     if stop not in STOP_RULES:
         raise ValueError(f"stop must be one of {STOP_RULES}, got {stop!r}.")
