@@ -135,9 +135,7 @@ def ari(labels_true, labels_pred):
 def accuracy(labels_true, labels_pred):
     """Clustering accuracy under the best one-to-one matching of clusters to classes.
 
-    Each cluster is mapped to at most one class and each class to at most one cluster
-    so that the number of correctly mapped documents is the largest possible (the
-    Hungarian algorithm on the contingency matrix); documents of clusters or classes
+    The Hungarian algorithm on the contingency matrix; documents of clusters or classes
     left unmatched count as errors. Every distinct label value is a label of its own,
     ``-1`` included.
 
@@ -149,8 +147,7 @@ def accuracy(labels_true, labels_pred):
     Returns
     -------
     score : float
-        Fraction of documents in ``[0, 1]``, higher is better. Invariant to a renaming
-        of the clusters or of the classes.
+        Fraction of documents in ``[0, 1]``, higher is better.
     """
     return _accuracy(*_check_labelings(labels_true, labels_pred))
 
@@ -261,15 +258,13 @@ def topic_coherence(components, X, n_terms=20, mu=1.0, average=True):
         coherence = Σ_{i<j} log((D(f_i, f_j) + μ) / D(f_i))                (18)
 
     where D(f) is the number of documents of X containing f and D(f, f') the number
-    containing both: the UMass coherence of Mimno et al. (2011), the paper's reference
-    [21], over pairs of distinct words as in [21]. Higher (closer to 0) is more coherent.
+    containing both: the UMass coherence of Mimno et al. (2011). Higher (closer to 0) is
+    more coherent.
 
     Parameters
     ----------
     components : array-like of shape (n_topics, n_terms_total)
-        Topic-term weights (``components_`` of any estimator here); only terms with a
-        positive weight are ranked, so a topic with fewer than ``n_terms`` of them uses
-        those it has.
+        Topic-term weights (``components_``); only terms with a positive weight are ranked.
     X : sparse matrix or array of shape (n_documents, n_terms_total)
         Reference documents (any weighting: only the non-zero pattern is used).
     n_terms : int, default=20
@@ -362,10 +357,9 @@ def npmi_coherence(topics, X, n_terms=10, *, vocabulary=None, average=True):
 
         NPMI(w, w') = log(P(w, w') / (P(w) P(w'))) / -log P(w, w')
 
-    in [-1, 1]: -1 for words that never occur together (also when one of them does not
-    occur at all), 0 for independent words, 1 for words that always occur together. A
-    topic's coherence is the mean NPMI over the pairs of its ``n_terms`` top words. Higher
-    is better; NPMI follows human judgement better than UMass (:func:`topic_coherence`).
+    in [-1, 1]: -1 for words that never occur together (or do not occur), 0 for
+    independent words, 1 for words that always occur together. A topic's coherence is the
+    mean NPMI over the pairs of its ``n_terms`` top words; higher is better.
 
     Parameters
     ----------
@@ -375,11 +369,10 @@ def npmi_coherence(topics, X, n_terms=10, *, vocabulary=None, average=True):
         column indices of X, or of terms (then ``vocabulary`` must be given), or the
         ``(term, weight)`` pairs of :func:`top_terms` (positive weights only).
     X : sparse matrix, array or Corpus
-        The documents whose co-occurrences are counted (any weighting: only the non-zero
-        pattern is used): the corpus the topics were learned from, or a reference corpus.
-        A reference matrix must have the same columns (vocabulary) as ``topics``. An object
-        with ``counts()`` and ``vocabulary`` (a :class:`~semnmf.Corpus`) is read through
-        them; its terms are then matched by name when ``vocabulary`` is given.
+        The documents whose co-occurrences are counted (only the non-zero pattern is
+        used): the corpus the topics were learned from, or a reference corpus with the
+        same columns, or a :class:`~semnmf.Corpus`, whose terms are matched by name when
+        ``vocabulary`` is given.
     n_terms : int, default=10
         Top words per topic (N, at least 2).
     vocabulary : sequence of str, optional
@@ -477,8 +470,7 @@ def topic_diversity(topics, n_terms=25):
     """Topic diversity (Dieng, Ruiz & Blei 2020): the fraction of unique words among the
     ``n_terms`` top words of all topics.
 
-    1 when no two topics share a top word, close to ``1 / n_topics`` when all topics list
-    the same words. Higher means more varied topics.
+    1 when no two topics share a top word, ``1 / n_topics`` when all list the same words.
 
     Parameters
     ----------

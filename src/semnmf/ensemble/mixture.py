@@ -352,12 +352,10 @@ def _check_models(models):
 class MultinomialMixture(ClusterMixin, BaseEstimator):
     """Latent class (multinomial mixture) model of a cluster ensemble (SN eq. 13).
 
-    Each document's vector of ``r`` cluster labels is modelled as drawn from a mixture
-    of ``K`` components, the labels independent given the component (Topchy, Jain &
-    Punch, 2004), fitted by EM on the sparse one-hot matrix ``M`` (E-step ``M @ log(α)ᵀ``,
-    M-step ``Mᵀ T``; no loop over documents). Among the candidate models (Rmixmod's 10,
-    see :mod:`semnmf.ensemble.mixture`) and numbers of components, the pair of smallest
-    BIC ``= -2 log L + ν log n`` (or ICL) is kept, as SN do with Rmixmod.
+    The latent class model of :mod:`semnmf.ensemble.mixture`, fitted by EM on the sparse
+    one-hot matrix ``M`` (no loop over documents); among the candidate models and numbers
+    of components, the pair of smallest BIC ``= -2 log L + ν log n`` (or ICL) is kept, as
+    SN do with Rmixmod.
 
     Parameters
     ----------
@@ -376,17 +374,15 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
         A run stops when its penalized log-likelihood grows by less than
         ``tol * n_documents`` in one iteration (``tol`` per document).
     smoothing : float, default=1.0
-        Pseudo-count ``s`` of a Dirichlet prior that keeps probabilities away from 0: every
-        (component, partition) pair gets ``s`` pseudo-documents spread evenly over the
-        partition's ``m_q`` clusters, ``α_kq^(h) = (N_kq^(h) + s/m_q) / (N_kq + s)``
-        (Rmixmod's estimator for ``s = 1``; pooled over the shared indices for the
-        parsimonious models); ``0`` gives plain maximum likelihood.
+        Pseudo-count ``s`` of a Dirichlet prior that keeps probabilities away from 0,
+        ``α_kq^(h) = (N_kq^(h) + s/m_q) / (N_kq + s)`` (Rmixmod's estimator for ``s = 1``;
+        pooled over the shared indices for the parsimonious models); ``0`` gives plain
+        maximum likelihood.
     criterion : {"bic", "icl"}, default="bic"
-        Selection criterion, to minimize: ``"bic"``, ``-2 log L + ν log n`` (Schwarz;
-        SN's choice), or ``"icl"``, the integrated completed likelihood of Biernacki,
-        Celeux & Govaert (2000), ``BIC + 2 E`` with ``E = -Σ_ik t_ik log t_ik`` the
-        entropy of the responsibilities, which also penalizes components that
-        documents cannot be assigned to with confidence (see Notes).
+        Selection criterion, to minimize: ``"bic"`` (SN's choice), or ``"icl"``, the
+        integrated completed likelihood of Biernacki, Celeux & Govaert (2000), ``BIC + 2 E``
+        with ``E`` the entropy of the responsibilities, which also penalizes components
+        that documents cannot be assigned to with confidence (see Notes).
     random_state : int, RandomState instance or None, default=None
         Seeds the starts (one generator for the whole grid).
     verbose : int, default=0
@@ -406,9 +402,7 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
     icl_ : dict
         ``{(model, n_components): ICL}`` for every pair tried (lower is better).
     objective_ : float
-        The selection criterion of the selected model: its BIC (``criterion="bic"``,
-        ``-2 log L + ν log n``) or its ICL. Lower is better, as every semnmf
-        ``objective_``; it is the minimum of ``bic_`` (or ``icl_``).
+        The selected model's BIC (or ICL): the minimum of ``bic_`` (or ``icl_``).
     weights_ : ndarray of shape (n_components_,)
         Mixing proportions ``π_k``.
     category_probs_ : list of n_partitions ndarrays of shape (n_components_, m_q)
@@ -420,9 +414,8 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
         Log-likelihood (SN eq. 13, log) of the training labels under the selected
         model, used in its BIC.
     log_likelihood_history_ : ndarray of shape (n_iter_,)
-        Penalized log-likelihood (log-likelihood + log smoothing prior, the quantity EM
-        increases; the plain log-likelihood when ``smoothing=0``) after each EM
-        iteration of the selected run; non-decreasing.
+        Penalized log-likelihood (with the log smoothing prior, what EM increases) after
+        each EM iteration of the selected run.
     converged_ : bool
         Whether the selected run met ``tol`` before ``max_iter``.
     n_iter_ : int
@@ -643,8 +636,7 @@ def mixture_consensus(labels, n_components=None, *, models="all", n_init=5, max_
                       verbose=0, return_model=False):
     """Consensus partition by a latent class (multinomial mixture) model (SN eq. 13).
 
-    Fits :class:`MultinomialMixture` and returns each document's most probable
-    component, renumbered ``0..g-1``.
+    Each document's most probable component of :class:`MultinomialMixture`, renumbered.
 
     Parameters
     ----------

@@ -65,13 +65,10 @@ def check_start(array, shape, name, dtype=np.float64):
 def resolve_start(estimator, X_shape, *, n_factors=2, dtype=np.float64):
     """The start of a fit: ``(strategy, Z, W)``, with ``Z, W`` None for a strategy.
 
-    The start scheme of every semnmf estimator (scikit-learn's KMeans): ``init`` is a
-    strategy name or the starting value itself. For the two-factor models (X ≈ Z Wᵀ),
-    ``init=(Z, W)`` with Z of shape (n_documents, k) and W (n_terms, k); for the
-    one-factor models (``n_factors=1``: ProjectiveNMF's Z, SymNMF's H) ``init=Z`` (a
-    pair ``(Z, W)``, tuple or list, is accepted too, W then shape-checked and unused, so
-    that one shared start serves every model). Every start is checked by
-    :func:`check_start` (shape, finite, non-negative, no all-zero column).
+    ``init`` is a strategy name or the starting value itself (as scikit-learn's KMeans):
+    ``(Z, W)`` with Z (n_documents, k) and W (n_terms, k); for the one-factor models
+    (``n_factors=1``: ProjectiveNMF's Z, SymNMF's H) ``Z``, or a pair whose W is
+    shape-checked and unused. Every start is checked by :func:`check_start`.
     """
     n, d = X_shape
     k = estimator.n_components
@@ -174,17 +171,12 @@ def seeded_start(X, n_components, seeds, random_state=None, n_restarts=SKMEANS_R
     """Starting ``(Z, W)`` with topics guided by seed words: one topic per list of
     ``seeds`` (term indices), the other ``n_components - len(seeds)`` found freely.
 
-    The papers start every NMF-like method from spherical k-means (Neurocomputing §5.4);
-    this is that start with some of its centroids given. Seeded topic j: the spherical
-    centroid of the documents whose seed mass Σ_{t ∈ seeds_j} x̂_it (x̂ the unit-length
-    rows) is positive and largest for j, with each seed term raised to the centroid's
-    largest weight (so the seeds are the topic's top words at the start); a topic whose
-    seeds no document holds starts from its seed terms alone. Free topics: spherical
-    k-means (best of ``n_restarts``) of the documents no seed reaches (of all the
-    documents when fewer remain than free topics). Every document then goes to its
-    nearest centroid by cosine, and Z = one-hot + 0.2, W = the centroids, as
-    :func:`factors_from_skmeans`. Nothing holds the seeded topics during the fit: the
-    updates move them as the data asks (:func:`topic_drift` measures how far).
+    The papers' spherical k-means start with some of its centroids given. Seeded topic j:
+    the spherical centroid of the documents whose seed mass Σ_{t ∈ seeds_j} x̂_it (x̂ the
+    unit-length rows) is positive and largest for j, each seed term raised to the
+    centroid's largest weight (a topic whose seeds no document holds: its seed terms
+    alone). Free topics: spherical k-means of the documents no seed reaches (of all when
+    fewer remain than free topics). Then Z and W as :func:`factors_from_skmeans`.
     """
     n, d = X.shape
     k = n_components

@@ -168,13 +168,11 @@ def build_levels(model, X, low, high, *, labels=None, min_cluster_size=None,
     low, high : int or None
         The coarsest and finest level wanted (None: the starting level's k).
     labels : array or None
-        The run's clusters of the documents (default: the model's assignment). A run whose
-        model does not reproduce all of them (a consensus, whose clusters are not the
-        argmax of its centroids everywhere) keeps its own at the starting level and, mapped
-        through the merges, at the coarser ones; the finer ones are the model's assignment.
+        The run's clusters of the documents (default: the model's assignment), kept at
+        the starting level and, through the merges, at the coarser ones (a consensus's
+        model does not reproduce all of them).
     min_cluster_size : int or None
-        No cluster of any level has fewer documents (small clusters of the fit are merged
-        first, down to 2 clusters; a level a split would break is not made).
+        No cluster of any level has fewer documents (module docstring).
     random_state : int
         The seed of the splits' rank-2 NMF.
 
@@ -182,8 +180,7 @@ def build_levels(model, X, low, high, *, labels=None, min_cluster_size=None,
     -------
     Levels
         The starting model and level, and every level from the coarsest to the finest
-        reached (``high`` may not be reached when no cluster splits into two of
-        ``min_cluster_size``).
+        reached.
     """
     X = sp.csr_matrix(X, dtype=np.float64)
     Xn = unit_rows(X)

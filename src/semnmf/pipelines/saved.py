@@ -11,12 +11,9 @@ assignment rules and version policy are described in ``docs/guide/saved-models.m
       arrays.npz       numeric arrays only (read with ``allow_pickle=False``)
       vocabulary.txt   one term per line, in column order
 
-A reader reads every file of its own major version (unknown keys are ignored) and refuses
-a higher major version. A new document is assigned by the estimator's own rule on its
-row of X (``"estimator"`` kind; a ``--refine gt`` run by its unrefined model) or to the
-most cosine-similar training cluster mean (``"consensus"``), then, for a run refined by
-the centroid step, moved as :func:`semnmf.refine.centroid_refine` moved the run's
-documents (``refine.centers``, format 1.2).
+A new document is assigned by the estimator's own rule on its row of X (``"estimator"``
+kind) or to the most cosine-similar training cluster mean (``"consensus"``), then moved
+as the run's centroid step moved its documents (``refine.centers``).
 """
 
 import json
@@ -102,10 +99,8 @@ def _unit_rows(A):
 # -- the model ----------------------------------------------------------------------------
 class SavedModel:
     """A fitted clustering that assigns new documents: a vectorizer and an estimator (or a
-    consensus's cluster means), saved as a folder (see the module docstring).
-
-    Build one with :func:`save_model` / :meth:`from_fit`, read one with
-    :func:`load_model` / :meth:`load`.
+    consensus's cluster means), saved as a folder (module docstring). Build one with
+    :func:`save_model` / :meth:`from_fit`, read one with :func:`load_model` / :meth:`load`.
 
     Attributes
     ----------

