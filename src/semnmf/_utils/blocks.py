@@ -295,12 +295,10 @@ class BlockedMatrix:
         """The :class:`BlockedMatrix` of what the estimators accept as row blocks.
 
         - a :class:`BlockedMatrix`: itself;
-        - a list / tuple of scipy.sparse matrices (same number of columns): the blocks,
-          processed in this process (or scattered to ``client`` when given);
-        - a Dask array whose chunks are scipy.sparse matrices (one chunk along the
-          columns; row chunk sizes known): on the current ``distributed`` client (or
-          ``client``) its chunks are computed on the workers and stay there; without a
-          client they are computed here and processed one after the other.
+        - a list / tuple of scipy.sparse matrices: the blocks, processed here (or
+          scattered to ``client``);
+        - a Dask array of scipy.sparse chunks (one chunk along the columns): computed on
+          the workers of the current (or ``client``'s) cluster and kept there, else here.
         """
         if isinstance(X, BlockedMatrix):
             return X

@@ -12,21 +12,10 @@ import tempfile
 
 
 def atomic_write(path, write, binary=False):
-    """Write ``path`` through a temporary file renamed into place: never half-written.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file to (re)write. Its folder must exist.
-    write : callable
-        ``write(f)`` writes the content to the open file object ``f``.
-    binary : bool, default=False
-        Open ``f`` in binary mode; otherwise text, UTF-8, ``newline=""`` (what the
-        :mod:`csv` module wants; ``"\\n"`` is written as is).
-
-    The file gets the permissions of an ordinary new file (``0666`` less the umask), not
-    the ``0600`` of :func:`tempfile.mkstemp`. On any error, the temporary file is removed
-    and the exception propagates; ``path`` is unchanged.
+    """Write ``path`` (its folder must exist) through a temporary file renamed into place:
+    ``write(f)`` writes the content to the open file ``f`` (binary with ``binary``, else
+    UTF-8 text with ``newline=""``, as :mod:`csv` wants). The file gets an ordinary new
+    file's permissions; on any error ``path`` is unchanged and the exception propagates.
     """
     path = os.fspath(path)
     folder = os.path.dirname(path) or "."

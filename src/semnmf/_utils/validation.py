@@ -14,23 +14,9 @@ FLOAT_DTYPES = (np.float64, np.float32)
 
 
 def check_matrix(X, name="X", *, nonnegative=True, dtype=None, sparse_format="csr"):
-    """Validate a data matrix and return it as CSR (sparse input) or C-ordered ndarray.
-
-    Parameters
-    ----------
-    X : array-like or scipy.sparse matrix of shape (n_rows, n_cols)
-    name : str
-        How the matrix is called in error messages.
-    nonnegative : bool, default=True
-        Refuse negative entries.
-    dtype : numpy dtype or None
-        Target float dtype; None keeps float32 / float64 and casts anything else to float64.
-    sparse_format : {"csr", "csc"}
-        Format for sparse input.
-
-    Returns
-    -------
-    X : scipy.sparse.csr_matrix (or csc) or numpy.ndarray of float dtype
+    """Validate a data matrix (``name`` in error messages; negative entries refused with
+    ``nonnegative``) and return it as ``sparse_format`` (sparse input) or a C-ordered
+    ndarray, in ``dtype`` (None keeps float32 / float64, casts anything else to float64).
     """
     if X is None:
         raise ValueError(f"{name} is None: pass a matrix of shape (n_documents, n_terms).")

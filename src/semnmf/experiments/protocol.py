@@ -1,6 +1,6 @@
 """The papers' experimental protocols, resumable: every finished run is cached on disk.
 
-Two protocols (Neurocomputing §5.4-5.5 and DESIGN.md's quality protocol):
+Two protocols (Neurocomputing §5.4-5.5, and what a user gets):
 
 - ``"paper"``: ``runs`` spherical k-means solutions (one restart each, seeds 1000 + r);
   every NMF-like method starts from each of them (``init=(Z, W)``); for every method the
@@ -118,9 +118,8 @@ class Contexts:
 
     "ppmi": PPMI over a 10-word window when raw text exists, else over documents
     (Neurocomputing eq. 3); "sppmi": the SIGIR paper's shifted PPMI, N = 2, same
-    context; "pglove": GloVe vectors trained on the same co-occurrences (d' = 100,
-    x_max = 100, α = 3/4, learning rate 0.15), negative entries set to 0 (SN §5.4),
-    kept on disk in ``cache_dir`` when given (training takes minutes).
+    context; "pglove": PGLOVE on the same co-occurrences (:mod:`semnmf.text.glove`), kept
+    on disk in ``cache_dir`` when given (training takes minutes).
     """
 
     def __init__(self, corpus, random_state=0, cache_dir=None, name=None):
@@ -231,9 +230,8 @@ def run_dataset(name, corpus, X, methods, cache, *, protocols=PROTOCOLS, runs=50
                 log=None):
     """Run every missing cell of one dataset; finished cells are read from ``cache``.
 
-    ``log(message)`` receives one line per finished run and per skipped or failed method;
-    by default they go to the ``semnmf.experiments.protocol`` logger (level INFO), never
-    to stdout.
+    ``log(message)`` receives one line per finished run and per skipped or failed method
+    (default: the ``semnmf.experiments.protocol`` logger, level INFO).
     """
     if log is None:
         log = _logger.info

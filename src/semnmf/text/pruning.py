@@ -3,15 +3,11 @@
 The third step of the word-context matrix M of Semantic-NMF (:mod:`semnmf.text.context`):
 :func:`prune` keeps the strongest associations of each word, so that M stays sparse.
 
-The budget: :func:`estimate_nnz` bounds the number of non-zeros of M before it is built
-(from the document frequencies, or the token stream), :func:`budget_top_k` gives the
-largest ``top_k`` whose pruning surely fits a budget ``max_nnz``, and
-:func:`prune_to_budget` prunes an association matrix to it, saying what it pruned in a
-record (:func:`budget_record`; :func:`warn_if_emptied` warns when nothing is left). For the
-document context, :func:`budgeted_document_context` builds M block by block of words, each
-block's counts turned into PMI and pruned at once, so that the unpruned matrix never exists.
-
-All functions work on scipy.sparse matrices and never densify a d x d matrix.
+The budget: :func:`estimate_nnz` bounds the non-zeros of M before it is built,
+:func:`budget_top_k` gives the largest ``top_k`` that surely fits ``max_nnz``,
+:func:`prune_to_budget` prunes to it and records what it pruned (:func:`budget_record`),
+and :func:`budgeted_document_context` builds the document context's M pruned block by
+block. Nothing here densifies a d x d matrix.
 """
 
 import numbers
@@ -34,9 +30,8 @@ def prune(M, *, top_k=None, threshold=None, symmetric=True):
     """Keep the strongest entries of a word-context matrix.
 
     An entry is kept when it is among the ``top_k`` largest of its row AND (when given) at
-    least ``threshold``. With ``symmetric=True`` the kept pattern is then symmetrized by
-    union: ``(j, j')`` is kept if it was kept in row ``j`` or in row ``j'``; values always come
-    from M.
+    least ``threshold``; with ``symmetric=True`` the kept pattern is symmetrized by union
+    (values always come from M).
 
     Parameters
     ----------
@@ -115,8 +110,7 @@ class NnzEstimate:
     row_upper : ndarray of shape (n_terms,)
         The bound of each row (word): ``min(n_terms - 1, partners)``.
     estimate : int or None
-        A cheaper-to-trust estimate: the exact row counts of a random sample of words,
-        scaled (document context only; None otherwise).
+        The exact row counts of a random sample of words, scaled (document context only).
     """
 
     upper: int

@@ -1,13 +1,8 @@
-"""The fitted vectorizer of a corpus as plain data: what turns new raw text (or new counts)
-into the same columns, with the same weighting, as the matrix X a model was fitted on.
-
-:class:`VectorizerState` holds the vocabulary, the tokenizer options, the pruning the
-vocabulary was built with (recorded, not applied again to new documents), the weighting
-and what it learned from the training documents (the idf, and for "ncut" the column sums
-of the training TF-IDF matrix). New documents are read as raw texts
-(:meth:`VectorizerState.transform_texts`, tokenized exactly as the corpus was) or as counts
-over another vocabulary (:meth:`VectorizerState.transform_counts`, mapped by term); terms
-outside the vocabulary are dropped.
+"""The fitted vectorizer of a corpus as plain data: what turns new raw texts
+(:meth:`VectorizerState.transform_texts`) or new counts over another vocabulary
+(:meth:`VectorizerState.transform_counts`, mapped by term) into the same columns, with the
+same weighting, as the matrix X a model was fitted on; terms outside the vocabulary are
+dropped, and the vocabulary's pruning is recorded, not applied again.
 """
 
 import numpy as np

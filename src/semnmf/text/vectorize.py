@@ -124,13 +124,10 @@ def make_analyzer(*, lowercase=True, stop_words="english", token_pattern=TOKEN_P
     """Return ``analyze(text) -> list of terms``: scikit-learn's word analyzer + stemming.
 
     With the default ``token_pattern``, texts are first put in Unicode's composed form
-    (NFC: "café" typed with a combining accent is the same word), a word's letters may
-    carry combining marks (the vowel signs of Devanagari and the other Indic scripts:
-    "नमस्ते" is one word), and runs of Chinese, Japanese or Korean characters are cut into
-    overlapping character bigrams (:func:`cjk_bigrams`), so that texts in these languages
-    cluster without a word segmenter. To keep a segmentation of your own (words separated
-    by spaces, as jieba or MeCab write them), pass another pattern, e.g.
-    ``r"(?u)\\b\\w+\\b"``, which also keeps one-character words.
+    (NFC), a word's letters may carry combining marks ("नमस्ते" is one word), and runs of
+    Chinese, Japanese or Korean characters are cut into overlapping character bigrams
+    (:func:`cjk_bigrams`), so that these languages cluster without a word segmenter.
+    Another pattern (e.g. ``r"(?u)\\b\\w+\\b"``) keeps a segmentation of your own.
 
     Parameters
     ----------
