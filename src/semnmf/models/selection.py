@@ -105,26 +105,10 @@ def candidate_grid(n_documents, k_min=2, k_max=None, ratio=1.25):
 
 @dataclass
 class SelectionResult:
-    """What :func:`select_n_components` found.
-
-    Attributes
-    ----------
-    best : int
-        The chosen k.
-    candidates : list of int
-    scores : list of float
-        The criterion's score at each candidate (higher is better; ``best`` is its argmax).
-    criterion : str
-    param : float
-    curves : dict
-        The curves the criterion reads (name -> list over the candidates;
-        :data:`CRITERION_CURVES`).
-    n_sample : int
-        Documents the clusterings were fitted on.
-    seconds : float
-    center : float
-        The k the penalty pulls towards.
-    """
+    """What :func:`select_n_components` found: the ``best`` k, the ``candidates`` and the
+    criterion's ``scores`` at each (higher is better), the ``criterion``, its ``param`` and
+    ``center``, the ``curves`` it read (name -> list over the candidates), the
+    ``n_sample`` documents the clusterings were fitted on, and the ``seconds`` it took."""
 
     best: int
     candidates: list
@@ -353,10 +337,8 @@ def measure_candidates(X, candidates, *, curves=None, n_runs=5, sample_size="aut
         Documents (tf-idf or any non-negative weighting; rows are L2-normalized here).
     candidates : list of int
     curves : sequence of str, optional
-        The curves to measure, among :data:`CURVES` (default: all of them);
-        :data:`CRITERION_CURVES` names those each criterion reads. A curve's values do not
-        depend on which others are measured, but for ``null_cosine``: its null sample
-        draws from the same random stream as the clusterings.
+        The curves to measure, among :data:`CURVES` (default: all of them); a curve's
+        values do not depend on which others are measured, but ``null_cosine``'s.
     n_runs : int, default=5
         Spherical k-means runs per k (seeds and subsamples differ).
     sample_size : int or "auto", default="auto"
@@ -369,15 +351,13 @@ def measure_candidates(X, candidates, *, curves=None, n_runs=5, sample_size="aut
     n_init : int, default=1
         k-means++ starts of a run (its best kept).
     gap : bool, default=True
-        Measure ``null_cosine`` (one run per k on a null sample: the ``gap`` curve) when
-        ``curves`` asks for it; False leaves it out.
+        False leaves out ``null_cosine`` (one run per k on a null sample).
     counts : sparse matrix, optional
         Documents whose co-occurrences score the topics' NPMI (default: X).
     random_state : int
     on_partitions : callable, optional
-        Called as ``on_partitions(k, rows, partitions)`` after the runs at each k: ``rows``
-        the sampled documents' rows of X, ``partitions`` the runs' labels of them (the
-        benchmarks score them against known classes; the choice never reads them).
+        Called as ``on_partitions(k, rows, partitions)`` after the runs at each k (the
+        sampled documents' rows of X and the runs' labels of them; for the benchmarks).
 
     Returns
     -------

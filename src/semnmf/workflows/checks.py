@@ -51,10 +51,8 @@ def check_settings(settings, words=LIBRARY):
 
 
 def check_vectorizing(min_df, max_df, token_pattern, words=LIBRARY):
-    """How the texts become counts, as scikit-learn's CountVectorizer reads them:
-    ``min_df`` / ``max_df`` a number of documents (an integer, min_df at least 1) or a share
-    of them (a float, min_df in [0, 1], max_df in (0, 1]); ``token_pattern`` a regular
-    expression with at most one group."""
+    """``min_df``, ``max_df`` and ``token_pattern`` as scikit-learn's CountVectorizer reads
+    them."""
     if min_df is not None:
         check_number(min_df, "min_df", words)
         if _integer(min_df):
@@ -85,8 +83,7 @@ def _integer(value):
 
 def _check_seed_range(s, w, runs, runs_said):
     """The seeds ``random_state .. random_state + runs - 1`` of ``runs`` runs (said
-    ``runs_said``) are all seeds; an integer seed only (None and a RandomState draw their
-    own)."""
+    ``runs_said``) are all seeds (an integer seed only)."""
     if _integer(s.random_state) and s.random_state + runs - 1 > MAX_SEED:
         raise ValueError(f"{w.set('random_state', s.random_state)} with {runs_said} needs the "
                          f"seeds up to {s.random_state + runs - 1}, above the largest seed "

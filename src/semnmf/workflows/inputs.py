@@ -15,9 +15,8 @@ CONTEXT_DEFAULTS = {"context": "auto", "window": 10, "min_count": 1, "max_nnz": 
 
 
 def context_defaults(settings):
-    """The word-context settings of ``settings`` not given (None), with their defaults
-    (:data:`CONTEXT_DEFAULTS`), and ``window_given`` (a window given on a corpus without
-    raw text is warned about): a dict for ``dataclasses.replace``."""
+    """The word-context settings not given (None) with their :data:`CONTEXT_DEFAULTS`, and
+    ``window_given``: a dict for ``dataclasses.replace``."""
     filled = {name: value for name, value in CONTEXT_DEFAULTS.items()
               if getattr(settings, name) is None}
     given = getattr(settings, "window_given", False) or settings.window is not None
@@ -87,10 +86,8 @@ def read_stop_words(path):
 
 
 def stop_word_list(stop_words, stop_words_file):
-    """``stop_words`` ("auto", a language, "none" or None for the default "auto", or a
-    list) with the words of ``stop_words_file`` added: a list, or ``{"language": ...,
-    "extra": words}`` where the language's list is resolved against the texts
-    (:func:`semnmf.text.language.resolve_stop_words`)."""
+    """``stop_words`` (None: "auto") with the words of ``stop_words_file`` added: a list, or
+    ``{"language": ..., "extra": words}`` for a language resolved against the texts."""
     base = "auto" if stop_words is None else stop_words
     if stop_words_file is None:
         return base
@@ -181,10 +178,9 @@ def read_corpus(settings, timings, started):
 
 
 def build_word_context(settings, corpus, timings, association="ppmi", counts_context=None):
-    """The word-context matrix M of the context settings (filled), as a
-    :class:`WordContext`. ``association`` is the default when ``settings.association`` is
-    None; ``counts_context`` (``{"association": ..., "top_k": ...}``) replaces the defaults
-    of both when the context is the document (a corpus without raw text)."""
+    """The :class:`WordContext` of the (filled) context settings; ``association`` is the
+    default association, ``counts_context`` (``{"association", "top_k"}``) the defaults of
+    a document context."""
     from .._utils.progress import log, timed
 
     verbose = settings.verbose
@@ -231,9 +227,8 @@ def context_record(settings, word_context):
 
 
 def data_notes(record, corpus):
-    """Add to run.json's ``data`` entry what the loading decided: documents without a label
-    (left out of the scores), the min_df used (and whether it was chosen automatically),
-    and the lines of the table's bad rows that were skipped (``on_bad_lines="skip"``)."""
+    """Add to run.json's ``data`` entry what the loading decided: the unlabelled documents,
+    the min_df used, the bad rows skipped."""
     if record.get("data") is not None:
         record["data"].update({"n_unlabelled": corpus.n_unlabelled if corpus.labels is not None
                                else corpus.n_documents,
@@ -259,9 +254,8 @@ def read_seed_words(path):
 
 
 def seed_terms(seed_words, corpus, k):
-    """``(seeds, record)``: the term indices of each seed list (a word is a term of the
-    corpus, or what the corpus's analyzer makes of it: its stem), and run.json's record
-    of the words and terms. A list none of whose words is a term is refused."""
+    """``(seeds, record)``: the term indices of each seed list (a word, or its stem), and
+    run.json's record of them; a list none of whose words is a term is refused."""
     if isinstance(seed_words, (str, os.PathLike)):
         seed_words = read_seed_words(seed_words)
     seed_words = [[str(w) for w in topic] for topic in seed_words]

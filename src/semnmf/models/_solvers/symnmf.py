@@ -143,12 +143,9 @@ def symnmf_anls(A, H, *, alpha=None, max_iter=500, tol=1e-3, verbose=0, descript
         H ← argmin_{H ≥ 0} ‖[W; √α I] Hᵀ − [A; √α Wᵀ]‖²  (WᵀW + α I, A W + α W)
 
     (A symmetric; :func:`nnls_rows`). Each block is solved exactly, so f never increases;
-    with α large enough the limit points have W = H and are stationary points of SymNMF.
-    The default α = max(A)² and the stopping rule (projected gradient of f below ``tol``
-    times its value after the first iteration) are those of the authors'
-    ``symnmf_anls.m``, which GT ran. f is computed by trace identities,
-    ``f = ‖A‖² − 2 tr(Hᵀ (A W)) + tr((WᵀW)(HᵀH)) + α‖W − H‖²``, from the products A W, A H
-    the next updates need.
+    with α large enough the limit points have W = H. The default α = max(A)² and the
+    stopping rule are those of the authors' ``symnmf_anls.m``, which GT ran; f comes from
+    trace identities with the products A W, A H the next updates need.
 
     Parameters
     ----------
