@@ -1,10 +1,8 @@
 """The word-context term of a fit: its matrix M and its weight λ, the rules written once.
 
-Every engine (local, row-blocked threads or Dask, online) and every estimator with a
-word-context term takes M and λ from here (:func:`prepare_context` for one fit, on one
-matrix or on row blocks; :func:`relative_weight` given the sizes of the two matrices, so
-that an engine summing X's size over blocks or mini-batches applies the same rule). This
-module imports no estimator: the estimators import it.
+Every engine and every estimator with a word-context term takes M and λ from here
+(:func:`prepare_context` for one fit; :func:`relative_weight` from the sizes of the two
+matrices, for an engine that sums X's size over blocks or mini-batches).
 """
 
 import numpy as np
@@ -77,10 +75,9 @@ def effective_lambda(lam, X, M, scale="relative", loss="frobenius"):
         F / ΣX = D(X‖ZWᵀ)/ΣX + lam · D(M‖WQᵀ)/ΣM
         ⇒ λ = lam · ΣX / ΣM
 
-    so ``lam`` compares per-unit-mass divergences, and scaling M leaves the fit of Z and
-    W unchanged. The minimizers are those of eq. (5) (or eq. 2) with that λ, so the
-    updates and their monotonicity hold unchanged. ``scale="absolute"`` passes ``lam``
-    through as the paper's raw λ (whose meaning depends on the corpus).
+    The minimizers are those of eq. (5) (or eq. 2) with that λ, so the updates and their
+    monotonicity hold unchanged. ``scale="absolute"`` passes ``lam`` through as the
+    paper's raw λ.
     """
     if scale == "absolute":
         return float(lam)

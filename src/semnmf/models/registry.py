@@ -2,11 +2,8 @@
 the papers' protocols (:mod:`semnmf.experiments.protocol`) and the benchmark scripts.
 
 Each :class:`Method` knows its estimator (imported only when the method is built), its
-parameters, its word-context matrix, whether it uses a document graph, and which
-command-line options apply to it. A method has one name everywhere (``snmf`` is the
-papers' Semantic-NMF, ``snmf-kl`` the slides' SNMF-KL, ``snmf-robust`` the command line's
-default). This module imports nothing heavy, so the command line can build its parser
-from it in a few milliseconds.
+parameters, its word-context matrix and which command-line options apply to it. This
+module imports nothing heavy: the command line builds its parser from it.
 """
 
 import importlib
@@ -21,8 +18,7 @@ class Method:
     Attributes
     ----------
     name : str
-        Its one name: ``semnmf cluster --method``, ``semnmf bench --methods``, the caches
-        ("snmf").
+        Its one name, everywhere ("snmf").
     label : str
         Label in the tables ("SNMF (PPMI)").
     estimator : str
@@ -31,12 +27,9 @@ class Method:
         Constructor parameters besides n_components / random_state / the start.
     association : {None, "ppmi", "sppmi", "pglove"}
         How the word-context matrix passed as ``fit(X, M=...)`` weighs co-occurrences;
-        None for a method without a word-context term (``lam`` does not apply to it).
-        (Which words co-occur, document / sentence / window, is the command line's
-        ``--context``.)
+        None for a method without a word-context term.
     graph : bool
-        Whether the method has a document-graph term (``graph_lam`` applies; the
-        protocol passes the graph as ``fit(..., A=...)``).
+        Whether the method has a document-graph term (``fit(..., A=...)``).
     shared_start : bool
         Whether the paper protocol starts it from the shared spherical k-means solution.
     extra : str or None
@@ -50,12 +43,10 @@ class Method:
     takes_init : bool
         Whether the estimator takes ``init`` (every NMF-like method; not spherical k-means).
     counts_context : dict or None
-        For a corpus without raw text (document contexts only): the ``association`` and
-        ``top_k`` of M used when the command line does not set them (None: the same
-        association as with raw text, unpruned).
+        For a corpus without raw text: the default ``association`` and ``top_k`` of M
+        (None: as with raw text, unpruned).
     dtype : {"float64", "float32"}
-        The floating-point type the command line fits in (X and M are cast to it), when
-        ``--dtype`` does not say.
+        The floating-point type the command line fits X and M in by default.
     """
 
     name: str

@@ -46,22 +46,17 @@ def association(C, kind="ppmi", shift=2, dtype=None):
 
         PMI(j, j') = log(c_jj' * c.. / (c_j. * c_.j'))
 
-    - ``"pmi"``: PMI itself. The PMI of a zero count is -inf, so only the entries with a
-      non-zero count are stored; a missing entry means "never co-occurred", not PMI = 0.
-    - ``"ppmi"``: ``max(PMI, 0)`` (NSF section 3), the matrix M of Semantic-NMF.
-    - ``"sppmi"``: ``max(PMI - log(shift), 0)``, the shifted PPMI matrix M of the SIGIR
-      paper, with N = ``shift`` (the number of negative samples of the skip-gram model it
-      mirrors).
+    - ``"pmi"``: PMI itself, stored for the non-zero counts only (a missing entry means
+      "never co-occurred", not PMI = 0);
+    - ``"ppmi"``: ``max(PMI, 0)`` (NSF section 3), the matrix M of Semantic-NMF;
+    - ``"sppmi"``: ``max(PMI - log(shift), 0)``, the shifted PPMI of the SIGIR paper.
 
-    Entries equal to zero are not stored in the result (for ``"pmi"`` this also drops the
-    pairs whose PMI is exactly 0).
+    Entries equal to zero are not stored.
 
     Parameters
     ----------
     C : sparse matrix or array-like of shape (n_terms, n_contexts)
-        Non-negative co-occurrence counts, e.g. from
-        :func:`~semnmf.text.cooccurrence.cooccurrence`; rectangular word-context matrices
-        are accepted.
+        Non-negative co-occurrence counts (:func:`~semnmf.text.cooccurrence.cooccurrence`).
     kind : {"pmi", "ppmi", "sppmi"}, default="ppmi"
         Association measure.
     shift : float, default=2
