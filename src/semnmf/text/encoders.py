@@ -51,6 +51,22 @@ MODEL_ALIASES = {"minilm": "all-MiniLM-L6-v2", "all-minilm-l6-v2": "all-MiniLM-L
 
 #: What may run a model on the CPU (:class:`SentenceEncoder`'s ``backend``).
 BACKENDS = ("auto", "torch", "onnx")
+#: Word pieces (with the special tokens) up to which a batch is short: ONNX Runtime's
+#: gain is on short texts, bfloat16's on long ones (``benchmarks/results/encoder_backends.md``).
+SHORT = 64
+
+
+def _native_bfloat16():
+    """Whether this CPU computes bfloat16 natively (AMX or AVX512-BF16), as PyTorch tells."""
+    import torch
+
+    for probe in ("_is_amx_tile_supported", "_is_avx512_bf16_supported"):
+        try:
+            if getattr(torch.cpu, probe)():
+                return True
+        except Exception:  # a PyTorch without the probe: not known, so no
+            continue
+    return False
 
 #: Texts per checkpointed segment of a long embedding (about 2-5 minutes of MiniLM chunks
 #: on a laptop CPU): what an interruption can lose at most.
@@ -139,19 +155,26 @@ class SentenceEncoder:
     n_threads : int, optional
         CPU threads while encoding (default: PyTorch's own setting).
     backend : {"auto", "torch", "onnx"}, default="auto"
-        What runs the model on the CPU. "onnx": ONNX Runtime, on a graph exported once
-        from the model and kept in the cache folder (:mod:`semnmf.text._onnx`: a
-        Transformer with mean pooling and normalization, such as all-MiniLM-L6-v2; the
-        same vectors, about 2-3x faster); "torch": PyTorch; "auto": ONNX Runtime when it
-        is installed and the model can be exported, else PyTorch. A GPU runs PyTorch.
+        What runs the model on the CPU. "torch": PyTorch, float32 (the reference).
+        "onnx": ONNX Runtime, on a graph exported once from the model and kept in the
+        cache folder (:mod:`semnmf.text._onnx`: a Transformer with mean pooling and
+        normalization, such as all-MiniLM-L6-v2): the same vectors, 1.3-2.9x faster on
+        short texts, as fast on chunks of 256 word pieces. "auto": batches wider than
+        :data:`SHORT` word pieces in PyTorch under bfloat16 autocast where the CPU
+        computes bfloat16 natively (AVX512-BF16 or AMX: 1.6-1.8x faster, cosine 0.99999
+        to float32), the others in ONNX Runtime when it is installed and the model
+        exports, else in PyTorch, float32 (``benchmarks/results/encoder_backends.md``). A
+        GPU runs PyTorch.
 
     Attributes
     ----------
     name : str
         The model's name, used in cache keys: a local folder by its absolute path, a hub
         model as ``name@commit`` once it is in the local Hugging Face cache.
-    runtime : str
-        What encodes: "onnxruntime" or "torch" (decided on first use).
+    runtime : str or None
+        What encodes (decided on first use): "torch", "onnxruntime", and "torch
+        bfloat16" for the wide batches (``backend``), joined by " + "; None until the
+        model is loaded.
     max_tokens : int
         Word pieces per chunk (the model's ``max_seq_length`` less the 2 special tokens).
     dim : int
@@ -376,8 +399,20 @@ class SentenceEncoder:
 
     @property
     def runtime(self):
-        """"onnxruntime" when ONNX Runtime encodes on the CPU (``backend``), else "torch"."""
-        return "onnxruntime" if self._session() is not None else "torch"
+        """What encodes (see the class's Attributes); None while the model is not loaded
+        (every vector so far read from the cache)."""
+        if self._model is None:
+            return None
+        short = "onnxruntime" if self._session() is not None else "torch"
+        return f"{short} + torch bfloat16" if self._bfloat16() else short
+
+    def _bfloat16(self):
+        """Whether wide batches run under PyTorch's bfloat16 autocast (``backend="auto"``
+        on a CPU that computes bfloat16 natively)."""
+        if not hasattr(self, "_bf16"):
+            self._bf16 = (self.backend == "auto" and not self.on_gpu
+                          and _native_bfloat16())
+        return self._bf16
 
     def _session(self):
         """The ONNX Runtime session that encodes, or None for PyTorch (decided once)."""
@@ -445,7 +480,8 @@ class SentenceEncoder:
         inputs of :meth:`_inputs`, and zero token types where the model takes them), by
         ONNX Runtime or PyTorch (:attr:`runtime`)."""
         input_ids, mask = self._inputs(batch_ids)
-        runner = self._session()
+        wide = input_ids.shape[1] > SHORT and self._bfloat16()
+        runner = None if wide else self._session()
         if runner is not None:
             from ._onnx import run
 
@@ -459,8 +495,9 @@ class SentenceEncoder:
         device = self.model.device
         features = {k: torch.from_numpy(v).to(device) for k, v in features.items()}
         with torch.inference_mode():
-            E = self.model(features)["sentence_embedding"].float()
-            E = torch.nn.functional.normalize(E, dim=1)
+            with torch.autocast("cpu", torch.bfloat16, enabled=wide):
+                E = self.model(features)["sentence_embedding"]
+            E = torch.nn.functional.normalize(E.float(), dim=1)
         return E.cpu().numpy()
 
     def encode(self, texts, batch_size=64, show_progress=False, unit="texts", checkpoint=None,
@@ -496,7 +533,8 @@ class SentenceEncoder:
         segment = max(batch_size, SEGMENT // batch_size * batch_size)
         if ids is not None and not self.reads_ids:
             ids = None
-        if ids is None and self._session() is not None:
+        if ids is None and self.reads_ids and (self._session() is not None
+                                               or self._bfloat16()):
             ids = self._piece_ids(texts)
         if ids is not None:
             self.model.eval()  # as model.encode does: no dropout in the forward passes

@@ -482,9 +482,15 @@ def _inputs(settings, corpus, X, wc, timings, extra):
                else f"the fit on {fit_device}")
         log(f"device={settings.device!r}: the sentence model on {encoder or 'none'}, the kNN "
             f"graphs on {graph_device or 'none'}, {fit}", settings.verbose)
+    if encoder is not None:
+        from ..text.encoders import load_encoder
+
+        runtime = load_encoder(settings.semantics, settings.device).runtime
     extra["semantics"] = {
         "source": settings.semantics, "embed": embed, "pooling": settings.pooling,
-        "encoder_device": encoder, "graph_device": graph_device, "fit_device": fit_device,
+        "encoder_device": encoder,
+        "encoder_runtime": None if encoder is None else runtime or "read from the cache",
+        "graph_device": graph_device, "fit_device": fit_device,
         "documents_expanded": graph is not None, "document_graph": inputs.A is not None,
         "word_graph_nnz": None if graph is None else int(graph.nnz),
         "document_graph_nnz": None if inputs.A is None else int(inputs.A.nnz)}
