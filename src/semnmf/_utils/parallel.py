@@ -123,8 +123,7 @@ def cache_aligned(array):
     a copy.
 
     The compiled passes load rows of the dense factors as whole vectors; numpy only
-    promises 16-byte alignment, so loads may straddle two cache lines, slower and varying
-    from run to run (``benchmarks/results/speed.md``). Copied once per fit.
+    promises 16-byte alignment (``benchmarks/results/speed.md``).
     """
     array = np.asarray(array)
     if array.flags.c_contiguous and array.ctypes.data % CACHE_LINE == 0:
@@ -146,12 +145,9 @@ def row_blocks(indptr, n_blocks):
 
 class ThreadedProduct:
     """A CSR matrix multiplied by dense matrices by several threads (the scipy reference
-    path of the solvers; formerly ``RowBlocked``, a name "blocked" had twice more: the row
-    blocks of a :class:`~semnmf._utils.blocks.BlockedMatrix` and the engine on them).
-
-    ``A @ B`` with ``B`` dense of shape (n_cols, k) returns the same as the plain scipy
-    product, computed by ``n_threads()`` threads on disjoint row blocks of ``A`` (blocks
-    balanced by number of non-zeros). Dense ``A`` is multiplied by BLAS directly.
+    path of the solvers; formerly ``RowBlocked``): ``A @ B`` is the plain scipy product,
+    computed by ``n_threads()`` threads on row blocks of ``A`` balanced by non-zeros (a
+    dense ``A``: BLAS directly).
     """
 
     def __init__(self, A):

@@ -2,15 +2,11 @@
 
 One assignment step of spherical k-means (Dhillon & Modha 2001) started from a fitted
 partition: with the rows of X scaled to unit length, the centroid of cluster j is
-c_j = Σ_{i∈j} x̂_i / ‖Σ_{i∈j} x̂_i‖, and document i goes to argmax_j x̂_iᵀ c_j. Each
-document's own cluster is among the candidates, so the spherical k-means objective (with
-the centroids held fixed) cannot decrease. It is not iterated, and ``min_gain`` moves only
-the documents that gain a relative margin; a tie never moves a document. It helps where
-the largest-factor rule of the NMF-KL family and the cosine geometry of TF-IDF disagree
-(short documents, many clusters); the default run makes the step with ``min_gain=0.05``
-(``benchmarks/results/refine_centroid.md``).
-
-Costs one sparse product with the k centroids, O(nnz(X)·k); X is not densified.
+c_j = Σ_{i∈j} x̂_i / ‖Σ_{i∈j} x̂_i‖, and document i goes to argmax_j x̂_iᵀ c_j, so the
+spherical k-means objective (centroids fixed) cannot decrease. It helps where the
+largest-factor rule of the NMF-KL family and the cosine geometry of TF-IDF disagree; the
+default run makes the step with ``min_gain=0.05`` (``benchmarks/results/refine_centroid.md``).
+One sparse product with the k centroids, O(nnz(X)·k).
 """
 
 import numpy as np
@@ -25,15 +21,13 @@ __all__ = ["centroid_refine", "centroid_step"]
 
 @renamed("n_clusters", "n_components")
 def centroid_refine(X, labels, n_components=None, *, min_gain=0.0):
-    """Move every document to its most cosine-similar cluster centroid (one assignment
-    step of spherical k-means from ``labels``), when it is more similar to it than to its
-    own cluster's centroid by the relative margin ``min_gain``.
+    """Move every document to its most cosine-similar cluster centroid (module docstring)
+    when it is more similar to it than to its own by the relative margin ``min_gain``.
 
     Parameters
     ----------
     X : {array-like, sparse matrix} of shape (n_documents, n_features)
-        The matrix the documents were clustered on (TF-IDF, document embeddings);
-        rows are scaled to unit length here, X itself is not changed or densified.
+        The matrix the documents were clustered on (TF-IDF, document embeddings).
     labels : array-like of shape (n_documents,)
         The fitted partition; -1 marks a document left out (it stays -1, as does a
         document without any term).
@@ -49,8 +43,7 @@ def centroid_refine(X, labels, n_components=None, *, min_gain=0.0):
         The refined partition.
     centers : ndarray of shape (n_components, n_features)
         The unit centroids of the clusters of the given ``labels`` (a zero row for an
-        empty cluster): a new document is assigned as the training documents were, to
-        the most cosine-similar of them.
+        empty cluster).
     similarity : ndarray of shape (n_documents,)
         The cosine between each document and its chosen centroid (0 for -1).
     """

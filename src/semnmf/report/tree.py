@@ -91,10 +91,8 @@ def text_fonts(texts):
     """Font families for drawing ``texts`` with matplotlib, and the characters no
     installed font has.
 
-    Words of any script are drawn: the families are the default ones followed by the
-    installed fonts that have the characters the default font lacks (matplotlib falls
-    back from one family to the next glyph by glyph), e.g. a CJK font for Chinese,
-    Japanese or Korean topic words.
+    The default families followed by the installed fonts that have the characters the
+    default font lacks (matplotlib falls back glyph by glyph), e.g. a CJK font.
 
     Returns
     -------
@@ -118,10 +116,8 @@ def text_fonts(texts):
 def plot_tree(model, vocabulary=None, n_terms=6, path=None, title=None):
     """Draw a fitted :class:`~semnmf.HierarchicalNMF` tree.
 
-    Each node is a box with its id (or leaf label), number of documents, outliers set
-    apart there, and its top ``n_terms`` terms; edges join parents to children. The
-    figure grows with the number of leaves and the depth up to :data:`MAX_WIDTH` inches
-    (see :data:`LEAF_WIDTH`), so the terms stay readable.
+    Each node is a box with its id (or leaf label), number of documents, outliers and top
+    ``n_terms`` terms; the figure grows with the tree up to :data:`MAX_WIDTH` inches.
 
     Parameters
     ----------

@@ -133,11 +133,9 @@ def document_vectors(corpus, source="minilm", *, X=None, V=None, pooling="mean",
                      cache_dir=None, device="cpu", verbose=0):
     """A vector for every document of ``corpus``.
 
-    With a sentence model, the documents are embedded in full (``pooling="mean"``: the
-    mean of their chunks' vectors) or by their first chunk (``"first"``), and cached
-    (:func:`semnmf.text.encoders.embed_documents`). With ``"glove"`` (or given term vectors ``V``) no document is embedded: the
-    vector is the TF-IDF-weighted mean of its term vectors, ``X V`` (X's rows L2-normal).
-    ``cache_dir`` and ``device`` as :func:`semnmf.text.encoders.embed_documents`.
+    With a sentence model, :func:`semnmf.text.encoders.embed_documents` of the documents
+    (``pooling``, ``cache_dir`` and ``device`` as there). With ``"glove"`` (or given term
+    vectors ``V``): the TF-IDF-weighted mean of its term vectors, ``X V``.
     """
     source = _check_source(source)
     if V is not None or source == "glove":
@@ -160,12 +158,10 @@ def document_vectors(corpus, source="minilm", *, X=None, V=None, pooling="mean",
 def expand_documents(X, S, strength=1.0):
     """Semantic smoothing of the documents by a word graph: ``x_i ← x_i + a·x_i Ŝ``, rescaled.
 
-    ``Ŝ = D⁻¹S`` is the row-stochastic word-similarity graph (each term spreads its weight
-    over its neighbours), so a document also weighs the terms similar to its own, in
-    proportion ``a = strength``; each row is then rescaled to its original norm (L2 rows
-    stay L2 rows). This is the generalized vector space model's document expansion (Wong
-    et al., SIGIR 1985; Cristianini et al. 2002) with a pretrained word graph, not in the
-    Semantic-NMF papers.
+    ``Ŝ = D⁻¹S`` is the row-stochastic word-similarity graph, so a document also weighs the
+    terms similar to its own, in proportion ``a = strength``; each row keeps its norm. The
+    generalized vector space model's document expansion (Wong et al., SIGIR 1985) with a
+    pretrained word graph.
 
     Parameters
     ----------

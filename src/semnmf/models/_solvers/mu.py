@@ -1,12 +1,9 @@
 """Shared multiplicative-update machinery for the NMF family.
 
-The estimators in this package (:class:`~semnmf.NMF`, :class:`~semnmf.SemanticNMF`)
-describe one iteration of their updates in a small "problem" object; this module runs
-the loop (stopping rule, objective history, progress, convergence warning), the restarts
-(:func:`best_of_runs`) and the trace-identity residual. The products live in
-:mod:`.fro_kernels` (compiled CSR x dense(k) passes fused with the Frobenius updates) and
-:class:`semnmf._utils.parallel.ThreadedProduct` (scipy's product split by row blocks, the
-reference path).
+The estimators describe one iteration of their updates in a "problem" object
+(:class:`~semnmf.models.pipeline.Problem`); this module runs the loop (stopping rule,
+objective history, progress, convergence warning), the restarts (:func:`best_of_runs`)
+and the trace-identity residual.
 """
 
 import warnings
@@ -54,9 +51,8 @@ def run(problem, *, max_iter, tol, verbose=0, description="fit", history=None):
     loop stops at the first iteration whose relative change
     ``|F(t − 1) − F(t)| / |F(t − 1)|`` is below ``tol`` (a rise counts by its size).
 
-    ``history``: the objectives of a run that the problem has already begun (the start's
-    objective, then one per sweep made), to continue it (:func:`best_of_runs` with ``screen_iter``): the count, ``max_iter``
-    and the stopping rule include those sweeps.
+    ``history``: the objectives of a run the problem has already begun, to continue it
+    (screened restarts); the count, ``max_iter`` and the stopping rule include them.
 
     Returns
     -------
