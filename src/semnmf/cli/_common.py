@@ -100,8 +100,7 @@ class ContextOptions:
 
 
 def options_record(options, drop=("window_given",)):
-    """The options as run.json's ``cli_arguments`` records them: each under its flag's
-    word (:func:`~semnmf.workflows.flags.recorded_name`)."""
+    """The options as run.json's ``cli_arguments`` records them (under their flags' words)."""
     record = {recorded_name(f.name): getattr(options, f.name) for f in fields(options)
               if f.name not in drop}
     return {key: list(value) if isinstance(value, tuple) else value
@@ -201,8 +200,7 @@ def require(condition, message):
 
 
 def check_input_files(options):
-    """The encoding and the files the input options name (what only the command line
-    checks: ``semnmf cluster`` leaves the rest to the library's
+    """The encoding and the files the input options name (the rest is the library's
     :func:`~semnmf.workflows.checks.check_settings`)."""
     check_encoding(options.encoding)
     if options.vocabulary is not None:
@@ -223,9 +221,8 @@ def check_input_arguments(options):
 
 
 def check_source(options):
-    """Refuse the input options that do nothing on SOURCE (a counts-only folder; a delimiter
-    for what is no CSV), from the names of its files
-    (:func:`semnmf.datasets.check_source_options`, :func:`~semnmf.datasets.check_table_options`)."""
+    """Refuse the input options that do nothing on SOURCE, from the names of its files
+    (:func:`semnmf.datasets.check_source_options`, ``check_table_options``)."""
     from ..datasets import check_source_options, check_table_options
 
     check_source_options(options.source, text_column=options.text_column,
@@ -250,10 +247,9 @@ def check_seed(seed):
 
 
 def output_folder(options, default_name):
-    """The output folder (``--out``, else ``semnmf_results/<default_name>``), checked before
-    any work: not a file, and no earlier run's results unless ``--overwrite``. Without
-    ``--out`` an earlier run in the default folder is kept: the results go to the first
-    free ``<default_name>-2``, ``-3``, ... (a command run twice works twice)."""
+    """The output folder (``--out``, else the first free ``semnmf_results/<default_name>``,
+    ``-2``, ``-3``, ...), checked before any work: not a file, and no earlier run's results
+    unless ``--overwrite``."""
     from ..datasets import RESULTS_FOLDER
     from ..report.output import check_output_folder, earlier_results
 
@@ -269,8 +265,7 @@ def output_folder(options, default_name):
 
 
 def check_out(out):
-    """``--out`` as given (None: the command's default); an empty one is refused (it
-    silently meant the default)."""
+    """``--out`` as given (None: the command's default); an empty one is refused."""
     if out is not None and not str(out).strip():
         raise ValueError("--out is empty: name a folder for the results, or leave --out out "
                          "for the default.")
@@ -290,8 +285,8 @@ def one_line_warnings(message, category, filename, lineno, file=None, line=None)
 
 
 def library_view(options, verbose=None):
-    """The input, context and output options of a command (the library's names) as the
-    library's run settings hold them (:mod:`semnmf.workflows.inputs` reads this view)."""
+    """The input and context options of a command as the library's run settings hold them
+    (for :mod:`semnmf.workflows.inputs`)."""
     from types import SimpleNamespace
 
     view = {f.name: getattr(options, f.name, None)
@@ -309,8 +304,7 @@ def load_corpus(options, verbose, timings, t0):
 
 
 def word_context(options, corpus, verbose, timings, association="ppmi", counts_context=None):
-    """The word-context matrix M of the context options (filled), as a
-    :class:`~semnmf.workflows.inputs.WordContext`
+    """The word-context matrix of the (filled) context options
     (:func:`semnmf.workflows.inputs.build_word_context`)."""
     from ..workflows.inputs import build_word_context
 

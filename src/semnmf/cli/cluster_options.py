@@ -20,10 +20,9 @@ RECORDED_CHOICES = ("k", "association", "top_k", "dtype")
 
 @dataclass(frozen=True, kw_only=True)
 class ClusterCommand:
-    """What ``semnmf cluster`` takes beside the run's settings: where the results go and
-    what is printed (``out``, ``overwrite``, ``report``, ``quiet``), the engine
-    (``engine``, ``workers``, ``scheduler``: arguments of :func:`semnmf.cluster`, not
-    settings), and ``k_label``, the name of ``-k``'s candidates in the default folder."""
+    """What ``semnmf cluster`` takes beside the run's settings: the output options, the
+    engine's (arguments of :func:`semnmf.cluster`, not settings), and ``k_label``, the
+    name of ``-k``'s candidates in the default folder."""
 
     command: str = "cluster"
     out: str | None = None
@@ -42,10 +41,9 @@ class ClusterCommand:
         return f"{source_name(settings.source)}_{settings.method}_k{settings.k or self.k_label}"
 
     def record(self, settings, chosen):
-        """run.json's ``cli_arguments``: ``settings`` (as filled; with what the run
-        ``chosen``, its settings, decided: k, the association and top_k of M, the dtype)
-        under the names run folders have always used
-        (:func:`~semnmf.workflows.result.arguments_record`), and these options."""
+        """run.json's ``cli_arguments``: ``settings`` with what the run decided (``chosen``'s
+        :data:`RECORDED_CHOICES`), as :func:`~semnmf.workflows.result.arguments_record`
+        writes them, and these options."""
         decided = dataclasses.replace(
             settings, **{name: getattr(chosen, name) for name in RECORDED_CHOICES})
         own = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
@@ -95,10 +93,8 @@ def parse_k(text):
 
 
 def method_name(method, semantics, source=None, engine="local", given=()):
-    """``(method, reason)``: ``--method``, else the default for the
-    source, chosen before reading it (:func:`semnmf.workflows.cluster.default_method`:
-    snmf-robust with raw text, kl-consensus for counts only, the papers' snmf with
-    ``--semantics``), with why."""
+    """``(method, reason)``: ``--method``, else the default for the source
+    (:func:`semnmf.workflows.cluster.default_method`), with why."""
     from ..workflows.cluster import resolve_method
 
     return resolve_method(method, semantics, source, engine, given)
@@ -121,12 +117,9 @@ def _k_fields(value):
 
 
 def cluster_options(args):
-    """``(settings, command)`` of the parsed command line ``args`` (an
-    ``argparse.Namespace`` holding the options given only, under the library's names):
-    the run's :class:`~semnmf.workflows.ClusterSettings`, checked and filled, and its
-    :class:`ClusterCommand`. The checks are the library's
-    (:func:`semnmf.workflows.checks.check_settings`) in the command line's words, and the
-    command line's own (the input files, the engine, ``--report``)."""
+    """``(settings, command)`` of the parsed command line ``args`` (the options given, under
+    the library's names): the run's :class:`~semnmf.workflows.ClusterSettings`, checked
+    and filled, and its :class:`ClusterCommand`."""
     from ..workflows.checks import check_settings, semantics_source
     from ..workflows.cluster import asked_for
     from ..workflows.inputs import context_defaults

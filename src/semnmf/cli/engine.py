@@ -23,10 +23,8 @@ def add_engine_arguments(parser):
 
 
 def check_engine_options(settings, command):
-    """Refuse the engine options of ``command`` (a
-    :class:`~semnmf.cli.cluster_options.ClusterCommand`) that cannot run ``settings``,
-    before reading any data (the library's :func:`~semnmf.workflows.dask.check_dask`, in
-    the command line's words, and ``--report``, which only the command line has)."""
+    """Refuse the engine options of ``command`` that cannot run ``settings``, before any
+    data is read (:func:`~semnmf.workflows.dask.check_dask` and ``--report``)."""
     if command.engine == "local":
         if command.workers is not None or command.scheduler is not None:
             raise ValueError(f"{'--workers' if command.workers is not None else '--scheduler'} "

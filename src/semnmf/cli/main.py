@@ -1,7 +1,5 @@
 """The ``semnmf`` parser and entry point: one sub-command per module of this package.
-
-Building the parser imports the standard library and small constant modules only (the
-method registry, the default weights); each command imports the library when it runs.
+Building the parser imports no numpy; each command imports the library when it runs.
 """
 
 import argparse
@@ -78,8 +76,7 @@ def main(argv=None):
 
 def interrupted(exc):
     """Whether ``exc`` is what a Ctrl-C left behind: a KeyboardInterrupt in its chain, or
-    numba's "no compiled object yet" (another thread reached a kernel whose compilation
-    the interrupt stopped)."""
+    numba's "no compiled object yet" (a compilation the interrupt stopped)."""
     seen = exc
     while seen is not None:
         if isinstance(seen, KeyboardInterrupt) or "no compiled object yet" in str(seen):

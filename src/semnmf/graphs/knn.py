@@ -57,9 +57,7 @@ def cluster_log2_neighbors(labels):
     Parameters
     ----------
     labels : array-like of int, shape (n_samples,)
-        Cluster of each point. Negative labels mean "no cluster" (e.g. the -1 of
-        documents without terms); such points get the global ``q`` of eq. 8 (a decision
-        of this package: the paper has no unassigned points).
+        Cluster of each point; a negative label (no cluster) gets the global ``q`` of eq. 8.
 
     Returns
     -------

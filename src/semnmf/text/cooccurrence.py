@@ -35,11 +35,9 @@ class TokenSequences:
     tokens : ndarray of shape (n_tokens,), int32 or int64
         Token ids in ``[0, n_terms)``, the documents concatenated in order.
     doc_ptr : ndarray of shape (n_docs + 1,), int64
-        Document boundaries: document ``i`` is ``tokens[doc_ptr[i]:doc_ptr[i + 1]]``. Starts at
-        0 and ends at ``n_tokens``.
+        Document boundaries: document ``i`` is ``tokens[doc_ptr[i]:doc_ptr[i + 1]]``.
     sent_ptr : ndarray of shape (n_sentences + 1,), int64
-        Sentence boundaries, offsets into ``tokens`` from 0 to ``n_tokens``. Every document
-        boundary is also a sentence boundary (a sentence never spans two documents).
+        Sentence boundaries, offsets into ``tokens``; every document boundary is one too.
     n_terms : int
         Vocabulary size d.
 
@@ -177,8 +175,7 @@ class DocumentCooccurrence:
     Parameters
     ----------
     counts : scipy.sparse.csr_matrix of shape (n_docs, n_terms)
-        Document-term counts A, validated, with sorted indices (e.g. from
-        :func:`~semnmf._utils.validation.check_matrix`).
+        Document-term counts A, validated, with sorted indices.
     min_count : int, default=1
         Counts below it are left out of every block (and of :meth:`row_sums`).
     """

@@ -1,10 +1,8 @@
 """Corpora held in shards, vectorized shard by shard with bounded memory.
 
-A dataset folder may hold its documents in shards, ``docs-00000.jsonl``, ... (one JSON
-record per line, as ``docs.jsonl``) or Parquet files ``docs-00000.parquet``, ... with a
-``text`` column (and optional ``label`` and ``id`` columns). :class:`ShardedCorpus` reads
-one shard at a time and builds exactly the matrices of :class:`~semnmf.text.corpus.Corpus`
-on the concatenated documents:
+A dataset folder may hold its documents in shards, ``docs-00000.jsonl``, ... or
+``docs-00000.parquet``, ... (docs/guide/large-corpora.md). :class:`ShardedCorpus` reads one
+shard at a time and builds exactly the matrices of :class:`~semnmf.text.corpus.Corpus`:
 
 - pass 1: per shard, the document frequency and count of every word
   (:class:`DocumentFrequencies`, mergeable); merged, they give the vocabulary and the idf;
@@ -13,8 +11,7 @@ on the concatenated documents:
   a document), summed by :class:`CooccurrenceAccumulator`, then association and pruning.
 
 Never the whole corpus is held. With a Dask client (``client=``) each pass maps over the
-shard files on the workers; the blocks of X stay there (a
-:class:`~semnmf._utils.blocks.BlockedMatrix` the estimators take as it is).
+shard files on the workers, where the blocks of X stay.
 """
 
 import itertools
