@@ -115,11 +115,9 @@ def detect_encoding(path, limit=1 << 20):
     name, or None when no candidate decodes it.
 
     The candidates are charset-normalizer's matches, and Windows-1252 when its best match
-    reads as Latin script (on short Western European texts charset-normalizer often
-    prefers a Baltic or Central European page, turning "garçon" into "garēon"); of those
-    that decode, charset-normalizer's first is taken unless py3langid's language
-    identification is clearly surer (:data:`SURER`) of another's text (mis-decoded text
-    reads as no language)."""
+    reads as Latin script (charset-normalizer often prefers a Baltic page on short Western
+    European texts: "garçon" as "garēon"); of those that decode, charset-normalizer's
+    first is taken unless py3langid is clearly surer (:data:`SURER`) of another's text."""
     from charset_normalizer import from_bytes
 
     with open(path, "rb") as f:

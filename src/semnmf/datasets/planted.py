@@ -10,9 +10,7 @@ def make_planted(n_topics=3, *, n_per_topic=30, n_words_per_topic=15, noise=0.02
 
     Each topic owns ``n_words_per_topic`` words of its own. Each of its ``n_per_topic``
     documents draws Poisson(2) counts of those words, and every word of the vocabulary
-    turns up with probability ``noise``. Rows are scaled to unit length. This is a
-    structure every clusterer of the library should recover, and what ``-k auto`` must
-    find.
+    turns up with probability ``noise``. Rows are scaled to unit length.
 
     Returns
     -------

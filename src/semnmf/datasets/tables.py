@@ -139,14 +139,11 @@ def csv_delimiter(content, path):
 
 
 def _csv_rows(content, delimiter, path, on_bad_lines="error", skipped=None):
-    """The header and the rows (dicts) of a CSV / TSV text, parsed strictly by the csv
-    module: a quoting error, or a row with more or fewer fields than the header (a stray
-    quote that swallowed a line break, an unquoted delimiter inside a text) is refused in
-    one line naming the line the row starts on; with ``on_bad_lines="skip"`` it is left
-    out and its line appended to ``skipped``. A quoted field never closed is refused
-    either way (where its row ends cannot be told). Blank lines are skipped.
-    io.StringIO splits at "\n" only (see _split_lines); csv joins quoted multi-line
-    fields."""
+    """The header and the rows (dicts) of a CSV / TSV text, parsed strictly: a quoting
+    error, or a row with more or fewer fields than the header, is refused naming the line
+    the row starts on, or with ``on_bad_lines="skip"`` left out and its line appended to
+    ``skipped``; a quoted field never closed is refused either way. Blank lines are
+    skipped."""
     reader = csv.reader(io.StringIO(content), delimiter=delimiter, strict=True)
     shown = dict(zip(DELIMITERS, ("comma", "semicolon", "tab", "bar"))).get(
         delimiter, repr(delimiter))

@@ -12,11 +12,9 @@ The sequence::
         labelled where its factors are, as the FitResult's fields
       → FitResult(n_iter, history, errors, effective_lambda, engine=backend.name, ...)
 
-The backends: the local engine's (:mod:`semnmf.models.local`), the blocked engine's
-(:mod:`semnmf.models.blocked`) and the torch engine's (:mod:`semnmf.models.torch_engine`).
-The online engine (:class:`semnmf.models.online.OnlineEngine`) steps one state per
-mini-batch instead. What each engine runs is declared once, in :data:`SUPPORT`; the
-estimators and the engines check a problem against it (:func:`check_support`).
+The backends: :mod:`semnmf.models.local`, :mod:`semnmf.models.blocked` and
+:mod:`semnmf.models.torch_engine` (the online engine steps one state per mini-batch
+instead). What each engine runs is declared once, in :data:`SUPPORT`.
 """
 
 from dataclasses import dataclass

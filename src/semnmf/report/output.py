@@ -1,11 +1,9 @@
 """The output folder of a run: never mixed with the files of an earlier run.
 
-A result folder holds the files of one run. :func:`check_output_folder` refuses (before
-any work) a path that is a file, or a folder holding the files of an earlier run unless
-``overwrite`` is given; :func:`clear_output_folder` then removes that earlier run's known
-result files (:data:`RESULT_FILES`) just before the new ones are written, so that no stale
-file (a ``partitions.csv`` of an earlier consensus run, say) stays beside them. Other
-files of the folder are left alone; an empty or new folder is always fine.
+:func:`check_output_folder` refuses, before any work, a file or a folder holding an
+earlier run's files (unless ``overwrite``); :func:`clear_output_folder` then removes that
+run's known result files (:data:`RESULT_FILES`), no other, just before the new ones are
+written, so that no stale file stays beside them.
 """
 
 import os

@@ -13,11 +13,8 @@ DASK_METHODS = ("snmf-robust", "nmf", "snmf")
 
 
 def check_dask(settings, workers=None, scheduler=None, *, words=LIBRARY):
-    """Refuse (ValueError) what the Dask engine cannot run, before reading any data.
-
-    ``settings``: a :class:`~semnmf.workflows.ClusterSettings` or the command line's
-    options (the same names); ``words``: how the messages name the settings
-    (:class:`~semnmf._utils.words.Words`; the command line passes its flags)."""
+    """Refuse (ValueError) what the Dask engine cannot run, before reading any data,
+    naming the settings in ``words`` (:class:`~semnmf._utils.words.Words`)."""
     w = words
     on_dask, on_local = w.set("engine", "dask"), w.set("engine", "local")
     if workers is not None and scheduler is not None:

@@ -73,10 +73,8 @@ def edit_run(run, out, *, merge=(), split=(), drop=(), rename=None, stop_words=(
     cluster numbers; ``rename``: ``{cluster: name}``; ``stop_words`` (and the words of
     ``stop_words_file``, one per line): terms removed from every topic; ``replay``: a run
     folder (or JSON file) whose recorded edits are applied instead; ``level``: a k of the
-    run's levels (``k="auto"``: run.json ``levels``), whose merges and splits are applied
-    first (with the run's seed), so that the level's clusters become the run's. Numbers
-    are those of ``run`` (of the level, with ``level``). Returns an
-    :class:`EditResult`."""
+    run's levels, applied first so that the level's clusters become the run's (numbers
+    are then the level's). Returns an :class:`EditResult`."""
     from ..metrics import clustering_scores
     from ..pipelines.edit import Edits, apply_edits, replay_edits
     from ..pipelines.saved import load_model

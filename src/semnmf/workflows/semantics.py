@@ -73,10 +73,8 @@ def plan_semantics(settings, engine="local", words=None):
 
 def decide_semantics(settings, corpus):
     """``(settings, choice)``: for ``semantics="auto"``, the run's semantics decided on the
-    corpus (``choice``: ``{"value", "how"}`` plus the measured ``word_coverage``); the
-    method and its defaults follow ("snmf" with sentence semantics, as
-    ``semantics="minilm"`` gives). For ``semantics="corpus"`` with a ``semantics_reason``
-    the choice says that reason; other settings pass with ``choice`` None."""
+    corpus, the method and its defaults following (``choice``: ``{"value", "how"}`` and the
+    ``word_coverage``); a ``semantics_reason`` already given becomes the choice."""
     if settings.semantics != "auto":
         if settings.semantics == "corpus" and settings.semantics_reason:
             return settings, _choice("corpus", settings.semantics_reason)
