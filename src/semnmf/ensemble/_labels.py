@@ -1,9 +1,7 @@
 """Label matrices of a cluster ensemble: validation, coding, incidence, relabelling.
 
 Shared by the consensus functions (:mod:`semnmf.ensemble.consensus`) and the latent class
-model (:mod:`semnmf.ensemble.mixture`); public within the package (the user-facing
-entry points are :func:`~semnmf.ensemble.hypergraph_incidence` and the consensus
-functions).
+model (:mod:`semnmf.ensemble.mixture`).
 """
 
 import numpy as np
@@ -14,14 +12,9 @@ MISSING = -1
 
 
 def check_label_matrix(labels, name="labels", *, require_labelled_rows=True):
-    """Validate an ``n x r`` label matrix and code every column as ``0..m_q-1``.
-
-    ``labels`` is array-like of shape (n_documents, n_partitions), or a list of the
-    partitions' 1-D numpy label vectors (``[model.labels_ for model in models]``), which
-    are stacked as columns.
-
-    A document labelled by no partition is refused when ``require_labelled_rows``
-    (a consensus must place it), accepted otherwise (ANMI, pairwise agreement).
+    """Validate an ``n x r`` label matrix (or a list of the partitions' label vectors,
+    stacked as columns) and code every column as ``0..m_q-1``; a document labelled by no
+    partition is refused when ``require_labelled_rows`` (a consensus must place it).
 
     Returns
     -------

@@ -54,11 +54,9 @@ class KLConsensus:
 def kl_consensus(X, n_components, *, random_state=0, max_iter=DEFAULT_MAX_ITER, tol=DEFAULT_TOL,
                  n_runs=N_RUNS, verbose=0):
     """Fit the three members on X (documents x terms) and combine them (module docstring),
-    ``n_runs`` times with the seeds ``random_state``, ``random_state + 1``, ...; the runs'
-    consensus partitions are combined again by the MMM (seeded ``random_state``, or, for
-    None or a RandomState, by the last seed :func:`~semnmf.ensemble.runs.run_seeds` draws;
-    with one run its consensus is the result). Documents without a term keep -1.
-    Returns a :class:`KLConsensus`."""
+    ``n_runs`` times with the seeds of :func:`~semnmf.ensemble.runs.run_seeds`, the runs'
+    partitions combined again by the MMM. Documents without a term keep -1. Returns a
+    :class:`KLConsensus`."""
     if isinstance(n_runs, bool) or not isinstance(n_runs, numbers.Integral) or n_runs < 1:
         raise ValueError(f"n_runs must be a positive number of runs, got {n_runs!r}.")
     seeds, consensus_seed = run_seeds(random_state, n_runs)

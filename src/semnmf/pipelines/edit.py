@@ -2,15 +2,13 @@
 recorded and replayable on a saved model (``docs/guide/editing.md``).
 
 An edit never refits the model. The saved model keeps its factors (one *column* per
-original cluster) and gains a column map (:attr:`SavedModel.columns`): the cluster of each
-column, -1 for a dropped one. A document is assigned as before and goes to the cluster of
-its best kept column, so a merged cluster is the union of its columns and a dropped
-cluster's documents go to their next best cluster. A run refined by the centroid step
-keeps its step when no cluster is split. A split replaces the cluster's columns by the two
-word vectors of a rank-2 NMF of its documents (HierNMF2's split, Kuang & Park 2013),
-scaled to the cluster's column norm; stop words are zeroed in every column. The edited
-run's labels are the edited model's assignment of the training documents, so
-``semnmf assign`` on the new run reproduces them exactly.
+original cluster) and gains a column map (:attr:`SavedModel.columns`, -1 for a dropped
+column): a document goes to the cluster of its best kept column, so a merged cluster is
+the union of its columns and a dropped cluster's documents go to their next best. A split
+replaces the cluster's columns by the two word vectors of a rank-2 NMF of its documents
+(HierNMF2's split), scaled to the cluster's column norm; stop words are zeroed in every
+column; a centroid step is kept when no cluster is split. The edited run's labels are the
+edited model's assignment, which ``semnmf assign`` reproduces.
 
 Edits are applied in a fixed order: stop words, splits, merges, drops, renames; clusters
 are then numbered 0..K-1 in the order of their first column. Each recorded edit keeps the

@@ -101,18 +101,15 @@ def run_record(model, labels, *, method, corpus=None, X=None, source=None, weigh
     Parameters
     ----------
     model : estimator or None
-        The estimator (fitted, or the prototype of an ensemble): its class, parameters
-        (without the start matrices), ``objective_``, ``lambda_``, ``graph_lambda_`` and
-        ``n_iter_`` are recorded when present. None: no estimator was fitted (the document
-        vectors' partition of ``--semantics``).
+        The estimator (fitted, or the prototype of an ensemble): its class, parameters,
+        ``objective_``, ``lambda_``, ``graph_lambda_`` and ``n_iter_`` when present; None
+        when no estimator was fitted.
     labels : array-like
         The final partition (cluster sizes are recorded).
     method : str
         The method's name ("snmf", "nmf", ...).
     word_context : bool, default=True
-        Whether the method has a word-context term: ``effective_lambda`` is its weight
-        as used (``model.lambda_``), else None. ``graph_lambda`` is the graph weight used
-        (``model.graph_lambda_``) for methods with a graph term, else None.
+        Whether the method has a word-context term (``effective_lambda`` recorded).
     corpus, X, source, weighting : the data (``corpus.name``, ``data`` entry).
     cli_arguments, context, scores, extra, timings : recorded as given (``extra``'s keys
         at the top level; ``timings`` in seconds, rounded to 0.1 ms).

@@ -35,14 +35,10 @@ def assign_rows(indptr, indices, data, centers_t, labels, sims, start, stop, sha
 
     ``centers_t`` is C.T, C-contiguous of shape (n_features, k). Ties go to the lowest
     j, as ``np.argmax`` (for finite values: a NaN similarity after the first column is
-    passed over, where ``np.argmax`` would return it). ``shape``: ``()`` or a tuple of
-    k zeros for a compile-time k ≤ 64
-    (:func:`~semnmf.models._solvers.fro_kernels._vector_width`), whose sums are kept in
-    vector registers (:func:`~semnmf.models._solvers.simd.row_product_exact`, faster
-    than the scalar sums four columns at a time it replaced:
-    ``benchmarks/results/design_notes.md``); either way each column's sum adds the row's
-    non-zeros in stored order, one at a time, each product rounded before it is added.
-    Indices are read as unsigned (no negative-index wraparound).
+    passed over). ``shape``: ``()`` or a tuple of k zeros for a compile-time k ≤ 64, whose
+    sums are kept in vector registers (:func:`~semnmf.models._solvers.simd.row_product_exact`);
+    either way each column's sum adds the row's non-zeros in stored order, each product
+    rounded before it is added. Indices are read as unsigned.
     """
     k = len(shape) if len(shape) > 0 else centers_t.shape[1]
     acc = np.empty(k, dtype=sims.dtype)
