@@ -415,14 +415,12 @@ class _TreeBuilder:
 class HierarchicalNMF(ClusterMixin, BaseEstimator):
     """Hierarchical clustering by rank-2 NMF with node scores and outliers (HierNMF2).
 
-    Algorithm 3 of Kuang & Park (KDD 2013). The tree starts with one root holding every
-    (non-empty) document. Each new node gets a tentative rank-2 split and the score of
-    eq. (17); the leaf with the highest score is split (hard assignment: each document
-    goes to the child with the larger coefficient). When a tentative split is very
-    unbalanced (|N1| ≥ β|N2|) and the small child N2 would itself score below every
-    positive score of the current leaves, N2's documents are set apart as outliers and
-    the node is split again without them, up to T trials; a node that finds no balanced
-    split in T trials gets its outliers back and becomes a permanent leaf (score -1).
+    Algorithm 3 of Kuang & Park (KDD 2013), from a root holding every non-empty document
+    (module docstring). When a tentative split is very unbalanced (|N1| ≥ β|N2|) and the
+    small child N2 would score below every positive score of the current leaves, N2's
+    documents are set apart as outliers and the node is split again without them, up to T
+    trials; a node without a balanced split gets its outliers back and becomes a
+    permanent leaf (score -1).
 
     Parameters
     ----------
@@ -484,10 +482,8 @@ class HierarchicalNMF(ClusterMixin, BaseEstimator):
         Documents set apart as outliers.
     components_ : ndarray of shape (n_leaves_, n_terms)
         Term distributions of the final leaves.
-    n_leaves_ : int
+    n_leaves_, n_components_ : int
         Number of leaves of the final tree (at most ``n_components``).
-    n_components_ : int
-        Same as ``n_leaves_``.
     n_factorizations_ : int
         Rank-2 factorizations run (tentative splits included).
     n_iter_ : int

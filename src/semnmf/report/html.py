@@ -49,11 +49,9 @@ def write_report(run_dir, *, corpus=None, out=None, n_documents=3, n_words=10,
     max_points : int, default=5000
         Documents drawn on the map at most (a fixed random sample beyond).
     list_chars : int, default=160
-        Length of each document's excerpt in the document list (and what its search
-        reads of the text).
+        Length of each document's excerpt in the document list (what its search reads).
     layout : {"tsne", "anchors"}, default="tsne"
-        The map's layout (:mod:`.map_layout`; ``benchmarks/results/report_map.md``
-        compares them).
+        The map's layout (:mod:`.map_layout`; ``benchmarks/results/report_map.md``).
     load_texts : bool, default=True
         Re-read the corpus from the source when ``corpus`` is not given.
     verbose : bool, default=False

@@ -113,14 +113,9 @@ def _source(code):
 
 
 def resolve_stop_words(stop_words, texts=None):
-    """The stop words of the setting ``stop_words`` and what was chosen: ``(value,
-    choice)``, ``value`` as scikit-learn's CountVectorizer takes it ("english", None or a
-    list) and ``choice`` a :class:`LanguageChoice`.
-
-    ``stop_words`` is "auto" (the language of ``texts`` is detected, :func:`detect_language`),
-    a language ("english", an ISO 639-1 code), "none" or None (every word kept), a list of
-    words, or ``{"language": one of those, "extra": words}``: the language's list with your
-    words added (a stop-word file)."""
+    """``(value, choice)``: the stop words of the setting ``stop_words`` ("auto": the
+    detected language's, a language, "none" or None, a list, or ``{"language": ...,
+    "extra": words}``) as CountVectorizer takes them, and the :class:`LanguageChoice`."""
     if isinstance(stop_words, dict):
         value, choice = resolve_stop_words(stop_words["language"], texts)
         extra = {str(w) for w in stop_words["extra"]}

@@ -19,11 +19,9 @@ block keeps a transposed copy; the objective is D(X‖ZWᵀ) = Σ_b ℓ_b − Σ
 and the floor on (ZWᵀ)_ij is the local engine's, from the blocks' sums.
 
 These are the local engine's iterates, in the same order; only the sums over documents
-are associated differently (the last bits). With float32 factors the block tasks take
-float64 logarithms where the local engine takes float32 ones, which moves the objective
-by a few 1e-9 (relative) and the iterates only where a stopping or screening threshold
-falls within that. The KL block tasks import numba inside the tasks, so a worker that runs
-only Frobenius fits (:mod:`.distributed`) never loads it.
+are associated differently (the last bits; with float32 factors the block tasks' float64
+logarithms move the objective by a few 1e-9). The block tasks import numba inside the
+tasks, so a worker that runs only Frobenius fits never loads it.
 """
 
 import numpy as np
