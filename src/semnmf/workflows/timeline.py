@@ -36,10 +36,9 @@ def _format_fields(date_format):
 
 
 def parse_dates(values, date_format=None):
-    """``(year, month, day)`` of each value (month/day None when not given), None for a
-    missing value or one that is no date: ISO (``2024-03-05``, ``2024-03``, ``2024``, a
-    time allowed after it), or ``date_format`` (a :func:`datetime.datetime.strptime`
-    format such as ``%d/%m/%Y``) when given."""
+    """``(year, month, day)`` of each value (month/day None when not given; None for no
+    date): ISO (``2024-03-05``, ``2024-03``, ``2024``, a time allowed after it), or
+    ``date_format`` (a :func:`datetime.datetime.strptime` format) when given."""
     if date_format is not None:
         month, day = _format_fields(date_format)
         out = []

@@ -130,24 +130,9 @@ class _KLObjective:
 
 
 class KLProblem(_KLObjective):
-    """One SNMF-KL (or NMF-KL when ``M is None``) problem, updated in place.
-
-    Parameters
-    ----------
-    X : CSR or ndarray (n, d), non-negative
-    Z, W : ndarray (n, k), (d, k), modified in place (or a 64-byte-aligned copy when they
-        are not aligned, see :func:`~semnmf._utils.parallel.cache_aligned`: read ``.Z``, ``.W``)
-    M : CSR or ndarray (d, d') or None
-    Q : ndarray (d', k) or None
-    lam : float
-        Effective (absolute) λ of eq. (2) (see :func:`semnmf.models.semantic.effective_lambda`).
-    update_W : bool
-        False freezes W (and Q): only the Z update runs (``transform``).
-    Xt, Mt : CSR or ndarray, optional
-        Xᵀ and Mᵀ when the caller already has them (restarts share one transpose).
-
-    ``objective()`` is F at the current iterate; ``step()`` performs one sweep (Z, W, Q)
-    and returns F at the new iterate; ``terms()`` returns (D(X‖ZWᵀ), D(M‖WQᵀ)).
+    """One SNMF-KL (or NMF-KL when ``M is None``) problem, updated in place: the parameters
+    of :class:`~.frobenius.FrobeniusProblem` (X non-negative; ``lam`` the effective λ of
+    eq. 2; ``update_W=False`` freezes W and Q), read the factors from ``.Z``, ``.W``.
     """
 
     def __init__(self, X, Z, W, M=None, Q=None, lam=0.0, update_W=True, Xt=None, Mt=None):
