@@ -58,15 +58,12 @@ class FitProblem:
         The validated document-term matrix (row blocks for the blocked engine).
     n_components : int
     make_problem : ProblemFactory
-        The update rules of one run (the local engine's; the blocked engine runs the plain
-        Frobenius or KL updates named by ``loss``).
+        The update rules of one run (the blocked engine runs those of ``loss``).
     loss : {"frobenius", "kl"}
     M : matrix or None
         The word-context matrix (None: no word-context term).
     effective_lambda : float
-        Its effective (absolute) weight λ of the objective (eq. 5), made from the
-        estimator's ``lam`` by :meth:`_prepare_context` (relative to the data term unless
-        ``lam_scale="absolute"``); the solvers' ``lam``.
+        Its effective (absolute) weight λ of eq. 5, the solvers' ``lam``.
     context_factor : bool
         Whether M is factorized as M ≈ W Qᵀ with a factor Q of its own (SeNMF's
         M ≈ W S Wᵀ has none).

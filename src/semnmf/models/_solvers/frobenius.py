@@ -65,11 +65,9 @@ class FrobeniusProblem:
         False freezes Z: (7b)-(7c) only, the word and context factors of a given
         partition (:func:`semnmf.models.semantic.partition_topics`).
     Xt, Mt : CSR or ndarray, optional
-        Xᵀ and Mᵀ when the caller already has them (restarts share one transpose);
-        ``Mt is M`` for a symmetric M.
+        Xᵀ and Mᵀ when the caller already has them (``Mt is M`` for a symmetric M).
     orthogonal : bool, default=False
-        Use the orthogonal-NMF update of Z (Ding et al. 2006, see the module docstring)
-        instead of (7a). Ignored when ``update_W`` is False.
+        The orthogonal-NMF update of Z (module docstring) instead of (7a), unless W is held.
     kernels : bool, optional
         Use the compiled sweep (default: when X and M are sparse, see :func:`use_kernels`);
         False runs the scipy reference path.

@@ -88,12 +88,11 @@ class DeviceCSR:
     torch, device, dtype : the module, the device and the factors' dtype
     index_dtype : torch dtype or None (:func:`index_dtype_for`)
     floor : float or None
-        The floor on (L Rᵀ)_ij of the ratio products (None: A's own, ε₃₂ · mean of its
-        non-zeros, :func:`.kl_kernels.scale_free_floor`).
+        The floor on (L Rᵀ)_ij of the ratio products (None: A's own,
+        :func:`.kl_kernels.scale_free_floor`).
     ratios : {"auto", "sampled", "gather"} or None
         How the ratios are formed: ``sampled_addmm`` or the chunked gather ("auto": the
-        first where the device supports it); None: no ratios (the Frobenius products
-        only; :meth:`ratios` then takes the gathered path).
+        first where the device runs it); None: the Frobenius products only.
     chunk : int or None
         Non-zeros per chunk of the gathered path (None: :data:`GATHER_ELEMENTS` / k).
     """
@@ -184,12 +183,9 @@ class DeviceCSR:
 
 
 class DeviceOperators:
-    """X, Xᵀ, M and Mᵀ of one fit on the device, shared by its restarts (each built once;
-    Xᵀ and Mᵀ only where the updates read them, Mᵀ = M for a symmetric M).
-
-    ``X``, ``M``: scipy (or dense) matrices on the host; ``Xt``, ``Mt``: their transposes
-    there (:func:`.sparse.transpose_csr`; ``Mt is M`` when M is symmetric) or None where
-    not needed. The other parameters as in :class:`DeviceCSR`.
+    """X, Xᵀ, M and Mᵀ of one fit on the device, shared by its restarts: ``X``, ``M`` and
+    their transposes ``Xt``, ``Mt`` (None where not needed; ``Mt is M`` for a symmetric M)
+    on the host, the other parameters as in :class:`DeviceCSR`.
     """
 
     @classmethod
