@@ -71,9 +71,8 @@ def hypergraph_incidence(labels, *, return_offsets=False):
     Parameters
     ----------
     labels : array-like of shape (n_documents, n_partitions)
-        One column of integer cluster labels per partition; missing labels as ``-1`` or
-        ``NaN``. A document with a missing label in partition ``q`` has no 1 in block
-        ``q``.
+        One column of integer cluster labels per partition; missing labels (``-1`` or
+        ``NaN``) have no 1 in their block.
     return_offsets : bool, default=False
         Also return where each partition's block starts.
 
@@ -210,16 +209,13 @@ def cspa(labels, n_components, *, max_samples=10000, random_state=None):
 def hgpa(labels, n_components, *, random_state=None):
     """Hypergraph partitioning (HGPA, Strehl & Ghosh 2002), by star expansion.
 
-    HGPA cuts the hypergraph whose vertices are the documents and whose hyperedges are
-    the clusters of all partitions (the columns of ``H``, :func:`hypergraph_incidence`)
-    into ``n_components`` balanced parts while cutting as few hyperedges as possible.
-    Strehl & Ghosh use hMETIS; METIS has no hypergraph mode, so this implementation cuts
-    the *star expansion* instead (the clique expansion would have O(n²) edges): the
-    bipartite graph of the documents (vertex weight 1) and the hyperedges (vertex weight
-    0, so the balance constraint counts documents only), with an edge of weight 1 where
-    ``H[i, e] = 1``. A split hyperedge then costs the number of its documents outside the
-    majority part (at best), instead of 1 as in hMETIS. Like the original, HGPA favours
-    balanced clusters and does poorly when the true clusters are very unequal in size.
+    HGPA cuts the hypergraph of the documents and the clusters of all partitions (the
+    columns of ``H``) into ``n_components`` balanced parts, cutting as few hyperedges as
+    possible. Strehl & Ghosh use hMETIS; METIS has no hypergraph mode, so this cuts the
+    *star expansion*: the bipartite graph of the documents (vertex weight 1) and the
+    hyperedges (weight 0), an edge where ``H[i, e] = 1``; a split hyperedge then costs
+    the number of its documents outside the majority part, instead of 1. Like the
+    original, HGPA favours balanced clusters.
 
     Parameters
     ----------

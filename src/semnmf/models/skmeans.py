@@ -189,15 +189,12 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Non-negative document-term matrix (counts or TF-IDF); rows need not be
-            normalized.
+            Non-negative document-term matrix (counts or TF-IDF), rows of any norm.
         y : Ignored
-            Not used, present for API consistency.
 
         Returns
         -------
         self : SphericalKMeans
-            The fitted estimator.
         """
         Xn, zero = self._check_X(X, reset=True)
         n_samples, n_features = Xn.shape
@@ -314,15 +311,13 @@ class SphericalKMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     def score(self, X, y=None):
         """Objective on X: sum of the cosine similarities to the closest centroid.
 
-        Higher is better (unlike ``inertia_`` and ``objective_``), following scikit-learn's convention
-        for ``score``.
+        Higher is better (unlike ``inertia_`` and ``objective_``), as scikit-learn's ``score``.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Non-negative document-term matrix.
         y : Ignored
-            Not used, present for API consistency.
 
         Returns
         -------
@@ -415,19 +410,12 @@ def _seeding_arrays(X):
 
 def spherical_kmeans_plusplus(X, k, rng, prepared=None):
     """Greedy k-means++ seeding (Arthur & Vassilvitskii 2007) of the unit-norm rows of X
-    (CSR, no all-zero row): :func:`sklearn.cluster.kmeans_plusplus` with its random
-    draws, its 2 + ⌊ln k⌋ candidates per centre and its arithmetic, whose squared
-    distances to the candidates come from one compiled sparse x dense pass over X (not
-    scikit-learn's sparse-sparse product, which converts X to CSC on every call). Sums
-    may round differently in the last bit; the tests check the same centres as
-    scikit-learn's.
-
-    Float32 X is seeded in float64 with the documents' own squared norms, as
-    scikit-learn seeds ``X.astype(np.float64)`` (its own float32 seeding's rounding
-    depends on memory alignment), on the scipy path too
-    (:func:`~semnmf._utils.parallel.scipy_path`), so that the Dask engine starts where
-    the local one does. ``prepared``: :func:`_seeding_arrays` of X, made once for all the
-    restarts of a fit.
+    (CSR, no all-zero row): :func:`sklearn.cluster.kmeans_plusplus` (its draws, candidates
+    and arithmetic; the tests check the same centres), the squared distances to the
+    candidates from one compiled sparse x dense pass over X. Float32 X is seeded in
+    float64, as scikit-learn seeds ``X.astype(np.float64)``, on the scipy path too, so
+    that the Dask engine starts where the local one does. ``prepared``:
+    :func:`_seeding_arrays` of X, made once for all the restarts of a fit.
     """
     n = X.shape[0]
     weights = np.ones(n)
