@@ -250,14 +250,9 @@ def _init_start(data, K, rng):
     greedy k-modes++ (the column of its one-hot responsibilities).
 
     The distance between two documents is the number of partitions that label both and
-    disagree (a Hamming distance that ignores missing labels). As in scikit-learn's
-    greedy k-means++, the first seed is drawn uniformly and each next one is the best,
-    by the resulting sum of squared distances to the closest seed, of ``2 + log K``
-    candidates drawn with probability proportional to the squared distance to the
-    closest seed. Documents then go to their closest seed. Distances are computed once
-    per distinct row, the agreements read off the one-hot matrix's columns
-    (``data.XT``); the draws are over the documents, as they would be without rows
-    shared.
+    disagree. As scikit-learn's greedy k-means++: the first seed drawn uniformly, each next
+    the best of ``2 + log K`` candidates drawn by squared distance to the closest seed.
+    Distances are computed once per distinct row; the draws are over the documents.
     """
     rows, n, inverse, counts = data.rows, data.n, data.inverse, data.counts
     labelled = rows >= 0
@@ -497,10 +492,8 @@ class MultinomialMixture(ClusterMixin, BaseEstimator):
         Parameters
         ----------
         labels : array-like of shape (n_documents, n_partitions)
-            One column of integer cluster labels per partition; missing labels as
-            ``-1`` or ``NaN``.
+            One column of integer cluster labels per partition (missing: ``-1``, ``NaN``).
         y : None
-            Ignored.
 
         Returns
         -------

@@ -36,10 +36,8 @@ def run_seeds(random_state, n_runs):
     """Seeds of the ``n_runs`` runs and of the consensus, all from ``random_state``.
 
     An int ``s`` gives the runs the seeds ``s, s+1, ..., s+n_runs-1`` and the consensus
-    the seed ``s`` (what ``semnmf cluster --seed s --runs R`` has always used, so its
-    results are unchanged). Anything else (None, a RandomState) is one parent generator
-    (:func:`sklearn.utils.check_random_state`) from which ``n_runs + 1`` seeds are drawn
-    in order: the runs', then the consensus'.
+    the seed ``s``; anything else (None, a RandomState) is one generator from which
+    ``n_runs + 1`` seeds are drawn in order: the runs', then the consensus'.
     """
     if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         start = int(random_state)
