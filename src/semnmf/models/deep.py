@@ -64,9 +64,8 @@ def _torch_session(torch, seed, n_threads=None):
     private copy of torch's global CPU generator seeded with ``seed`` (``fork_rng``);
     the caller's thread count and RNG state are restored on exit.
 
-    ``torch.use_deterministic_algorithms`` is not switched on (its first call takes
-    seconds): the CPU kernels used here are deterministic for a fixed thread count,
-    which ``test_deterministic_under_random_state`` checks bit for bit.
+    ``torch.use_deterministic_algorithms`` stays off (its first call takes seconds): the
+    CPU kernels used here are deterministic for a fixed thread count (tested).
     """
     threads = torch.get_num_threads()
     if n_threads is None:
@@ -376,15 +375,12 @@ class DCN(ClusterMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Document-term matrix (TF-IDF with unit-length rows, as in the papers); a
-            sparse matrix is densified one mini-batch at a time only.
+            Document-term matrix (TF-IDF with unit-length rows, as in the papers).
         y : Ignored
-            Not used, present for API consistency.
 
         Returns
         -------
         self : DCN
-            The fitted estimator.
         """
         torch = _require_torch()
         X = self._check_X(X, reset=True)

@@ -57,9 +57,8 @@ def effective_graph_lambda(lam, A, scale="relative"):
 
         F = ½‖X − ZWᵀ‖² + (lam/2) · ½ Σ_ij (a_ij / d̄) ‖ẑ_i − ẑ_j‖²
 
-    Both terms are then in the units of ‖X‖², and ``lam`` means the same whatever the
-    number of documents or neighbours and the scale of the weights. ``scale="absolute"``
-    uses ``lam`` as Cai et al.'s λ directly.
+    Both terms are then in the units of ‖X‖², whatever the number of documents or
+    neighbours. ``scale="absolute"`` uses ``lam`` as Cai et al.'s λ directly.
     """
     if scale == "absolute":
         return float(lam)
