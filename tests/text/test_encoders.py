@@ -21,7 +21,6 @@ TEXTS = ["The rocket reached orbit around the moon.",
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("SEMNMF_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(encoders, "_native_bfloat16", lambda: False)  # float32 throughout
     return tmp_path / "cache"
 
 
@@ -69,7 +68,7 @@ def test_an_export_that_differs_from_pytorch_is_removed(cache, monkeypatch):
 
 
 def test_backends_are_checked(cache, monkeypatch):
-    with pytest.raises(ValueError, match="backend must be one of auto, torch, onnx"):
+    with pytest.raises(ValueError, match="backend must be one of auto, torch, onnx, bfloat16"):
         SentenceEncoder("minilm", backend="tensorrt")
     monkeypatch.setattr(_onnx, "available", lambda: False)  # onnxruntime not installed
     assert _runtime(SentenceEncoder("minilm")) == "torch"
@@ -78,9 +77,8 @@ def test_backends_are_checked(cache, monkeypatch):
 
 
 def test_bfloat16_on_wide_batches_keeps_the_vectors(cache, monkeypatch, torch_encoder):
-    monkeypatch.setattr(encoders, "_native_bfloat16", lambda: True)
     monkeypatch.setattr(_onnx, "available", lambda: False)
-    encoder = SentenceEncoder("minilm")
+    encoder = SentenceEncoder("minilm", backend="bfloat16")
     assert _runtime(encoder) == "torch + torch bfloat16"
     got = embed_documents(TEXTS, encoder, cache_dir=False)
     expected = embed_documents(TEXTS, torch_encoder, cache_dir=False)
@@ -100,5 +98,5 @@ def test_a_run_records_what_encoded(cache, planted):
     texts, labels = planted
     result = semnmf.cluster(texts, 3, labels=labels, semantics="minilm", cache_dir=cache)
     runtime = encoders.load_encoder("minilm").runtime
-    assert runtime in ("torch", "onnxruntime")  # float32 (bfloat16 is off in this module)
+    assert runtime in ("torch", "onnxruntime")  # float32
     assert result.extra["semantics"]["encoder_runtime"] == runtime

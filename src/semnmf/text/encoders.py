@@ -50,23 +50,11 @@ _EXTRA_HINT = 'pip install "semnmf[embeddings]"'
 MODEL_ALIASES = {"minilm": "all-MiniLM-L6-v2", "all-minilm-l6-v2": "all-MiniLM-L6-v2"}
 
 #: What may run a model on the CPU (:class:`SentenceEncoder`'s ``backend``).
-BACKENDS = ("auto", "torch", "onnx")
+BACKENDS = ("auto", "torch", "onnx", "bfloat16")
 #: Word pieces (with the special tokens) up to which a batch is short: ONNX Runtime's
 #: gain is on short texts, bfloat16's on long ones (``benchmarks/results/encoder_backends.md``).
 SHORT = 64
 
-
-def _native_bfloat16():
-    """Whether this CPU computes bfloat16 natively (AMX or AVX512-BF16), as PyTorch tells."""
-    import torch
-
-    for probe in ("_is_amx_tile_supported", "_is_avx512_bf16_supported"):
-        try:
-            if getattr(torch.cpu, probe)():
-                return True
-        except Exception:  # a PyTorch without the probe: not known, so no
-            continue
-    return False
 
 #: Texts per checkpointed segment of a long embedding (about 2-5 minutes of MiniLM chunks
 #: on a laptop CPU): what an interruption can lose at most.
@@ -154,17 +142,17 @@ class SentenceEncoder:
     device : str, default="cpu"
     n_threads : int, optional
         CPU threads while encoding (default: PyTorch's own setting).
-    backend : {"auto", "torch", "onnx"}, default="auto"
+    backend : {"auto", "torch", "onnx", "bfloat16"}, default="auto"
         What runs the model on the CPU. "torch": PyTorch, float32 (the reference).
         "onnx": ONNX Runtime, on a graph exported once from the model and kept in the
         cache folder (:mod:`semnmf.text._onnx`: a Transformer with mean pooling and
         normalization, such as all-MiniLM-L6-v2): the same vectors, 1.3-2.9x faster on
-        short texts, as fast on chunks of 256 word pieces. "auto": batches wider than
-        :data:`SHORT` word pieces in PyTorch under bfloat16 autocast where the CPU
-        computes bfloat16 natively (AVX512-BF16 or AMX: 1.6-1.8x faster, cosine 0.99999
-        to float32), the others in ONNX Runtime when it is installed and the model
-        exports, else in PyTorch, float32 (``benchmarks/results/encoder_backends.md``). A
-        GPU runs PyTorch.
+        short texts, 1.0-1.2x on chunks of 256 word pieces. "auto": ONNX Runtime when it
+        is installed and the model exports, else PyTorch. "bfloat16": batches wider than
+        :data:`SHORT` word pieces in PyTorch under bfloat16 autocast (1.5-1.8x faster on
+        a CPU that computes bfloat16 natively, AVX512-BF16 or AMX; cosine 0.99997 to
+        float32, enough to move a k-means partition as a new seed does), the others as
+        "auto" (``benchmarks/results/encoder_backends.md``). A GPU runs PyTorch.
 
     Attributes
     ----------
@@ -407,12 +395,8 @@ class SentenceEncoder:
         return f"{short} + torch bfloat16" if self._bfloat16() else short
 
     def _bfloat16(self):
-        """Whether wide batches run under PyTorch's bfloat16 autocast (``backend="auto"``
-        on a CPU that computes bfloat16 natively)."""
-        if not hasattr(self, "_bf16"):
-            self._bf16 = (self.backend == "auto" and not self.on_gpu
-                          and _native_bfloat16())
-        return self._bf16
+        """Whether wide batches run under PyTorch's bfloat16 autocast."""
+        return self.backend == "bfloat16" and not self.on_gpu
 
     def _session(self):
         """The ONNX Runtime session that encodes, or None for PyTorch (decided once)."""
