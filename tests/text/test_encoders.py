@@ -100,3 +100,13 @@ def test_a_run_records_what_encoded(cache, planted):
     runtime = encoders.load_encoder("minilm").runtime
     assert runtime in ("torch", "onnxruntime")  # float32
     assert result.extra["semantics"]["encoder_runtime"] == runtime
+
+
+def test_an_unreadable_graph_in_the_cache_is_replaced(cache, torch_encoder):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    path = cache / "onnx" / f"{_onnx._weights_digest(torch_encoder.model)}.onnx"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not a graph")
+    assert _runtime(SentenceEncoder("minilm")) == "torch" and not path.exists()
+    assert _runtime(SentenceEncoder("minilm")) == "onnxruntime" and path.stat().st_size > 1e6

@@ -54,8 +54,12 @@ def session(model, cache_dir, threads, probe_ids):
             atomic_write(path, lambda f: _export(model, f), binary=True)
         except Exception:  # an exporter that cannot trace this model, a cache not writable
             return None
-    runner = _session(path, threads)
-    if exported and _cosine(runner, model, probe_ids) < MIN_COSINE:
+    try:
+        runner = _session(path, threads)
+        agrees = not exported or _cosine(runner, model, probe_ids) >= MIN_COSINE
+    except Exception:  # a truncated or foreign file in the cache folder
+        agrees = False
+    if not agrees:
         os.remove(path)
         return None
     return runner
