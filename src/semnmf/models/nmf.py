@@ -21,6 +21,7 @@ from .._utils.validation import (check_documents, check_fit_target, check_n_comp
 from ..metrics import top_terms as _top_terms
 from ._defaults import DEFAULT_MAX_ITER, DEFAULT_TOL
 from ._solvers import mu as _mu
+from .engine import check_support, unsupported
 from .init import resolve_start
 from .pipeline import FitOptions, FitProblem, labels_from_memberships, normalize_columns  # noqa: F401
 
@@ -57,8 +58,6 @@ ONLINE_ATTRIBUTES = ("_online_state", "n_batches_", "n_documents_seen_")
 def _online(estimator):
     """Whether ``partial_fit`` applies: NMF / SemanticNMF on what the online engine runs
     (:data:`~semnmf.models.engine.SUPPORT`: the Frobenius loss, the plain updates)."""
-    from .engine import unsupported
-
     return estimator._supports_blocks and unsupported(
         "online", loss=estimator._loss(), orthogonal=estimator._orthogonal()) is None
 
@@ -134,7 +133,6 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
             raise ValueError("orthogonal=True is derived for the Frobenius loss only; use "
                              "loss='frobenius' or orthogonal=False.")
         if self._device() != "cpu":
-            from .engine import check_support
             from .torch_engine import check_device
 
             if self._device() != "auto":  # "auto" falls back to the local engine
@@ -170,8 +168,6 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
                                 "(Dask arrays) are for NMF and SemanticNMF.")
             self._validate_params()
             X = BlockedMatrix.from_input(X)
-            from .engine import check_support
-
             check_support("blocked", loss=self._loss(), orthogonal=self._orthogonal(),
                           blocks=True)
             if self._device() not in ("cpu", "auto"):
@@ -225,7 +221,6 @@ class _BaseNMF(ClusterMixin, TransformerMixin, BaseEstimator):
         device = self._device()
         if device == "cpu":
             return None
-        from .engine import unsupported
         from .torch_engine import select_device
 
         off = unsupported("torch", loss=self._loss(), orthogonal=self._orthogonal())
