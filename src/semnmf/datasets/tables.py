@@ -95,8 +95,9 @@ def read_column(source, column, encoding="utf-8", delimiter=None, on_bad_lines="
 
 #: The delimiters a CSV file may use; the header line tells which (:func:`csv_delimiter`).
 DELIMITERS = (",", ";", "\t", "|")
-#: Their names, accepted for ``delimiter=`` too (``--delimiter tab``).
-DELIMITER_NAMES = {"comma": ",", "semicolon": ";", "tab": "\t", "bar": "|", "pipe": "|"}
+#: Their names: said in messages, and accepted for ``delimiter=`` (``--delimiter tab``).
+DELIMITER_WORDS = dict(zip(DELIMITERS, ("comma", "semicolon", "tab", "bar")))
+DELIMITER_NAMES = {**{word: d for d, word in DELIMITER_WORDS.items()}, "pipe": "|"}
 #: What ``on_bad_lines`` may be: refuse the table at its first bad row, or skip bad rows.
 ON_BAD_LINES = ("error", "skip")
 
@@ -120,7 +121,7 @@ def _table_rows(content, path, delimiter, on_bad_lines, skipped=None, say=False)
     given = check_delimiter(delimiter)
     delimiter = given or csv_delimiter(content, path)
     if say and not given and delimiter != ("\t" if path.lower().endswith(".tsv") else ","):
-        named = dict(zip(DELIMITERS, ("comma", "semicolon", "tab", "bar")))[delimiter]
+        named = DELIMITER_WORDS[delimiter]
         logging.getLogger("semnmf").info(f"{path}: read as {named}-separated (its header "
                                          "line)")
     return _csv_rows(content, delimiter, path, on_bad_lines, skipped)
@@ -145,8 +146,7 @@ def _csv_rows(content, delimiter, path, on_bad_lines="error", skipped=None):
     ``skipped``; a quoted field never closed is refused either way. Blank lines are
     skipped."""
     reader = csv.reader(io.StringIO(content), delimiter=delimiter, strict=True)
-    shown = dict(zip(DELIMITERS, ("comma", "semicolon", "tab", "bar"))).get(
-        delimiter, repr(delimiter))
+    shown = DELIMITER_WORDS.get(delimiter, repr(delimiter))
     skip = on_bad_lines == "skip"
     skipped = [] if skipped is None else skipped
     header, rows, start = None, [], 1
