@@ -112,7 +112,7 @@ def test_both_kl_products_divide_by_the_same_numbers(dtype, k):
     floor = dtype(1e-30)
     ratios = np.empty(p)
     _kernels.ratio_block(A.indptr, A.indices, A.data, L, R, np.empty((m, k), dtype), 0, m,
-                         floor, _vector_width(k), ratios)
+                         floor, _vector_width(k), ratios, True)
     columns = np.empty((p, k), dtype)
     _kernels.ratio_columns(A.indptr, A.indices, A.data, L, R, columns, floor, _vector_width(k))
     np.testing.assert_array_equal(columns[perm, 0], ratios.astype(dtype))
@@ -200,7 +200,7 @@ def test_column_sums_are_numpys(dtype, sum_dtype, k, order):
 @pytest.mark.parametrize("k", [1, 4, 8, 9, 20])
 def test_transposed_kernel_matches_dense(dtype, k):
     """ratio_columns: (Aᵀ ⊘ R Lᵀ) L from A's rows, the block task of the Dask engine's
-    W numerator; the floor applies as in ratio_rows."""
+    W numerator; the floor applies as in ratio_block."""
     from semnmf.models._solvers.fro_kernels import _vector_width
 
     rng = np.random.default_rng(1)

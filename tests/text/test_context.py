@@ -139,6 +139,32 @@ def test_cooccurrence_random_corpus_blocks(monkeypatch, context, window, threads
     np.testing.assert_allclose(C.toarray(), naive_cooccurrence(docs, 12, context, window))
 
 
+@pytest.mark.parametrize("n_terms", [12, 600])
+def test_cooccurrence_rows_sorted_long_and_short(n_terms):
+    # a row that touches more than 1/32 of the vocabulary lists its marks in order, a
+    # shorter one is heap-sorted: with 600 terms most rows are short, with 12 all are long
+    docs = random_docs(seed=2, n_docs=60, n_terms=n_terms, max_sents=5, max_len=20)
+    seqs = TokenSequences.from_documents(docs, n_terms=n_terms)
+    C = cooccurrence(sequences=seqs, context="window", window=3)
+    assert C.has_sorted_indices
+    for j in range(n_terms):
+        row = C.indices[C.indptr[j]:C.indptr[j + 1]]
+        assert (np.diff(row) > 0).all()
+    np.testing.assert_allclose(C.toarray(), naive_cooccurrence(docs, n_terms, "window", 3))
+
+
+def test_heapsort_is_numpys_sort():
+    from semnmf.text._context_kernels import _heapsort
+
+    rng = np.random.default_rng(0)
+    for size in (0, 1, 2, 3, 17, 256, 1001):
+        for high in (3, 10**6):  # many ties, few ties
+            x = rng.integers(0, high, size=size)
+            y = x.copy()
+            _heapsort(y)
+            np.testing.assert_array_equal(y, np.sort(x))
+
+
 def test_document_context_from_counts_equals_from_sequences(seqs):
     A = naive_counts(DOCS, N_TERMS)
     expected = cooccurrence(sequences=seqs, context="document").toarray()

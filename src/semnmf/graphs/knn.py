@@ -371,8 +371,8 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
         # sparse x sparse straight into a dense chunk (scikit-learn's kernel from 1.9;
         # bitwise scipy's product made dense), else BLAS
         S = np.asarray(safe_sparse_dot(Xn[start:stop], XnT, dense_output=True))
-        if kernel is not None:               # one pass per row (see _knn_kernels)
-            kernel(S, n_neighbors, start, dist, ind)
+        if kernel is not None:  # one pass per row (see _knn_kernels), one compiled dtype
+            kernel(np.asarray(S, dtype=np.float64), n_neighbors, start, dist, ind)
             return
         S = np.asarray(S, dtype=np.float64)
         r = np.arange(stop - start)

@@ -424,7 +424,10 @@ def spherical_kmeans_plusplus(X, k, rng, prepared=None):
 
     def distances(ids):
         candidates = X[ids].toarray().astype(np.float64, copy=False)
-        out = -2 * np.asarray(product @ candidates.T).T
+        if sp.issparse(product):
+            out = -2 * np.asarray(product @ candidates.T).T
+        else:  # CSRKernel: one compiled loop for any number of candidates
+            out = -2 * product.matmul(candidates.T, exact_k=False).T
         out += np.einsum("ij,ij->i", candidates, candidates)[:, None]
         out += norms
         np.maximum(out, 0, out=out)

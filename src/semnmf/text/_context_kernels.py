@@ -35,12 +35,48 @@ def _row_buffers(n_terms, dtype):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _sift_down(x, root, end):
+    """Restore the max-heap order of ``x[:end]`` below ``root``."""
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and x[child] < x[child + 1]:
+            child += 1
+        if x[root] >= x[child]:
+            return
+        x[root], x[child] = x[child], x[root]
+        root = child
+
+
+@numba.njit(cache=True, nogil=True)
+def _heapsort(x):
+    """Sort ``x`` in place, O(n log n) (heapsort). It stands in for ``np.sort``, whose
+    compiled implementation takes about a second to build: the first run on a fresh
+    install compiles every kernel it uses (``benchmarks/results/startup.md``)."""
+    n = x.size
+    for root in range(n // 2 - 1, -1, -1):
+        _sift_down(x, root, n)
+    for end in range(n - 1, 0, -1):
+        x[0], x[end] = x[end], x[0]
+        _sift_down(x, 0, end)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _emit_row(row, touched, n_touched, acc, seen, indptr, indices, data, numeric):
     """End of one row of a row-by-row product: with ``numeric`` write its sorted columns
     and sums at ``indptr[row]``, else store its size in ``indptr[row + 1]``; then clear
     the accumulator and the marks of the columns it touched."""
     if numeric:
-        cols = np.sort(touched[:n_touched])
+        cols = touched[:n_touched]
+        if 32 * n_touched > seen.size:  # a long row: its marks in order, O(n_terms)
+            i = 0
+            for t in range(seen.size):
+                if seen[t]:
+                    cols[i] = t
+                    i += 1
+        else:
+            _heapsort(cols)
         base = indptr[row]
         for i in range(n_touched):
             t = cols[i]

@@ -35,13 +35,13 @@ from .mu import safe_denominator as _safe
 def block_data_pass(Xb, Zb, shared):
     """``(Z_b, A_b, (ℓ_b, 1ᵀZ_b in float64))`` at the current (Z_b, W)."""
     from .fro_kernels import _vector_width
-    from .kl_kernels import ratio_rows
+    from .kl_kernels import ratio_logs
 
     W, floor = shared
     Zb = np.ascontiguousarray(Zb)
     A = np.empty(Zb.shape, dtype=Zb.dtype)
-    log_sum = ratio_rows(Xb.indptr, Xb.indices, Xb.data, Zb, W, A, 0, Zb.shape[0],
-                         Zb.dtype.type(floor), True, _vector_width(Zb.shape[1]))
+    log_sum = ratio_logs(Xb.indptr, Xb.indices, Xb.data, Zb, W, A, 0, Zb.shape[0],
+                         Zb.dtype.type(floor), _vector_width(Zb.shape[1]))
     return Zb, A, (float(log_sum), _sums(Zb, np.float64))
 
 

@@ -299,9 +299,16 @@ class CSRKernel:
 
     def __matmul__(self, R):
         """``A @ R`` for dense R (p, k); the result has R's dtype when it is a float dtype."""
+        return self.matmul(R)
+
+    def matmul(self, R, exact_k=True):
+        """``A @ R`` as ``A @ R`` gives it. ``exact_k=False`` runs the loop over a run-time
+        k (one compiled kernel for every k) instead of the kernel compiled for R's k: for
+        the few columns of k-means++'s candidates, whose count changes with the number
+        of clusters, so that a first run compiles one kernel less per k."""
         R = np.asarray(R)
         if R.ndim == 1:
-            return self.__matmul__(R[:, None])[:, 0]
+            return self.matmul(R[:, None], exact_k)[:, 0]
         dtype = np.result_type(self.dtype, R.dtype)
         R = np.ascontiguousarray(R, dtype=dtype)
         data = self.data if self.dtype == dtype else self.data.astype(dtype)
@@ -309,7 +316,7 @@ class CSRKernel:
         if self.nnz == 0 or R.shape[1] == 0:
             out[...] = 0
             return out
-        shape = _vector_width(R.shape[1])
+        shape = _vector_width(R.shape[1]) if exact_k else ()
         workers, blocks = self.plan(R.shape[1])
         map_blocks(lambda index: spmm_rows(self.indptr, self.indices, data, R, out,
                                            *blocks[index], shape), len(blocks), workers)

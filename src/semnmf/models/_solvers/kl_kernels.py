@@ -4,10 +4,10 @@ Every KL update needs one product of the form (slides, Algorithm 2)::
 
     P = (A ⊘ L Rᵀ) R          A sparse (m x p), L (m x k), R (p x k)
 
-with ``⊘`` element-wise at the non-zeros of A only. :func:`ratio_rows` computes it row by
-row in one fused pass (for each non-zero a_ij: s = L_i·R_j, then adds (a_ij / s)·R_j to
-row i of P), O(k nnz(A)) with no temporary beyond P, and returns Σ a_ij log(a_ij / s), the
-data-dependent part of D(A‖L Rᵀ) (slides, eq. 2). Z's update takes A = X and W's A = Xᵀ
+with ``⊘`` element-wise at the non-zeros of A only. :func:`ratio_block` computes it row
+by row in one fused pass (for each non-zero a_ij: s = L_i·R_j, then adds (a_ij / s)·R_j
+to row i of P), O(k nnz(A)) with no temporary beyond P; :func:`ratio_logs` adds
+Σ a_ij log(a_ij / s), the data-dependent part of D(A‖L Rᵀ) (slides, eq. 2). Z's update takes A = X and W's A = Xᵀ
 in CSR, so every row of P is written by one thread.
 
 :class:`RatioKernel` holds a CSR matrix cut once into row blocks of about equal numbers
@@ -85,41 +85,41 @@ def _ratio_row(indptr, indices, data, L, R, out, i, ratios, floor, shape):
 
 
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
-def ratio_rows(indptr, indices, data, L, R, out, start, stop, floor, with_log, shape):
-    """Rows ``start:stop`` of ``out = (A ⊘ max(L Rᵀ, floor)) R``, A = (indptr, indices, data) in CSR.
-
-    ``out`` rows are overwritten. Returns Σ a_ij log(a_ij / max(L_i·R_j, floor)) over
-    the non-zeros of these rows, in float64 (0 unless ``with_log``; entries a_ij = 0
-    count 0, as 0 log 0 = 0), the logarithms taken in a second loop so that the main
-    loop vectorizes. ``shape``: see :func:`~.fro_kernels._vector_width`. The Dask
-    engine's block tasks call this;
-    :class:`RatioKernel` takes the logarithms with numpy instead (:func:`ratio_block`).
-    """
-    total = 0.0
-    longest = 0
-    for i in range(start, stop):
-        longest = max(longest, indptr[i + 1] - indptr[i])
-    ratios = np.empty(longest, dtype=out.dtype)
-    for i in range(start, stop):
-        _ratio_row(indptr, indices, data, L, R, out, i, ratios, floor, shape)
-        if with_log:
-            first, last = indptr[i], indptr[i + 1]
-            for p in range(first, last):
-                a = data[p]
-                if a > 0:
-                    total += np.float64(a) * math.log(np.float64(ratios[p - first]))
-    return total
-
-
-@numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
-def ratio_block(indptr, indices, data, L, R, out, start, stop, floor, shape, ratios):
-    """:func:`ratio_rows` without the logarithms: rows ``start:stop`` of ``out``, and the
-    ratios a_ij / max(L_i·R_j, floor) of all their non-zeros in ``ratios`` (of length
-    ``indptr[stop] - indptr[start]``, in the order of the non-zeros)."""
+def ratio_block(indptr, indices, data, L, R, out, start, stop, floor, shape, ratios, keep):
+    """Rows ``start:stop`` of ``out = (A ⊘ max(L Rᵀ, floor)) R`` (overwritten), A =
+    (indptr, indices, data) in CSR. With ``keep`` the ratios a_ij / max(L_i·R_j, floor)
+    of all their non-zeros go to ``ratios`` (of length ``indptr[stop] - indptr[start]``, in
+    the order of the non-zeros), for the objective's logarithms (:func:`ratio_logs`);
+    else ``ratios`` is scratch of at least the longest row's length. ``shape``: see
+    :func:`~.fro_kernels._vector_width`."""
     base = indptr[start]
     for i in range(start, stop):
-        _ratio_row(indptr, indices, data, L, R, out, i, ratios[indptr[i] - base:], floor,
-                   shape)
+        at = indptr[i] - base if keep else 0
+        _ratio_row(indptr, indices, data, L, R, out, i, ratios[at:], floor, shape)
+
+
+def ratio_logs(indptr, indices, data, L, R, out, start, stop, floor, shape):
+    """:func:`ratio_block` of rows ``start:stop``, and Σ a_ij log(a_ij / max(L_i·R_j,
+    floor)) over their non-zeros in float64 (entries a_ij = 0 count 0, as 0 log 0 = 0).
+
+    The ratios are kept for about ``_LOG_CHUNK`` non-zeros at a time and their logarithms
+    taken by numpy's vectorized log, cheaper than a log per non-zero in the compiled loop
+    (``benchmarks/results/kl.md``), in the factors' dtype; the sum is in float64."""
+    ratios = np.empty(min(_LOG_CHUNK, int(indptr[stop] - indptr[start])), dtype=L.dtype)
+    total = 0.0
+    while start < stop:
+        end = int(np.searchsorted(indptr, indptr[start] + _LOG_CHUNK, "right")) - 1
+        end = min(max(end, start + 1), stop)
+        lo, hi = indptr[start], indptr[end]
+        if hi - lo > ratios.size:  # one row longer than a chunk
+            ratios = np.empty(hi - lo, dtype=L.dtype)
+        part = ratios[:hi - lo]
+        ratio_block(indptr, indices, data, L, R, out, start, end, floor, shape, part, True)
+        with np.errstate(divide="ignore"):  # a ratio of 0 (a_ij = 0) is skipped
+            np.log(part, out=part)
+        total += weighted_logs(data[lo:hi], part)
+        start = end
+    return total
 
 
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
@@ -135,10 +135,10 @@ def weighted_logs(data, logs):
 @numba.njit(cache=True, nogil=True, fastmath=_FASTMATH)
 def ratio_columns(indptr, indices, data, L, R, out, floor, shape):
     """``out = (Aᵀ ⊘ max(R Lᵀ, floor)) L`` of shape (p, k), A = (indptr, indices, data) in
-    CSR (m x p), read by its rows: the transposed product of :func:`ratio_rows` without
+    CSR (m x p), read by its rows: the transposed product of :func:`ratio_block` without
     forming Aᵀ.
 
-    For each non-zero a_ij: s = L_i·R_j (as :func:`ratio_rows` computes it, so the
+    For each non-zero a_ij: s = L_i·R_j (as :func:`ratio_block` computes it, so the
     engines divide by the same numbers), out_j += a_ij / max(s, floor) · L_i. One thread
     writes all of ``out``: W's numerator from a block of documents in a Dask block task
     (:mod:`semnmf.models._solvers.distributed_kl`). ``out`` is overwritten. ``shape``: see
@@ -219,6 +219,7 @@ class RatioKernel:
         self.dtype = A.dtype
         self.indptr, self.indices, self.data = A.indptr, A.indices, A.data
         self.total = float(np.sum(A.data, dtype=np.float64))
+        self.longest = int(np.diff(self.indptr).max(initial=0))
         self.floor = float(scale_free_floor(self.total, self.nnz) if floor is None else floor)
         workers = n_threads()
         if workers > 1 and self.nnz >= _MIN_NNZ_FOR_THREADS:
@@ -247,35 +248,14 @@ class RatioKernel:
         shape = _vector_width(L.shape[1])
         blocks = self.blocks
         if not with_log:
-            map_blocks(lambda b: ratio_rows(*args, blocks[b][0], blocks[b][1], floor, False,
-                                            shape), len(blocks), self.workers)
+            def block(b):
+                scratch = np.empty(max(self.longest, 1), dtype=L.dtype)
+                ratio_block(*args, *blocks[b], floor, shape, scratch, False)
+
+            map_blocks(block, len(blocks), self.workers)
             return out, 0.0
-
-        indptr = self.indptr
-
-        def block(b):
-            # the ratios kept, their logarithms by numpy's vectorized log (cheaper than a
-            # log per non-zero in the compiled loop), rows in chunks of about _LOG_CHUNK
-            # non-zeros; in the factors' dtype (benchmarks/results/kl.md), summed in float64.
-            start, stop = blocks[b]
-            ratios = np.empty(min(_LOG_CHUNK, int(indptr[stop] - indptr[start])),
-                              dtype=L.dtype)
-            total = 0.0
-            while start < stop:
-                end = int(np.searchsorted(indptr, indptr[start] + _LOG_CHUNK, "right")) - 1
-                end = min(max(end, start + 1), stop)
-                lo, hi = indptr[start], indptr[end]
-                if hi - lo > ratios.size:  # one row longer than a chunk
-                    ratios = np.empty(hi - lo, dtype=L.dtype)
-                part = ratios[:hi - lo]
-                ratio_block(*args, start, end, floor, shape, part)
-                with np.errstate(divide="ignore"):  # a ratio of 0 (a_ij = 0) is skipped
-                    np.log(part, out=part)
-                total += weighted_logs(self.data[lo:hi], part)
-                start = end
-            return total
-
-        parts = map_blocks(block, len(blocks), self.workers)
+        parts = map_blocks(lambda b: ratio_logs(*args, *blocks[b], floor, shape),
+                           len(blocks), self.workers)
         return out, float(math.fsum(parts))
 
 
@@ -290,5 +270,5 @@ def warm_up():
         column_sums(np.ones((1, 2), dtype=dtype), np.float64)
 
 
-__all__ = ["RatioKernel", "column_sums", "ratio_block", "ratio_columns", "ratio_rows",
+__all__ = ["RatioKernel", "column_sums", "ratio_block", "ratio_columns", "ratio_logs",
            "warm_up", "weighted_logs"]
