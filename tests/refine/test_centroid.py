@@ -92,8 +92,9 @@ def test_a_minimum_gain_moves_only_the_documents_that_gain_that_much(seed):
         assert moved_before is None or moved <= moved_before  # fewer as the gain grows
         moved_before = moved
     assert not moved_before  # nobody gains a billion-fold
-    with pytest.raises(ValueError, match="min_gain must be a finite number >= 0"):
-        centroid_refine(X, labels, 4, min_gain=-0.1)
+    for bad in (-0.1, float("nan"), "0.05", None, True):
+        with pytest.raises(ValueError, match="min_gain must be a finite number >= 0"):
+            centroid_refine(X, labels, 4, min_gain=bad)
 
 
 def test_a_spherical_kmeans_optimum_is_a_fixed_point():

@@ -15,6 +15,7 @@ from sklearn.preprocessing import normalize
 
 from .._utils.labels import cluster_means
 from .._utils.renamed import renamed
+from .._utils.validation import check_nonnegative_float
 
 __all__ = ["centroid_refine", "centroid_step"]
 
@@ -48,8 +49,7 @@ def centroid_refine(X, labels, n_components=None, *, min_gain=0.0):
         The cosine between each document and its chosen centroid (0 for -1).
     """
     labels = np.asarray(labels)
-    if not np.isfinite(min_gain) or min_gain < 0:
-        raise ValueError(f"min_gain must be a finite number >= 0, got {min_gain!r}.")
+    check_nonnegative_float(min_gain, "min_gain")
     if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
         raise ValueError(f"labels must hold one cluster per row of X ({X.shape[0]}); "
                          f"got shape {labels.shape}.")
