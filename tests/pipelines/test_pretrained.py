@@ -21,7 +21,8 @@ from semnmf import Corpus, SemanticNMF, nmi
 from semnmf.graphs import semantic_document_graph, word_graph
 from semnmf.pipelines import pretrained as semantics
 from semnmf.pipelines.pretrained import PretrainedSemanticNMF, document_start, pretrained_inputs
-from semnmf.text.pretrained import combined_context, document_vectors, expand_documents, term_forms
+from semnmf.text.pretrained import (combined_context, document_vectors, expand_documents,
+                                    most_frequent_terms, term_forms, word_vectors)
 from semnmf.cli import main
 from semnmf.text import encoders
 from semnmf.text.encoders import SentenceEncoder, embed_documents, embed_terms
@@ -713,6 +714,48 @@ def test_word_graph_in_context_mode(fake_loader, tmp_path):
     assert nmi(labels, model.labels_) > 0.9
 
 
+def test_most_frequent_terms_by_document_frequency():
+    rng = np.random.default_rng(0)
+    counts = sp.random(40, 30, density=0.15, random_state=1, format="csr")
+    counts.data = rng.integers(1, 5, counts.nnz).astype(float)  # counts, not frequencies
+    df = (counts.toarray() > 0).sum(axis=0)
+    for budget in (1, 7, 29):
+        # reference: terms by decreasing document frequency, the earlier first on a tie
+        ranked = sorted(range(30), key=lambda j: (-df[j], j))[:budget]
+        np.testing.assert_array_equal(np.flatnonzero(most_frequent_terms(counts, budget)),
+                                      sorted(ranked))
+    assert most_frequent_terms(counts, None).all() and most_frequent_terms(counts, 30).all()
+    with pytest.raises(ValueError, match="max_terms"):
+        most_frequent_terms(counts, 0)
+
+
+def test_a_term_budget_embeds_the_terms_in_the_most_documents(fake_loader, tmp_path):
+    texts, labels = synonym_corpus()
+    corpus = Corpus(texts, labels=labels, stem=None, min_df=1)
+    everything, found_all = word_vectors(corpus, "fake-model", cache_dir=tmp_path)
+    assert found_all.all()
+    before = fake_loader.model.encoded
+    V, found = word_vectors(corpus, "fake-model", max_terms=10, cache_dir=tmp_path / "b")
+    assert fake_loader.model.encoded - before == 10  # only the budget is embedded
+    np.testing.assert_array_equal(found, most_frequent_terms(corpus.counts(), 10))
+    np.testing.assert_allclose(V[found], everything[found], atol=1e-6)
+    assert not V[~found].any()
+    # the four words common to every class are in the most documents: they are kept
+    kept = {corpus.vocabulary[j] for j in np.flatnonzero(found)}
+    assert {f"common{c}" for c in "abcd"} <= kept
+    # the run: terms outside the budget have no edge in the word graph
+    inputs = pretrained_inputs(corpus, corpus.tfidf(), corpus.word_context(), 3,
+                               "fake-model", "words", max_word_terms=10, cache_dir=tmp_path / "c")
+    S = inputs.word_graph.tocsr()
+    outside = np.flatnonzero(~found)
+    assert S[outside].nnz == 0 and S[:, outside].nnz == 0
+    assert S.nnz > 0
+    for bad in (0, "all", 2.5):
+        with pytest.raises(ValueError, match="max_word_terms"):
+            pretrained_inputs(corpus, corpus.tfidf(), None, 3, "fake-model", "words",
+                              max_word_terms=bad)
+
+
 @pytest.mark.parametrize("params, message", [
     (dict(semantics=""), "semantics must be"),
     (dict(semantics=3), "semantics"),
@@ -894,6 +937,8 @@ def test_cli_semantics_switch(fake_loader, tmp_path, capsys):
 
     record = json.loads((out / "run.json").read_text())
     assert record["semantics"]["document_graph"] and record["semantics"]["documents_expanded"]
+    # every term of this small vocabulary is within the budget of embedded terms
+    assert record["semantics"]["terms_embedded"] == record["data"]["n_terms"]
     assert record["semantics"]["partition"] == "fit"
     assert record["semantics"]["partition_reason"] == "asked for"
     assert record["estimator"] == "SemanticGNMF"

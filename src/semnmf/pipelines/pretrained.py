@@ -79,7 +79,8 @@ class SemanticInputs:
     """What :func:`pretrained_inputs` built: X (expanded by the word graph when words are
     embedded), M (the corpus PPMI, beside the word graph with ``word_mode="context"``), the
     document graph A, the document vectors E and the k-means ``start`` of E (when documents
-    are embedded), the ``word_graph``, and the seconds per stage (``timings``)."""
+    are embedded), the ``word_graph`` and the number of terms with a vector
+    (``terms_embedded``), and the seconds per stage (``timings``)."""
 
     X: object
     M: object
@@ -87,10 +88,17 @@ class SemanticInputs:
     E: object = None
     start: object = None
     word_graph: object = None
+    terms_embedded: int = None
     timings: dict = field(default_factory=dict)
 
 
 WORD_MODES = ("expand", "context")
+
+#: Terms a sentence model embeds per document of the corpus, those in the most documents
+#: first: at most about a tenth of the word pieces of the documents' first chunks (a term
+#: is about four pieces with its markers), so that a large vocabulary of rare terms does not
+#: outweigh the documents' encoding (``benchmarks/results/term_budget.md``).
+WORD_TERMS_PER_DOCUMENT = 6
 
 #: Relative weight of the document graph in the pipeline (Semantic-GNMF's ``graph_lam``)
 #: when each cluster has many documents (at least :data:`FEW_DOCUMENTS_PER_CLUSTER`).
@@ -205,8 +213,9 @@ def partition_strengths(E, labels, n_components):
 @renamed("n_clusters", "n_components")
 def pretrained_inputs(corpus, X, M, n_components, semantics="minilm", embed="both", *,
                       word_mode="expand", expand=1.0, word_weight=0.3, word_neighbors=10,
-                      n_neighbors=10, document_graph=True, pooling="mean", random_state=None,
-                      cache_dir=None, device="cpu", verbose=0):
+                      max_word_terms="auto", n_neighbors=10, document_graph=True,
+                      pooling="mean", random_state=None, cache_dir=None, device="cpu",
+                      verbose=0):
     """Add pretrained word and document semantics to the inputs of Semantic-NMF.
 
     Parameters
@@ -226,6 +235,11 @@ def pretrained_inputs(corpus, X, M, n_components, semantics="minilm", embed="bot
         Strength of the expansion; weight of the word graph in M.
     word_neighbors, n_neighbors : int
         Neighbours per term in the word graph; per document in the document graph.
+    max_word_terms : int, "auto" or None, default="auto"
+        A sentence model embeds at most this many terms, those in the most documents; the
+        others have no edge in the word graph (:func:`~semnmf.text.pretrained.word_vectors`).
+        "auto": :data:`WORD_TERMS_PER_DOCUMENT` per document, so that the terms cost a
+        fraction of the documents' encoding; None: every term.
     document_graph : bool, default=True
         Build the document graph A (not needed when the run keeps the start:
         :func:`document_partition`).
@@ -248,6 +262,8 @@ def pretrained_inputs(corpus, X, M, n_components, semantics="minilm", embed="bot
     check_device(device)  # a GPU asked for and missing: said first
     if word_mode not in WORD_MODES:
         raise ValueError(f"word_mode must be one of {WORD_MODES}, got {word_mode!r}.")
+    if max_word_terms is not None and max_word_terms != "auto":
+        check_positive_int(max_word_terms, 'max_word_terms (or "auto", or None)')
     inputs = SemanticInputs(X=X, M=M)
     if source == "corpus":
         return inputs
@@ -261,11 +277,13 @@ def pretrained_inputs(corpus, X, M, n_components, semantics="minilm", embed="bot
     V = found = None
     if words or source == "glove":
         with timed(inputs.timings, "words"):
-            V, found = word_vectors(corpus, source, cache_dir=cache_dir, device=device,
-                                    verbose=verbose)
+            if max_word_terms == "auto":
+                max_word_terms = WORD_TERMS_PER_DOCUMENT * corpus.n_documents
+            V, found = word_vectors(corpus, source, max_terms=max_word_terms,
+                                    cache_dir=cache_dir, device=device, verbose=verbose)
             if words:
                 S = word_graph(V, found, word_neighbors, device=device)
-                inputs.word_graph = S
+                inputs.word_graph, inputs.terms_embedded = S, int(found.sum())
                 if word_mode == "expand":
                     inputs.X = expand_documents(X, S, expand)
                 else:

@@ -51,9 +51,8 @@ def _sift_down(x, root, end):
 
 @numba.njit(cache=True, nogil=True)
 def _heapsort(x):
-    """Sort ``x`` in place, O(n log n) (heapsort). It stands in for ``np.sort``, whose
-    compiled implementation takes about a second to build: the first run on a fresh
-    install compiles every kernel it uses (``benchmarks/results/startup.md``)."""
+    """Sort ``x`` in place (heapsort): ``np.sort``'s compiled implementation takes about a
+    second to build on the first run of an install (``benchmarks/results/startup.md``)."""
     n = x.size
     for root in range(n // 2 - 1, -1, -1):
         _sift_down(x, root, n)

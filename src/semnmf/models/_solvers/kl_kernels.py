@@ -248,11 +248,9 @@ class RatioKernel:
         shape = _vector_width(L.shape[1])
         blocks = self.blocks
         if not with_log:
-            def block(b):
-                scratch = np.empty(max(self.longest, 1), dtype=L.dtype)
-                ratio_block(*args, *blocks[b], floor, shape, scratch, False)
-
-            map_blocks(block, len(blocks), self.workers)
+            scratch = [np.empty(max(self.longest, 1), dtype=L.dtype) for _ in blocks]
+            map_blocks(lambda b: ratio_block(*args, *blocks[b], floor, shape, scratch[b], False),
+                       len(blocks), self.workers)
             return out, 0.0
         parts = map_blocks(lambda b: ratio_logs(*args, *blocks[b], floor, shape),
                            len(blocks), self.workers)
