@@ -62,8 +62,9 @@ SNMF_SETTINGS = ("context", "window", "association", "min_count", "top_k", "max_
 
 
 def asked_for(settings):
-    """The names among ``settings`` (name: value) given a value that asks for Semantic-NMF
-    (:data:`SNMF_SETTINGS`; ``refine`` only as "gt", which needs one run's memberships)."""
+    """The names among ``settings`` (name: value) given a value, ``refine`` only as "gt"
+    (which needs one run's memberships): :func:`default_method` looks for
+    :data:`SNMF_SETTINGS` among them."""
     return [name for name, value in settings.items() if value is not None
             and not (name == "refine" and value != "gt")]
 
