@@ -7,8 +7,8 @@ Every KL update needs one product of the form (slides, Algorithm 2)::
 with ``⊘`` element-wise at the non-zeros of A only. :func:`ratio_block` computes it row
 by row in one fused pass (for each non-zero a_ij: s = L_i·R_j, then adds (a_ij / s)·R_j
 to row i of P), O(k nnz(A)) with no temporary beyond P; :func:`ratio_logs` adds
-Σ a_ij log(a_ij / s), the data-dependent part of D(A‖L Rᵀ) (slides, eq. 2). Z's update takes A = X and W's A = Xᵀ
-in CSR, so every row of P is written by one thread.
+Σ a_ij log(a_ij / s), the data-dependent part of D(A‖L Rᵀ) (slides, eq. 2). Z's update
+takes A = X and W's A = Xᵀ in CSR, so every row of P is written by one thread.
 
 :class:`RatioKernel` holds a CSR matrix cut once into row blocks of about equal numbers
 of non-zeros and runs the blocks on a thread pool (the kernel releases the GIL).
