@@ -17,6 +17,9 @@ sentence-transformers. This study encodes the same first chunks with:
   longest of each batch of 64, texts sorted by length as sentence-transformers does);
 - ``ort-int8`` / ``ort-int8-pc`` / ``ort-uint8``: ONNX Runtime's dynamic quantization
   (``quantize_dynamic``) of that graph: int8 weights per tensor, int8 per channel, uint8;
+- ``ort-int8-pc-ffn2``: per-channel int8 but for each layer's FFN down projection
+  (the MatMuls whose weight has more rows than columns: their input is the GELU output,
+  the widest-ranged activation), kept float32;
 - ``ort-fp32-opt`` / ``ort-int8-opt`` / ``ort-int8-opt-pc``: the graph after
   ``onnxruntime.transformers.optimizer`` (BERT fusions), as is and quantized;
 - ``torch-int8``: ``torch.ao.quantization.quantize_dynamic`` of the model's Linear layers
@@ -73,7 +76,8 @@ SUBSETS = {"agnews": "agnews: its first 5,000 documents",
 # sample (seed 0) instead, as for ng5; agnews' first 5,000 hold its 4 classes
 SAMPLED = ("ng20", "ng5")
 OPTIONS = ("st", "st-jitter", "ort-fp32", "ort-fp32-opt", "ort-int8", "ort-int8-pc", "ort-uint8",
-           "ort-int8-opt", "ort-int8-opt-pc", "torch-int8", "torch-bf16", "torch-bf16w")
+           "ort-int8-opt", "ort-int8-opt-pc", "ort-int8-pc-ffn2", "torch-int8", "torch-bf16",
+           "torch-bf16w")
 DEFAULT_OPTIONS = ("ort-fp32", "ort-int8-pc", "torch-bf16")
 WHEEL = ("`onnxruntime` 1.32.0, 27.8 MB wheel (cp311, manylinux x86_64), 78 MB installed, "
          "needs `flatbuffers` and `protobuf` (0.3 MB wheels); exporting and quantizing also "
@@ -247,14 +251,21 @@ def optimize_onnx(src, dst):
     return time.perf_counter() - t
 
 
-def quantize_onnx(src, dst, weight_type, per_channel):
+def quantize_onnx(src, dst, weight_type, per_channel, keep_down=False):
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     t = time.perf_counter()
+    keep = []
+    if keep_down:  # MatMuls whose weight has more rows than columns: the FFN's down projection
+        graph = onnx.load(src).graph
+        shapes = {w.name: tuple(w.dims) for w in graph.initializer}
+        keep = [n.name for n in graph.node if n.op_type == "MatMul"
+                and len(shapes.get(n.input[1], ())) == 2
+                and shapes[n.input[1]][0] > shapes[n.input[1]][1]]
     # the exported graph's MatMul outputs have no inferred type: say they are float
     quantize_dynamic(src, dst, weight_type=getattr(QuantType, weight_type),
-                     per_channel=per_channel,
+                     per_channel=per_channel, nodes_to_exclude=keep,
                      extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
     return time.perf_counter() - t
 
@@ -324,7 +335,8 @@ def build_options(names, cache, threads):
         made("ort-fp32-opt", fp32_opt, lambda: optimize_onnx(fp32, fp32_opt))
     quant = {"ort-int8": (fp32, "QInt8", False), "ort-int8-pc": (fp32, "QInt8", True),
              "ort-uint8": (fp32, "QUInt8", False), "ort-int8-opt": (fp32_opt, "QInt8", False),
-             "ort-int8-opt-pc": (fp32_opt, "QInt8", True)}
+             "ort-int8-opt-pc": (fp32_opt, "QInt8", True),
+             "ort-int8-pc-ffn2": (fp32, "QInt8", True, True)}
     out = {}
     for name in names:
         if name == "st":
@@ -332,9 +344,9 @@ def build_options(names, cache, threads):
         elif name in ("ort-fp32", "ort-fp32-opt"):
             out[name] = ort_encode(fp32 if name == "ort-fp32" else fp32_opt)
         elif name in quant:
-            src, wtype, pc = quant[name]
+            src, *how = quant[name]
             dst = os.path.join(onnx_dir, f"minilm-{name}.onnx")
-            made(name, dst, lambda: quantize_onnx(src, dst, wtype, pc))
+            made(name, dst, lambda: quantize_onnx(src, dst, *how))
             out[name] = ort_encode(dst)
         elif name == "torch-int8":
             t = time.perf_counter()
@@ -490,7 +502,7 @@ def verdict(rows, names, options, speed_min=1.3, nmi_tol=0.005):
     return ok
 
 
-def page(names, rows, costs, threads, wheel, seeds):
+def page(names, rows, costs, threads, wheel, seeds, runs=RUNS):
     names = [n for n in names if any((n, o) in rows for o in OPTIONS)]
     options = [o for o in OPTIONS[1:] if any((n, o) in rows for n in names)]
     dash = lambda n, o, f: f(rows[(n, o)]) if (n, o) in rows else "-"
@@ -507,7 +519,7 @@ def page(names, rows, costs, threads, wheel, seeds):
              "Reproduce (the runs measured; `-` in a table: that option was not run on that "
              "corpus; vectors are cached, and `--report-only` rewrites this page from them): "
              + "; ".join(f"`PYTHONPATH=src python benchmarks/studies/encoder_backends.py {r}`"
-                         for r in RUNS), "",
+                         for r in runs), "",
              "What was run: each document's first chunk (what "
              "`embed_documents(pooling=\"first\")` encodes: at most 254 word pieces cut at "
              "white space) embedded by the reference, sentence-transformers' "
@@ -526,6 +538,8 @@ def page(names, rows, costs, threads, wheel, seeds):
              "| ort-int8-pc | the same, per-channel int8 weights |",
              "| ort-int8-opt-pc | per-channel int8 of the graph after "
              "`onnxruntime.transformers.optimizer` (BERT fusions) |",
+             "| ort-int8-pc-ffn2 | ort-int8-pc but each layer's FFN down projection (input: "
+             "the GELU output) kept float32 |",
              "| torch-int8 | `torch.ao.quantization.quantize_dynamic` (qint8 Linear layers) "
              "+ `SentenceTransformer.encode` |",
              "| torch-bf16 | `SentenceTransformer.encode` under "
@@ -533,6 +547,9 @@ def page(names, rows, costs, threads, wheel, seeds):
              "AMX) |",
              "| torch-bf16w | the model's weights cast to bfloat16 (`.to(torch.bfloat16)`) |",
              ""]
+    # the options' table lists those run
+    lines = [x for x in lines if not x.startswith("| ") or x.split(" | ")[0][2:] in (
+        "option", *options)]
     lines += ["## Speed", "",
               "Each corpus was encoded in segments of 256 first chunks, each segment by the "
               "reference and the options in turn. Ratio = the reference's seconds / the "
@@ -602,6 +619,9 @@ def main(argv=None):
     parser.add_argument("--report-only", action="store_true",
                         help="write the page from the cached vectors; encode nothing")
     parser.add_argument("--out", default=RESULTS)
+    parser.add_argument("--page", default="encoder_backends",
+                        help="the page's name; only encoder_backends carries the conclusion "
+                             "below (another page's notes come from its _notes.md)")
     args = parser.parse_args(argv)
 
     root = data_path()
@@ -633,10 +653,13 @@ def main(argv=None):
     for (n, o), c in rows.items():
         print(f"{n:14s} {o:16s} ratio {c['ratio']:.2f} NMI delta {c['delta']:+.4f} "
               f"agree {c['agree']:.4f} cos mean {c['cos_mean']:.5f} min {c['cos_min']:.5f}")
-    lines = page(names, rows, costs, args.threads, WHEEL, args.seeds)
-    lines += NOTES.splitlines()
-    write_page(args.out, "encoder_backends", lines)
-    print(f"wrote {os.path.join(args.out, 'encoder_backends.md')}")
+    runs = RUNS if args.page == "encoder_backends" else (
+        f"--datasets {args.datasets} --options {args.options} --page {args.page}",)
+    lines = page(names, rows, costs, args.threads, WHEEL, args.seeds, runs)
+    if args.page == "encoder_backends":
+        lines += NOTES.splitlines()
+    write_page(args.out, args.page, lines)
+    print(f"wrote {os.path.join(args.out, args.page + '.md')}")
     return 0
 
 

@@ -1,5 +1,6 @@
 """SentenceEncoder's runtimes: ONNX Runtime on a graph exported once gives PyTorch's vectors,
-an export that does not is never used; bfloat16 autocast on wide batches keeps them."""
+an export that does not is never used; bfloat16 autocast on wide batches keeps them; the
+int8 graph runs large calls, close to them, and never stands in for float32."""
 
 import os
 
@@ -68,7 +69,7 @@ def test_an_export_that_differs_from_pytorch_is_removed(cache, monkeypatch):
 
 
 def test_backends_are_checked(cache, monkeypatch):
-    with pytest.raises(ValueError, match="backend must be one of auto, torch, onnx, bfloat16"):
+    with pytest.raises(ValueError, match="backend must be one of auto, torch, onnx, int8, bfloat16"):
         SentenceEncoder("minilm", backend="tensorrt")
     monkeypatch.setattr(_onnx, "available", lambda: False)  # onnxruntime not installed
     assert _runtime(SentenceEncoder("minilm")) == "torch"
@@ -110,3 +111,82 @@ def test_an_unreadable_graph_in_the_cache_is_replaced(cache, torch_encoder):
     path.write_bytes(b"not a graph")
     assert _runtime(SentenceEncoder("minilm")) == "torch" and not path.exists()
     assert _runtime(SentenceEncoder("minilm")) == "onnxruntime" and path.stat().st_size > 1e6
+
+
+def _cosines(a, b):
+    return np.sum(a * b, axis=1) / np.maximum(np.linalg.norm(a, axis=1)
+                                              * np.linalg.norm(b, axis=1), 1e-12)
+
+
+def test_the_int8_graph_runs_when_asked_for_and_never_stands_in_for_float32(
+        cache, monkeypatch, torch_encoder):
+    pytest.importorskip("onnxruntime")
+    onnx = pytest.importorskip("onnx")
+    encoder = SentenceEncoder("minilm", backend="int8")
+    got = embed_documents(TEXTS, encoder, pooling="first", cache_dir=cache)
+    expected = embed_documents(TEXTS, torch_encoder, pooling="first", cache_dir=False)
+    assert _cosines(got, expected).min() > 0.98
+    assert not np.allclose(got, expected, atol=1e-4)  # int8, not float32
+    assert encoder.runtime == "onnxruntime int8"
+    # the graph: every weight MatMul int8 but the feed-forward down projections
+    (path,) = (cache / "onnx").glob("*-int8.onnx")
+    graph = onnx.load(str(path)).graph
+    shapes = {w.name: tuple(w.dims) for w in graph.initializer}
+    kept = [shapes[n.input[1]] for n in graph.node
+            if n.op_type == "MatMul" and n.input[1] in shapes]
+    assert kept and all(rows > cols for rows, cols in kept)
+    assert any(n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul") for n in graph.node)
+    # texts read whole (the terms) run it too
+    terms = ["market", "astronaut"]
+    direct = torch_encoder.model.encode(terms, normalize_embeddings=True)
+    int8_terms = embed_terms(terms, encoder, cache_dir=False)
+    assert _cosines(int8_terms, direct).min() > 0.98 and not np.allclose(int8_terms, direct,
+                                                                          atol=1e-4)
+    # the cached int8 vectors serve "int8" again, never a float32 backend
+    np.testing.assert_array_equal(embed_documents(TEXTS, SentenceEncoder(
+        "minilm", backend="int8"), pooling="first", cache_dir=cache), got)
+    for backend in ("auto", "onnx"):
+        float32 = embed_documents(TEXTS, SentenceEncoder("minilm", backend=backend),
+                                  pooling="first", cache_dir=cache)
+        np.testing.assert_allclose(float32, expected, atol=2e-5)
+    # a graph that differs from PyTorch's is removed, and int8 refused with the fix
+    monkeypatch.setattr(_onnx, "MIN_COSINE_INT8", 1.5)  # no int8 graph can agree that well
+    path.unlink()
+    with pytest.raises(ValueError, match="backend='int8' cannot run"):
+        embed_documents(TEXTS[:2], SentenceEncoder("minilm", backend="int8"), cache_dir=False)
+    assert not list((cache / "onnx").glob("*-int8.onnx"))
+
+
+def test_cpu_batches_hold_a_budget_of_word_pieces(monkeypatch):
+    encoder = SentenceEncoder.from_model(object(), "fake")
+    monkeypatch.setattr(SentenceEncoder, "on_gpu", property(lambda self: False))
+    lengths = [400, 300, 254, 200, 100, 40, 30, 10, 10, 10, 5, 5]
+    ids = [[7] * n for n in lengths]
+    batches = [list(b) for b in encoder._batches(np.arange(len(ids)), ids, 4)]
+    assert [i for b in batches for i in b] == list(range(len(ids)))  # every text, in order
+    budget = encoders.BATCH_PIECES
+    for b in batches:
+        width = lengths[b[0]] + 2  # the longest first: the batch's padded width
+        assert len(b) == 1 or len(b) * width <= budget
+        assert len(b) <= 4
+    # the next text would not fit: batches are as full as the budget and size allow
+    for b, nxt in zip(batches, batches[1:]):
+        assert len(b) == 4 or (len(b) + 1) * (lengths[b[0]] + 2) > budget
+    monkeypatch.setattr(SentenceEncoder, "on_gpu", property(lambda self: True))
+    assert [len(b) for b in encoder._batches(np.arange(len(ids)), ids, 4)] == [4, 4, 4]
+    assert [len(b) for b in encoder._batches(np.arange(3), None, 2)] == [2, 1]
+
+
+def test_batches_side_by_side_give_the_vectors_of_one_after_another(cache, torch_encoder):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    texts = [" ".join([TEXTS[i % 2]] * (1 + i % 30)) for i in range(24)]  # 12-300 pieces
+    two = SentenceEncoder("minilm", n_threads=2)
+    one = SentenceEncoder("minilm", n_threads=1)
+    pieces = two.chunks(texts, ids=True)[3]
+    longest_first = np.argsort([-len(x) for x in pieces], kind="stable")
+    assert len(list(two._batches(longest_first, pieces, 64))) > 2
+    got = embed_documents(texts, two, cache_dir=False)
+    np.testing.assert_array_equal(got, embed_documents(texts, one, cache_dir=False))
+    np.testing.assert_allclose(got, embed_documents(texts, torch_encoder, cache_dir=False),
+                               atol=2e-5)

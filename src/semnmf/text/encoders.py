@@ -37,6 +37,7 @@ import numpy as np
 
 from .._utils.devices import check_device, resolve_device
 from .._utils.io import atomic_write
+from .._utils.parallel import thread_pool
 from .._utils.progress import log, progress
 from .._utils.validation import check_positive_int
 
@@ -50,10 +51,15 @@ _EXTRA_HINT = 'pip install "semnmf[embeddings]"'
 MODEL_ALIASES = {"minilm": "all-MiniLM-L6-v2", "all-minilm-l6-v2": "all-MiniLM-L6-v2"}
 
 #: What may run a model on the CPU (:class:`SentenceEncoder`'s ``backend``).
-BACKENDS = ("auto", "torch", "onnx", "bfloat16")
+BACKENDS = ("auto", "torch", "onnx", "int8", "bfloat16")
 #: Word pieces (with the special tokens) up to which a batch is short: ONNX Runtime's
 #: gain is on short texts, bfloat16's on long ones (``benchmarks/results/encoder_backends.md``).
 SHORT = 64
+#: Word pieces (padding and special tokens included) a batch holds at most on the CPU, at
+#: least one text: batches of long texts are small. Run two at a time, one thread each,
+#: they encoded 1.13-1.30x faster than batches of 64 texts on 2 threads, the same vectors
+#: to rounding (``benchmarks/results/encoder_batches.md``).
+BATCH_PIECES = 1024
 
 
 #: Texts per checkpointed segment of a long embedding (about 2-5 minutes of MiniLM chunks
@@ -142,13 +148,16 @@ class SentenceEncoder:
     device : str, default="cpu"
     n_threads : int, optional
         CPU threads while encoding (default: PyTorch's own setting).
-    backend : {"auto", "torch", "onnx", "bfloat16"}, default="auto"
+    backend : {"auto", "torch", "onnx", "int8", "bfloat16"}, default="auto"
         What runs the model on the CPU. "torch": PyTorch, float32 (the reference).
         "onnx": ONNX Runtime, on a graph exported once from the model and kept in the
         cache folder (:mod:`semnmf.text._onnx`: a Transformer with mean pooling and
         normalization, such as all-MiniLM-L6-v2): the same vectors, 1.3-2.9x faster on
         short texts, 1.0-1.2x on chunks of 256 word pieces. "auto": ONNX Runtime when it
-        is installed and the model exports, else PyTorch. "bfloat16": batches wider than
+        is installed and the model exports, else PyTorch. "int8": ONNX Runtime on that
+        graph with int8 weights (:mod:`semnmf.text._onnx`): about 1.4x as fast again,
+        cosine 0.997 to the float32 vectors, but NG20's mean NMI fell by 0.017 (10 seeds),
+        so it is asked for, not the default. "bfloat16": batches wider than
         :data:`SHORT` word pieces in PyTorch under bfloat16 autocast (1.5-1.8x faster on
         a CPU that computes bfloat16 natively, AVX512-BF16 or AMX; cosine 0.99997 to
         float32, enough to move a k-means partition as a new seed does), the others as
@@ -160,9 +169,9 @@ class SentenceEncoder:
         The model's name, used in cache keys: a local folder by its absolute path, a hub
         model as ``name@commit`` once it is in the local Hugging Face cache.
     runtime : str or None
-        What encodes (decided on first use): "torch", "onnxruntime", and "torch
-        bfloat16" for the wide batches (``backend``), joined by " + "; None until the
-        model is loaded.
+        What encodes (decided on first use): "torch", "onnxruntime", "onnxruntime int8",
+        and "torch bfloat16" for the wide batches (``backend``), joined by " + "; None
+        until the model is loaded.
     max_tokens : int
         Word pieces per chunk (the model's ``max_seq_length`` less the 2 special tokens).
     dim : int
@@ -188,7 +197,7 @@ class SentenceEncoder:
         self._base = os.path.abspath(name) if os.path.isdir(name) else name
         self._requested, self._source, self._device = model, source, device
         self._model = None
-        self.n_threads, self.backend, self._onnx = n_threads, backend, None
+        self.n_threads, self.backend, self._onnx = n_threads, backend, {}
         self._set_name()
 
     def _set_name(self):
@@ -205,7 +214,7 @@ class SentenceEncoder:
         encoder = cls.__new__(cls)
         encoder.name, encoder._source, encoder._model = str(name), None, model
         encoder._base, encoder._hub = encoder.name, None
-        encoder.n_threads, encoder.backend, encoder._onnx = n_threads, "torch", None
+        encoder.n_threads, encoder.backend, encoder._onnx = n_threads, "torch", {}
         return encoder
 
     @property
@@ -391,6 +400,8 @@ class SentenceEncoder:
         (every vector so far read from the cache)."""
         if self._model is None:
             return None
+        if self._int8():
+            return "onnxruntime int8"
         short = "onnxruntime" if self._session() is not None else "torch"
         return f"{short} + torch bfloat16" if self._bfloat16() else short
 
@@ -398,25 +409,32 @@ class SentenceEncoder:
         """Whether wide batches run under PyTorch's bfloat16 autocast."""
         return self.backend == "bfloat16" and not self.on_gpu
 
-    def _session(self):
-        """The ONNX Runtime session that encodes, or None for PyTorch (decided once)."""
-        if self._onnx is None:
-            self._onnx = False
+    def _session(self, int8=False):
+        """The ONNX Runtime session that encodes (on the int8 graph with ``int8``), or None
+        for PyTorch (decided once each)."""
+        if int8 not in self._onnx:
+            self._onnx[int8] = False
             if self.backend != "torch" and not self.on_gpu:
                 from . import _onnx
 
                 ready = (_onnx.available() and _onnx.exportable(self.model)
                          and self.reads_ids)
-                runner = _onnx.session(self.model, default_cache_dir(), self._threads(),
-                                       self._inputs(self._probe_ids())) if ready else None
-                if runner is None and self.backend == "onnx":
+                runner = _onnx.session(self.model, default_cache_dir(),
+                                       self._inputs(self._probe_ids()),
+                                       int8=int8) if ready else None
+                asked = "int8" if int8 else "onnx"
+                if runner is None and self.backend == asked:
                     raise ValueError(
-                        f"backend='onnx' cannot run {self.name}: it needs onnxruntime (and "
+                        f"backend={asked!r} cannot run {self.name}: it needs onnxruntime (and "
                         "onnx to export the model once: pip install onnxruntime onnx) and a "
                         "model of a Transformer, mean pooling and normalization; use "
                         "backend='auto' or 'torch'.")
-                self._onnx = runner or False
-        return self._onnx or None
+                self._onnx[int8] = runner or False
+        return self._onnx[int8] or None
+
+    def _int8(self):
+        """Whether the int8 graph encodes (``backend="int8"``; raises when it cannot)."""
+        return self.backend == "int8" and self._session(int8=True) is not None
 
     def _threads(self):
         if self.n_threads:
@@ -458,14 +476,41 @@ class SentenceEncoder:
             mask[j, where] = 1
         return input_ids, mask
 
-    def _forward(self, batch_ids):
+    def _batches(self, idx, ids, batch_size):
+        """``idx`` (longest first) in batches of at most ``batch_size`` texts and, on the
+        CPU with word pieces given, of at most :data:`BATCH_PIECES` padded pieces."""
+        start = 0
+        while start < len(idx):
+            n = batch_size
+            if ids is not None and not self.on_gpu:
+                n = max(1, min(batch_size, BATCH_PIECES // (len(ids[idx[start]]) + 2)))
+            yield idx[start:start + n]
+            start += n
+
+    def _run(self, batches, texts, ids, int8, batch_size):
+        """The embeddings of each batch (positions in ``texts``), in order: from the word
+        pieces ``ids`` by :meth:`_forward`, side by side on :meth:`_threads` threads when
+        ONNX Runtime runs them (a session runs each batch on one thread: faster than one
+        batch on every thread, the same vectors; ``benchmarks/results/encoder_batches.md``),
+        else by the model's own ``encode``."""
+        if ids is None:
+            return (self.model.encode([texts[i] for i in rows], batch_size=batch_size,
+                                      normalize_embeddings=True, convert_to_numpy=True,
+                                      show_progress_bar=False) for rows in batches)
+        forward = lambda rows: self._forward([ids[i] for i in rows], int8)  # noqa: E731
+        workers = min(self._threads(), len(batches))
+        if workers > 1 and self._session(int8) is not None and not self._bfloat16():
+            return thread_pool(workers).map(forward, batches)
+        return map(forward, batches)
+
+    def _forward(self, batch_ids, int8=False):
         """Unit-norm float32 embeddings of pieces given as token ids (no special tokens):
         what ``model.encode`` returns for their texts, without tokenizing them again (the
         inputs of :meth:`_inputs`, and zero token types where the model takes them), by
-        ONNX Runtime or PyTorch (:attr:`runtime`)."""
+        ONNX Runtime (its int8 graph with ``int8``) or PyTorch (:attr:`runtime`)."""
         input_ids, mask = self._inputs(batch_ids)
-        wide = input_ids.shape[1] > SHORT and self._bfloat16()
-        runner = None if wide else self._session()
+        wide = input_ids.shape[1] > SHORT and self._bfloat16() and not int8
+        runner = None if wide else self._session(int8)
         if runner is not None:
             from ._onnx import run
 
@@ -517,9 +562,10 @@ class SentenceEncoder:
         segment = max(batch_size, SEGMENT // batch_size * batch_size)
         if ids is not None and not self.reads_ids:
             ids = None
-        if ids is None and self.reads_ids and (self._session() is not None
+        if ids is None and self.reads_ids and (self._session(self._int8()) is not None
                                                or self._bfloat16()):
             ids = self._piece_ids(texts)
+        int8 = ids is not None and self._int8()
         if ids is not None:
             self.model.eval()  # as model.encode does: no dropout in the forward passes
         order = np.argsort([-len(t) for t in (texts if ids is None else ids)], kind="stable")
@@ -529,7 +575,8 @@ class SentenceEncoder:
             with progress(f"embedding {unit}", total=len(texts), enabled=show_progress) as bar:
                 for lo in range(0, len(texts), segment):
                     idx = order[lo:lo + segment]
-                    key = _texts_digest(texts[i] for i in idx) if checkpoint else None
+                    key = (("int8 " if int8 else "") + _texts_digest(texts[i] for i in idx)
+                           if checkpoint else None)
                     part = _read_segment(checkpoint, lo, key, len(idx), out.shape[1])
                     if part is not None:
                         out[idx], spent = part
@@ -537,14 +584,10 @@ class SentenceEncoder:
                         bar.advance(len(idx), status="read from the checkpoint")
                         continue
                     t1 = time.perf_counter()
-                    for start in range(0, len(idx), batch_size):
-                        rows = idx[start:start + batch_size]
-                        out[rows] = (self._forward([ids[i] for i in rows]) if ids is not None
-                                     else self.model.encode([texts[i] for i in rows],
-                                                            batch_size=batch_size,
-                                                            normalize_embeddings=True,
-                                                            convert_to_numpy=True,
-                                                            show_progress_bar=False))
+                    batches = list(self._batches(idx, ids, batch_size))
+                    for rows, E in zip(batches, self._run(batches, texts, ids, int8,
+                                                          batch_size)):
+                        out[rows] = E
                         fresh += len(rows)
                         rate = fresh / max(time.perf_counter() - t0, 1e-9)
                         bar.advance(len(rows), status=f"{rate:,.0f} {unit}/s")
@@ -673,12 +716,16 @@ def _cached(texts, encoder, kind, compute, cache_dir, verbose, extra=""):
         try:
             with np.load(path) as stored:
                 arrays = {key: stored[key] for key in stored.files}
-            if _consistent(arrays, len(texts), kind):
+            if "int8" in arrays and arrays["int8"] and encoder.backend != "int8":
+                log(f"recomputing {kind} embeddings cached from the int8 graph: "
+                    f"backend={encoder.backend!r} asks for float32 ({path})", verbose)
+            elif _consistent(arrays, len(texts), kind):
                 log(f"{kind} embeddings read from the cache ({path})", verbose)
                 return arrays
+            else:
+                log(f"ignoring a damaged cache file {path}", verbose)
         except Exception:  # truncated, empty or foreign file: recompute and overwrite
-            pass
-        log(f"ignoring a damaged cache file {path}", verbose)
+            log(f"ignoring a damaged cache file {path}", verbose)
     checkpoint = path[:-len(".npz")] + ".partial"
     name = encoder.name
     arrays = compute(checkpoint)
@@ -729,13 +776,15 @@ def embed_documents(texts, model="minilm", *, pooling="mean", batch_size=None, c
     model : str or SentenceEncoder, default="minilm"
     pooling : {"mean", "first"}, default="mean"
     batch_size : int, optional
-        Chunks per forward pass. Default: 256 on a GPU, 64 on the CPU. On a GPU, batches of
-        256 were faster than batches of 64, with the same vectors
+        Chunks per forward pass. Default: 256 on a GPU, 64 on the CPU, where a batch also
+        holds at most :data:`BATCH_PIECES` word pieces. On a GPU, batches of 256 were
+        faster than batches of 64, with the same vectors
         (``benchmarks/results/gpu_semantics.md``).
     cache_dir : str, None or False
         Cache folder (default :func:`default_cache_dir`); False turns the cache off.
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
-        Where a model named by ``model`` encodes (:func:`semnmf._utils.devices.resolve_device`). The cache is
+        Where a model named by ``model`` encodes
+        (:func:`semnmf._utils.devices.resolve_device`). The cache is
         keyed by the model and the texts, not the device or the batch size: an entry
         computed on a GPU is read on the CPU. The two agree to rounding per document, not
         bit for bit (``benchmarks/results/gpu_semantics.md``), and a partition can move
@@ -774,7 +823,8 @@ def embed_documents(texts, model="minilm", *, pooling="mean", batch_size=None, c
         seconds = chunking + encoding
         log(f"embedded {len(texts)} documents ({len(pieces)} chunks) with {encoder.name} in "
             f"{seconds:.1f} s ({len(texts) / max(seconds, 1e-9):.1f} documents/s)", verbose)
-        return {"E": C, "owner": owner, "weight": weight, "seconds": np.array(seconds)}
+        return {"E": C, "owner": owner, "weight": weight, "seconds": np.array(seconds),
+                "int8": np.array(encoder._int8())}
 
     chunks = _cached(texts, encoder, kind, compute, cache_dir, verbose)
     C, owner, weight = chunks["E"], chunks["owner"], chunks["weight"]
@@ -837,6 +887,6 @@ def embed_terms(terms, model="minilm", *, batch_size=512, cache_dir=None, device
         E, seconds = encoder.encode(terms, batch_size=batch_size, show_progress=bool(verbose),
                                     unit="terms", checkpoint=checkpoint)
         log(f"embedded {len(terms)} terms with {encoder.name} in {seconds:.1f} s", verbose)
-        return {"E": E, "seconds": np.array(seconds)}
+        return {"E": E, "seconds": np.array(seconds), "int8": np.array(encoder._int8())}
 
     return _cached(terms, encoder, "terms", compute, cache_dir, verbose)["E"]
