@@ -69,7 +69,8 @@ def test_an_export_that_differs_from_pytorch_is_removed(cache, monkeypatch):
 
 
 def test_backends_are_checked(cache, monkeypatch):
-    with pytest.raises(ValueError, match="backend must be one of auto, torch, onnx, int8, bfloat16"):
+    with pytest.raises(ValueError,
+                       match="backend must be one of auto, torch, onnx, int8, bfloat16"):
         SentenceEncoder("minilm", backend="tensorrt")
     monkeypatch.setattr(_onnx, "available", lambda: False)  # onnxruntime not installed
     assert _runtime(SentenceEncoder("minilm")) == "torch"
