@@ -45,17 +45,14 @@ def two_threads(encoder):
     """A session on the library's float32 graph running each batch on 2 threads."""
     import glob
 
-    import onnxruntime as ort
+    from encoder_backends import ort_session
     from semnmf.text.encoders import default_cache_dir
 
     encoder.model
     assert encoder.runtime == "onnxruntime"  # the graph exported into the cache folder
     path = [p for p in glob.glob(os.path.join(default_cache_dir(), "onnx", "*.onnx"))
             if not p.endswith("-int8.onnx")][0]
-    options = ort.SessionOptions()
-    options.intra_op_num_threads, options.inter_op_num_threads = 2, 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    return ort_session(path, 2)
 
 
 def inputs(tokenizer, batch):

@@ -479,10 +479,11 @@ class SentenceEncoder:
     def _batches(self, idx, ids, batch_size):
         """``idx`` (longest first) in batches of at most ``batch_size`` texts and, on the
         CPU with word pieces given, of at most :data:`BATCH_PIECES` padded pieces."""
+        budget = ids is not None and not self.on_gpu
         start = 0
         while start < len(idx):
             n = batch_size
-            if ids is not None and not self.on_gpu:
+            if budget:
                 n = max(1, min(batch_size, BATCH_PIECES // (len(ids[idx[start]]) + 2)))
             yield idx[start:start + n]
             start += n
@@ -716,7 +717,7 @@ def _cached(texts, encoder, kind, compute, cache_dir, verbose, extra=""):
         try:
             with np.load(path) as stored:
                 arrays = {key: stored[key] for key in stored.files}
-            if "int8" in arrays and arrays["int8"] and encoder.backend != "int8":
+            if arrays.get("int8", False) and encoder.backend != "int8":
                 log(f"recomputing {kind} embeddings cached from the int8 graph: "
                     f"backend={encoder.backend!r} asks for float32 ({path})", verbose)
             elif _consistent(arrays, len(texts), kind):
