@@ -6,8 +6,9 @@ Every kNN graph of the package (the word graph of ``--semantics``, Semantic-GNMF
 GTNMF's document graphs) is one exact cosine search (:func:`semnmf.graphs.cosine_kneighbors`).
 This script times, in one process, for 10 neighbours per point:
 
-- **compiled**: the package's search; on dense rows each chunk's most similar points are
-  kept in one pass by the numba kernel (``semnmf.graphs._knn_kernels``);
+- **compiled**: the package's search; on dense rows each pair's similarity is computed
+  once (the upper half, chunk by chunk) and every point's most similar others are kept by
+  the numba kernels (``semnmf.graphs._knn_kernels``);
 - **numpy**: the same chunks with ``argpartition`` and a stable sort (``SEMNMF_KERNELS=0``),
   the search before the kernel, and still the search of sparse rows;
 - **scikit-learn**: ``NearestNeighbors(metric="cosine", algorithm="brute").kneighbors()``;

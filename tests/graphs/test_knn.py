@@ -112,17 +112,19 @@ def test_cosine_search_is_chunked_across_threads(monkeypatch):
     assert (one != many).nnz == 0
 
 
-@pytest.mark.parametrize("sparse", [False, True])
-def test_compiled_search_keeps_the_lower_index_among_ties(sparse, monkeypatch):
+@pytest.mark.parametrize("sparse,dtype", [(False, np.float64), (False, np.float32),
+                                          (True, np.float64)])
+def test_compiled_search_keeps_the_lower_index_among_ties(sparse, dtype, monkeypatch):
     """Rows of four ones: the cosines are exact multiples of 1/4, so ties abound. On dense
-    rows the compiled search is the stable reference (most similar first, the lower index
-    first among equals); the numpy path (sparse rows, or SEMNMF_KERNELS=0) finds the same
+    rows the compiled search (each pair's similarity once, merged from the lists of every
+    chunk and thread) is the stable reference (most similar first, the lower index first
+    among equals); the numpy path (sparse rows, or SEMNMF_KERNELS=0) finds the same
     distances (which tied index it keeps at the k-th place may differ)."""
     from semnmf.graphs.knn import _cosine_kneighbors
 
     monkeypatch.setenv("SEMNMF_KERNELS", "1")
     rng = np.random.default_rng(23)
-    X = np.zeros((60, 12))
+    X = np.zeros((60, 12), dtype=dtype)
     for row in X:
         row[rng.choice(12, 4, replace=False)] = 0.5          # unit norm, exactly
     S = X @ X.T
@@ -135,10 +137,11 @@ def test_compiled_search_keeps_the_lower_index_among_ties(sparse, monkeypatch):
     if not sparse:
         np.testing.assert_array_equal(ind, ref)
         import sklearn
-        with sklearn.config_context(working_memory=1e-3):   # a few rows per chunk
-            dist2, ind2 = _cosine_kneighbors(Xs, 7, n_jobs=2)
-        np.testing.assert_array_equal(ind2, ref)             # chunk offsets and threads
-        np.testing.assert_array_equal(dist2, dist)
+        for memory in (1e-3, 0.02):    # 1 row per chunk (the last: fewer than 7 columns); 7
+            with sklearn.config_context(working_memory=memory):
+                dist2, ind2 = _cosine_kneighbors(Xs, 7, n_jobs=2)
+            np.testing.assert_array_equal(ind2, ref)         # chunk offsets and threads
+            np.testing.assert_array_equal(dist2, dist)
     monkeypatch.setenv("SEMNMF_KERNELS", "0")
     dist0, ind0 = _cosine_kneighbors(Xs, 7)
     np.testing.assert_array_equal(dist0, dist)

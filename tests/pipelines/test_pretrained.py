@@ -109,6 +109,27 @@ def test_chunks_cut_at_word_pieces_and_keep_every_piece(fake):
     assert n_tokens.tolist() == [4, 4, 2, 2, 1]
 
 
+def _first_of_all(encoder, texts):
+    """The reference: every chunk, then each text's first."""
+    pieces, owner, n_tokens = encoder.chunks(texts)
+    first = encoders.first_chunks(owner)
+    return [pieces[i] for i in first], owner[first].tolist(), n_tokens[first].tolist()
+
+
+def test_first_chunks_from_a_prefix_are_the_first_of_all_chunks(fake):
+    """chunks(first=True) tokenizes a long text's prefix (60 characters here: 12 per word
+    piece of a 4-piece chunk, plus one) cut at white space; it gives every text's first
+    chunk as cutting the whole text does: short words, words too long for the prefix to
+    hold 5 pieces (the whole text then), no white space, line breaks."""
+    many = " ".join(f"w{i}" for i in range(100))
+    texts = [many, "short one", "", "x" * 70 + " tail words here", "y" * 80,
+             "\n".join(["ab"] * 40), "a " + "z" * 58 + " b c d e f",
+             " ".join(["longword" * 2] * 10)]
+    pieces, owner, n_tokens = fake.chunks(texts, first=True)
+    assert (pieces, owner.tolist(), n_tokens.tolist()) == _first_of_all(fake, texts)
+    assert pieces[0] == "w0 w1 w2 w3" and owner.tolist() == [0, 1, 3, 4, 5, 6, 7]
+
+
 def test_mean_pooling_matches_the_reference(fake, tmp_path):
     texts = ["aero_1 aero_2 law_1 aero_3 aero_4 medic_9 aero_5", "law_1 law_2", "",
              "x y z w v u t s r q p"]
@@ -816,6 +837,12 @@ def test_minilm_pooling_agrees_with_sentence_transformers(minilm, tmp_path):
     by_text, _ = minilm.encode(pieces)
     np.testing.assert_allclose(by_ids, by_text, atol=1e-5)   # cut at white space: the same
     assert os.path.exists(tmp_path / "embeddings")
+    # the first chunks read from prefixes: those of the whole texts, word pieces included
+    texts = [long, short, "tokenization " * 300, "x" * 5000 + " y", "https://a.b/" * 400]
+    pieces, owner, n_tokens, ids = minilm.chunks(texts, ids=True, first=True)
+    assert (pieces, owner.tolist(), n_tokens.tolist()) == _first_of_all(minilm, texts)
+    _, every, _, all_ids = minilm.chunks(texts, ids=True)
+    assert [list(x) for x in ids] == [list(all_ids[i]) for i in encoders.first_chunks(every)]
 
 
 # -- benchmarks/studies/gpu_semantics.py ---------------------------------------------------------------

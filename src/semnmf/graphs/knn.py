@@ -20,6 +20,7 @@ euclidean metric, our own for the cosine (:func:`_cosine_kneighbors`,
 """
 
 import numbers
+import threading
 
 import numpy as np
 import scipy.sparse as sp
@@ -347,33 +348,31 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
     """Exact cosine kNN of the L2-normalized rows of Xn among themselves, self excluded:
     ``(dist, ind)`` as :func:`cosine_kneighbors` returns them.
 
-    Brute force by row chunks: each chunk computes its dense similarities ``Xn[a:b] Xnᵀ``
-    and keeps each row's n_neighbors largest, sorted: dense rows by the compiled kernel
-    (:func:`~._knn_kernels.top_similar`; ties by the lower index), sparse rows (and all
-    rows with ``SEMNMF_KERNELS=0``) by ``argpartition`` and a stable sort
-    (``benchmarks/results/knn.md``). Chunks run on ``n_jobs`` threads, all together within
-    scikit-learn's ``working_memory``.
+    Brute force by row chunks, within scikit-learn's ``working_memory`` on ``n_jobs``
+    threads. Dense rows: each chunk ``a..b`` computes the upper half of its similarities,
+    ``Xn[a:b] Xn[a:]ᵀ`` (each pair once: half the products), and the compiled kernels
+    (:mod:`~._knn_kernels`; ties by the lower index) keep every point's most similar
+    others. Sparse rows (and dense ones with ``SEMNMF_KERNELS=0``): each chunk computes
+    ``Xn[a:b] Xnᵀ`` and keeps each row's n_neighbors largest by ``argpartition`` and a
+    stable sort (``benchmarks/results/knn.md``).
     """
     n = Xn.shape[0]
     workers = max(1, min(n_threads() if n_jobs is None else effective_n_jobs(n_jobs), n))
     budget = get_config()["working_memory"] * 2 ** 20
     rows = int(max(1, min(n, budget // (3 * 8 * n * workers))))
+    starts = range(0, n, rows)
+    workers = min(workers, len(starts))
+    if compiled_kernels() and not sp.issparse(Xn):  # sparse rows: the product is the cost
+        return _cosine_kneighbors_upper(np.ascontiguousarray(Xn), n_neighbors, rows, workers)
     XnT = Xn.T if sp.issparse(Xn) else np.ascontiguousarray(Xn.T)
     dist = np.empty((n, n_neighbors), dtype=np.float64)
     ind = np.empty((n, n_neighbors), dtype=np.int64)
-
-    kernel = None
-    if compiled_kernels() and not sp.issparse(Xn):  # sparse rows: the product is the cost
-        from ._knn_kernels import top_similar as kernel
 
     def work(start):
         stop = min(n, start + rows)
         # sparse x sparse straight into a dense chunk (scikit-learn's kernel from 1.9;
         # bitwise scipy's product made dense), else BLAS
         S = np.asarray(safe_sparse_dot(Xn[start:stop], XnT, dense_output=True))
-        if kernel is not None:  # one pass per row (see _knn_kernels), one compiled dtype
-            kernel(np.asarray(S, dtype=np.float64), n_neighbors, start, dist, ind)
-            return
         S = np.asarray(S, dtype=np.float64)
         r = np.arange(stop - start)
         S[r, r + start] = -np.inf                    # a point is not its own neighbour
@@ -384,12 +383,51 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
         ind[start:stop] = part[r[:, None], order]
         dist[start:stop] = 1.0 + values[r[:, None], order]     # 1 − cos
 
-    starts = range(0, n, rows)
-    if workers == 1 or len(starts) == 1:
+    if workers == 1:
         for start in starts:
             work(start)
     else:
         list(thread_pool(workers).map(work, starts))
+    return dist, ind
+
+
+def _cosine_kneighbors_upper(Xn, n_neighbors, rows, workers):
+    """:func:`_cosine_kneighbors` of dense unit rows by the compiled kernels: chunks of
+    ``rows`` rows against the columns from their first row on (BLAS into each thread's own
+    buffer: no fresh pages per chunk), each thread with its own running lists of the
+    columns' most similar earlier rows, merged at the end."""
+    from ._knn_kernels import merge_lists, top_similar_upper
+
+    n, k = Xn.shape[0], n_neighbors
+    dtype = np.result_type(Xn.dtype, np.float32)
+    Xn = Xn.astype(dtype, copy=False)
+    vals = np.empty((n, k), dtype=np.float64)
+    cols = np.empty((n, k), dtype=np.int64)
+    fill = np.zeros(n, dtype=np.int64)
+    tvals = np.empty((workers, n, k), dtype=np.float64)
+    tcols = np.empty((workers, n, k), dtype=np.int64)
+    tfill = np.zeros((workers, n), dtype=np.int64)
+    tmin = np.full((workers, n), -np.inf)
+    local, slots = threading.local(), iter(range(workers))
+
+    def work(start):
+        if not hasattr(local, "slot"):      # this thread's lists and buffer
+            local.slot = next(slots)
+            local.S = np.empty(rows * n, dtype=dtype)
+        stop, w = min(n, start + rows), local.slot
+        S = local.S[:(stop - start) * (n - start)].reshape(stop - start, n - start)
+        np.dot(Xn[start:stop], Xn[start:].T, out=S)
+        top_similar_upper(S, k, start, vals, cols, fill, tvals[w], tcols[w], tfill[w], tmin[w])
+
+    starts = range(0, n, rows)
+    if workers == 1:
+        for start in starts:
+            work(start)
+    else:
+        list(thread_pool(workers).map(work, starts))
+    dist = np.empty((n, k), dtype=np.float64)
+    ind = np.empty((n, k), dtype=np.int64)
+    merge_lists(vals, cols, fill, tvals, tcols, tfill, k, dist, ind)
     return dist, ind
 
 

@@ -60,6 +60,10 @@ SHORT = 64
 #: they encoded 1.13-1.30x faster than batches of 64 texts on 2 threads, the same vectors
 #: to rounding (``benchmarks/results/encoder_batches.md``).
 BATCH_PIECES = 1024
+#: Characters per word piece of a first chunk that :meth:`SentenceEncoder.chunks` tokenizes
+#: of a long text (English averages about 4 per piece; a text with fewer pieces there is
+#: tokenized whole).
+PREFIX_CHARS = 12
 
 
 #: Texts per checkpointed segment of a long embedding (about 2-5 minutes of MiniLM chunks
@@ -311,9 +315,15 @@ class SentenceEncoder:
         return [len(offsets) == 1 and (piece is None or piece[0] != unknown)
                 for offsets, piece in zip(encoded["offset_mapping"], ids)]
 
-    def chunks(self, texts, ids=False):
+    def chunks(self, texts, ids=False, first=False):
         """Cut texts into pieces of at most ``max_tokens`` word pieces, at white space
-        where possible (see ``_windows``).
+        where possible (see ``_windows``); with ``first``, only each text's first piece.
+
+        With ``first``, a long text is tokenized up to the last white space within its
+        first ``PREFIX_CHARS`` characters per word piece of the piece (plus one): the
+        whole words there give the text's own word pieces, so when they are more than
+        ``max_tokens`` the first piece is the same as from the whole text, which is
+        tokenized only when they are not.
 
         Returns
         -------
@@ -330,31 +340,47 @@ class SentenceEncoder:
         pieces, owner, n_tokens = [], [], []
         piece_ids = [] if ids else None
         step = self.max_tokens
+        limit = PREFIX_CHARS * (step + 1) if first else None
         batch = 256
-        for start in range(0, len(texts), batch):
-            part = list(texts[start:start + batch])
+
+        def tokenize(part):
             encoded = tokenizer(part, add_special_tokens=False, return_offsets_mapping=True,
                                 truncation=False, verbose=False)
-            token_ids = encoded.get("input_ids") if piece_ids is not None else None
-            if token_ids is None:
+            return encoded["offset_mapping"], encoded.get("input_ids")
+
+        for start in range(0, len(texts), batch):
+            part = list(texts[start:start + batch])
+            offsets, token_ids = tokenize([_prefix(t, limit) for t in part] if first else part)
+            if first:  # a prefix of too few word pieces: the whole text
+                short = [i for i, (t, o) in enumerate(zip(part, offsets))
+                         if len(o) <= step and len(t) > limit]
+                if short:
+                    found = tokenize([part[i] for i in short])
+                    for j, i in enumerate(short):
+                        offsets[i] = found[0][j]
+                        if token_ids is not None:
+                            token_ids[i] = found[1][j]
+            if ids and token_ids is None:
                 piece_ids = None  # the tokenizer gives no ids: the texts are read
-            for i, (text, offsets) in enumerate(zip(part, encoded["offset_mapping"])):
+            for i, (text, spans) in enumerate(zip(part, offsets)):
                 doc = start + i
-                if not offsets:
+                if not spans:
                     continue  # no word piece: no chunk, and the document keeps a zero vector
-                if len(offsets) <= step:
+                if len(spans) <= step:
                     pieces.append(text)
                     owner.append(doc)
-                    n_tokens.append(max(len(offsets), 1))
+                    n_tokens.append(max(len(spans), 1))
                     if piece_ids is not None:
                         piece_ids.append(token_ids[i])
                     continue
-                for lo, hi in _windows(offsets, step):
-                    pieces.append(text[offsets[lo][0]:offsets[hi - 1][1]])
+                for lo, hi in _windows(spans, step):
+                    pieces.append(text[spans[lo][0]:spans[hi - 1][1]])
                     owner.append(doc)
                     n_tokens.append(hi - lo)
                     if piece_ids is not None:
                         piece_ids.append(token_ids[i][lo:hi])
+                    if first:
+                        break
         found = (pieces, np.asarray(owner, dtype=np.int64), np.asarray(n_tokens, dtype=np.float64))
         return (*found, piece_ids) if ids else found
 
@@ -602,6 +628,15 @@ class SentenceEncoder:
         return out, seconds
 
 
+def _prefix(text, limit):
+    """``text`` up to its last white space within ``limit`` characters (the whole text when
+    it is not longer, or has no white space there)."""
+    if len(text) <= limit:
+        return text
+    cut = max(text.rfind(c, 0, limit + 1) for c in " \n\t\r")
+    return text[:cut] if cut > 0 else text
+
+
 def _windows(offsets, step):
     """Consecutive (lo, hi) ranges of at most ``step`` word pieces covering ``offsets``.
 
@@ -812,11 +847,8 @@ def embed_documents(texts, model="minilm", *, pooling="mean", batch_size=None, c
 
     def compute(checkpoint):
         t0 = time.perf_counter()
-        pieces, owner, weight, ids = encoder.chunks(texts, ids=True)
-        if kind == "first-chunks":
-            first = first_chunks(owner)
-            pieces, owner, weight = [pieces[i] for i in first], owner[first], weight[first]
-            ids = None if ids is None else [ids[i] for i in first]
+        pieces, owner, weight, ids = encoder.chunks(texts, ids=True,
+                                                    first=kind == "first-chunks")
         chunking = time.perf_counter() - t0
         batch = batch_size if batch_size is not None else 256 if encoder.on_gpu else 64
         C, encoding = encoder.encode(pieces, batch_size=batch, show_progress=bool(verbose),
