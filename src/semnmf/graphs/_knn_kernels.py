@@ -19,7 +19,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _insert(vals, cols, fill, i, k, v, c):
     """Put ``(v, c)`` into point i's list ``vals[i, :fill[i]]``, ``cols[i, :fill[i]]``
     (value descending, index ascending among equal values) if it belongs to the ``k``
