@@ -119,7 +119,11 @@ def measure(names, root, seeds, cache):
 
 def redo_default(names, root, seeds, cache):
     """The default's arm of corpora measured already, again (its NMI over the seeds and
-    its seconds on seed 0); the word counts' and MiniLM + k-means' cells are kept."""
+    its seconds on seed 0); the word counts' and MiniLM + k-means' cells are kept. PyTorch and
+    sentence-transformers are imported first: MiniLM + k-means's seconds leave out loading
+    them (about 5 s), and so do the default's when its arm follows that one in ``measure``."""
+    import sentence_transformers  # noqa: F401
+
     for name in names:
         cell = cache.get(name)
         if not cell or "default" not in cell:
