@@ -191,3 +191,50 @@ def test_batches_side_by_side_give_the_vectors_of_one_after_another(cache, torch
     np.testing.assert_array_equal(got, embed_documents(texts, one, cache_dir=False))
     np.testing.assert_allclose(got, embed_documents(texts, torch_encoder, cache_dir=False),
                                atol=2e-5)
+
+
+def test_a_remembered_graph_encodes_without_loading_the_model(cache, monkeypatch):
+    """Once a process has exported (or loaded) the graph of a local model folder, the next
+    encoder of that folder encodes with ONNX Runtime and the folder's tokenizer.json
+    alone: the same vectors bit for bit, PyTorch and sentence-transformers never imported
+    (checked in a fresh process). A changed folder, backend="torch" or "int8" load the
+    model as before."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    pytest.importorskip("tokenizers")
+    loaded = SentenceEncoder("minilm")
+    assert _runtime(loaded) == "onnxruntime"
+    assert len(list((cache / "onnx" / "folders").glob("*.json"))) == 1   # remembered
+    light = SentenceEncoder("minilm")
+    assert light._light() is not None and light.runtime == "onnxruntime"
+    for pooling in ("mean", "first"):
+        np.testing.assert_array_equal(
+            embed_documents(TEXTS, light, pooling=pooling, cache_dir=False),
+            embed_documents(TEXTS, loaded, pooling=pooling, cache_dir=False))
+    terms = ["market", "astronaut", "Fußball", "東京", "co-operation"]
+    np.testing.assert_array_equal(embed_terms(terms, light, cache_dir=False),
+                                  embed_terms(terms, loaded, cache_dir=False))
+    assert light._model is None and light.dim == loaded.dim == 384
+    # the folder's tokenizer gives the model's word pieces, offsets and special tokens
+    texts = [*TEXTS, "Ünïcödé — naïve café; 東京タワー 😀", "", "  spaces\tand\nlines  "]
+    for special in (False, True):
+        mine = light.tokenizer(texts, add_special_tokens=special, return_offsets_mapping=True)
+        theirs = loaded.model.tokenizer(texts, add_special_tokens=special,
+                                        return_offsets_mapping=True, truncation=False)
+        assert mine["input_ids"] == [list(x) for x in theirs["input_ids"]]
+        assert mine["offset_mapping"] == [[tuple(o) for o in x]
+                                          for x in theirs["offset_mapping"]]
+    assert light._special_tokens() == tuple(map(tuple, loaded._special_tokens()))
+    code = ("import sys; from semnmf.text.encoders import embed_documents; "
+            f"embed_documents({TEXTS[:2]!r}, 'minilm', cache_dir=False); "
+            "print('torch' in sys.modules, 'sentence_transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "SEMNMF_CACHE": str(cache)}, check=True)
+    assert out.stdout.split() == ["False", "False"]
+    for backend in ("torch", "int8"):
+        assert SentenceEncoder("minilm", backend=backend)._light() is None
+    monkeypatch.setattr(_onnx, "folder_key", lambda folder: "0" * 32)   # the folder changed
+    assert SentenceEncoder("minilm")._light() is None

@@ -314,7 +314,7 @@ def cosine_kneighbors(X, n_neighbors, *, device="cpu", n_jobs=None):
     device : {"cpu", "cuda", "cuda:N", "auto"}, default="cpu"
         Where the search of dense rows runs (as in :func:`knn_graph`).
     n_jobs : int or None, default=None
-        Threads of the CPU search (default: the package's, :func:`semnmf.set_threads`).
+        Threads of the CPU search (default: ``$SEMNMF_NUM_THREADS`` or the CPU count).
 
     Returns
     -------

@@ -151,14 +151,16 @@ class SentenceEncoder:
         local model folder.
     device : str, default="cpu"
     n_threads : int, optional
-        CPU threads while encoding (default: PyTorch's own setting).
+        CPU threads while encoding (default: PyTorch's own setting; without the model
+        loaded, ``$SEMNMF_NUM_THREADS`` or the CPU count).
     backend : {"auto", "torch", "onnx", "int8", "bfloat16"}, default="auto"
         What runs the model on the CPU. "torch": PyTorch, float32 (the reference).
         "onnx": ONNX Runtime, on a graph exported once from the model and kept in the
         cache folder (:mod:`semnmf.text._onnx`: a Transformer with mean pooling and
         normalization, such as all-MiniLM-L6-v2): the same vectors, 1.3-2.9x faster on
-        short texts, 1.0-1.2x on chunks of 256 word pieces. "auto": ONNX Runtime when it
-        is installed and the model exports, else PyTorch. "int8": ONNX Runtime on that
+        short texts, 1.0-1.2x on chunks of 256 word pieces; a local model folder's graph,
+        once exported, is found again without loading the model (:meth:`_light`). "auto":
+        ONNX Runtime when it is installed and the model exports, else PyTorch. "int8": ONNX Runtime on that
         graph with int8 weights (:mod:`semnmf.text._onnx`): about 1.4x as fast again,
         cosine 0.997 to the float32 vectors, but NG20's mean NMI fell by 0.017 (10 seeds),
         so it is asked for, not the default. "bfloat16": batches wider than
@@ -175,7 +177,7 @@ class SentenceEncoder:
     runtime : str or None
         What encodes (decided on first use): "torch", "onnxruntime", "onnxruntime int8",
         and "torch bfloat16" for the wide batches (``backend``), joined by " + "; None
-        until the model is loaded.
+        until the model is loaded, unless a remembered graph encodes without it.
     max_tokens : int
         Word pieces per chunk (the model's ``max_seq_length`` less the 2 special tokens).
     dim : int
@@ -255,14 +257,52 @@ class SentenceEncoder:
     @property
     def on_gpu(self):
         """Whether the model runs on a CUDA device (loads it)."""
+        if self._light() is not None:
+            return False
         return str(getattr(self.model, "device", "cpu")).startswith("cuda")
 
     @property
     def dim(self):
         """Embedding dimension."""
+        light = self._light()
+        if light is not None:
+            return int(light[1]["dim"])
         get_dim = (getattr(self.model, "get_embedding_dimension", None)
                    or self.model.get_sentence_embedding_dimension)
         return int(get_dim())
+
+    @property
+    def tokenizer(self):
+        """The model's tokenizer (without loading the model when :meth:`_light` serves)."""
+        light = self._light()
+        return light[2] if light is not None else self.model.tokenizer
+
+    def _light(self):
+        """``(session, facts, tokenizer)`` when this process can encode without loading
+        the model: a local model folder on the CPU, backend "auto" or "onnx", whose
+        float32 graph an earlier process exported and remembered
+        (:func:`semnmf.text._onnx.recall`), with ``onnxruntime`` and ``tokenizers``
+        installed. The same vectors, without importing PyTorch or sentence-transformers;
+        else None (the model is loaded as usual)."""
+        if not hasattr(self, "_lite"):
+            self._lite = None
+            folder = self._source
+            if (self._model is None and self.backend in ("auto", "onnx")
+                    and self._device == "cpu" and folder
+                    and os.path.isfile(os.path.join(folder, "tokenizer.json"))
+                    and importlib.util.find_spec("tokenizers") is not None):
+                from . import _onnx
+
+                found = _onnx.recall(default_cache_dir(), folder) if _onnx.available() else None
+                if found is not None:
+                    try:
+                        tokenizer = _FolderTokenizer(os.path.join(folder, "tokenizer.json"),
+                                                     found[1])
+                    except Exception:  # a tokenizer.json the installed tokenizers cannot read
+                        tokenizer = None
+                    if tokenizer is not None:
+                        self._lite = (found[0], found[1], tokenizer)
+        return self._lite
 
     def __repr__(self):
         return f"SentenceEncoder({self.name!r})"
@@ -336,7 +376,7 @@ class SentenceEncoder:
             Only with ``ids=True``: each piece's word pieces as token ids, without the
             special tokens (None when the tokenizer gives no ids).
         """
-        tokenizer = self.model.tokenizer
+        tokenizer = self.tokenizer
         pieces, owner, n_tokens = [], [], []
         piece_ids = [] if ids else None
         step = self.max_tokens
@@ -392,7 +432,10 @@ class SentenceEncoder:
         first module does not lower-case, and which adds no prompt and cuts no dimension
         (``default_prompt_name``, ``truncate_dim``: what ``model.encode`` does that the
         model's forward pass does not). Then :meth:`encode` with ``ids`` skips tokenizing
-        the texts again."""
+        the texts again (always so on the light path, :meth:`_light`: only such a model
+        is remembered)."""
+        if self._light() is not None:
+            return True
         model = self.model
         first = next(iter(model), None) if hasattr(model, "__iter__") else None
         special = (self._special_tokens()
@@ -407,6 +450,9 @@ class SentenceEncoder:
         """(prefix, suffix): the token ids the tokenizer puts around a text's pieces
         ([CLS] and [SEP] for BERT), found by tokenizing one word with and without them;
         None when the pieces are not kept whole between the two."""
+        light = self._light()
+        if light is not None:
+            return tuple(light[1]["special"][0]), tuple(light[1]["special"][1])
         if not hasattr(self, "_special"):
             tokenizer, self._special = self.model.tokenizer, None
             try:
@@ -425,7 +471,7 @@ class SentenceEncoder:
         """What encodes (see the class's Attributes); None while the model is not loaded
         (every vector so far read from the cache)."""
         if self._model is None:
-            return None
+            return "onnxruntime" if self._light() is not None else None
         if self._int8():
             return "onnxruntime int8"
         short = "onnxruntime" if self._session() is not None else "torch"
@@ -438,6 +484,9 @@ class SentenceEncoder:
     def _session(self, int8=False):
         """The ONNX Runtime session that encodes (on the int8 graph with ``int8``), or None
         for PyTorch (decided once each)."""
+        light = None if int8 else self._light()
+        if light is not None:
+            return light[0]
         if int8 not in self._onnx:
             self._onnx[int8] = False
             if self.backend != "torch" and not self.on_gpu:
@@ -445,9 +494,10 @@ class SentenceEncoder:
 
                 ready = (_onnx.available() and _onnx.exportable(self.model)
                          and self.reads_ids)
+                folder = self._source if self._source and os.path.isdir(self._source) else None
                 runner = _onnx.session(self.model, default_cache_dir(),
-                                       self._inputs(self._probe_ids()),
-                                       int8=int8) if ready else None
+                                       self._inputs(self._probe_ids()), int8=int8,
+                                       folder=folder, facts=self._facts()) if ready else None
                 asked = "int8" if int8 else "onnx"
                 if runner is None and self.backend == asked:
                     raise ValueError(
@@ -458,6 +508,13 @@ class SentenceEncoder:
                 self._onnx[int8] = runner or False
         return self._onnx[int8] or None
 
+    def _facts(self):
+        """What :meth:`_light` reads of the loaded model, remembered beside its graph."""
+        tokenizer = self.model.tokenizer
+        return {"dim": self.dim, "special": [list(x) for x in self._special_tokens()],
+                "pad": int(tokenizer.pad_token_id),
+                "padding_side": getattr(tokenizer, "padding_side", "right")}
+
     def _int8(self):
         """Whether the int8 graph encodes (``backend="int8"``; raises when it cannot)."""
         return self.backend == "int8" and self._session(int8=True) is not None
@@ -465,12 +522,16 @@ class SentenceEncoder:
     def _threads(self):
         if self.n_threads:
             return int(self.n_threads)
+        if self._light() is not None:
+            from .._utils.parallel import n_threads
+
+            return n_threads()
         import torch
 
         return torch.get_num_threads()
 
     def _probe_ids(self):
-        tokenizer = self.model.tokenizer
+        tokenizer = self.tokenizer
         return [list(tokenizer(text, add_special_tokens=False)["input_ids"])
                 for text in ("A short text.", "The market rallied as the central bank held "
                              "its rates, and shares of the largest lenders rose sharply.")]
@@ -478,7 +539,7 @@ class SentenceEncoder:
     def _piece_ids(self, texts):
         """Each text's word pieces as token ids, cut at ``max_tokens`` (what
         ``model.encode`` reads of it)."""
-        tokenizer, step, ids = self.model.tokenizer, self.max_tokens, []
+        tokenizer, step, ids = self.tokenizer, self.max_tokens, []
         for start in range(0, len(texts), 256):
             encoded = tokenizer(list(texts[start:start + 256]), add_special_tokens=False,
                                 truncation=False, verbose=False)["input_ids"]
@@ -489,7 +550,7 @@ class SentenceEncoder:
         """(input_ids, attention_mask) of pieces given as token ids (no special tokens):
         the tokenizer's special tokens (:meth:`_special_tokens`) around them, padding on
         its side with its pad id, the mask a single-sequence tokenization gives."""
-        tokenizer = self.model.tokenizer
+        tokenizer = self.tokenizer
         prefix, suffix = self._special_tokens()
         seqs = [[*prefix, *x, *suffix] for x in batch_ids]
         width = max(len(x) for x in seqs)
@@ -581,7 +642,7 @@ class SentenceEncoder:
         if not texts:
             return out, 0.0
         torch = previous = None
-        if self.n_threads:
+        if self.n_threads and self._light() is None:
             import torch
 
             previous = torch.get_num_threads()
@@ -593,7 +654,7 @@ class SentenceEncoder:
                                                or self._bfloat16()):
             ids = self._piece_ids(texts)
         int8 = ids is not None and self._int8()
-        if ids is not None:
+        if ids is not None and self._light() is None:
             self.model.eval()  # as model.encode does: no dropout in the forward passes
         order = np.argsort([-len(t) for t in (texts if ids is None else ids)], kind="stable")
         seconds = fresh = 0
@@ -626,6 +687,32 @@ class SentenceEncoder:
             if torch is not None:
                 torch.set_num_threads(previous)
         return out, seconds
+
+
+class _FolderTokenizer:
+    """A model folder's ``tokenizer.json`` read by the ``tokenizers`` package: what
+    :class:`SentenceEncoder` asks of a Hugging Face fast tokenizer (the same backend and
+    file), without importing ``transformers``. ``facts``: the pad id and side remembered
+    from the loaded model's tokenizer."""
+
+    def __init__(self, path, facts):
+        from tokenizers import Tokenizer
+
+        self._tokenizer = Tokenizer.from_file(path)
+        self._tokenizer.no_padding()
+        self._tokenizer.no_truncation()
+        self.pad_token_id = int(facts["pad"])
+        self.padding_side = facts.get("padding_side", "right")
+
+    def __call__(self, texts, add_special_tokens=True, return_offsets_mapping=False,
+                 truncation=False, verbose=False):
+        one = isinstance(texts, str)
+        encoded = self._tokenizer.encode_batch([texts] if one else list(texts),
+                                               add_special_tokens=add_special_tokens)
+        found = {"input_ids": [e.ids for e in encoded]}
+        if return_offsets_mapping:
+            found["offset_mapping"] = [e.offsets for e in encoded]
+        return {key: value[0] for key, value in found.items()} if one else found
 
 
 def _prefix(text, limit):
