@@ -219,7 +219,8 @@ def test_a_remembered_graph_encodes_without_loading_the_model(cache, monkeypatch
                                   embed_terms(terms, loaded, cache_dir=False))
     assert light._model is None and light.dim == loaded.dim == 384
     # the folder's tokenizer gives the model's word pieces, offsets and special tokens
-    texts = [*TEXTS, "Ünïcödé — naïve café; 東京タワー 😀", "", "  spaces\tand\nlines  "]
+    texts = [*TEXTS, "Ünïcödé — naïve café; 東京タワー 😀", "",
+             "  spaces\tand\nlines  "]
     for special in (False, True):
         mine = light.tokenizer(texts, add_special_tokens=special, return_offsets_mapping=True)
         theirs = loaded.model.tokenizer(texts, add_special_tokens=special,

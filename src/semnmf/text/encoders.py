@@ -154,20 +154,20 @@ class SentenceEncoder:
         CPU threads while encoding (default: PyTorch's own setting; without the model
         loaded, ``$SEMNMF_NUM_THREADS`` or the CPU count).
     backend : {"auto", "torch", "onnx", "int8", "bfloat16"}, default="auto"
-        What runs the model on the CPU. "torch": PyTorch, float32 (the reference).
-        "onnx": ONNX Runtime, on a graph exported once from the model and kept in the
-        cache folder (:mod:`semnmf.text._onnx`: a Transformer with mean pooling and
-        normalization, such as all-MiniLM-L6-v2): the same vectors, 1.3-2.9x faster on
-        short texts, 1.0-1.2x on chunks of 256 word pieces; a local model folder's graph,
-        once exported, is found again without loading the model (:meth:`_light`). "auto":
-        ONNX Runtime when it is installed and the model exports, else PyTorch. "int8": ONNX Runtime on that
-        graph with int8 weights (:mod:`semnmf.text._onnx`): about 1.4x as fast again,
-        cosine 0.997 to the float32 vectors, but NG20's mean NMI fell by 0.017 (10 seeds),
-        so it is asked for, not the default. "bfloat16": batches wider than
-        :data:`SHORT` word pieces in PyTorch under bfloat16 autocast (1.5-1.8x faster on
-        a CPU that computes bfloat16 natively, AVX512-BF16 or AMX; cosine 0.99997 to
-        float32, enough to move a k-means partition as a new seed does), the others as
-        "auto" (``benchmarks/results/encoder_backends.md``). A GPU runs PyTorch.
+        What runs the model on the CPU. "torch": PyTorch, float32 (the reference). "onnx":
+        ONNX Runtime, on a graph exported once from the model and kept in the cache folder
+        (:mod:`semnmf.text._onnx`: a Transformer with mean pooling and normalization, such
+        as all-MiniLM-L6-v2): the same vectors, 1.3-2.9x faster on short texts, 1.0-1.2x on
+        chunks of 256 word pieces; a local model folder's graph, once exported, is found
+        again without loading the model (:meth:`_light`). "auto": ONNX Runtime when it is
+        installed and the model exports, else PyTorch. "int8": ONNX Runtime on that graph
+        with int8 weights (:mod:`semnmf.text._onnx`): about 1.4x as fast again, cosine 0.997
+        to the float32 vectors, but NG20's mean NMI fell by 0.017 (10 seeds), so it is asked
+        for, not the default. "bfloat16": batches wider than :data:`SHORT` word pieces in
+        PyTorch under bfloat16 autocast (1.5-1.8x faster on a CPU that computes bfloat16
+        natively, AVX512-BF16 or AMX; cosine 0.99997 to float32, enough to move a k-means
+        partition as a new seed does), the others as "auto"
+        (``benchmarks/results/encoder_backends.md``). A GPU runs PyTorch.
 
     Attributes
     ----------
@@ -468,10 +468,11 @@ class SentenceEncoder:
 
     @property
     def runtime(self):
-        """What encodes (see the class's Attributes); None while the model is not loaded
-        (every vector so far read from the cache)."""
+        """What encodes (see the class's Attributes); None while neither the model nor a
+        remembered graph (:meth:`_light`) has been needed (every vector so far read from
+        the cache)."""
         if self._model is None:
-            return "onnxruntime" if self._light() is not None else None
+            return "onnxruntime" if getattr(self, "_lite", None) is not None else None
         if self._int8():
             return "onnxruntime int8"
         short = "onnxruntime" if self._session() is not None else "torch"
