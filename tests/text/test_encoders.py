@@ -237,5 +237,24 @@ def test_a_remembered_graph_encodes_without_loading_the_model(cache, monkeypatch
     assert out.stdout.split() == ["False", "False"]
     for backend in ("torch", "int8"):
         assert SentenceEncoder("minilm", backend=backend)._light() is None
+    original = encoders._probe_pieces      # a tokenizer_config.json that changes the pieces
+    monkeypatch.setattr(encoders, "_probe_pieces", lambda t: (
+        {} if isinstance(t, encoders._FolderTokenizer) else original(t)))
+    assert SentenceEncoder("minilm")._light() is None
+    monkeypatch.setattr(encoders, "_probe_pieces", original)
     monkeypatch.setattr(_onnx, "folder_key", lambda folder: "0" * 32)   # the folder changed
     assert SentenceEncoder("minilm")._light() is None
+
+
+def test_a_model_folder_with_an_unreadable_file_is_not_remembered(tmp_path):
+    """A dangling link in the folder: no key, nothing remembered, nothing recalled, and no
+    error (the model is loaded as usual)."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    assert _onnx.folder_key(folder) is not None
+    (folder / "gone").symlink_to(tmp_path / "missing")
+    assert _onnx.folder_key(folder) is None
+    _onnx.remember(tmp_path / "cache", folder, str(tmp_path / "cache" / "onnx" / "g.onnx"), {})
+    assert not (tmp_path / "cache").exists()
+    assert _onnx.recall(tmp_path / "cache", folder) is None

@@ -361,9 +361,9 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
     budget = get_config()["working_memory"] * 2 ** 20
     rows = int(max(1, min(n, budget // (3 * 8 * n * workers))))
     starts = range(0, n, rows)
-    workers = min(workers, len(starts))
     if compiled_kernels() and not sp.issparse(Xn):  # sparse rows: the product is the cost
-        return _cosine_kneighbors_upper(np.ascontiguousarray(Xn), n_neighbors, rows, workers)
+        return _cosine_kneighbors_upper(np.ascontiguousarray(Xn), n_neighbors, rows, workers,
+                                        budget)
     XnT = Xn.T if sp.issparse(Xn) else np.ascontiguousarray(Xn.T)
     dist = np.empty((n, n_neighbors), dtype=np.float64)
     ind = np.empty((n, n_neighbors), dtype=np.int64)
@@ -383,7 +383,7 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
         ind[start:stop] = part[r[:, None], order]
         dist[start:stop] = 1.0 + values[r[:, None], order]     # 1 − cos
 
-    if workers == 1:
+    if workers == 1 or len(starts) == 1:
         for start in starts:
             work(start)
     else:
@@ -391,14 +391,17 @@ def _cosine_kneighbors(Xn, n_neighbors, n_jobs=None):
     return dist, ind
 
 
-def _cosine_kneighbors_upper(Xn, n_neighbors, rows, workers):
+def _cosine_kneighbors_upper(Xn, n_neighbors, rows, workers, budget):
     """:func:`_cosine_kneighbors` of dense unit rows by the compiled kernels: chunks of
     ``rows`` rows against the columns from their first row on (BLAS into each thread's own
     buffer: no fresh pages per chunk), each thread with its own running lists of the
-    columns' most similar earlier rows, merged at the end."""
+    columns' most similar earlier rows (``16 n k`` bytes; as many threads as the memory
+    ``budget`` holds lists for, at least one), merged at the end."""
     from ._knn_kernels import merge_lists, top_similar_upper
 
     n, k = Xn.shape[0], n_neighbors
+    starts = range(0, n, rows)
+    workers = max(1, min(workers, len(starts), int(budget // (16 * n * k))))
     dtype = np.result_type(Xn.dtype, np.float32)
     Xn = Xn.astype(dtype, copy=False)
     vals = np.empty((n, k), dtype=np.float64)
@@ -408,18 +411,18 @@ def _cosine_kneighbors_upper(Xn, n_neighbors, rows, workers):
     tcols = np.empty((workers, n, k), dtype=np.int64)
     tfill = np.zeros((workers, n), dtype=np.int64)
     tmin = np.full((workers, n), -np.inf)
-    local, slots = threading.local(), iter(range(workers))
+    local, slots, lock = threading.local(), iter(range(workers)), threading.Lock()
 
     def work(start):
         if not hasattr(local, "slot"):      # this thread's lists and buffer
-            local.slot = next(slots)
+            with lock:
+                local.slot = next(slots)
             local.S = np.empty(rows * n, dtype=dtype)
         stop, w = min(n, start + rows), local.slot
         S = local.S[:(stop - start) * (n - start)].reshape(stop - start, n - start)
         np.dot(Xn[start:stop], Xn[start:].T, out=S)
         top_similar_upper(S, k, start, vals, cols, fill, tvals[w], tcols[w], tfill[w], tmin[w])
 
-    starts = range(0, n, rows)
     if workers == 1:
         for start in starts:
             work(start)

@@ -76,14 +76,18 @@ def session(model, cache_dir, probe_ids, int8=False, folder=None, facts=None):
 
 def folder_key(folder):
     """A digest of a model folder's files: each one's path in the folder, size and
-    modification time (a reinstalled or edited model gets a new key)."""
+    modification time (a reinstalled or edited model gets a new key); None when a file
+    cannot be read (a dangling link, no permission): such a folder is not remembered."""
     digest = hashlib.sha256(f"{os.path.abspath(folder)}|{OPSET}".encode())
-    for root, dirs, files in os.walk(folder):
-        dirs.sort()
-        for name in sorted(files):
-            stat = os.stat(os.path.join(root, name))
-            rel = os.path.relpath(os.path.join(root, name), folder)
-            digest.update(f"{rel}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
+    try:
+        for root, dirs, files in os.walk(folder):
+            dirs.sort()
+            for name in sorted(files):
+                stat = os.stat(os.path.join(root, name))
+                rel = os.path.relpath(os.path.join(root, name), folder)
+                digest.update(f"{rel}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
+    except OSError:
+        return None
     return digest.hexdigest()[:32]
 
 
@@ -91,8 +95,11 @@ def remember(cache_dir, folder, path, facts):
     """Record that the graph at ``path`` encodes the model of ``folder``, with ``facts``
     (a dict of what the encoder reads of the loaded model); a cache folder that cannot be
     written only loses the shortcut."""
+    key = folder_key(folder)
+    if key is None:
+        return
     entry = {"graph": os.path.basename(path), "facts": facts}
-    target = os.path.join(cache_dir, "onnx", "folders", f"{folder_key(folder)}.json")
+    target = os.path.join(cache_dir, "onnx", "folders", f"{key}.json")
     try:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         atomic_write(target, lambda f: json.dump(entry, f))
@@ -104,7 +111,10 @@ def recall(cache_dir, folder):
     """``(session, facts)`` for the graph remembered for ``folder`` (:func:`remember`),
     or None: nothing remembered, the folder changed since, or the graph is gone or does
     not load."""
-    entry = os.path.join(cache_dir, "onnx", "folders", f"{folder_key(folder)}.json")
+    key = folder_key(folder)
+    if key is None:
+        return None
+    entry = os.path.join(cache_dir, "onnx", "folders", f"{key}.json")
     try:
         with open(entry, encoding="utf-8") as f:
             found = json.load(f)

@@ -298,9 +298,10 @@ class SentenceEncoder:
                     try:
                         tokenizer = _FolderTokenizer(os.path.join(folder, "tokenizer.json"),
                                                      found[1])
+                        same = _probe_pieces(tokenizer) == found[1]["probes"]
                     except Exception:  # a tokenizer.json the installed tokenizers cannot read
-                        tokenizer = None
-                    if tokenizer is not None:
+                        same = False
+                    if same:  # the word pieces of the loaded model's tokenizer
                         self._lite = (found[0], found[1], tokenizer)
         return self._lite
 
@@ -362,7 +363,7 @@ class SentenceEncoder:
         With ``first``, a long text is tokenized up to the last white space within its
         first ``PREFIX_CHARS`` characters per word piece of the piece (plus one): the
         whole words there give the text's own word pieces, so when they are more than
-        ``max_tokens`` the first piece is the same as from the whole text, which is
+        ``max_tokens + 1`` the first piece is the same as from the whole text, which is
         tokenized only when they are not.
 
         Returns
@@ -391,9 +392,9 @@ class SentenceEncoder:
         for start in range(0, len(texts), batch):
             part = list(texts[start:start + batch])
             offsets, token_ids = tokenize([_prefix(t, limit) for t in part] if first else part)
-            if first:  # a prefix of too few word pieces: the whole text
+            if first:  # a prefix of too few word pieces (one to spare): the whole text
                 short = [i for i, (t, o) in enumerate(zip(part, offsets))
-                         if len(o) <= step and len(t) > limit]
+                         if len(o) <= step + 1 and len(t) > limit]
                 if short:
                     found = tokenize([part[i] for i in short])
                     for j, i in enumerate(short):
@@ -514,7 +515,8 @@ class SentenceEncoder:
         tokenizer = self.model.tokenizer
         return {"dim": self.dim, "special": [list(x) for x in self._special_tokens()],
                 "pad": int(tokenizer.pad_token_id),
-                "padding_side": getattr(tokenizer, "padding_side", "right")}
+                "padding_side": getattr(tokenizer, "padding_side", "right"),
+                "probes": _probe_pieces(tokenizer)}
 
     def _int8(self):
         """Whether the int8 graph encodes (``backend="int8"``; raises when it cannot)."""
@@ -690,6 +692,24 @@ class SentenceEncoder:
         return out, seconds
 
 
+#: Texts whose word pieces (ids and offsets) the folder's tokenizer.json must give as the
+#: loaded model's tokenizer does before it stands in for it (a tokenizer_config.json can
+#: change what the model reads: lower-casing, accents, special tokens).
+PROBES = ("Hello World", "Ünïcödé — naïve CAFÉ; 東京タワー 😀", "co-operation $3.50 e-mail",
+          "  spaces\tand\nlines  ", "[CLS] <s> [MASK] ##ing")
+
+
+def _probe_pieces(tokenizer):
+    """The word pieces of :data:`PROBES`: ids without and with the special tokens, and
+    offsets, as lists (what JSON keeps)."""
+    bare = tokenizer(list(PROBES), add_special_tokens=False, return_offsets_mapping=True,
+                     truncation=False, verbose=False)
+    full = tokenizer(list(PROBES), add_special_tokens=True, truncation=False, verbose=False)
+    return {"ids": [list(map(int, x)) for x in bare["input_ids"]],
+            "offsets": [[list(map(int, o)) for o in x] for x in bare["offset_mapping"]],
+            "special": [list(map(int, x)) for x in full["input_ids"]]}
+
+
 class _FolderTokenizer:
     """A model folder's ``tokenizer.json`` read by the ``tokenizers`` package: what
     :class:`SentenceEncoder` asks of a Hugging Face fast tokenizer (the same backend and
@@ -717,12 +737,12 @@ class _FolderTokenizer:
 
 
 def _prefix(text, limit):
-    """``text`` up to its last white space within ``limit`` characters (the whole text when
-    it is not longer, or has no white space there)."""
+    """``text`` up to its last white space within ``limit`` characters, white space at the
+    end dropped (the whole text when it is not longer, or has no white space there)."""
     if len(text) <= limit:
         return text
     cut = max(text.rfind(c, 0, limit + 1) for c in " \n\t\r")
-    return text[:cut] if cut > 0 else text
+    return text[:cut].rstrip() if cut > 0 else text
 
 
 def _windows(offsets, step):
