@@ -339,16 +339,9 @@ class SentenceEncoder:
         folder = self._source if self._model is None else None
         path = os.path.join(folder, "tokenizer.json") if folder and os.path.isdir(folder) else ""
         if path and os.path.isfile(path) and importlib.util.find_spec("tokenizers"):
-            from tokenizers import Tokenizer
-
-            tokenizer = Tokenizer.from_file(path)
-            tokenizer.no_padding()
-            tokenizer.no_truncation()
-            unknown = tokenizer.token_to_id(getattr(tokenizer.model, "unk_token", None)
-                                            or "[UNK]")
-            encoded = tokenizer.encode_batch(words, add_special_tokens=False)
-            return [len(e.ids) == 1 and e.ids[0] != unknown for e in encoded]
-        tokenizer = self.model.tokenizer
+            tokenizer = _FolderTokenizer(path)  # the tokenizer alone: the model stays unloaded
+        else:
+            tokenizer = self.model.tokenizer
         encoded = tokenizer(words, add_special_tokens=False, return_offsets_mapping=True,
                             truncation=False, verbose=False)
         unknown = getattr(tokenizer, "unk_token_id", None)
@@ -714,16 +707,18 @@ class _FolderTokenizer:
     """A model folder's ``tokenizer.json`` read by the ``tokenizers`` package: what
     :class:`SentenceEncoder` asks of a Hugging Face fast tokenizer (the same backend and
     file), without importing ``transformers``. ``facts``: the pad id and side remembered
-    from the loaded model's tokenizer."""
+    from the loaded model's tokenizer (None: the pieces only)."""
 
-    def __init__(self, path, facts):
+    def __init__(self, path, facts=None):
         from tokenizers import Tokenizer
 
         self._tokenizer = Tokenizer.from_file(path)
         self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
-        self.pad_token_id = int(facts["pad"])
-        self.padding_side = facts.get("padding_side", "right")
+        self.unk_token_id = self._tokenizer.token_to_id(
+            getattr(self._tokenizer.model, "unk_token", None) or "[UNK]")
+        self.pad_token_id = None if facts is None else int(facts["pad"])
+        self.padding_side = "right" if facts is None else facts.get("padding_side", "right")
 
     def __call__(self, texts, add_special_tokens=True, return_offsets_mapping=False,
                  truncation=False, verbose=False):
